@@ -1,0 +1,16 @@
+// `chatwire probe`: not written yet (placeholder so the command table links).
+#include <cstdio>
+
+#include "commands.hpp"
+
+namespace chatwire::cli {
+
+void add_probe(CLI::App& root, int& exit_code) {
+  auto* cmd = root.add_subcommand("probe", "(not implemented yet)");
+  cmd->callback([&exit_code] {
+    std::fprintf(stderr, "chatwire probe: not implemented yet\n");
+    exit_code = 2;
+  });
+}
+
+}  // namespace chatwire::cli
