@@ -1,0 +1,468 @@
+// chatwire's dynamic value with Python semantics: the data model the Jinja engine
+// evaluates over and the chat layer fills from request JSON.
+//
+// Design: `Value` is a 16-byte tagged union. Scalars live inline; strings, lists,
+// tuples, dicts, Undefined details and Objects live on the heap behind an intrusive,
+// atomic reference count. Every heap payload is immutable once built (except the
+// engine's own Object subclasses such as namespace()), so a Value can be copied
+// cheaply and shared between threads.
+//
+// Python behaviour reproduced here: str()/repr(), json.dumps, arithmetic and
+// comparison operators with Python's results and error messages, `%` formatting,
+// str.format, and the table of Python methods that templates call (str.strip, ...).
+// Errors are values (chatwire::Error) with Python exception names as types.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "chatwire/error.hpp"
+
+namespace chatwire {
+
+// ---------------------------------------------------------------------------------
+// Kinds and limits
+// ---------------------------------------------------------------------------------
+
+enum class Kind : std::uint8_t {
+  Undefined,  // Jinja2's default Undefined (optionally carrying a name/hint/error)
+  None,
+  Bool,
+  Int,  // int64; overflow is an OverflowError, never wraps
+  Float,
+  String,  // UTF-8 (WTF-8: lone surrogates survive), code-point semantics
+  List,
+  Tuple,
+  Dict,    // insertion-ordered, O(1) lookup, Python key equality (1 == 1.0 == True)
+  Object,  // engine-defined (namespace, loop, macro, cycler, bound method, ...)
+};
+
+// Size caps for every operation that builds a string or a container. Hitting one
+// gives `LimitError: max_string_bytes=N exceeded` (or max_container_items).
+// The engine passes its own jinja::Limits values.
+struct ValueLimits {
+  std::size_t max_string_bytes = 64u << 20;
+  std::size_t max_container_items = 4u << 20;
+};
+
+// Empty result for operations that only succeed or fail.
+using Status = Result<std::monostate>;
+inline Status ok_status() {
+  return std::monostate{};
+}
+
+class Value;
+class Object;
+
+// ---------------------------------------------------------------------------------
+// Heap payloads (refcounted, immutable after construction)
+// ---------------------------------------------------------------------------------
+
+namespace detail {
+struct RefCounted {
+  mutable std::atomic<std::uint32_t> refs{1};
+  RefCounted() = default;
+  RefCounted(const RefCounted&) = delete;
+  RefCounted& operator=(const RefCounted&) = delete;
+  virtual ~RefCounted() = default;
+};
+struct StringData;
+struct ListData;
+struct DictData;
+struct UndefinedData;
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------
+// Value
+// ---------------------------------------------------------------------------------
+
+class Value {
+ public:
+  // Construction ------------------------------------------------------------------
+  Value() noexcept : kind_(Kind::Undefined) { u_.ptr = nullptr; }  // plain Undefined
+  static Value none() noexcept {
+    Value v;
+    v.kind_ = Kind::None;
+    return v;
+  }
+  Value(bool b) noexcept : kind_(Kind::Bool) { u_.b = b; }                                 // NOLINT
+  Value(int i) noexcept : kind_(Kind::Int) { u_.i = i; }                                   // NOLINT
+  Value(long i) noexcept : kind_(Kind::Int) { u_.i = i; }                                  // NOLINT
+  Value(long long i) noexcept : kind_(Kind::Int) { u_.i = static_cast<std::int64_t>(i); }  // NOLINT
+  Value(double d) noexcept : kind_(Kind::Float) { u_.f = d; }                              // NOLINT
+  Value(std::string_view s);                                   // NOLINT: copies the bytes
+  Value(const char* s) : Value(std::string_view(s)) {}         // NOLINT
+  Value(std::string&& s);                                      // NOLINT: takes the buffer
+  Value(const std::string& s) : Value(std::string_view(s)) {}  // NOLINT
+
+  // Strings whose bytes are known to be valid WTF-8 (no check, no copy of the flag scan
+  // when `ascii` is given). Use for text produced by this library or already validated.
+  static Value string_known(std::string&& s, bool ascii, std::size_t code_points);
+
+  static Value list(std::vector<Value> items);
+  static Value tuple(std::vector<Value> items);
+  // Builds a dict: duplicate keys keep the first position and the last value (as Python).
+  // Unhashable keys (list, dict, Undefined) give TypeError "unhashable type: 'list'".
+  static Result<Value> dict(std::vector<std::pair<Value, Value>> entries);
+  // Same, for keys already known to be hashable (e.g. strings from JSON).
+  static Value dict_unchecked(std::vector<std::pair<Value, Value>> entries);
+  static Value empty_dict();
+  static Value empty_list();
+
+  // Undefined carrying Jinja2's details. `name` is the missing name/key; `object_type`
+  // is object_type_repr() of the object it was looked up on ("" = a plain missing
+  // variable); `hint` replaces the generated message; `error_type` is the exception
+  // raised when the Undefined is used ("UndefinedError", or "SecurityError" for the
+  // sandbox's unsafe attributes).
+  static Value undefined(Value name, std::string object_type = {}, std::string hint = {},
+                         std::string error_type = "UndefinedError");
+  static Value undefined_attribute(std::string_view name, const Value& on);  // x.name missing
+  static Value undefined_item(const Value& key, const Value& on);            // x[key] missing
+  static Value undefined_variable(std::string_view name);                    // 'name' is undefined
+  // Sandbox: Undefined(exc=SecurityError) with Jinja2's exact message,
+  // "access to attribute 'append' of 'list' object is unsafe."
+  static Value unsafe_attribute(std::string_view name, const Value& on);
+
+  // Takes ownership of a freshly `new`ed Object (its refcount starts at 1).
+  static Value adopt(Object* object) noexcept;
+  template <typename T, typename... Args>
+  static Value make_object(Args&&... args) {
+    return adopt(new T(std::forward<Args>(args)...));
+  }
+
+  // Copy/move (atomic refcount) ---------------------------------------------------
+  Value(const Value& other) noexcept : kind_(other.kind_), u_(other.u_) { retain(); }
+  Value(Value&& other) noexcept : kind_(other.kind_), u_(other.u_) {
+    other.kind_ = Kind::Undefined;
+    other.u_.ptr = nullptr;
+  }
+  Value& operator=(const Value& other) noexcept {
+    if (this != &other) {
+      other.retain();
+      release();
+      kind_ = other.kind_;
+      u_ = other.u_;
+    }
+    return *this;
+  }
+  Value& operator=(Value&& other) noexcept {
+    if (this != &other) {
+      release();
+      kind_ = other.kind_;
+      u_ = other.u_;
+      other.kind_ = Kind::Undefined;
+      other.u_.ptr = nullptr;
+    }
+    return *this;
+  }
+  ~Value() { release(); }
+
+  // Inspection --------------------------------------------------------------------
+  Kind kind() const noexcept { return kind_; }
+  bool is_undefined() const noexcept { return kind_ == Kind::Undefined; }
+  bool is_none() const noexcept { return kind_ == Kind::None; }
+  bool is_bool() const noexcept { return kind_ == Kind::Bool; }
+  bool is_int() const noexcept { return kind_ == Kind::Int; }  // not bool
+  bool is_float() const noexcept { return kind_ == Kind::Float; }
+  bool is_number() const noexcept {  // bool, int or float (Python: bool is an int)
+    return kind_ == Kind::Bool || kind_ == Kind::Int || kind_ == Kind::Float;
+  }
+  bool is_string() const noexcept { return kind_ == Kind::String; }
+  bool is_list() const noexcept { return kind_ == Kind::List; }
+  bool is_tuple() const noexcept { return kind_ == Kind::Tuple; }
+  bool is_sequence() const noexcept { return kind_ == Kind::List || kind_ == Kind::Tuple; }
+  bool is_dict() const noexcept { return kind_ == Kind::Dict; }
+  bool is_object() const noexcept { return kind_ == Kind::Object; }
+
+  // Accessors: only valid for the matching kind (checked by assert in debug builds).
+  bool as_bool() const noexcept { return u_.b; }
+  std::int64_t as_int() const noexcept { return u_.i; }  // Int only
+  double as_float() const noexcept { return u_.f; }
+  // Int or Bool as int64 (Python: True == 1).
+  std::int64_t as_integer() const noexcept { return kind_ == Kind::Bool ? u_.b : u_.i; }
+  // Bool, Int or Float as double.
+  double to_double() const noexcept;
+
+  // String (kind String only)
+  std::string_view as_string() const noexcept;
+  bool string_is_ascii() const noexcept;
+  std::size_t string_length() const noexcept;  // code points
+  std::uint64_t string_hash() const noexcept;  // cached; equals hash_string(as_string())
+
+  // List or Tuple
+  std::span<const Value> as_list() const noexcept;
+
+  // Dict
+  std::size_t dict_size() const noexcept;
+  // Entries in insertion order.
+  std::span<const std::pair<Value, Value>> dict_entries() const noexcept;
+  // O(1) lookup with Python key equality. nullptr when absent (or key unhashable).
+  const Value* dict_find(const Value& key) const noexcept;
+  // Fast path for attribute-style string keys; `hash` = hash_string(key).
+  const Value* dict_find(std::string_view key) const noexcept;
+  const Value* dict_find(std::string_view key, std::uint64_t hash) const noexcept;
+
+  // Object
+  Object* as_object() const noexcept;
+
+  // Undefined details
+  bool undefined_has_error() const noexcept;  // carries an error type other than default
+  // The error raised when this Undefined is used, with Jinja2's message
+  // ("'x' is undefined", "'dict object' has no attribute 'x'", hint, ...).
+  Error undefined_error() const;
+  std::string undefined_message() const;
+  Value undefined_name() const;  // Undefined() when unknown
+
+  // Identity: same heap payload (Python `is` for containers; for scalars, equal bits).
+  bool same(const Value& other) const noexcept {
+    return kind_ == other.kind_ && u_.i == other.u_.i;
+  }
+
+ private:
+  void retain() const noexcept {
+    if (kind_ >= Kind::String || (kind_ == Kind::Undefined && u_.ptr))
+      u_.ptr->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() noexcept {
+    if ((kind_ >= Kind::String || (kind_ == Kind::Undefined && u_.ptr)) &&
+        u_.ptr->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      destroy();
+  }
+  void destroy() noexcept;
+
+  Kind kind_;
+  union Payload {
+    bool b;
+    std::int64_t i;
+    double f;
+    detail::RefCounted* ptr;
+  } u_;
+
+  friend struct ValueAccess;
+};
+
+static_assert(sizeof(Value) == 16, "Value is a 16-byte tagged union");
+
+// Keyword argument of a call.
+struct NamedArg {
+  std::string_view name;
+  Value value;
+};
+
+// Arguments of a call: positional then keyword.
+struct CallArgs {
+  std::span<const Value> positional;
+  std::span<const NamedArg> keyword;
+};
+
+// Per-call state handed to Object::call; the engine derives from it (render state,
+// output buffer, ...). Library Objects only read `limits`.
+class CallContext {
+ public:
+  virtual ~CallContext() = default;
+  ValueLimits limits;
+};
+
+// ---------------------------------------------------------------------------------
+// Object: the extensible kind. The engine subclasses it for namespace(), loop, macros,
+// cycler, joiner, caller, bound methods, ... Defaults behave like a plain Python object.
+// ---------------------------------------------------------------------------------
+
+class Object : public detail::RefCounted {
+ public:
+  ~Object() override = default;
+
+  // Python type name, used in messages ("'Namespace' object is not iterable").
+  virtual std::string_view type_name() const = 0;
+  // object_type_repr for Undefined messages; default "<type_name> object".
+  virtual std::string type_repr() const;
+
+  // obj.name — return Undefined (e.g. Value::undefined_attribute) when absent.
+  virtual Result<Value> get_attr(std::string_view name) const;
+  // obj[key] — default: TypeError "'X' object is not subscriptable".
+  virtual Result<Value> get_item(const Value& key) const;
+  virtual bool is_callable() const { return false; }
+  // Default: TypeError "'X' object is not callable".
+  virtual Result<Value> call(const CallArgs& args, CallContext& context) const;
+
+  virtual void str(std::string& out) const;   // default: repr
+  virtual void repr(std::string& out) const;  // default: "<X object>"
+  virtual bool truthy() const { return true; }
+  // len(obj) — default TypeError "object of type 'X' has no len()".
+  virtual Result<std::size_t> length() const;
+  // Iteration as a List value — default TypeError "'X' object is not iterable".
+  virtual Result<Value> iterate() const;
+  // `item in obj` — default iterates and compares.
+  virtual Result<bool> contains(const Value& item) const;
+  // json.dumps of the object — default TypeError "Object of type X is not JSON serializable".
+  virtual bool json_serializable() const { return false; }
+  virtual Value json_value() const { return Value(); }  // when json_serializable()
+};
+
+// ---------------------------------------------------------------------------------
+// Python builtins over values
+// ---------------------------------------------------------------------------------
+
+// type(x).__name__: "int", "str", "dict", "list", "NoneType", "float", "bool", "tuple",
+// "Undefined", or the Object's type_name().
+std::string_view type_name(const Value& v) noexcept;
+// Jinja2's object_type_repr: "None", "dict object", "str object", ...
+std::string object_type_repr(const Value& v);
+
+bool truthy(const Value& v) noexcept;  // Python bool(x); Undefined is false
+// len(x): str (code points), list, tuple, dict, Undefined (0), Object.
+Result<std::size_t> length(const Value& v);
+
+// str(x) / repr(x), appended to `out` (no temporaries). Undefined prints as "".
+void append_str(std::string& out, const Value& v);
+void append_repr(std::string& out, const Value& v);
+std::string to_str(const Value& v);
+std::string to_repr(const Value& v);
+// Python float repr: 1.0, 1e-05, 1e+16, 0.30000000000000004, inf, nan, -0.0.
+void append_float_repr(std::string& out, double d);
+
+// Python `==` (1 == 1.0 == True; dicts compare order-insensitively; list != tuple).
+bool equals(const Value& a, const Value& b) noexcept;
+// Hash consistent with equals() (hash(1) == hash(1.0) == hash(True)); returns false for
+// unhashable kinds (list, dict, and tuples containing them). Strings use hash_string.
+bool hash_value(const Value& v, std::uint64_t& hash) noexcept;
+std::uint64_t hash_string(std::string_view s) noexcept;
+
+enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Pow };
+enum class CompareOp : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+
+// Python arithmetic: int overflow → OverflowError, /0 → ZeroDivisionError,
+// str*int, list+list, tuple*int, ..., TypeError "unsupported operand type(s) for +: 'int' and
+// 'str'". An Undefined operand raises its undefined_error().
+Result<Value> binary_op(BinaryOp op, const Value& a, const Value& b,
+                        const ValueLimits& limits = {});
+Result<Value> negate(const Value& v);      // -x
+Result<Value> unary_plus(const Value& v);  // +x
+// Python comparison. Ordering of unorderable kinds gives TypeError
+// "'<' not supported between instances of 'int' and 'str'".
+Result<bool> compare(CompareOp op, const Value& a, const Value& b);
+// `item in container`: substring, list/tuple membership, dict keys, Object::contains;
+// Undefined container → false. TypeError for non-containers
+// ("argument of type 'int' is not iterable").
+Result<bool> contains(const Value& container, const Value& item);
+
+// Python symbols for messages ("+", "//", "<=", ...).
+std::string_view op_symbol(BinaryOp op) noexcept;
+std::string_view op_symbol(CompareOp op) noexcept;
+
+// x[key] with Python semantics: negative indexes, IndexError "list index out of range",
+// KeyError (message = repr(key)), TypeError "list indices must be integers or slices, not str".
+// (Jinja2 turns these errors into Undefined; that is the engine's choice.)
+Result<Value> get_item(const Value& container, const Value& key);
+// x[start:stop:step] for str (code points), list, tuple. Absent bounds are nullopt;
+// step 0 is ValueError "slice step cannot be zero".
+Result<Value> slice(const Value& v, std::optional<std::int64_t> start,
+                    std::optional<std::int64_t> stop, std::optional<std::int64_t> step,
+                    const ValueLimits& limits = {});
+// iter(x) materialised as a List/Tuple value: list/tuple → itself, str → its code points,
+// dict → its keys, Undefined → empty, Object → Object::iterate().
+// TypeError "'int' object is not iterable" otherwise.
+Result<Value> iterate(const Value& v);
+
+// Concatenation helper for `~`-style building: checks max_string_bytes.
+Status append_checked(std::string& out, std::string_view piece, const ValueLimits& limits);
+// A LimitError naming the limit ("LimitError: max_string_bytes=67108864 exceeded").
+Error limit_error(std::string_view limit_name, std::size_t limit_value);
+
+// ---------------------------------------------------------------------------------
+// Formatting
+// ---------------------------------------------------------------------------------
+
+// Python `fmt % args`: %s %r %a %d %i %u %x %X %o %e %E %f %F %g %G %c %%, flags, width,
+// precision, `*`, tuple args, dict args with %(name)s. Errors as Python
+// ("not enough arguments for format string", "not all arguments converted during string
+// formatting").
+Result<Value> percent_format(std::string_view fmt, const Value& args,
+                             const ValueLimits& limits = {});
+
+// str.format(*args, **kwargs) as Jinja2's SandboxedFormatter: {} {0} {name} {0.attr}
+// {0[key]} {!r} {!s} {:spec}. Attribute access follows Jinja2's getattr (attribute then
+// item); names starting with '_' are unsafe → SecurityError.
+Result<Value> str_format(std::string_view fmt, const CallArgs& args,
+                         const ValueLimits& limits = {});
+// format(value, spec) — the format-spec mini-language for str/int/float/bool/None.
+Status format_spec(std::string& out, const Value& v, std::string_view spec);
+
+// ---------------------------------------------------------------------------------
+// Python methods table (str / dict / list / tuple)
+// ---------------------------------------------------------------------------------
+
+// True when `self.name` is a safe Python method that call_method implements
+// (e.g. "strip" on str, "items" on dict). Mutators answer false.
+bool has_method(const Value& self, std::string_view name) noexcept;
+bool has_method(Kind kind, std::string_view name) noexcept;
+// True for the methods ImmutableSandboxedEnvironment refuses (list append/pop/...,
+// dict update/pop/..., set add/...): the engine returns Value::unsafe_attribute.
+bool is_unsafe_mutator(Kind kind, std::string_view name) noexcept;
+// Calls self.name(*args, **kwargs). Unknown method: AttributeError-like
+// UndefinedError; mutators: SecurityError with Jinja2's message.
+Result<Value> call_method(const Value& self, std::string_view name, const CallArgs& args,
+                          const ValueLimits& limits = {});
+// `self.name` without calling: a callable Object that calls call_method (its repr is
+// Python's "<built-in method strip of str object>").
+Value bound_method(const Value& self, std::string_view name);
+
+// Unicode helpers shared with the engine's filters.
+Result<Value> str_upper(const Value& s, const ValueLimits& limits = {});
+Result<Value> str_lower(const Value& s, const ValueLimits& limits = {});
+Result<Value> str_title(const Value& s, const ValueLimits& limits = {});
+Result<Value> str_capitalize(const Value& s, const ValueLimits& limits = {});
+// Python str.isspace() for one code point.
+bool is_python_whitespace(char32_t c) noexcept;
+
+// ---------------------------------------------------------------------------------
+// JSON
+// ---------------------------------------------------------------------------------
+
+// json.dumps(value, ensure_ascii, indent, separators, sort_keys) exactly as Python.
+struct JsonDumpOptions {
+  bool ensure_ascii = true;           // Python's default (transformers' tojson passes False)
+  std::optional<std::string> indent;  // nullopt = None; an int n becomes n spaces
+  std::optional<std::string> item_separator;  // default ", " (or "," when indent is set)
+  std::optional<std::string> key_separator;   // default ": "
+  bool sort_keys = false;
+  bool allow_nan = true;         // NaN / Infinity / -Infinity as Python writes them
+  std::size_t max_depth = 1000;  // nesting; Python raises RecursionError near here
+};
+// Appends json.dumps(v, ...) to out. Undefined/Object → TypeError
+// "Object of type Undefined is not JSON serializable"; sort_keys with mixed key types →
+// TypeError "'<' not supported between instances of 'int' and 'str'".
+Status dump_json(std::string& out, const Value& v, const JsonDumpOptions& options = {},
+                 const ValueLimits& limits = {});
+Result<std::string> to_json_string(const Value& v, const JsonDumpOptions& options = {});
+
+// JSON text → Value (RFC 8259 plus Python's NaN/Infinity/-Infinity). Duplicate keys: last
+// value wins at the first position (Python dict). Lone surrogate escapes ("\ud800") are
+// kept as WTF-8. Integers beyond int64 follow `big_int`. Errors: type JSONDecodeError,
+// message "<what>: line L column C (char N)" with line/column also set in Error.
+struct JsonParseOptions {
+  enum class BigInt : std::uint8_t { Error, Float };
+  BigInt big_int = BigInt::Error;  // Error: OverflowError naming the position
+  std::size_t max_depth = 512;
+  std::size_t max_string_bytes = 64u << 20;
+  std::size_t max_container_items = 4u << 20;
+  bool allow_nan = true;  // accept NaN / Infinity / -Infinity like Python's json.loads
+};
+Result<Value> parse_json(std::string_view text, const JsonParseOptions& options = {});
+
+// nlohmann interop (other components use nlohmann for I/O). Undefined/Object values →
+// TypeError as in dump_json. Strings that are not valid UTF-8 (lone surrogates) are
+// converted with U+FFFD replacement because nlohmann requires UTF-8.
+Value from_json(const nlohmann::ordered_json& json);
+Result<nlohmann::ordered_json> to_json(const Value& v);
+
+}  // namespace chatwire
