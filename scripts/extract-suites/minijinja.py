@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Extracts minijinja's template test inputs (minijinja/tests/inputs/*.txt|html:
+a JSON context, a line `---`, then the template) into data/suites/minijinja.jsonl,
+then runs the oracle over them.
+
+Usage: minijinja.py <checkout>/minijinja/tests/inputs COMMIT
+
+minijinja renders these with its own settings: trim_blocks=false,
+lstrip_blocks=false, keep_trailing_newline=false, lenient undefined unless the JSON
+has "$settings" (e.g. {"undefined": "strict"}), HTML auto-escaping for *.html, and
+the templates of inputs/refs/ loadable by name. The oracle always uses HF's
+environment, so each case records what HF renders; "upstream_settings" keeps
+minijinja's settings and "depends_on_settings" says whether Jinja2 itself renders the
+case differently under them (checked here with a plain Jinja2 environment).
+Cases whose context needs minijinja's host objects (one_shot_iterator, get_args) are
+skipped and listed in minijinja.skipped.tsv. Upstream snapshots are not used.
+"""
+import json
+import os
+import sys
+
+import jinja2
+import jinja2.ext
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+import suitelib
+
+REPO = "mitsuhiko/minijinja"
+DIR = "minijinja/tests/inputs"
+# Names the upstream harness injects as Rust objects; JSON cannot express them.
+HOST_OBJECTS = ("one_shot_iterator", "get_args")
+
+
+def upstream_settings(name, settings):
+    s = {"trim_blocks": False, "lstrip_blocks": False, "keep_trailing_newline": False,
+         "undefined": "lenient", "autoescape": name.endswith(".html")}
+    s.update(settings)
+    return s
+
+
+def render_jinja2(template, context, s, refs):
+    """The case rendered by Jinja2 with minijinja's settings (HF's globals kept)."""
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=s["trim_blocks"], lstrip_blocks=s["lstrip_blocks"],
+        keep_trailing_newline=s["keep_trailing_newline"], autoescape=s["autoescape"],
+        undefined=jinja2.StrictUndefined if s["undefined"] == "strict" else jinja2.Undefined,
+        loader=jinja2.DictLoader(refs), extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = lambda x, **kw: json.dumps(x, ensure_ascii=False, **kw)
+    try:
+        return ("ok", env.from_string(template).render(**context))
+    except Exception as e:  # noqa: BLE001 - any failure is an outcome to compare
+        return ("error", type(e).__name__)
+
+
+def main(argv):
+    inputs, commit = argv[1], argv[2]
+    refs = {}
+    for f in sorted(os.listdir(os.path.join(inputs, "refs"))):
+        with open(os.path.join(inputs, "refs", f), encoding="utf-8") as fh:
+            refs[f] = fh.read()
+    cases, skipped = [], []
+    for name in sorted(os.listdir(inputs)):
+        path = os.path.join(inputs, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        head, sep, template = text.partition("\n---\n")
+        if not sep:
+            raise ValueError(f"{name}: no --- separator")
+        line = head.count("\n") + 3  # first line of the template
+        source = f"{REPO}@{commit}:{DIR}/{name}:{line}"
+        cid = f"minijinja/{name.rsplit('.', 1)[0]}" + ("" if name.endswith(".txt") else f".{name.rsplit('.', 1)[1]}")
+        used = [h for h in HOST_OBJECTS if h in template]
+        if used:
+            skipped.append((cid, source, f"uses the upstream harness's Rust host object(s) {', '.join(used)}"))
+            continue
+        context = json.loads(head)
+        settings = upstream_settings(name, context.pop("$settings", {}))
+        case = {"id": cid, "source": source, "template": template, "context": context,
+                "upstream_settings": settings}
+        cases.append(case)
+    suitelib.run_oracle(cases)
+    hf_settings = {"trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": False,
+                   "undefined": "lenient", "autoescape": False}
+    for case in cases:
+        if case["oracle"].get("timeout") or case["oracle"].get("error_type") == "MemoryError":
+            case["depends_on_settings"] = None  # not re-rendered outside the guarded oracle
+            continue
+        hf = render_jinja2(case["template"], case["context"], hf_settings, refs)
+        up = render_jinja2(case["template"], case["context"], case["upstream_settings"], refs)
+        case["depends_on_settings"] = hf != up
+        notes = []
+        if case["depends_on_settings"]:
+            notes.append("Jinja2 renders this differently under minijinja's settings "
+                         "(see upstream_settings); recorded as HF renders it")
+        if any(r in case["template"] for r in refs):
+            notes.append("refers to upstream templates in inputs/refs/, which HF's environment "
+                         "(no loader) cannot load")
+        if notes:
+            case["notes"] = "; ".join(notes)
+    suitelib.write_suite(os.path.join(suitelib.SUITES_DIR, "minijinja.jsonl"), cases)
+    with open(os.path.join(suitelib.SUITES_DIR, "minijinja.skipped.tsv"), "w", encoding="utf-8") as f:
+        f.write("id\tsource\treason\n")
+        for s in skipped:
+            f.write("\t".join(s) + "\n")
+    dep = sum(bool(c["depends_on_settings"]) for c in cases)
+    print(f"minijinja: {suitelib.summary(cases)}; {dep} depend on settings; {len(skipped)} skipped")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
