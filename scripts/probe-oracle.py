@@ -1,0 +1,648 @@
+#!/usr/bin/env python3
+"""The independent sentinel measurement of chat templates, made with the oracle.
+
+This is the reference for chatwire's C++ probe (src/probe/): the same sentinel
+conversation, the same baseline search over input conventions, the same one-axis
+flips and the same classification rules, but rendered by the reference renderer
+(scripts/oracle/hf_render.py: Jinja2 + transformers' chat-template environment).
+Its output, one JSON profile per template, is committed as the goldens
+data/goldens/probe/<template>.json that tests/probe/ compares the C++ probe with.
+
+Nothing here is keyed on a template's name or hash: every finding is read from
+rendered output.
+
+Usage (standard library + Jinja2, from anywhere):
+  scripts/probe-oracle.py                       # regenerate data/goldens/probe/ from data/templates/
+  scripts/probe-oracle.py FILE.jinja...         # print the profiles of these templates
+  scripts/probe-oracle.py --out DIR DIR_OR_FILE...
+"""
+import itertools
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "oracle"))
+import hf_render  # noqa: E402
+
+PROFILE_VERSION = 1
+FROZEN_NOW = "2026-01-15T10:00:00"
+SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
+
+# Sentinels: unique strings that cannot occur in a template by accident. Upper-case
+# letters only (and one identifier for the function name), so escaping, JSON
+# encoding and quoting leave them intact.
+S = {
+    "system": "ZXSYSTEMXZ",
+    "question": "ZXQUESTIONXZ",
+    "reasoning_content": "ZXREASONXZ",
+    "thinking": "ZXTHINKXZ",
+    "call_name": "get_zxweather",
+    "call_argument": "ZXCITYXZ",
+    "result": "ZXRESULTXZ",
+    "answer": "ZXANSWERXZ",
+    "question2": "ZXFOLLOWUPXZ",
+    "tool_description": "ZXTOOLDESCXZ",
+    "parameter_description": "ZXPARAMDESCXZ",
+}
+ARGUMENT_KEY = "zxcity"
+LONG_CALL_ID = "call_ZXLONGID0123456789abcdef"  # OpenAI style: call_ + 24 characters
+SHORT_CALL_ID = "ZXCALLID9"  # 9 alphanumerics, what older Mistral templates demand
+TEXT_PART_LEAK = "'type': 'text'"  # a content list printed as a Python repr
+
+# Sentinels that count when choosing the baseline (the more kept, the better).
+# Reasoning is excluded on purpose: dropping past reasoning is the desired behaviour.
+SCORED = ["system", "question", "call_argument", "result", "answer", "question2",
+          "tool_description"]
+# Sentinels compared between a flip and the baseline to call a flip lossy.
+COMPARED = SCORED + ["parameter_description", "call_name", "reasoning_content", "thinking"]
+
+# The probe axes: one row per input convention: (axis, values, concerns tool
+# messages). The first value of each axis is preferred when several combinations keep
+# equally many sentinels. Each value names the convention key the profile reports it
+# under. An axis about tool messages is reported as an error when the template cannot
+# render tool messages at all.
+AXES = [
+    ("arguments", [("dict", "arguments_dict"), ("string", "arguments_string")], True),
+    ("call_id", [("long", "long_call_id"), ("short", "short_call_id")], True),
+    ("tools", [("nested", "nested_tools"), ("flat", "flat_tools")], False),
+    ("content", [("string", "string_content"), ("parts", "content_parts")], False),
+    ("call_content", [("empty", "empty_call_content"), ("null", "null_call_content")], True),
+]
+
+# Conversation shapes tried in order until one renders with some convention
+# combination: the full tool conversation first, then without the system message,
+# then without tool traffic (which still measures where definitions go).
+LADDER = [
+    ("full", {"system": True, "tool_messages": True}),
+    ("no_system", {"system": False, "tool_messages": True}),
+    ("no_tool_messages", {"system": True, "tool_messages": False}),
+    ("no_system_no_tool_messages", {"system": False, "tool_messages": False}),
+]
+
+# Turn families, recognised by a marker in the assistant frame (user suffix +
+# assistant prefix). First match wins, so more specific markers come first.
+FAMILIES = [
+    ("Harmony", "<|start|>assistant"),
+    ("ChatML", "<|im_start|>assistant"),
+    ("Llama 3", "<|start_header_id|>assistant<|end_header_id|>"),
+    ("Llama 4", "<|header_start|>assistant<|header_end|>"),
+    ("Gemma 4", "<|turn>model"),
+    ("Gemma", "<start_of_turn>model"),
+    ("Granite", "<|start_of_role|>assistant<|end_of_role|>"),
+    ("Kimi", "<|im_assistant|>"),
+    ("DeepSeek", "<｜Assistant｜>"),
+    ("Command-R", "<|CHATBOT_TOKEN|>"),
+    ("Seed", "<seed:bos>assistant"),
+    ("MiniMax", "]~b]ai"),
+    ("EXAONE", "[|assistant|]"),
+    ("Mistral", "[/INST]"),
+    ("pipe role", "<|assistant|>"),
+    ("plain text", "assistant"),
+    ("plain text", "Assistant"),
+]
+
+# Reasoning openers looked for in the generation prompt when the template shows no
+# reasoning markers of its own.
+REASONING_OPENERS = ["<think>", "<seed:think>", "[THINK]", "<|channel|>analysis"]
+
+# A literal marker: <...>, </...>, <｜...｜> or [UPPER_CASE] (used to compare the
+# markers a template's instructions teach with those it renders in history).
+MARKER_RE = r"<[^<>\s]{1,64}>|\[[A-Z_]{2,32}\]"
+# Characters stripped from a marker to get its core word.
+MARKER_BRACKETS = "<>[]|｜"
+# The role word of a header, in a pattern derived from the user prefix.
+ROLE_RE = r"([A-Za-z_][A-Za-z0-9_.\-]*)(?: [^\n]{0,80}?)?"
+
+
+# ---------------------------------------------------------------------------
+# The sentinel conversation
+
+
+def tool_definition(shape):
+    function = {
+        "name": S["call_name"],
+        "description": S["tool_description"] + " Get the current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {ARGUMENT_KEY: {"type": "string",
+                                          "description": S["parameter_description"] + " City name"}},
+            "required": [ARGUMENT_KEY],
+        },
+    }
+    return {"type": "function", "function": function} if shape == "nested" else function
+
+
+def text(value, shape):
+    return [{"type": "text", "text": value}] if shape == "parts" else value
+
+
+def conversation(conv, shape):
+    """The sentinel conversation for one combination of conventions."""
+    call_id = LONG_CALL_ID if conv["call_id"] == "long" else SHORT_CALL_ID
+    arguments = {ARGUMENT_KEY: S["call_argument"]}
+    if conv["arguments"] == "string":
+        arguments = json.dumps(arguments)
+    messages = []
+    if shape["system"]:
+        messages.append({"role": "system",
+                         "content": text(S["system"] + " You are a helpful assistant.", conv["content"])})
+    messages.append({"role": "user",
+                     "content": text(S["question"] + " What is the weather in Paris?", conv["content"])})
+    if shape["tool_messages"]:
+        messages.append({
+            "role": "assistant",
+            "content": None if conv["call_content"] == "null" else "",
+            "tool_calls": [{"id": call_id, "type": "function",
+                            "function": {"name": S["call_name"], "arguments": arguments}}],
+            "reasoning_content": S["reasoning_content"] + " The user wants the weather.",
+            "thinking": S["thinking"] + " I should call the tool.",
+        })
+        messages.append({"role": "tool", "tool_call_id": call_id, "name": S["call_name"],
+                         "content": S["result"] + " 22C and sunny"})
+    messages.append({"role": "assistant", "content": S["answer"] + " It is 22C and sunny."})
+    messages.append({"role": "user", "content": text(S["question2"] + " And tomorrow?", conv["content"])})
+    return {"messages": messages, "tools": [tool_definition(conv["tools"])],
+            "add_generation_prompt": True}
+
+
+def plain(*turns, generation_prompt=False, tools=None):
+    """A small conversation without tools: turns are (role, sentinel key) pairs."""
+    return {"messages": [{"role": role, "content": S[key]} for role, key in turns],
+            "tools": tools, "add_generation_prompt": generation_prompt}
+
+
+# ---------------------------------------------------------------------------
+# Rendering through the oracle
+
+
+class Renderer:
+    def __init__(self, source):
+        self.source = source
+        self.count = 0
+
+    def render(self, chat):
+        """(output, None) or (None, "ErrorType: message")."""
+        self.count += 1
+        chat = dict(chat, special_tokens_map=SPECIAL_TOKENS)
+        hf_render.FROZEN_NOW = hf_render.datetime.datetime.fromisoformat(FROZEN_NOW)
+        try:
+            out, _ = hf_render.render_chat(self.source, chat)
+            return out, None
+        except Exception as e:  # every failure is a measurement
+            return None, f"{type(e).__name__}: {e}"
+
+    def render_plain(self, chat):
+        """Renders a small conversation without tools; a template that fails without
+        tools (some iterate over `tools` unconditionally) gets the sentinel tool."""
+        out, err = self.render(chat)
+        if out is None and chat.get("tools") is None:
+            retry, _ = self.render(dict(chat, tools=[tool_definition("nested")]))
+            if retry is not None:
+                return retry, None
+        return out, err
+
+
+# ---------------------------------------------------------------------------
+# Text helpers (mirrored by src/probe/)
+
+
+def kept(output, keys):
+    return [k for k in keys if S[k] in output]
+
+
+def tokens(text_):
+    """Offsets where the atoms of text_ start: a whole marker (MARKER_RE) or one character."""
+    starts = []
+    i = 0
+    pattern = re.compile(MARKER_RE)
+    while i < len(text_):
+        starts.append(i)
+        m = pattern.match(text_, i)
+        i = m.end() if m else i + 1
+    return starts
+
+
+def diff_region(a, b):
+    """The differing region of a and b after removing their common prefix and suffix,
+    counted in atoms so that a marker is never cut in two: (start, end_in_a, end_in_b)."""
+    ta, tb = tokens(a) + [len(a)], tokens(b) + [len(b)]
+    na, nb = len(ta) - 1, len(tb) - 1
+
+    def atom(t, s, i):
+        return s[t[i]:t[i + 1]]
+
+    n = min(na, nb)
+    p = 0
+    while p < n and atom(ta, a, p) == atom(tb, b, p):
+        p += 1
+    q = 0
+    while q < n - p and atom(ta, a, na - 1 - q) == atom(tb, b, nb - 1 - q):
+        q += 1
+    return ta[p], ta[na - q], tb[nb - q]
+
+
+def markers(text_):
+    return re.findall(MARKER_RE, text_)
+
+
+def marker_core(marker):
+    return marker.strip(MARKER_BRACKETS)
+
+
+def header_pattern(user_prefix):
+    """A regex for a turn header with any role, derived from the user-turn prefix:
+    the word "user" becomes a capture, and the text before it is cut back to the
+    marker or line that opens the header (a prefix may start with the previous
+    turn's end marker). None when the prefix names no role."""
+    pieces = re.split(r"(?i)user", user_prefix)
+    if len(pieces) < 2:
+        return None
+    lead = pieces[0]
+    ends = [m.end() for m in re.finditer(MARKER_RE, lead)]
+    if ends and ends[-1] == len(lead):  # the header opens with a whole marker
+        starts = [m.start() for m in re.finditer(MARKER_RE, lead)]
+        lead = lead[starts[-1]:]
+    else:  # a partial marker such as "<|" or "<|im_", or plain text after a newline
+        cut = max(lead.rfind("<"), lead.rfind("["), lead.rfind("\n") + 1 if "\n" in lead else 0)
+        lead = lead[max(cut, 0):]
+    pieces[0] = lead
+    return lead, re.compile(ROLE_RE.join(re.escape(p) for p in pieces))
+
+
+def last_header(pattern, output, lo, hi):
+    """The header that starts last in [lo, hi) and ends at or before hi: tried at each
+    occurrence of its opening text, from the last one back."""
+    if pattern is None:
+        return None
+    lead, regex = pattern
+    start = hi
+    while True:
+        start = output.rfind(lead, lo, start) if lead else start - 1
+        if start < lo:
+            return None
+        if not lead and start > 0 and (output[start - 1].isalnum() or output[start - 1] == "_"):
+            continue  # a role word starts a word
+        m = regex.match(output, start, hi)
+        if m:
+            return m
+
+
+def role_word(match):
+    return match.group(1).replace(S["call_name"], "{name}")
+
+
+# ---------------------------------------------------------------------------
+# The probe
+
+
+def measure_frame(r):
+    """Turn frame, system support and alternation from small plain conversations."""
+    frame = {"generation_prompt": None, "assistant_prefix": None, "assistant_suffix": None,
+             "user_prefix": None, "user_suffix": None, "family": "unknown"}
+    u_gen, err_gen = r.render_plain(plain(("user", "question"), generation_prompt=True))
+    u, _ = r.render_plain(plain(("user", "question")))
+    ua, _ = r.render_plain(plain(("user", "question"), ("assistant", "answer")))
+    uau, _ = r.render_plain(plain(("user", "question"), ("assistant", "answer"), ("user", "question2")))
+    if u_gen is not None and u is not None:
+        p, end_a, _ = diff_region(u_gen, u)
+        frame["generation_prompt"] = u_gen[p:end_a]
+    if ua is not None and S["answer"] in ua:
+        frame["assistant_suffix"] = ua[ua.index(S["answer"]) + len(S["answer"]):]
+    # The prefix of an assistant turn in history (the final turn may be rendered
+    # differently, e.g. with an empty reasoning block).
+    history = uau if uau is not None and S["question2"] in uau else ua
+    if history is not None and S["question"] in history and S["answer"] in history:
+        q_end = history.index(S["question"]) + len(S["question"])
+        a_pos = history.index(S["answer"], q_end)
+        between = history[q_end:a_pos]
+        gp = frame["generation_prompt"]
+        split = between.rfind(gp) if gp else -1
+        if split < 0 and gp and gp.strip():
+            split = between.rfind(gp.strip())
+        if split < 0:
+            split = 0
+        frame["user_suffix"] = between[:split]
+        frame["assistant_prefix"] = between[split:]
+    if uau is not None and S["answer"] in uau and S["question2"] in uau:
+        a_end = uau.index(S["answer"]) + len(S["answer"])
+        between = uau[a_end:uau.index(S["question2"], a_end)]
+        suffix = frame["assistant_suffix"] or ""
+        frame["user_prefix"] = between[len(suffix):] if suffix and between.startswith(suffix) else between
+    elif u is not None and S["question"] in u:
+        frame["user_prefix"] = u[:u.index(S["question"])]
+    look = (frame["user_suffix"] or "") + (frame["assistant_prefix"] or frame["generation_prompt"] or "")
+    for family, marker in FAMILIES:
+        if marker in look:
+            frame["family"] = family
+            break
+    if u_gen is None:
+        frame["error"] = err_gen
+
+    system = {"supported": False}
+    su, err = r.render_plain(plain(("system", "system"), ("user", "question")))
+    if su is None:
+        system["error"] = err
+    elif S["system"] not in su:
+        system["error"] = "renders but drops the system message"
+    else:
+        system["supported"] = True
+
+    alternation = {"required": False}
+    uu, err = r.render_plain(plain(("user", "question"), ("user", "question2")))
+    if uu is None:
+        alternation["required"] = True
+        alternation["error"] = err
+    return frame, system, alternation
+
+
+def measure_reasoning_markers(r, frame):
+    """Markers around the reasoning of the current (final) assistant turn."""
+    chat = {"messages": [
+        {"role": "user", "content": S["question"]},
+        {"role": "assistant", "content": S["answer"],
+         "reasoning_content": S["reasoning_content"], "thinking": S["thinking"]}],
+        "tools": None, "add_generation_prompt": False}
+    out, _ = r.render_plain(chat)
+    result = {"style": "none", "field": None, "open": None, "close": None}
+    if out is None:
+        return result
+    for field in ("reasoning_content", "thinking"):
+        if S[field] in out:
+            result["field"] = field
+            break
+    if result["field"] is None or S["answer"] not in out:
+        return result
+    q_end = out.index(S["question"]) + len(S["question"]) if S["question"] in out else 0
+    r_pos = out.index(S[result["field"]], q_end)
+    a_pos = out.find(S["answer"], r_pos)
+    if a_pos < 0:
+        return result
+    prefix = (frame["generation_prompt"] or frame["assistant_prefix"] or "").strip()
+    open_from = q_end
+    if prefix:
+        hit = out.rfind(prefix, q_end, r_pos)
+        if hit >= 0:
+            open_from = hit + len(prefix)
+    opener = out[open_from:r_pos]
+    closer = out[r_pos + len(S[result["field"]]):a_pos]
+    result["open"] = opener.strip()
+    result["close"] = closer.strip()
+    result["style"] = "channel" if prefix and prefix in closer else "tags"
+    return result
+
+
+def baseline_search(r):
+    """The combination of conventions that keeps the most sentinels, on the first
+    conversation shape of the ladder that renders at all."""
+    combos = [dict(zip([a for a, _, _ in AXES], values))
+              for values in itertools.product(*[[v for v, _ in vals] for _, vals, _ in AXES])]
+    first_error = None
+    full_error = None
+    for shape_name, shape in LADDER:
+        best = None
+        results = {}
+        for conv in combos:
+            out, err = r.render(conversation(conv, shape))
+            key = tuple(conv.values())
+            results[key] = (out, err)
+            if out is None:
+                first_error = first_error or err
+                continue
+            score = len(kept(out, SCORED))
+            if best is None or score > best[0]:
+                best = (score, conv, out)
+        if best is not None:
+            return shape_name, shape, best[1], best[2], dict(results, error=full_error)
+        full_error = full_error or first_error
+    return None, None, None, None, {"error": full_error}
+
+
+def classify_location(output, pos, pattern, frame, lo=0):
+    """Where a sentinel at pos lands: the role of the turn header before it, or
+    own_section when it sits outside any turn."""
+    turn_ends = [m for m in ((frame["user_suffix"] or "").strip(),
+                             (frame["assistant_suffix"] or "").strip()) if m]
+    header = last_header(pattern, output, lo, pos)
+    if header is not None:
+        between = output[header.end():pos]
+        if any(end in between for end in turn_ends):
+            return "own_section", header
+        return role_word(header), header
+    return None, None
+
+
+def definitions_location(output, no_tools_output, pattern, frame):
+    pos = output.find(S["tool_description"])
+    if pos < 0:
+        return "not_rendered", None
+    block = None
+    if no_tools_output is not None:
+        start, end, _ = diff_region(output, no_tools_output)
+        block = output[start:end]
+    role, _ = classify_location(output, pos, pattern, frame)
+    if role is not None:
+        mapping = {"system": "system", "developer": "developer", "user": "user"}
+        if role == "own_section":
+            return "own_section", block
+        return mapping.get(role.lower(), "own_turn"), block
+    # No role headers to go by: a block that starts a turn of its own is a section;
+    # otherwise the tools sit in the turn of the next message sentinel.
+    if block is not None:
+        start, end, _ = diff_region(output, no_tools_output)
+        after = output[end:].lstrip()
+        starts = [p.strip() for p in (frame["user_prefix"], frame["assistant_prefix"]) if p and p.strip()]
+        if any(after.startswith(p) for p in starts) or not output[:start].strip(" \n") or \
+                any(output[:start].rstrip().endswith(e.strip()) for e in
+                    (frame["assistant_suffix"], frame["user_suffix"]) if e and e.strip()):
+            return "own_section", block
+    following = [(output.find(S[k], pos), k) for k in ("system", "question", "question2")]
+    following = sorted((p, k) for p, k in following if p >= 0)
+    if following:
+        return ("system" if following[0][1] == "system" else "user"), block
+    return "own_section", block
+
+
+def result_role(output, pattern, frame):
+    pos = output.find(S["result"])
+    if pos < 0:
+        return None, None
+    lo = 0
+    for key in ("call_argument", "question"):
+        p = output.find(S[key])
+        if 0 <= p < pos:
+            lo = p + len(S[key])
+            break
+    role, header = classify_location(output, pos, pattern, frame, lo)
+    if role is not None and role != "own_section":
+        return role, header.group(0).replace(S["call_name"], "{name}")
+    between = output[lo:pos]
+    # Without a usable header pattern, the frame's own prefixes tell user from assistant.
+    best = None
+    for name, prefix in (("user", frame["user_prefix"]), ("assistant", frame["assistant_prefix"])):
+        prefix = (prefix or "").strip()
+        if prefix and prefix in between:
+            at = between.rfind(prefix)
+            if best is None or at > best[0]:
+                best = (at, name, prefix)
+    if best is not None:
+        return best[1], best[2]
+    return "section", None
+
+
+def call_example(r, conv, shape, baseline_out):
+    """The call as rendered: the difference an assistant tool call makes to a
+    conversation that ends with it."""
+    base = conversation(conv, shape)
+    head = [m for m in base["messages"] if m["role"] in ("system", "user")][:2 if shape["system"] else 1]
+    call = next(m for m in base["messages"] if m.get("tool_calls"))
+    call = {k: v for k, v in call.items() if k not in ("reasoning_content", "thinking")}
+    empty = {"role": "assistant", "content": call["content"]}
+    with_call, _ = r.render(dict(base, messages=head + [call], add_generation_prompt=False))
+    without, _ = r.render(dict(base, messages=head + [empty], add_generation_prompt=False))
+    if with_call is None or without is None or S["call_argument"] not in with_call:
+        return None
+    start, end, _ = diff_region(with_call, without)
+    return with_call[start:end]
+
+
+def probe_template(source):
+    r = Renderer(source)
+    profile = {"profile_version": PROFILE_VERSION}
+    frame, system, alternation = measure_frame(r)
+    pattern = header_pattern(frame["user_prefix"] or "")
+
+    shape_name, shape, conv, out, results = baseline_search(r)
+    profile["renders"] = out is not None
+    baseline = {"conversation": shape_name, "conventions": conv, "kept": [], "lost": []}
+    if out is None:
+        baseline["error"] = results.get("error")
+    else:
+        present = [k for k in COMPARED if (shape["system"] or k != "system") and
+                   (shape["tool_messages"] or k not in ("call_argument", "result", "reasoning_content", "thinking"))]
+        baseline["kept"] = kept(out, present)
+        baseline["lost"] = [k for k in present if k not in baseline["kept"]]
+        if shape_name != LADDER[0][0]:
+            baseline["full_conversation_error"] = results["error"]
+    profile["baseline"] = baseline
+
+    # One axis at a time, flipped from the baseline.
+    conventions = {}
+    for axis, values, about_tool_messages in AXES:
+        for value, key in values:
+            if conv is None:
+                conventions[key] = {"status": "error", "error": baseline.get("error")}
+                continue
+            if about_tool_messages and not shape["tool_messages"]:
+                conventions[key] = {"status": "error", "error": results["error"]}
+                continue
+            flipped = dict(conv, **{axis: value})
+            f_out, f_err = results[tuple(flipped.values())]
+            if f_out is None:
+                conventions[key] = {"status": "error", "error": f_err}
+                continue
+            lost = [k for k in baseline["kept"] if S[k] not in f_out]
+            if value == "parts" and TEXT_PART_LEAK in f_out:
+                lost.append("text_parts_printed_as_repr")
+            conventions[key] = {"status": "lossy", "lost": lost} if lost else {"status": "ok"}
+    profile["conventions"] = conventions
+
+    # Tools: definitions.
+    tools = {"definitions_rendered": False, "definitions_location": "not_rendered", "definitions_block": None}
+    if out is not None:
+        no_tools, _ = r.render(dict(conversation(conv, shape), tools=None))
+        location, block = definitions_location(out, no_tools, pattern, frame)
+        tools["definitions_rendered"] = location != "not_rendered"
+        tools["definitions_location"] = location
+        tools["definitions_block"] = block if tools["definitions_rendered"] else None
+    profile["tools"] = tools
+
+    calls = {"rendered": False, "example": None, "id_rendered": False}
+    results_ = {"rendered": False, "role": None, "header": None}
+    if out is not None and shape["tool_messages"]:
+        calls["rendered"] = S["call_argument"] in out
+        calls["id_rendered"] = (LONG_CALL_ID if conv["call_id"] == "long" else SHORT_CALL_ID) in out
+        if calls["rendered"]:
+            calls["example"] = call_example(r, conv, shape, out)
+        results_["rendered"] = S["result"] in out
+        if results_["rendered"]:
+            results_["role"], results_["header"] = result_role(out, pattern, frame)
+    profile["tool_calls"] = calls
+    profile["tool_results"] = results_
+
+    reasoning = measure_reasoning_markers(r, frame)
+    reasoning["history_kept"] = bool(out is not None and shape["tool_messages"] and
+                                     (S["reasoning_content"] in out or S["thinking"] in out))
+    gp = frame["generation_prompt"] or ""
+    openers = [reasoning["open"]] if reasoning["style"] == "tags" and reasoning["open"] else REASONING_OPENERS
+    reasoning["prompt_opens"] = any(o in gp for o in openers)
+    profile["reasoning"] = {k: reasoning[k] for k in
+                            ("history_kept", "style", "field", "open", "close", "prompt_opens")}
+    profile["system"] = system
+    profile["alternation"] = alternation
+    profile["frame"] = frame
+
+    silent = []
+    if out is not None:
+        if tools["definitions_rendered"] and shape["tool_messages"] and not calls["rendered"]:
+            silent.append("tool_calls_dropped")
+        if not tools["definitions_rendered"] and calls["rendered"]:
+            silent.append("tools_ignored")
+        if shape["tool_messages"] and not results_["rendered"]:
+            silent.append("tool_results_dropped")
+        if reasoning["history_kept"]:
+            silent.append("reasoning_replayed")
+    if not tools["definitions_rendered"] and not calls["rendered"]:
+        silent.append("no_tool_support")
+    profile["silent_failures"] = silent
+
+    bugs = []
+    if tools["definitions_block"] and calls["example"]:
+        taught = markers(tools["definitions_block"])
+        taught_cores = {marker_core(m) for m in taught}
+        for m in markers(calls["example"]):
+            if m not in taught and marker_core(m) in taught_cores:
+                bugs.append({"kind": "instruction_history_marker_mismatch", "rendered": m,
+                             "taught": sorted({t for t in taught if marker_core(t) == marker_core(m)})})
+    tool_aware = tools["definitions_rendered"] or calls["rendered"]
+    if tool_aware and results_["role"] is not None and results_["role"].lower() == "assistant":
+        bugs.append({"kind": "tool_result_under_assistant", "header": results_["header"]})
+    profile["template_bugs"] = bugs
+    profile["renders_used"] = r.count
+    return profile
+
+
+def main(argv):
+    out_dir = None
+    if "--out" in argv:
+        i = argv.index("--out")
+        out_dir = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    inputs = argv or [os.path.join(ROOT, "data", "templates")]
+    if not argv and out_dir is None:
+        out_dir = os.path.join(ROOT, "data", "goldens", "probe")
+    files = []
+    for path in inputs:
+        if os.path.isdir(path):
+            files += sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".jinja"))
+        else:
+            files.append(path)
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+    for n, path in enumerate(files, 1):
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        profile = dict({"template": os.path.basename(path)}, **probe_template(source))
+        text_ = json.dumps(profile, ensure_ascii=False, indent=1) + "\n"
+        if out_dir:
+            name = os.path.basename(path)[:-len(".jinja")] + ".json"
+            with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
+                f.write(text_)
+            print(f"[{n}/{len(files)}] {os.path.basename(path)}", file=sys.stderr)
+        else:
+            sys.stdout.write(text_)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
