@@ -109,7 +109,7 @@ REASONING_OPENERS = ["<think>", "<seed:think>", "[THINK]", "<|channel|>analysis"
 
 # A literal marker: <...>, </...>, <｜...｜> or [UPPER_CASE] (used to compare the
 # markers a template's instructions teach with those it renders in history).
-MARKER_RE = r"<[^<>\s]{1,64}>|\[[A-Z_]{2,32}\]"
+MARKER_RE = r"<[^<> \t\n\r\f\v]{1,64}>|\[[A-Z_]{2,32}\]"
 # Characters stripped from a marker to get its core word.
 MARKER_BRACKETS = "<>[]|｜"
 # The role word of a header, in a pattern derived from the user prefix.
@@ -208,6 +208,17 @@ class Renderer:
 # Text helpers (mirrored by src/probe/)
 
 
+WHITESPACE = " \t\n\r\f\v"  # ASCII only, so that the C++ probe strips the same
+
+
+def strip(text_):
+    return text_.strip(WHITESPACE)
+
+
+def is_word_char(c):
+    return c.isascii() and (c.isalnum() or c == "_")
+
+
 def kept(output, keys):
     return [k for k in keys if S[k] in output]
 
@@ -282,7 +293,7 @@ def last_header(pattern, output, lo, hi):
         start = output.rfind(lead, lo, start) if lead else start - 1
         if start < lo:
             return None
-        if not lead and start > 0 and (output[start - 1].isalnum() or output[start - 1] == "_"):
+        if not lead and start > 0 and is_word_char(output[start - 1]):
             continue  # a role word starts a word
         m = regex.match(output, start, hi)
         if m:
@@ -313,21 +324,24 @@ def measure_frame(r):
     # The prefix of an assistant turn in history (the final turn may be rendered
     # differently, e.g. with an empty reasoning block).
     history = uau if uau is not None and S["question2"] in uau else ua
+    between = None
     if history is not None and S["question"] in history and S["answer"] in history:
         q_end = history.index(S["question"]) + len(S["question"])
-        a_pos = history.index(S["answer"], q_end)
-        between = history[q_end:a_pos]
+        a_pos = history.find(S["answer"], q_end)
+        between = history[q_end:a_pos] if a_pos >= 0 else None
+    if between is not None:
         gp = frame["generation_prompt"]
         split = between.rfind(gp) if gp else -1
-        if split < 0 and gp and gp.strip():
-            split = between.rfind(gp.strip())
+        if split < 0 and gp and gp.strip(WHITESPACE):
+            split = between.rfind(gp.strip(WHITESPACE))
         if split < 0:
             split = 0
         frame["user_suffix"] = between[:split]
         frame["assistant_prefix"] = between[split:]
     if uau is not None and S["answer"] in uau and S["question2"] in uau:
         a_end = uau.index(S["answer"]) + len(S["answer"])
-        between = uau[a_end:uau.index(S["question2"], a_end)]
+        q2 = uau.find(S["question2"], a_end)
+        between = uau[a_end:q2] if q2 >= 0 else ""
         suffix = frame["assistant_suffix"] or ""
         frame["user_prefix"] = between[len(suffix):] if suffix and between.startswith(suffix) else between
     elif u is not None and S["question"] in u:
@@ -379,7 +393,7 @@ def measure_reasoning_markers(r, frame):
     a_pos = out.find(S["answer"], r_pos)
     if a_pos < 0:
         return result
-    prefix = (frame["generation_prompt"] or frame["assistant_prefix"] or "").strip()
+    prefix = (frame["generation_prompt"] or frame["assistant_prefix"] or "").strip(WHITESPACE)
     open_from = q_end
     if prefix:
         hit = out.rfind(prefix, q_end, r_pos)
@@ -387,8 +401,8 @@ def measure_reasoning_markers(r, frame):
             open_from = hit + len(prefix)
     opener = out[open_from:r_pos]
     closer = out[r_pos + len(S[result["field"]]):a_pos]
-    result["open"] = opener.strip()
-    result["close"] = closer.strip()
+    result["open"] = opener.strip(WHITESPACE)
+    result["close"] = closer.strip(WHITESPACE)
     result["style"] = "channel" if prefix and prefix in closer else "tags"
     return result
 
@@ -422,8 +436,8 @@ def baseline_search(r):
 def classify_location(output, pos, pattern, frame, lo=0):
     """Where a sentinel at pos lands: the role of the turn header before it, or
     own_section when it sits outside any turn."""
-    turn_ends = [m for m in ((frame["user_suffix"] or "").strip(),
-                             (frame["assistant_suffix"] or "").strip()) if m]
+    turn_ends = [m for m in ((frame["user_suffix"] or "").strip(WHITESPACE),
+                             (frame["assistant_suffix"] or "").strip(WHITESPACE)) if m]
     header = last_header(pattern, output, lo, pos)
     if header is not None:
         between = output[header.end():pos]
@@ -451,11 +465,11 @@ def definitions_location(output, no_tools_output, pattern, frame):
     # otherwise the tools sit in the turn of the next message sentinel.
     if block is not None:
         start, end, _ = diff_region(output, no_tools_output)
-        after = output[end:].lstrip()
-        starts = [p.strip() for p in (frame["user_prefix"], frame["assistant_prefix"]) if p and p.strip()]
-        if any(after.startswith(p) for p in starts) or not output[:start].strip(" \n") or \
-                any(output[:start].rstrip().endswith(e.strip()) for e in
-                    (frame["assistant_suffix"], frame["user_suffix"]) if e and e.strip()):
+        after = output[end:].lstrip(WHITESPACE)
+        starts = [p.strip(WHITESPACE) for p in (frame["user_prefix"], frame["assistant_prefix"]) if p and p.strip(WHITESPACE)]
+        if any(after.startswith(p) for p in starts) or not output[:start].strip(WHITESPACE) or \
+                any(output[:start].rstrip(WHITESPACE).endswith(e.strip(WHITESPACE)) for e in
+                    (frame["assistant_suffix"], frame["user_suffix"]) if e and e.strip(WHITESPACE)):
             return "own_section", block
     following = [(output.find(S[k], pos), k) for k in ("system", "question", "question2")]
     following = sorted((p, k) for p, k in following if p >= 0)
@@ -481,7 +495,7 @@ def result_role(output, pattern, frame):
     # Without a usable header pattern, the frame's own prefixes tell user from assistant.
     best = None
     for name, prefix in (("user", frame["user_prefix"]), ("assistant", frame["assistant_prefix"])):
-        prefix = (prefix or "").strip()
+        prefix = (prefix or "").strip(WHITESPACE)
         if prefix and prefix in between:
             at = between.rfind(prefix)
             if best is None or at > best[0]:
