@@ -1,15 +1,253 @@
-// `chatwire render`: not written yet (placeholder so the command table links).
+// `chatwire render`: renders a template with a context, a chat request with a model directory
+// (or a loose template), or a stream of oracle-protocol request lines (--batch).
 #include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
 
+#include "chatwire/chat.hpp"
+#include "chatwire/jinja.hpp"
+#include "chatwire/value.hpp"
 #include "commands.hpp"
 
 namespace chatwire::cli {
 
+namespace {
+
+struct RenderArgs {
+  std::string template_file;
+  std::string context_file;
+  std::string model_dir;
+  std::string request_file;
+  std::string mode;
+  std::string chat_template;
+  std::string now;
+  bool batch = false;
+  bool json = false;
+  bool no_validate = false;
+  std::string base_dir;
+  jinja::Limits limits;
+};
+
+void print_error(const Error& error) {
+  std::fprintf(stderr, "chatwire render: %s\n", error.to_string().c_str());
+}
+
+std::optional<std::string> read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "chatwire render: cannot read %s\n", path.c_str());
+    return std::nullopt;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void write_out(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+// --json: the rendered text with both kinds of span and the warnings, as one JSON object.
+void write_json(const std::string& output, bool uses_generation,
+                const std::vector<jinja::GenerationSpan>& spans,
+                const std::vector<std::string>& warnings) {
+  std::vector<Value> code_points, bytes, notes;
+  for (const auto& s : spans) {
+    code_points.push_back(Value::list(
+        {Value(static_cast<long long>(s.begin)), Value(static_cast<long long>(s.end))}));
+    bytes.push_back(Value::list(
+        {Value(static_cast<long long>(s.begin_byte)), Value(static_cast<long long>(s.end_byte))}));
+  }
+  for (const auto& w : warnings) notes.push_back(Value(w));
+  std::vector<std::pair<Value, Value>> entries{{Value("output"), Value(output)}};
+  if (uses_generation) {
+    entries.emplace_back(Value("generation"), Value::list(std::move(code_points)));
+    entries.emplace_back(Value("generation_bytes"), Value::list(std::move(bytes)));
+  }
+  entries.emplace_back(Value("warnings"), Value::list(std::move(notes)));
+  JsonDumpOptions options;
+  options.ensure_ascii = false;
+  std::string text;
+  (void)dump_json(text, Value::dict_unchecked(std::move(entries)), options);
+  text += '\n';
+  write_out(text);
+}
+
+int run_batch(const RenderArgs& args) {
+  chat::BatchOptions options;
+  options.limits = args.limits;
+  options.base_dir = args.base_dir;
+  options.validate = !args.no_validate;
+  chat::BatchRenderer renderer(std::move(options));
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string result = renderer.render_line(line);
+    if (result.empty()) continue;
+    result += '\n';
+    write_out(result);
+  }
+  return 0;
+}
+
+int run_chat(const RenderArgs& args) {
+  auto text = read_all(args.request_file);
+  if (!text) return 1;
+  auto request = chat::parse_request_json(*text);
+  if (!request) {
+    print_error(request.error());
+    return 1;
+  }
+  if (!args.chat_template.empty()) request->chat_template = args.chat_template;
+  chat::RenderOptions options;
+  options.limits = args.limits;
+  options.now = args.now;
+  options.validate = !args.no_validate;
+  if (!args.mode.empty()) options.mode = chat::parse_mode(args.mode);
+  Result<chat::ChatResult> result = Error{};
+  if (!args.model_dir.empty()) {
+    jinja::CompileOptions compile;
+    compile.limits = args.limits;
+    auto model = chat::Model::load(args.model_dir, compile);
+    if (!model) {
+      print_error(model.error());
+      return 1;
+    }
+    result = model->render(*request, options);
+  } else {
+    auto source = read_all(args.template_file);
+    if (!source) return 1;
+    jinja::CompileOptions compile;
+    compile.limits = args.limits;
+    auto tmpl = jinja::Template::compile(*source, compile);
+    if (!tmpl) {
+      print_error(tmpl.error());
+      return 1;
+    }
+    result = chat::render(*tmpl, *request, Value::empty_dict(), options);
+  }
+  if (!result) {
+    print_error(result.error());
+    return 1;
+  }
+  if (args.json) {
+    write_json(result->text, result->uses_generation, result->generation, result->warnings);
+  } else {
+    for (const auto& w : result->warnings)
+      std::fprintf(stderr, "chatwire render: warning: %s\n", w.c_str());
+    write_out(result->text);
+  }
+  return 0;
+}
+
+int run_template(const RenderArgs& args) {
+  auto source = read_all(args.template_file);
+  if (!source) return 1;
+  Value context = Value::empty_dict();
+  if (!args.context_file.empty()) {
+    auto text = read_all(args.context_file);
+    if (!text) return 1;
+    auto parsed = parse_json(*text);
+    if (!parsed) {
+      print_error(parsed.error());
+      return 1;
+    }
+    if (!parsed->is_dict()) {
+      std::fprintf(stderr, "chatwire render: %s must hold a JSON object (the template variables)\n",
+                   args.context_file.c_str());
+      return 1;
+    }
+    context = std::move(*parsed);
+  }
+  jinja::CompileOptions compile;
+  compile.limits = args.limits;
+  auto tmpl = jinja::Template::compile(*source, compile);
+  if (!tmpl) {
+    print_error(tmpl.error());
+    return 1;
+  }
+  jinja::RenderOptions options;
+  options.limits = args.limits;
+  options.now = args.now;
+  auto result = tmpl->render(context, options);
+  if (!result) {
+    print_error(result.error());
+    return 1;
+  }
+  if (args.json) {
+    write_json(result->output, result->uses_generation, result->generation, {});
+  } else {
+    write_out(result->output);
+  }
+  return 0;
+}
+
+}  // namespace
+
 void add_render(CLI::App& root, int& exit_code) {
-  auto* cmd = root.add_subcommand("render", "(not implemented yet)");
-  cmd->callback([&exit_code] {
-    std::fprintf(stderr, "chatwire render: not implemented yet\n");
-    exit_code = 2;
+  auto args = std::make_shared<RenderArgs>();
+  auto* cmd = root.add_subcommand("render",
+                                  "Render a chat template: --template FILE --context FILE.json, "
+                                  "--model DIR --request FILE.json, "
+                                  "or --batch (the oracle's JSON Lines protocol on stdin/stdout)");
+  cmd->add_option("--template", args->template_file, "template file (Jinja source)");
+  cmd->add_option("--context", args->context_file,
+                  "JSON object of template variables (with --template)");
+  cmd->add_option("--model", args->model_dir,
+                  "checkpoint directory (chat_template.jinja, tokenizer_config.json, ...)");
+  cmd->add_option("--request", args->request_file,
+                  "chat request JSON: messages, tools, documents, add_generation_prompt, "
+                  "continue_final_message, "
+                  "chat_template, special_tokens_map, kwargs");
+  cmd->add_option("--mode", args->mode,
+                  "reply (add_generation_prompt), prefill (continue_final_message) or training")
+      ->check(CLI::IsMember({"reply", "prefill", "training"}));
+  cmd->add_option("--chat-template", args->chat_template,
+                  "name of the model's template to use (e.g. tool_use, rag)");
+  cmd->add_option("--now", args->now,
+                  "clock for strftime_now, e.g. 2026-08-19T10:00:00 (default: local time)");
+  cmd->add_flag("--batch", args->batch,
+                "read oracle request lines on stdin, write result lines on stdout");
+  cmd->add_option("--base-dir", args->base_dir,
+                  "with --batch: resolve relative paths against this directory");
+  cmd->add_flag("--json", args->json,
+                "print {output, generation, generation_bytes, warnings} as JSON");
+  cmd->add_flag("--no-validate", args->no_validate,
+                "skip request validation (render what transformers would)");
+  cmd->add_option("--max-steps", args->limits.max_steps, "evaluation steps per render")
+      ->capture_default_str();
+  cmd->add_option("--max-recursion", args->limits.max_recursion, "macro / recursive loop depth")
+      ->capture_default_str();
+  cmd->add_option("--max-parse-depth", args->limits.max_parse_depth, "nesting depth in the parser")
+      ->capture_default_str();
+  cmd->add_option("--max-output-bytes", args->limits.max_output_bytes, "rendered output size")
+      ->capture_default_str();
+  cmd->add_option("--max-string-bytes", args->limits.max_string_bytes,
+                  "any string built while rendering")
+      ->capture_default_str();
+  cmd->add_option("--max-container-items", args->limits.max_container_items,
+                  "any list/dict built while rendering")
+      ->capture_default_str();
+  cmd->add_option("--max-range", args->limits.max_range, "range() size")->capture_default_str();
+  cmd->callback([args, &exit_code] {
+    if (args->batch) {
+      exit_code = run_batch(*args);
+    } else if (!args->request_file.empty() &&
+               (!args->model_dir.empty() || !args->template_file.empty())) {
+      exit_code = run_chat(*args);
+    } else if (!args->template_file.empty() && args->model_dir.empty()) {
+      exit_code = run_template(*args);
+    } else {
+      std::fprintf(stderr,
+                   "chatwire render: give --template FILE [--context FILE.json], --model DIR "
+                   "--request FILE.json, "
+                   "--template FILE --request FILE.json, or --batch\n");
+      exit_code = 2;
+    }
   });
 }
 

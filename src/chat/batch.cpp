@@ -1,0 +1,226 @@
+// The oracle's JSON Lines protocol (scripts/oracle/hf_render.py `main`): one request line in,
+// one result line out, formatted as Python's json.dumps(result, ensure_ascii=False), so that
+// chatwire and the oracle can be compared line by line.
+#include <unordered_map>
+
+#include "chat/internal.hpp"
+#include "chatwire/chat.hpp"
+
+namespace chatwire::chat {
+
+using detail::make_error;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Python's str.strip() on a line: a blank line is skipped by the oracle.
+bool blank(std::string_view line) {
+  for (char c : line)
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') return false;
+  return true;
+}
+
+// json.dumps writes lone surrogates only with ensure_ascii=True; the oracle then re-dumps
+// the whole line that way. In WTF-8 a surrogate is ED A0..BF xx.
+bool has_lone_surrogate(std::string_view s) {
+  for (std::size_t i = 0; i + 1 < s.size(); ++i)
+    if (static_cast<unsigned char>(s[i]) == 0xED &&
+        (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0xA0)
+      return true;
+  return false;
+}
+
+std::string dump_result(const Value& result) {
+  JsonDumpOptions options;
+  options.ensure_ascii = false;
+  std::string text;
+  if (auto s = dump_json(text, result, options); !s) {
+    return R"({"id": null, "ok": false, "error_type": "TypeError", "message": "result not serializable"})";
+  }
+  if (has_lone_surrogate(text)) {
+    text.clear();
+    options.ensure_ascii = true;
+    (void)dump_json(text, result, options);
+  }
+  return text;
+}
+
+std::string error_line(const Value& id, const Error& error) {
+  std::string message = error.message;
+  if (!error.path.empty()) message = error.path + ": " + message;
+  return dump_result(Value::dict_unchecked({{Value("id"), id},
+                                            {Value("ok"), Value(false)},
+                                            {Value("error_type"), Value(error.type)},
+                                            {Value("message"), Value(message)}}));
+}
+
+Value spans_value(const std::vector<jinja::GenerationSpan>& spans) {
+  std::vector<Value> items;
+  items.reserve(spans.size());
+  for (const auto& span : spans) {
+    items.push_back(Value::list(
+        {Value(static_cast<long long>(span.begin)), Value(static_cast<long long>(span.end))}));
+  }
+  return Value::list(std::move(items));
+}
+
+std::string ok_line(const Value& id, std::string output, bool uses_generation,
+                    const std::vector<jinja::GenerationSpan>& spans) {
+  std::vector<std::pair<Value, Value>> entries{
+      {Value("id"), id}, {Value("ok"), Value(true)}, {Value("output"), Value(std::move(output))}};
+  if (uses_generation) entries.emplace_back(Value("generation"), spans_value(spans));
+  return dump_result(Value::dict_unchecked(std::move(entries)));
+}
+
+}  // namespace
+
+struct BatchRenderer::Impl {
+  BatchOptions options;
+  std::unordered_map<std::string, Result<std::shared_ptr<const Model>>> models;
+  std::unordered_map<std::string, std::shared_ptr<const jinja::Template>> sources;
+  static constexpr std::size_t kMaxCachedModels = 64;
+
+  fs::path resolve(std::string_view path) const {
+    fs::path p{std::string(path)};
+    if (p.is_relative() && !options.base_dir.empty()) return options.base_dir / p;
+    return p;
+  }
+
+  jinja::CompileOptions compile_options() const {
+    jinja::CompileOptions compile;
+    compile.limits = options.limits;
+    return compile;
+  }
+
+  Result<std::shared_ptr<const jinja::Template>> compile(const std::string& source) {
+    if (auto it = sources.find(source); it != sources.end()) return it->second;
+    auto compiled = jinja::Template::compile(source, compile_options());
+    if (!compiled) return compiled.error();
+    auto shared = std::make_shared<const jinja::Template>(std::move(*compiled));
+    if (sources.size() >= options.input.max_cached_sources) sources.clear();
+    sources.emplace(source, shared);
+    return shared;
+  }
+
+  Result<std::shared_ptr<const Model>> model(const std::string& path) {
+    if (auto it = models.find(path); it != models.end()) return it->second;
+    Result<std::shared_ptr<const Model>> loaded = Error{};
+    auto model = Model::load(resolve(path), compile_options(), options.input);
+    if (model) {
+      loaded = std::make_shared<const Model>(std::move(*model));
+    } else {
+      Error e = model.error();
+      // Name the directory as the request did, not as resolved against base_dir.
+      std::string resolved = resolve(path).generic_string();
+      if (resolved != path) {
+        for (std::size_t at = e.message.find(resolved); at != std::string::npos;
+             at = e.message.find(resolved, at + path.size()))
+          e.message.replace(at, resolved.size(), path);
+      }
+      loaded = std::move(e);
+    }
+    if (models.size() >= kMaxCachedModels) models.clear();
+    models.emplace(path, loaded);
+    return loaded;
+  }
+
+  std::string handle(const Value& request, const Value& id) {
+    RenderOptions render_options;
+    render_options.limits = options.limits;
+    render_options.validate = options.validate;
+    if (const Value* now = request.dict_find(std::string_view("now"));
+        now != nullptr && truthy(*now)) {
+      if (!now->is_string())
+        return error_line(id, make_error("TypeError", "fromisoformat: argument must be str"));
+      render_options.now = std::string(now->as_string());
+    }
+
+    if (request.dict_find(std::string_view("model_dir")) != nullptr) {
+      const Value& dir = *request.dict_find(std::string_view("model_dir"));
+      if (!dir.is_string())
+        return error_line(id, make_error("TypeError", "model_dir must be a string path"));
+      const Value* chat = request.dict_find(std::string_view("chat"));
+      if (chat == nullptr) return error_line(id, make_error("KeyError", "'chat'"));
+      auto loaded = model(std::string(dir.as_string()));
+      if (!loaded) return error_line(id, loaded.error());
+      auto chat_request = request_from_value(*chat);
+      if (!chat_request) return error_line(id, chat_request.error());
+      auto result = (*loaded)->render(*chat_request, render_options);
+      if (!result) return error_line(id, result.error());
+      return ok_line(id, std::move(result->text), result->uses_generation, result->generation);
+    }
+
+    Result<std::shared_ptr<const jinja::Template>> tmpl = Error{};
+    if (const Value* source = request.dict_find(std::string_view("template"))) {
+      if (!source->is_string())
+        return error_line(id, make_error("TypeError", "template must be a string"));
+      tmpl = compile(std::string(source->as_string()));
+    } else {
+      const Value* file = request.dict_find(std::string_view("template_file"));
+      if (file == nullptr) return error_line(id, make_error("KeyError", "'template_file'"));
+      if (!file->is_string())
+        return error_line(id, make_error("TypeError", "template_file must be a string path"));
+      auto file_source = detail::read_file(resolve(file->as_string()), file->as_string(),
+                                           options.input.max_file_bytes, true);
+      if (!file_source) return error_line(id, file_source.error());
+      tmpl = compile(*file_source);
+    }
+    if (!tmpl) return error_line(id, tmpl.error());
+
+    if (const Value* chat = request.dict_find(std::string_view("chat"))) {
+      auto chat_request = request_from_value(*chat);
+      if (!chat_request) return error_line(id, chat_request.error());
+      auto result = chat::render(**tmpl, *chat_request, Value::empty_dict(), render_options);
+      if (!result) return error_line(id, result.error());
+      return ok_line(id, std::move(result->text), result->uses_generation, result->generation);
+    }
+    const Value* context = request.dict_find(std::string_view("context"));
+    Value variables = context != nullptr ? *context : Value::empty_dict();
+    if (!variables.is_dict()) {
+      return error_line(id, make_error("TypeError", "argument after ** must be a mapping, not " +
+                                                        std::string(type_name(variables))));
+    }
+    jinja::RenderOptions jinja_options;
+    jinja_options.limits = options.limits;
+    jinja_options.now = render_options.now;
+    auto result = (*tmpl)->render(variables, jinja_options);
+    if (!result) return error_line(id, result.error());
+    return ok_line(id, std::move(result->output), result->uses_generation, result->generation);
+  }
+};
+
+BatchRenderer::BatchRenderer(BatchOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+BatchRenderer::~BatchRenderer() = default;
+BatchRenderer::BatchRenderer(BatchRenderer&&) noexcept = default;
+BatchRenderer& BatchRenderer::operator=(BatchRenderer&&) noexcept = default;
+
+std::string BatchRenderer::render_line(std::string_view line) {
+  if (blank(line)) return {};
+  if (line.size() > impl_->options.input.max_request_bytes) {
+    return error_line(Value::none(),
+                      limit_error("max_request_bytes", impl_->options.input.max_request_bytes));
+  }
+  detail::Utf8Problem problem;
+  if (!detail::valid_utf8(line, problem)) {
+    return error_line(Value::none(),
+                      make_error("UnicodeDecodeError", "request line is not valid UTF-8 at byte " +
+                                                           std::to_string(problem.offset)));
+  }
+  JsonParseOptions parse_options;
+  parse_options.max_depth = impl_->options.input.max_json_depth;
+  parse_options.max_string_bytes = impl_->options.input.max_request_bytes;
+  auto request = parse_json(line, parse_options);
+  if (!request) return error_line(Value::none(), request.error());
+  if (!request->is_dict()) {
+    return error_line(Value::none(),
+                      make_error("TypeError", "a request line must be a JSON object, got " +
+                                                  detail::json_kind(*request)));
+  }
+  const Value* id = request->dict_find(std::string_view("id"));
+  return impl_->handle(*request, id != nullptr ? *id : Value::none());
+}
+
+}  // namespace chatwire::chat

@@ -1,0 +1,46 @@
+// Helpers shared by the chat layer's translation units (not a public header).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "chatwire/error.hpp"
+#include "chatwire/value.hpp"
+
+namespace chatwire::chat::detail {
+
+// Where the first invalid UTF-8 byte is (strict: no overlongs, no surrogates, <= U+10FFFF).
+struct Utf8Problem {
+  std::size_t offset = 0;  // byte offset
+  std::size_t line = 1, column = 1;
+};
+// True when `text` is valid UTF-8; otherwise fills `problem`.
+bool valid_utf8(std::string_view text, Utf8Problem& problem) noexcept;
+
+// Reads a whole file as bytes. Errors: FileNotFoundError with Python's message
+// ("[Errno 2] No such file or directory: '<shown>'"), LimitError above max_bytes,
+// UnicodeDecodeError when `require_utf8` and the bytes are not UTF-8.
+Result<std::string> read_file(const std::filesystem::path& path, std::string_view shown,
+                              std::size_t max_bytes, bool require_utf8);
+
+// Removes trailing Python whitespace (str.rstrip() without arguments) from UTF-8 text.
+void rstrip_python(std::string& text);
+
+// An error value with a Python exception name as its type.
+inline Error make_error(std::string type, std::string message) {
+  Error e;
+  e.type = std::move(type);
+  e.message = std::move(message);
+  return e;
+}
+
+// A RequestError naming the field.
+Error request_error(std::string path, std::string message);
+
+// "list", "str", ... as JSON users know them: "array", "string", ...
+std::string json_kind(const Value& v);
+
+}  // namespace chatwire::chat::detail

@@ -1,0 +1,160 @@
+// UTF-8 checks, file reading and small string helpers for the chat layer.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "chat/internal.hpp"
+
+namespace chatwire::chat::detail {
+
+bool valid_utf8(std::string_view text, Utf8Problem& problem) noexcept {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t line = 1, line_start = 0;
+  std::size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      if (c == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // no overlongs
+      if (c == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;  // <= U+10FFFF
+    }
+    bool ok = len != 0 && i + len <= n && s[i + 1] >= lo && s[i + 1] <= hi;
+    for (std::size_t k = 2; ok && k < len; ++k) ok = (s[i + k] & 0xC0) == 0x80;
+    if (!ok) {
+      problem.offset = i;
+      problem.line = line;
+      // Column in characters (code points) from the start of the line, 1-based.
+      std::size_t column = 1;
+      for (std::size_t k = line_start; k < i; ++k)
+        if ((s[k] & 0xC0) != 0x80) ++column;
+      problem.column = column;
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+Result<std::string> read_file(const std::filesystem::path& path, std::string_view shown,
+                              std::size_t max_bytes, bool require_utf8) {
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return make_error("FileNotFoundError",
+                      "[Errno 2] No such file or directory: '" + std::string(shown) + "'");
+  }
+  if (std::filesystem::is_directory(status)) {
+    return make_error("IsADirectoryError",
+                      "[Errno 21] Is a directory: '" + std::string(shown) + "'");
+  }
+  auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) {
+    Error e = limit_error("max_file_bytes", max_bytes);
+    e.message = std::string(shown) + ": " + e.message;
+    return e;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return make_error("PermissionError",
+                      "[Errno 13] Permission denied: '" + std::string(shown) + "'");
+  }
+  std::string bytes;
+  bytes.resize(static_cast<std::size_t>(size));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  if (require_utf8) {
+    Utf8Problem problem;
+    if (!valid_utf8(bytes, problem)) {
+      Error e = make_error("UnicodeDecodeError", std::string(shown) + ": not valid UTF-8 at byte " +
+                                                     std::to_string(problem.offset) + " (line " +
+                                                     std::to_string(problem.line) + ", column " +
+                                                     std::to_string(problem.column) + ")");
+      return e;
+    }
+  }
+  return bytes;
+}
+
+namespace {
+
+// Decodes the code point that ends at `end` (exclusive); returns its start.
+std::size_t previous_code_point(std::string_view s, std::size_t end, char32_t& cp) {
+  std::size_t start = end - 1;
+  while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80 && end - start < 4)
+    --start;
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char lead = b(start);
+  std::size_t len = end - start;
+  if (lead < 0x80 || len == 1) {
+    cp = lead;
+  } else if (len == 2) {
+    cp = static_cast<char32_t>(((lead & 0x1F) << 6) | (b(start + 1) & 0x3F));
+  } else if (len == 3) {
+    cp = static_cast<char32_t>(((lead & 0x0F) << 12) | ((b(start + 1) & 0x3F) << 6) |
+                               (b(start + 2) & 0x3F));
+  } else {
+    cp = static_cast<char32_t>(((lead & 0x07) << 18) | ((b(start + 1) & 0x3F) << 12) |
+                               ((b(start + 2) & 0x3F) << 6) | (b(start + 3) & 0x3F));
+  }
+  return start;
+}
+
+}  // namespace
+
+void rstrip_python(std::string& text) {
+  std::size_t end = text.size();
+  while (end > 0) {
+    char32_t cp = 0;
+    std::size_t start = previous_code_point(text, end, cp);
+    if (!is_python_whitespace(cp)) break;
+    end = start;
+  }
+  text.resize(end);
+}
+
+Error request_error(std::string path, std::string message) {
+  Error e = make_error("RequestError", std::move(message));
+  e.path = std::move(path);
+  return e;
+}
+
+std::string json_kind(const Value& v) {
+  switch (v.kind()) {
+    case Kind::None:
+      return "null";
+    case Kind::Bool:
+      return "a boolean";
+    case Kind::Int:
+    case Kind::Float:
+      return "a number";
+    case Kind::String:
+      return "a string";
+    case Kind::List:
+    case Kind::Tuple:
+      return "an array";
+    case Kind::Dict:
+      return "an object";
+    default:
+      return std::string(type_name(v));
+  }
+}
+
+}  // namespace chatwire::chat::detail
