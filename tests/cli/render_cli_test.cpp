@@ -1,0 +1,186 @@
+// End-to-end tests of `chatwire render`: the built binary run as a user would run it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+const std::string kData = CHATWIRE_DATA_DIR;
+const std::string kCli = CHATWIRE_CLI;
+
+struct Run {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class RenderCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("chatwire-render-cli-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+
+  // Runs `chatwire <args>` from `cwd` with stdin from `input` (a file path or empty).
+  Run run(const std::string& args, const std::string& input = "", const std::string& cwd = "") {
+    fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    std::string cmd;
+    if (!cwd.empty()) cmd += "cd '" + cwd + "' && ";
+    cmd += "'" + kCli + "' " + args + " <" +
+           (input.empty() ? std::string("/dev/null") : "'" + input + "'") + " >'" + out.string() +
+           "' 2>'" + err.string() + "'";
+    int raw = std::system(cmd.c_str());
+    Run r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(RenderCli, TemplateAndContext) {
+  auto tpl = write(
+      "t.jinja",
+      "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{{ strftime_now('%Y') }}");
+  auto ctx = write("c.json", R"({"messages": [{"role": "user", "content": "h\u00e9"}]})");
+  Run r = run("render --template '" + tpl.string() + "' --context '" + ctx.string() +
+              "' --now 2026-08-19T10:00:00");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "user: h\xC3\xA9\n2026");
+}
+
+TEST_F(RenderCli, ModelRequestAndModes) {
+  auto req = write(
+      "r.json",
+      R"({"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hel"}]})");
+  std::string base =
+      "render --model '" + kData + "/models/unicode-tokens' --request '" + req.string() + "'";
+  Run training = run(base + " --mode training");
+  EXPECT_EQ(training.status, 0) << training.err;
+  EXPECT_EQ(training.out,
+            "\xE2\x96\x81<\xC3\xA9>user\xE2\x94\x82Hi\xF0\x9F\x94\x9A"
+            "assistant\xE2\x94\x82Hel\xF0\x9F\x94\x9A");
+  Run prefill = run(base + " --mode prefill");
+  EXPECT_EQ(prefill.status, 0) << prefill.err;
+  EXPECT_EQ(prefill.out,
+            "\xE2\x96\x81<\xC3\xA9>user\xE2\x94\x82Hi\xF0\x9F\x94\x9A"
+            "assistant\xE2\x94\x82Hel");
+  Run reply = run(base + " --mode reply");
+  EXPECT_EQ(reply.status, 0) << reply.err;
+  EXPECT_NE(reply.err.find("warning"), std::string::npos);
+  Run bad_mode = run(base + " --mode generate");
+  EXPECT_NE(bad_mode.status, 0);
+}
+
+TEST_F(RenderCli, JsonOutputHasBothKindsOfSpan) {
+  auto req = write(
+      "r.json",
+      R"({"messages": [{"role": "user", "content": "\u00e9"}, {"role": "assistant", "content": "ok"}]})");
+  auto tpl = write("t.jinja",
+                   "{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}{{ "
+                   "m.content }}{% endgeneration %}"
+                   "{% else %}{{ m.content }}{% endif %}{% endfor %}");
+  Run r = run("render --template '" + tpl.string() + "' --request '" + req.string() + "' --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = ordered_json::parse(r.out);
+  EXPECT_EQ(j["output"], "\xC3\xA9ok");
+  EXPECT_EQ(j["generation"].dump(), "[[1,3]]");
+  EXPECT_EQ(j["generation_bytes"].dump(), "[[2,4]]");
+}
+
+TEST_F(RenderCli, BadRequestNamesTheField) {
+  auto req =
+      write("r.json", R"({"messages": [{"role": "user", "content": "a"}, {"role": "assistant",
+      "tool_calls": [{"function": {"arguments": "{}"}}]}]})");
+  Run r = run("render --model '" + kData + "/models/jinja-file' --request '" + req.string() + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("messages[1].tool_calls[0].function.name"), std::string::npos) << r.err;
+  auto not_utf8 = write("u.json", "{\"messages\": \"\xFF\"}");
+  Run u =
+      run("render --model '" + kData + "/models/jinja-file' --request '" + not_utf8.string() + "'");
+  EXPECT_EQ(u.status, 1);
+  EXPECT_NE(u.err.find("UTF-8"), std::string::npos) << u.err;
+  Run none = run("render --model '" + kData + "/models/no-template' --request '" + req.string() +
+                 "' --no-validate");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_NE(none.err.find("has no chat template"), std::string::npos) << none.err;
+}
+
+TEST_F(RenderCli, LimitFlagsReachTheEngine) {
+  auto tpl = write("t.jinja", "{% for i in range(1000) %}{{ i }}{% endfor %}");
+  Run r = run("render --template '" + tpl.string() + "' --max-output-bytes 100");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("LimitError"), std::string::npos) << r.err;
+}
+
+TEST_F(RenderCli, BatchAnswersTheOracleGoldensLineByLine) {
+  const std::string requests = kData + "/goldens/chat/requests.jsonl";
+  Run r = run("render --batch", requests, kData);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> want, got, reqs;
+  std::string line;
+  std::istringstream w(slurp(kData + "/goldens/chat/results.jsonl")), g(r.out), q(slurp(requests));
+  while (std::getline(w, line)) want.push_back(line);
+  while (std::getline(g, line)) got.push_back(line);
+  while (std::getline(q, line)) reqs.push_back(line);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (got[i] == want[i]) continue;
+    auto expected = ordered_json::parse(want[i]);
+    auto actual = ordered_json::parse(got[i]);
+    EXPECT_FALSE(expected["ok"].get<bool>())
+        << "line " << i + 1 << "\n  want: " << want[i] << "\n  got:  " << got[i];
+    EXPECT_EQ(actual["id"], expected["id"]);
+    EXPECT_EQ(actual["error_type"], expected["error_type"]) << "line " << i + 1;
+  }
+}
+
+TEST_F(RenderCli, BatchSurvivesBadLines) {
+  auto input = write("in.jsonl",
+                     "{\"id\": 1, \"template\": \"{{ x }}\", \"context\": {\"x\": 2}}\n"
+                     "\n"
+                     "not json\n"
+                     "[1, 2]\n"
+                     "{\"id\": 2, \"template\": \"{% if %}\"}\r\n"
+                     "{\"id\": 3, \"template\": \"ok\"}\n");
+  Run r = run("render --batch", input.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream s(r.out);
+  std::string line;
+  while (std::getline(s, line)) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  EXPECT_EQ(lines[0], R"({"id": 1, "ok": true, "output": "2"})");
+  EXPECT_NE(lines[1].find("\"ok\": false"), std::string::npos);
+  EXPECT_NE(lines[2].find("\"ok\": false"), std::string::npos);
+  EXPECT_NE(lines[3].find("TemplateSyntaxError"), std::string::npos);
+  EXPECT_EQ(lines[4], R"({"id": 3, "ok": true, "output": "ok"})");
+}
+
+}  // namespace
