@@ -1,6 +1,7 @@
 // End-to-end tests of `chatwire render`: the built binary run as a user would run it.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +20,7 @@ using nlohmann::ordered_json;
 const std::string kData = CHATWIRE_DATA_DIR;
 const std::string kCli = CHATWIRE_CLI;
 
-struct Run {
+struct CliRun {
   int status = -1;
   std::string out, err;
 };
@@ -46,7 +47,7 @@ class RenderCli : public ::testing::Test {
   }
 
   // Runs `chatwire <args>` from `cwd` with stdin from `input` (a file path or empty).
-  Run run(const std::string& args, const std::string& input = "", const std::string& cwd = "") {
+  CliRun run(const std::string& args, const std::string& input = "", const std::string& cwd = "") {
     fs::path out = dir_ / "stdout", err = dir_ / "stderr";
     std::string cmd;
     if (!cwd.empty()) cmd += "cd '" + cwd + "' && ";
@@ -54,7 +55,7 @@ class RenderCli : public ::testing::Test {
            (input.empty() ? std::string("/dev/null") : "'" + input + "'") + " >'" + out.string() +
            "' 2>'" + err.string() + "'";
     int raw = std::system(cmd.c_str());
-    Run r;
+    CliRun r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
     r.out = slurp(out);
     r.err = slurp(err);
@@ -69,8 +70,8 @@ TEST_F(RenderCli, TemplateAndContext) {
       "t.jinja",
       "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{{ strftime_now('%Y') }}");
   auto ctx = write("c.json", R"({"messages": [{"role": "user", "content": "h\u00e9"}]})");
-  Run r = run("render --template '" + tpl.string() + "' --context '" + ctx.string() +
-              "' --now 2026-08-19T10:00:00");
+  CliRun r = run("render --template '" + tpl.string() + "' --context '" + ctx.string() +
+                 "' --now 2026-08-19T10:00:00");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "user: h\xC3\xA9\n2026");
 }
@@ -81,20 +82,20 @@ TEST_F(RenderCli, ModelRequestAndModes) {
       R"({"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hel"}]})");
   std::string base =
       "render --model '" + kData + "/models/unicode-tokens' --request '" + req.string() + "'";
-  Run training = run(base + " --mode training");
+  CliRun training = run(base + " --mode training");
   EXPECT_EQ(training.status, 0) << training.err;
   EXPECT_EQ(training.out,
             "\xE2\x96\x81<\xC3\xA9>user\xE2\x94\x82Hi\xF0\x9F\x94\x9A"
             "assistant\xE2\x94\x82Hel\xF0\x9F\x94\x9A");
-  Run prefill = run(base + " --mode prefill");
+  CliRun prefill = run(base + " --mode prefill");
   EXPECT_EQ(prefill.status, 0) << prefill.err;
   EXPECT_EQ(prefill.out,
             "\xE2\x96\x81<\xC3\xA9>user\xE2\x94\x82Hi\xF0\x9F\x94\x9A"
             "assistant\xE2\x94\x82Hel");
-  Run reply = run(base + " --mode reply");
+  CliRun reply = run(base + " --mode reply");
   EXPECT_EQ(reply.status, 0) << reply.err;
   EXPECT_NE(reply.err.find("warning"), std::string::npos);
-  Run bad_mode = run(base + " --mode generate");
+  CliRun bad_mode = run(base + " --mode generate");
   EXPECT_NE(bad_mode.status, 0);
 }
 
@@ -106,7 +107,8 @@ TEST_F(RenderCli, JsonOutputHasBothKindsOfSpan) {
                    "{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}{{ "
                    "m.content }}{% endgeneration %}"
                    "{% else %}{{ m.content }}{% endif %}{% endfor %}");
-  Run r = run("render --template '" + tpl.string() + "' --request '" + req.string() + "' --json");
+  CliRun r =
+      run("render --template '" + tpl.string() + "' --request '" + req.string() + "' --json");
   ASSERT_EQ(r.status, 0) << r.err;
   auto j = ordered_json::parse(r.out);
   EXPECT_EQ(j["output"], "\xC3\xA9ok");
@@ -118,30 +120,31 @@ TEST_F(RenderCli, BadRequestNamesTheField) {
   auto req =
       write("r.json", R"({"messages": [{"role": "user", "content": "a"}, {"role": "assistant",
       "tool_calls": [{"function": {"arguments": "{}"}}]}]})");
-  Run r = run("render --model '" + kData + "/models/jinja-file' --request '" + req.string() + "'");
+  CliRun r =
+      run("render --model '" + kData + "/models/jinja-file' --request '" + req.string() + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("messages[1].tool_calls[0].function.name"), std::string::npos) << r.err;
   auto not_utf8 = write("u.json", "{\"messages\": \"\xFF\"}");
-  Run u =
+  CliRun u =
       run("render --model '" + kData + "/models/jinja-file' --request '" + not_utf8.string() + "'");
   EXPECT_EQ(u.status, 1);
   EXPECT_NE(u.err.find("UTF-8"), std::string::npos) << u.err;
-  Run none = run("render --model '" + kData + "/models/no-template' --request '" + req.string() +
-                 "' --no-validate");
+  CliRun none = run("render --model '" + kData + "/models/no-template' --request '" + req.string() +
+                    "' --no-validate");
   EXPECT_EQ(none.status, 1);
   EXPECT_NE(none.err.find("has no chat template"), std::string::npos) << none.err;
 }
 
 TEST_F(RenderCli, LimitFlagsReachTheEngine) {
   auto tpl = write("t.jinja", "{% for i in range(1000) %}{{ i }}{% endfor %}");
-  Run r = run("render --template '" + tpl.string() + "' --max-output-bytes 100");
+  CliRun r = run("render --template '" + tpl.string() + "' --max-output-bytes 100");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("LimitError"), std::string::npos) << r.err;
 }
 
 TEST_F(RenderCli, BatchAnswersTheOracleGoldensLineByLine) {
   const std::string requests = kData + "/goldens/chat/requests.jsonl";
-  Run r = run("render --batch", requests, kData);
+  CliRun r = run("render --batch", requests, kData);
   ASSERT_EQ(r.status, 0) << r.err;
   std::vector<std::string> want, got, reqs;
   std::string line;
@@ -169,7 +172,7 @@ TEST_F(RenderCli, BatchSurvivesBadLines) {
                      "[1, 2]\n"
                      "{\"id\": 2, \"template\": \"{% if %}\"}\r\n"
                      "{\"id\": 3, \"template\": \"ok\"}\n");
-  Run r = run("render --batch", input.string());
+  CliRun r = run("render --batch", input.string());
   ASSERT_EQ(r.status, 0) << r.err;
   std::vector<std::string> lines;
   std::istringstream s(r.out);
