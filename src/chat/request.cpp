@@ -230,8 +230,21 @@ Result<ChatRequest> parse_request_json(std::string_view json, const InputLimits&
   auto parsed = parse_json(json, options);
   if (!parsed) return parsed.error();
   if (!parsed->is_dict()) {
-    return request_error(
-        "", "the request must be a JSON object (line 1, column 1), got " + json_kind(*parsed));
+    // Point at the value that should have been an object: its first character.
+    std::size_t line = 1, column = 1;
+    for (char c : json) {
+      if (c != ' ' && c != '\t' && c != '\r' && c != '\n') break;
+      if (c == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    Error e = request_error("", "the request must be a JSON object, got " + json_kind(*parsed));
+    e.line = line;
+    e.column = column;
+    return e;
   }
   auto request = request_from_value(*parsed);
   if (!request) return request.error();
