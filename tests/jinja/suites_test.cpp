@@ -21,11 +21,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -137,6 +139,53 @@ std::vector<std::string> suite_stems() {
   return stems;
 }
 
+// A case that runs longer than this stops the whole binary with its id printed, so an
+// engine hang names the template instead of blocking the run (limits should make every
+// case end far sooner). Override with CHATWIRE_SUITES_CASE_TIMEOUT=<seconds>.
+constexpr double kDefaultCaseTimeoutSeconds = 30.0;
+
+class Watchdog {
+ public:
+  static Watchdog& instance() {
+    static Watchdog* dog = new Watchdog();  // never destroyed: its thread outlives main's tests
+    return *dog;
+  }
+  void start_case(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    id_ = id;
+    started_ = std::chrono::steady_clock::now();
+    active_ = true;
+  }
+  void end_case() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    active_ = false;
+  }
+
+ private:
+  Watchdog() {
+    if (const char* env = std::getenv("CHATWIRE_SUITES_CASE_TIMEOUT")) timeout_ = std::atof(env);
+    std::thread([this] { watch(); }).detach();
+  }
+  void watch() {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::lock_guard<std::mutex> lock(mutex_);
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      if (active_ && timeout_ > 0 && elapsed > timeout_) {
+        std::cerr << "[suites] case " << id_ << " still running after " << elapsed
+                  << " s: stopping (CHATWIRE_SUITES_CASE_TIMEOUT=" << timeout_ << ")" << std::endl;
+        std::_Exit(3);
+      }
+    }
+  }
+  std::mutex mutex_;
+  std::string id_;
+  std::chrono::steady_clock::time_point started_;
+  bool active_ = false;
+  double timeout_ = kDefaultCaseTimeoutSeconds;
+};
+
 struct CaseResult {
   Outcome outcome = Outcome::Pass;
   std::string got_error_type, got_message, got_output, detail;
@@ -223,7 +272,9 @@ TEST_P(Suites, RendersLikeTheOracle) {
     const SuiteCase& c = parsed.value();
     ++cases;
     (c.oracle_ok ? oracle_ok : oracle_error)++;
+    Watchdog::instance().start_case(c.id);
     const CaseResult r = run_case(c);
+    Watchdog::instance().end_case();
     const auto listed_reason = known.find(c.id);
     const bool is_known = listed_reason != known.end();
     report_case(suite, c, r, is_known);
