@@ -1,15 +1,99 @@
-// `chatwire probe`: not written yet (placeholder so the command table links).
+// `chatwire probe`: measures one template (a .jinja file or a model directory) with sentinel
+// conversations and prints its profile: what it keeps, drops and rejects.
+#include "chatwire/probe.hpp"
+
 #include <cstdio>
+#include <memory>
+#include <string>
 
 #include "commands.hpp"
 
 namespace chatwire::cli {
 
+namespace {
+
+void write_out(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+std::string yes(bool b) {
+  return b ? "yes" : "no";
+}
+
+// The profile as a short human-readable report (the JSON has every detail).
+std::string summary(const probe::Profile& p) {
+  std::string s;
+  s += "template:          " + p.name + "\n";
+  s += "family:            " + p.frame.family + "\n";
+  s += "renders:           " + yes(p.renders) +
+       (p.renders ? " (baseline: " + p.baseline.conversation + ")" : "") + "\n";
+  if (!p.renders) s += "error:             " + p.baseline.error + "\n";
+  s += "tool definitions:  " + p.tools.definitions_location + "\n";
+  s += "tool calls:        " + std::string(p.tool_calls.rendered ? "rendered" : "not rendered") +
+       "\n";
+  if (p.tool_calls.example)
+    s += "call syntax:       " + nlohmann::json(*p.tool_calls.example).dump() + "\n";
+  s += "tool results:      " +
+       (p.tool_results.role ? "under " + *p.tool_results.role : std::string("not rendered")) + "\n";
+  s +=
+      "reasoning:         " + p.reasoning.style +
+      (p.reasoning.open ? " " + *p.reasoning.open + " ... " + p.reasoning.close.value_or("") : "") +
+      ", past reasoning kept: " + yes(p.reasoning.history_kept) +
+      ", prompt opens it: " + yes(p.reasoning.prompt_opens) + "\n";
+  s += "system role:       " + yes(p.system.supported) +
+       (p.system.error.empty() ? "" : " (" + p.system.error + ")") + "\n";
+  s += "alternation:       " + std::string(p.alternation.required ? "required" : "not required") +
+       "\n";
+  s += "conventions:      ";
+  for (const auto& c : p.conventions)
+    s += " " + c.key + "=" + std::string(probe::status_name(c.status));
+  s += "\n";
+  std::string silent;
+  for (const auto& f : p.silent_failures) silent += " " + f;
+  s += "silent failures:  " + (silent.empty() ? std::string(" none") : silent) + "\n";
+  std::string bugs;
+  for (const auto& b : p.template_bugs) bugs += " " + b.kind;
+  s += "template bugs:    " + (bugs.empty() ? std::string(" none") : bugs) + "\n";
+  return s;
+}
+
+}  // namespace
+
 void add_probe(CLI::App& root, int& exit_code) {
-  auto* cmd = root.add_subcommand("probe", "(not implemented yet)");
-  cmd->callback([&exit_code] {
-    std::fprintf(stderr, "chatwire probe: not implemented yet\n");
-    exit_code = 2;
+  auto* cmd = root.add_subcommand(
+      "probe", "Measure what a chat template keeps, drops and rejects (sentinel probe)");
+  struct Args {
+    std::string template_file, model_dir, now = probe::Options{}.now;
+    bool json = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* t = cmd->add_option("--template", args->template_file, "a .jinja template file");
+  auto* m =
+      cmd->add_option("--model", args->model_dir,
+                      "a checkpoint directory (tokenizer_config.json, chat_template.jinja, ...)");
+  t->excludes(m);
+  cmd->add_flag("--json", args->json, "print the whole profile as JSON");
+  cmd->add_option("--now", args->now, "strftime_now's clock (ISO 8601)");
+  cmd->callback([args, &exit_code] {
+    const std::string* template_file = &args->template_file;
+    const std::string* model_dir = &args->model_dir;
+    if (template_file->empty() == model_dir->empty()) {
+      std::fprintf(stderr, "chatwire probe: give exactly one of --template FILE or --model DIR\n");
+      exit_code = 2;
+      return;
+    }
+    probe::Options options;
+    options.now = args->now;
+    auto profile = template_file->empty() ? probe::probe_model(*model_dir, options)
+                                          : probe::probe_file(*template_file, options);
+    if (!profile) {
+      std::fprintf(stderr, "chatwire probe: %s\n", profile.error().to_string().c_str());
+      exit_code = 1;
+      return;
+    }
+    write_out(args->json ? profile->to_json().dump(1) + "\n" : summary(*profile));
+    exit_code = 0;
   });
 }
 

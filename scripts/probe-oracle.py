@@ -12,7 +12,8 @@ Nothing here is keyed on a template's name or hash: every finding is read from
 rendered output.
 
 Usage (standard library + Jinja2, from anywhere):
-  scripts/probe-oracle.py                       # regenerate data/goldens/probe/ from data/templates/
+  scripts/probe-oracle.py                       # regenerate data/goldens/probe/ (data/templates/ and
+                                                # the crafted test templates in data/goldens/probe/crafted/)
   scripts/probe-oracle.py FILE.jinja...         # print the profiles of these templates
   scripts/probe-oracle.py --out DIR DIR_OR_FILE...
 """
@@ -627,23 +628,7 @@ def probe_template(source):
     return profile
 
 
-def main(argv):
-    out_dir = None
-    if "--out" in argv:
-        i = argv.index("--out")
-        out_dir = argv[i + 1]
-        argv = argv[:i] + argv[i + 2:]
-    inputs = argv or [os.path.join(ROOT, "data", "templates")]
-    if not argv and out_dir is None:
-        out_dir = os.path.join(ROOT, "data", "goldens", "probe")
-    files = []
-    for path in inputs:
-        if os.path.isdir(path):
-            files += sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".jinja"))
-        else:
-            files.append(path)
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
+def probe_files(files, out_dir):
     for n, path in enumerate(files, 1):
         with open(path, encoding="utf-8") as f:
             source = f.read()
@@ -656,6 +641,33 @@ def main(argv):
             print(f"[{n}/{len(files)}] {os.path.basename(path)}", file=sys.stderr)
         else:
             sys.stdout.write(text_)
+
+
+def jinja_files(directory):
+    return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".jinja"))
+
+
+def main(argv):
+    out_dir = None
+    if "--out" in argv:
+        i = argv.index("--out")
+        out_dir = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    if not argv and out_dir is None:
+        # The goldens: every bundled template, and the probe's own crafted test templates
+        # (kept next to their profiles in data/goldens/probe/crafted/).
+        goldens = os.path.join(ROOT, "data", "goldens", "probe")
+        crafted = os.path.join(goldens, "crafted")
+        os.makedirs(goldens, exist_ok=True)
+        probe_files(jinja_files(os.path.join(ROOT, "data", "templates")), goldens)
+        probe_files(jinja_files(crafted), crafted)
+        return
+    files = []
+    for path in argv:
+        files += jinja_files(path) if os.path.isdir(path) else [path]
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+    probe_files(files, out_dir)
 
 
 if __name__ == "__main__":

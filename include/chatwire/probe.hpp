@@ -1,0 +1,187 @@
+// chatwire's probe: measures what one chat template really keeps, drops and rejects by
+// rendering a fixed conversation full of unique sentinel strings and looking for them in
+// the output. First a baseline combination of input conventions is searched (the one that
+// keeps the most sentinels), then each convention is flipped alone. The result, a Profile,
+// is what the adapter (request -> template variables) and the output-parser choice read.
+//
+//   auto profile = chatwire::probe::probe_file("template.jinja");      // or probe_model(dir)
+//   if (profile && !profile->tool_calls.rendered) ...                  // e.g. calls dropped
+//   std::cout << profile->to_json().dump(1);
+//
+// The probe is measurement, never a lookup table: nothing in it is keyed on a template's
+// name or hash. scripts/probe-oracle.py runs the same algorithm through the reference
+// renderer; tests/probe/ compares the two on every bundled template.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chatwire/error.hpp"
+#include "chatwire/jinja.hpp"
+#include "chatwire/value.hpp"
+
+namespace chatwire::probe {
+
+inline constexpr int kProfileVersion = 1;
+
+// How a template takes one input convention, measured by flipping it alone from the baseline.
+enum class Status : unsigned char {
+  ok,     // renders and keeps every sentinel the baseline keeps
+  error,  // raises (message in Convention::error)
+  lossy,  // renders but loses a sentinel the baseline keeps (names in Convention::lost)
+};
+std::string_view status_name(Status status) noexcept;  // "ok", "error", "lossy"
+
+// One row of the probe-axis table: an input convention a caller can choose.
+struct Convention {
+  std::string key;    // "arguments_dict", "arguments_string", "long_call_id", "flat_tools", ...
+  std::string axis;   // "arguments", "call_id", "tools", "content", "call_content"
+  std::string value;  // "dict", "string", "long", "short", "nested", "flat", ...
+  Status status = Status::error;
+  std::string error;              // "TypeError: ..." when status is error
+  std::vector<std::string> lost;  // sentinel names when status is lossy
+};
+
+struct Baseline {
+  // The conversation shape that rendered: "full", "no_system", "no_tool_messages",
+  // "no_system_no_tool_messages"; empty when nothing rendered.
+  std::string conversation;
+  std::vector<std::pair<std::string, std::string>> conventions;  // axis -> value chosen
+  std::vector<std::string> kept, lost;                           // sentinel names
+  std::string error;                    // why nothing rendered (when conversation is empty)
+  std::string full_conversation_error;  // why the full tool conversation did not render
+};
+
+struct Tools {
+  bool definitions_rendered = false;
+  // "system", "developer", "user", "own_turn", "own_section", "not_rendered"
+  std::string definitions_location = "not_rendered";
+  // The text the definitions add to the prompt (the template's own tool instructions).
+  std::optional<std::string> definitions_block;
+};
+
+struct ToolCalls {
+  bool rendered = false;
+  std::optional<std::string> example;  // the call exactly as rendered (sentinel values)
+  bool id_rendered = false;            // the call id appears in the prompt
+};
+
+struct ToolResults {
+  bool rendered = false;
+  // The role word of the header the result is rendered under ("tool", "user", "ipython",
+  // "observation", "system", "functions.{name}", ...), "section" for a dedicated block
+  // without a role header; nullopt when not rendered.
+  std::optional<std::string> role;
+  std::optional<std::string> header;  // that header verbatim ({name} = the function name)
+};
+
+struct Reasoning {
+  bool history_kept = false;               // a past turn's reasoning is rendered
+  std::string style = "none";              // "tags", "channel", "none"
+  std::optional<std::string> field;        // "reasoning_content" or "thinking": which one renders
+  std::optional<std::string> open, close;  // the markers around the current turn's reasoning
+  bool prompt_opens = false;               // the generation prompt already opens reasoning
+};
+
+struct Frame {
+  std::optional<std::string> generation_prompt;
+  std::optional<std::string> assistant_prefix;  // of an assistant turn in history
+  std::optional<std::string> assistant_suffix;
+  std::optional<std::string> user_prefix;
+  std::optional<std::string> user_suffix;
+  std::string family = "unknown";  // "ChatML", "Llama 3", "Harmony", "Mistral", "Gemma", ...
+  std::string error;               // why a plain user turn did not render
+};
+
+struct SystemSupport {
+  bool supported = false;
+  std::string error;  // the template's error, or "renders but drops the system message"
+};
+
+struct Alternation {
+  bool required = false;  // two user turns in a row are refused
+  std::string error;
+};
+
+struct TemplateBug {
+  std::string kind;      // "instruction_history_marker_mismatch", "tool_result_under_assistant"
+  std::string rendered;  // the marker rendered in history (mismatch)
+  std::vector<std::string> taught;  // the markers the instructions teach (mismatch)
+  std::string header;               // the header of the tool result (under assistant)
+};
+
+struct Profile {
+  std::string name;  // the file or directory name (informational only, never used to decide)
+  bool renders = false;
+  Baseline baseline;
+  std::vector<Convention> conventions;  // in axis-table order
+  Tools tools;
+  ToolCalls tool_calls;
+  ToolResults tool_results;
+  Reasoning reasoning;
+  SystemSupport system;
+  Alternation alternation;
+  Frame frame;
+  // "tool_calls_dropped", "tools_ignored", "tool_results_dropped", "reasoning_replayed",
+  // "no_tool_support"
+  std::vector<std::string> silent_failures;
+  std::vector<TemplateBug> template_bugs;
+  std::size_t renders_used = 0;
+
+  // nullptr when the key is unknown.
+  const Convention* convention(std::string_view key) const noexcept;
+  bool has_silent_failure(std::string_view name) const noexcept;
+  // The profile as JSON, the same keys as scripts/probe-oracle.py writes.
+  nlohmann::ordered_json to_json() const;
+};
+
+struct Options {
+  jinja::Limits limits;
+  std::string now = "2026-01-15T10:00:00";  // strftime_now's clock, fixed so profiles are stable
+};
+
+// Probes a compiled template. `special_tokens` is a dict of template variables (bos_token,
+// eos_token, ...); the sentinel conversations are rendered as transformers does.
+Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
+                       const Options& options = {});
+// Probes template source, with bos_token "<s>" and eos_token "</s>". Fails only when the
+// source does not compile.
+Result<Profile> probe_source(std::string_view source, const Options& options = {});
+// Reads and probes a .jinja file.
+Result<Profile> probe_file(const std::filesystem::path& file, const Options& options = {});
+// Probes a checkpoint directory's template (the one transformers chooses when tools are
+// given) with the directory's own special tokens.
+Result<Profile> probe_model(const std::filesystem::path& dir, const Options& options = {});
+
+// ---------------------------------------------------------------------------------------
+// The survey: the probe over many templates, and its tables.
+// ---------------------------------------------------------------------------------------
+
+struct SurveyEntry {
+  std::string name;  // file or directory name
+  Result<Profile> profile = Error{"ValueError", "not probed", 0, 0, {}};
+};
+
+// Every .jinja file and every model directory (a directory holding tokenizer_config.json,
+// chat_template.jinja or chat_template.json) directly under `dir`, sorted by name; or `dir`
+// itself when it is a file or a model directory. `progress(done, total, name)` is called
+// after each one.
+std::vector<SurveyEntry> survey(
+    const std::filesystem::path& dir, const Options& options = {},
+    const std::function<void(std::size_t, std::size_t, std::string_view)>& progress = {});
+
+// The survey's tables in Markdown: turn frames by family, reasoning handling, where tool
+// definitions go, call syntax (verbatim), tool-result roles, accepted input conventions
+// (counts), silent failures and template bugs.
+std::string survey_markdown(const std::vector<SurveyEntry>& entries);
+// {"templates": N, "profiles": {name: profile|{"error": ...}}, "summary": {...}}
+nlohmann::ordered_json survey_json(const std::vector<SurveyEntry>& entries);
+
+}  // namespace chatwire::probe

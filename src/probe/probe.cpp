@@ -1,0 +1,789 @@
+// The probe: renders sentinel conversations through the chat layer and reads the template's
+// behaviour from the output. scripts/probe-oracle.py is the same algorithm over the
+// reference renderer; keep the two in step (tests/probe/ compares them on every template).
+#include "chatwire/probe.hpp"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chatwire/chat.hpp"
+#include "probe/text.hpp"
+
+namespace chatwire::probe {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Sentinels: unique strings that cannot occur in a template by accident. Upper-case letters
+// only (and one identifier for the function name), so escaping, JSON encoding and quoting
+// leave them intact.
+// ---------------------------------------------------------------------------------------
+
+struct Sentinel {
+  std::string_view name, text;
+};
+constexpr Sentinel kSentinels[] = {
+    {"system", "ZXSYSTEMXZ"},
+    {"question", "ZXQUESTIONXZ"},
+    {"reasoning_content", "ZXREASONXZ"},
+    {"thinking", "ZXTHINKXZ"},
+    {"call_name", "get_zxweather"},
+    {"call_argument", "ZXCITYXZ"},
+    {"result", "ZXRESULTXZ"},
+    {"answer", "ZXANSWERXZ"},
+    {"question2", "ZXFOLLOWUPXZ"},
+    {"tool_description", "ZXTOOLDESCXZ"},
+    {"parameter_description", "ZXPARAMDESCXZ"},
+};
+
+std::string_view S(std::string_view name) {
+  for (const auto& s : kSentinels)
+    if (s.name == name) return s.text;
+  return {};
+}
+
+constexpr std::string_view kArgumentKey = "zxcity";
+constexpr std::string_view kLongCallId = "call_ZXLONGID0123456789abcdef";  // call_ + 24 characters
+constexpr std::string_view kShortCallId =
+    "ZXCALLID9";  // 9 alphanumerics, as older Mistral templates demand
+constexpr std::string_view kTextPartLeak =
+    "'type': 'text'";  // a content list printed as a Python repr
+
+// Sentinels that count when choosing the baseline. Reasoning is left out on purpose:
+// dropping past reasoning is the desired behaviour.
+constexpr std::string_view kScored[] = {"system", "question",  "call_argument",   "result",
+                                        "answer", "question2", "tool_description"};
+// Sentinels compared between a flip and the baseline to call a flip lossy.
+constexpr std::string_view kCompared[] = {
+    "system",    "question",          "call_argument",    "result",
+    "answer",    "question2",         "tool_description", "parameter_description",
+    "call_name", "reasoning_content", "thinking"};
+
+// ---------------------------------------------------------------------------------------
+// The probe axes: ONE table, one row per input convention. The first value of each axis is
+// preferred when several combinations keep equally many sentinels; each value names the
+// convention key the profile reports it under. An axis about tool messages is reported as
+// an error when the template cannot render tool messages at all. Adding an axis = one row
+// here, its effect in `conversation()`, and the same row in scripts/probe-oracle.py.
+// ---------------------------------------------------------------------------------------
+
+struct AxisValue {
+  std::string_view value, key;
+};
+struct Axis {
+  std::string_view name;
+  std::array<AxisValue, 2> values;
+  bool about_tool_messages;
+};
+constexpr Axis kAxes[] = {
+    {"arguments", {{{"dict", "arguments_dict"}, {"string", "arguments_string"}}}, true},
+    {"call_id", {{{"long", "long_call_id"}, {"short", "short_call_id"}}}, true},
+    {"tools", {{{"nested", "nested_tools"}, {"flat", "flat_tools"}}}, false},
+    {"content", {{{"string", "string_content"}, {"parts", "content_parts"}}}, false},
+    {"call_content", {{{"empty", "empty_call_content"}, {"null", "null_call_content"}}}, true},
+};
+constexpr std::size_t kAxisCount = std::size(kAxes);
+
+// A combination of conventions: the index of the chosen value on each axis.
+using Combo = std::array<unsigned char, kAxisCount>;
+
+std::string_view value_of(const Combo& combo, std::string_view axis) {
+  for (std::size_t i = 0; i < kAxisCount; ++i)
+    if (kAxes[i].name == axis) return kAxes[i].values[combo[i]].value;
+  return {};
+}
+
+// Every combination, in the order itertools.product gives (last axis fastest).
+std::vector<Combo> all_combos() {
+  std::vector<Combo> combos;
+  std::size_t total = std::size_t{1} << kAxisCount;
+  for (std::size_t n = 0; n < total; ++n) {
+    Combo c{};
+    for (std::size_t i = 0; i < kAxisCount; ++i)
+      c[i] = static_cast<unsigned char>((n >> (kAxisCount - 1 - i)) & 1u);
+    combos.push_back(c);
+  }
+  return combos;
+}
+
+// Conversation shapes tried in order until one renders with some combination: the full
+// tool conversation, then without the system message, then without tool traffic (which
+// still measures where definitions go).
+struct Shape {
+  std::string_view name;
+  bool system, tool_messages;
+};
+constexpr Shape kLadder[] = {
+    {"full", true, true},
+    {"no_system", false, true},
+    {"no_tool_messages", true, false},
+    {"no_system_no_tool_messages", false, false},
+};
+
+// Turn families, recognised by a marker in the assistant frame (user suffix + assistant
+// prefix). First match wins, so more specific markers come first.
+struct Family {
+  std::string_view name, marker;
+};
+constexpr Family kFamilies[] = {
+    {"Harmony", "<|start|>assistant"},
+    {"ChatML", "<|im_start|>assistant"},
+    {"Llama 3", "<|start_header_id|>assistant<|end_header_id|>"},
+    {"Llama 4", "<|header_start|>assistant<|header_end|>"},
+    {"Gemma 4", "<|turn>model"},
+    {"Gemma", "<start_of_turn>model"},
+    {"Granite", "<|start_of_role|>assistant<|end_of_role|>"},
+    {"Kimi", "<|im_assistant|>"},
+    {"DeepSeek",
+     "<\xEF\xBD\x9C"
+     "Assistant\xEF\xBD\x9C>"},  // <｜Assistant｜>
+    {"Command-R", "<|CHATBOT_TOKEN|>"},
+    {"Seed", "<seed:bos>assistant"},
+    {"MiniMax", "]~b]ai"},
+    {"EXAONE", "[|assistant|]"},
+    {"Mistral", "[/INST]"},
+    {"pipe role", "<|assistant|>"},
+    {"plain text", "assistant"},
+    {"plain text", "Assistant"},
+};
+
+// Reasoning openers looked for in the generation prompt when the template shows no
+// reasoning markers of its own.
+constexpr std::string_view kReasoningOpeners[] = {"<think>", "<seed:think>", "[THINK]",
+                                                  "<|channel|>analysis"};
+
+// ---------------------------------------------------------------------------------------
+// The sentinel conversations
+// ---------------------------------------------------------------------------------------
+
+json tool_definition(std::string_view shape) {
+  json function = {
+      {"name", S("call_name")},
+      {"description", std::string(S("tool_description")) + " Get the current weather for a city."},
+      {"parameters",
+       {{"type", "object"},
+        {"properties",
+         {{std::string(kArgumentKey),
+           {{"type", "string"},
+            {"description", std::string(S("parameter_description")) + " City name"}}}}},
+        {"required", json::array({kArgumentKey})}}},
+  };
+  if (shape == "nested") return json{{"type", "function"}, {"function", function}};
+  return function;
+}
+
+json text(std::string value, std::string_view shape) {
+  if (shape == "parts") return json::array({json{{"type", "text"}, {"text", value}}});
+  return value;
+}
+
+json message(std::string_view role, json content) {
+  return json{{"role", role}, {"content", std::move(content)}};
+}
+
+// A chat request as the oracle's `chat` object: messages, tools, add_generation_prompt.
+struct Chat {
+  json messages = json::array();
+  json tools = nullptr;
+  bool add_generation_prompt = false;
+};
+
+Chat conversation(const Combo& combo, const Shape& shape) {
+  std::string_view call_id = value_of(combo, "call_id") == "long" ? kLongCallId : kShortCallId;
+  json arguments = json{{std::string(kArgumentKey), S("call_argument")}};
+  // As json.dumps writes it (a space after ':'), which nlohmann's compact dump does not.
+  if (value_of(combo, "arguments") == "string")
+    arguments =
+        "{\"" + std::string(kArgumentKey) + "\": \"" + std::string(S("call_argument")) + "\"}";
+  std::string_view content = value_of(combo, "content");
+  Chat chat;
+  if (shape.system)
+    chat.messages.push_back(message(
+        "system", text(std::string(S("system")) + " You are a helpful assistant.", content)));
+  chat.messages.push_back(message(
+      "user", text(std::string(S("question")) + " What is the weather in Paris?", content)));
+  if (shape.tool_messages) {
+    json call = {
+        {"role", "assistant"},
+        {"content", value_of(combo, "call_content") == "null" ? json(nullptr) : json("")},
+        {"tool_calls",
+         json::array({json{{"id", call_id},
+                           {"type", "function"},
+                           {"function", {{"name", S("call_name")}, {"arguments", arguments}}}}})},
+        {"reasoning_content", std::string(S("reasoning_content")) + " The user wants the weather."},
+        {"thinking", std::string(S("thinking")) + " I should call the tool."},
+    };
+    chat.messages.push_back(std::move(call));
+    chat.messages.push_back(json{{"role", "tool"},
+                                 {"tool_call_id", call_id},
+                                 {"name", S("call_name")},
+                                 {"content", std::string(S("result")) + " 22C and sunny"}});
+  }
+  chat.messages.push_back(message("assistant", std::string(S("answer")) + " It is 22C and sunny."));
+  chat.messages.push_back(
+      message("user", text(std::string(S("question2")) + " And tomorrow?", content)));
+  chat.tools = json::array({tool_definition(value_of(combo, "tools"))});
+  chat.add_generation_prompt = true;
+  return chat;
+}
+
+// A small conversation without tools: turns are (role, sentinel name) pairs.
+Chat plain(std::initializer_list<std::pair<std::string_view, std::string_view>> turns,
+           bool generation_prompt = false) {
+  Chat chat;
+  for (auto [role, key] : turns) chat.messages.push_back(message(role, S(key)));
+  chat.add_generation_prompt = generation_prompt;
+  return chat;
+}
+
+// ---------------------------------------------------------------------------------------
+// Rendering through the chat layer
+// ---------------------------------------------------------------------------------------
+
+struct Rendered {
+  std::optional<std::string> output;
+  std::string error;  // "Type: message" when output is empty
+};
+
+class Renderer {
+ public:
+  Renderer(const jinja::Template& tmpl, const Value& special_tokens, const Options& options)
+      : tmpl_(tmpl), special_tokens_(special_tokens) {
+    render_options_.limits = options.limits;
+    render_options_.now = options.now;
+    render_options_.validate = false;  // the probe measures the template, not the request
+  }
+
+  Rendered render(const Chat& chat) {
+    ++count;
+    chat::ChatRequest request;
+    request.messages = from_json(chat.messages);
+    request.tools = chat.tools.is_null() ? Value::none() : from_json(chat.tools);
+    request.add_generation_prompt = chat.add_generation_prompt;
+    auto result = chat::render(tmpl_, request, special_tokens_, render_options_);
+    if (!result) return {std::nullopt, result.error().type + ": " + result.error().message};
+    return {std::move(result->text), {}};
+  }
+
+  // A small conversation without tools; a template that fails without tools (some iterate
+  // over `tools` unconditionally) gets the sentinel tool.
+  Rendered render_plain(const Chat& chat) {
+    Rendered out = render(chat);
+    if (!out.output && chat.tools.is_null()) {
+      Chat retry = chat;
+      retry.tools = json::array({tool_definition("nested")});
+      Rendered again = render(retry);
+      if (again.output) return again;
+    }
+    return out;
+  }
+
+  std::size_t count = 0;
+
+ private:
+  const jinja::Template& tmpl_;
+  Value special_tokens_;
+  chat::RenderOptions render_options_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+bool has(std::string_view output, std::string_view sentinel_name) {
+  return text::contains(output, S(sentinel_name));
+}
+
+// Python's `a or b`: the first non-empty string.
+std::string first_nonempty(const std::optional<std::string>& a,
+                           const std::optional<std::string>& b) {
+  if (a && !a->empty()) return *a;
+  if (b && !b->empty()) return *b;
+  return {};
+}
+
+std::string replace_all(std::string s, std::string_view from, std::string_view to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+
+std::size_t end_of(std::string_view output, std::string_view sentinel_name) {
+  return output.find(S(sentinel_name)) + S(sentinel_name).size();
+}
+
+// ---------------------------------------------------------------------------------------
+// Measurements
+// ---------------------------------------------------------------------------------------
+
+void measure_frame(Renderer& r, Profile& p) {
+  Frame& frame = p.frame;
+  Rendered u_gen = r.render_plain(plain({{"user", "question"}}, true));
+  Rendered u = r.render_plain(plain({{"user", "question"}}));
+  Rendered ua = r.render_plain(plain({{"user", "question"}, {"assistant", "answer"}}));
+  Rendered uau =
+      r.render_plain(plain({{"user", "question"}, {"assistant", "answer"}, {"user", "question2"}}));
+  if (u_gen.output && u.output) {
+    auto d = text::diff_region(*u_gen.output, *u.output);
+    frame.generation_prompt = u_gen.output->substr(d.start, d.end_a - d.start);
+  }
+  if (ua.output && has(*ua.output, "answer"))
+    frame.assistant_suffix = ua.output->substr(end_of(*ua.output, "answer"));
+  // The prefix of an assistant turn in history (the final turn may be rendered
+  // differently, e.g. with an empty reasoning block).
+  const Rendered& history = uau.output && has(*uau.output, "question2") ? uau : ua;
+  std::optional<std::string> between;
+  if (history.output && has(*history.output, "question") && has(*history.output, "answer")) {
+    const std::string& h = *history.output;
+    std::size_t q_end = end_of(h, "question");
+    std::size_t a_pos = h.find(S("answer"), q_end);
+    if (a_pos != std::string::npos) between = h.substr(q_end, a_pos - q_end);
+  }
+  if (between) {
+    const std::string gp = frame.generation_prompt.value_or("");
+    std::size_t split = gp.empty() ? std::string::npos : between->rfind(gp);
+    std::string_view gp_stripped = text::strip(gp);
+    if (split == std::string::npos && !gp.empty() && !gp_stripped.empty())
+      split = between->rfind(gp_stripped);
+    if (split == std::string::npos) split = 0;
+    frame.user_suffix = between->substr(0, split);
+    frame.assistant_prefix = between->substr(split);
+  }
+  if (uau.output && has(*uau.output, "answer") && has(*uau.output, "question2")) {
+    const std::string& h = *uau.output;
+    std::size_t a_end = end_of(h, "answer");
+    std::size_t q2 = h.find(S("question2"), a_end);
+    std::string b = q2 == std::string::npos ? std::string() : h.substr(a_end, q2 - a_end);
+    std::string suffix = frame.assistant_suffix.value_or("");
+    frame.user_prefix = !suffix.empty() && b.starts_with(suffix) ? b.substr(suffix.size()) : b;
+  } else if (u.output && has(*u.output, "question")) {
+    frame.user_prefix = u.output->substr(0, u.output->find(S("question")));
+  }
+  std::string look = frame.user_suffix.value_or("") +
+                     first_nonempty(frame.assistant_prefix, frame.generation_prompt);
+  for (const auto& family : kFamilies) {
+    if (text::contains(look, family.marker)) {
+      frame.family = family.name;
+      break;
+    }
+  }
+  if (!u_gen.output) frame.error = u_gen.error;
+
+  Rendered su = r.render_plain(plain({{"system", "system"}, {"user", "question"}}));
+  if (!su.output) {
+    p.system.error = su.error;
+  } else if (!has(*su.output, "system")) {
+    p.system.error = "renders but drops the system message";
+  } else {
+    p.system.supported = true;
+  }
+  Rendered uu = r.render_plain(plain({{"user", "question"}, {"user", "question2"}}));
+  if (!uu.output) {
+    p.alternation.required = true;
+    p.alternation.error = uu.error;
+  }
+}
+
+// Markers around the reasoning of the current (final) assistant turn.
+void measure_reasoning_markers(Renderer& r, Profile& p) {
+  Chat chat;
+  chat.messages = json::array(
+      {message("user", S("question")), json{{"role", "assistant"},
+                                            {"content", S("answer")},
+                                            {"reasoning_content", S("reasoning_content")},
+                                            {"thinking", S("thinking")}}});
+  Rendered rendered = r.render_plain(chat);
+  Reasoning& result = p.reasoning;
+  if (!rendered.output) return;
+  const std::string& out = *rendered.output;
+  for (std::string_view field : {"reasoning_content", "thinking"}) {
+    if (has(out, field)) {
+      result.field = std::string(field);
+      break;
+    }
+  }
+  if (!result.field || !has(out, "answer")) return;
+  std::size_t q_end = has(out, "question") ? end_of(out, "question") : 0;
+  std::size_t r_pos = out.find(S(*result.field), q_end);
+  if (r_pos == std::string::npos) return;
+  std::size_t a_pos = out.find(S("answer"), r_pos);
+  if (a_pos == std::string::npos) return;
+  std::string prefix(
+      text::strip(first_nonempty(p.frame.generation_prompt, p.frame.assistant_prefix)));
+  std::size_t open_from = q_end;
+  if (!prefix.empty() && r_pos >= q_end) {
+    std::size_t hit = std::string_view(out).substr(q_end, r_pos - q_end).rfind(prefix);
+    if (hit != std::string::npos) open_from = q_end + hit + prefix.size();
+  }
+  std::string_view opener = std::string_view(out).substr(open_from, r_pos - open_from);
+  std::size_t close_from = r_pos + S(*result.field).size();
+  std::string_view closer = std::string_view(out).substr(close_from, a_pos - close_from);
+  result.open = std::string(text::strip(opener));
+  result.close = std::string(text::strip(closer));
+  result.style = !prefix.empty() && text::contains(closer, prefix) ? "channel" : "tags";
+}
+
+struct Search {
+  const Shape* shape = nullptr;
+  std::optional<Combo> combo;
+  std::string output;
+  std::map<Combo, Rendered> results;
+  std::string full_error;  // the first error of the full conversation
+};
+
+// The combination that keeps the most sentinels, on the first conversation shape of the
+// ladder that renders at all.
+Search baseline_search(Renderer& r) {
+  Search search;
+  std::vector<Combo> combos = all_combos();
+  std::string first_error;
+  for (const Shape& shape : kLadder) {
+    std::optional<std::pair<std::size_t, Combo>> best;
+    search.results.clear();
+    for (const Combo& combo : combos) {
+      Rendered out = r.render(conversation(combo, shape));
+      if (!out.output) {
+        if (first_error.empty()) first_error = out.error;
+      } else {
+        std::size_t score = 0;
+        for (std::string_view k : kScored) score += has(*out.output, k);
+        if (!best || score > best->first) {
+          best = {score, combo};
+          search.output = *out.output;
+        }
+      }
+      search.results.emplace(combo, std::move(out));
+    }
+    if (best) {
+      search.shape = &shape;
+      search.combo = best->second;
+      return search;
+    }
+    if (search.full_error.empty()) search.full_error = first_error;
+  }
+  return search;
+}
+
+// Where a sentinel at `pos` lands: the role of the turn header before it, or own_section
+// when a turn ends between that header and the sentinel.
+std::optional<std::pair<std::string, text::HeaderPattern::Match>> classify_location(
+    const std::string& output, std::size_t pos, const text::HeaderPattern* pattern,
+    const Frame& frame, std::size_t lo = 0) {
+  if (pattern == nullptr) return std::nullopt;
+  auto header = pattern->last(output, lo, pos);
+  if (!header) return std::nullopt;
+  std::string_view between = std::string_view(output).substr(header->end, pos - header->end);
+  for (const auto& end : {frame.user_suffix, frame.assistant_suffix}) {
+    std::string_view e = text::strip(end.value_or(""));
+    if (!e.empty() && text::contains(between, e))
+      return std::pair{std::string("own_section"), *header};
+  }
+  return std::pair{replace_all(header->role, S("call_name"), "{name}"), *header};
+}
+
+std::pair<std::string, std::optional<std::string>> definitions_location(
+    const std::string& output, const std::optional<std::string>& no_tools,
+    const text::HeaderPattern* pattern, const Frame& frame) {
+  std::size_t pos = output.find(S("tool_description"));
+  if (pos == std::string::npos) return {"not_rendered", std::nullopt};
+  std::optional<std::string> block;
+  text::DiffRegion d;
+  if (no_tools) {
+    d = text::diff_region(output, *no_tools);
+    block = output.substr(d.start, d.end_a - d.start);
+  }
+  if (auto located = classify_location(output, pos, pattern, frame)) {
+    const std::string& role = located->first;
+    if (role == "own_section") return {"own_section", block};
+    std::string l = lower(role);
+    if (l == "system" || l == "developer" || l == "user") return {l, block};
+    return {"own_turn", block};
+  }
+  // No role headers to go by: a block that starts a turn of its own is a section;
+  // otherwise the tools sit in the turn of the next message sentinel.
+  if (block) {
+    std::string_view after = text::lstrip(std::string_view(output).substr(d.end_a));
+    std::string_view before = std::string_view(output).substr(0, d.start);
+    bool section = text::strip(before).empty();
+    for (const auto& prefix : {frame.user_prefix, frame.assistant_prefix}) {
+      std::string_view s = text::strip(prefix.value_or(""));
+      if (!s.empty() && after.starts_with(s)) section = true;
+    }
+    for (const auto& suffix : {frame.assistant_suffix, frame.user_suffix}) {
+      std::string_view s = text::strip(suffix.value_or(""));
+      if (!s.empty() && text::rstrip(before).ends_with(s)) section = true;
+    }
+    if (section) return {"own_section", block};
+  }
+  std::optional<std::pair<std::size_t, std::string_view>> following;
+  for (std::string_view k : {"system", "question", "question2"}) {
+    std::size_t at = output.find(S(k), pos);
+    if (at == std::string::npos) continue;
+    if (!following || at < following->first || (at == following->first && k < following->second))
+      following = {at, k};
+  }
+  if (following) return {following->second == "system" ? "system" : "user", block};
+  return {"own_section", block};
+}
+
+void measure_result_role(const std::string& output, const text::HeaderPattern* pattern,
+                         const Frame& frame, ToolResults& results) {
+  std::size_t pos = output.find(S("result"));
+  if (pos == std::string::npos) return;
+  std::size_t lo = 0;
+  for (std::string_view key : {"call_argument", "question"}) {
+    std::size_t at = output.find(S(key));
+    if (at != std::string::npos && at < pos) {
+      lo = at + S(key).size();
+      break;
+    }
+  }
+  if (auto located = classify_location(output, pos, pattern, frame, lo);
+      located && located->first != "own_section") {
+    results.role = located->first;
+    results.header = replace_all(
+        output.substr(located->second.begin, located->second.end - located->second.begin),
+        S("call_name"), "{name}");
+    return;
+  }
+  std::string_view between = std::string_view(output).substr(lo, pos - lo);
+  // Without a usable header pattern, the frame's own prefixes tell user from assistant.
+  std::optional<std::pair<std::size_t, std::pair<std::string, std::string>>> best;
+  for (const auto& [name, prefix] :
+       {std::pair{"user", frame.user_prefix}, std::pair{"assistant", frame.assistant_prefix}}) {
+    std::string_view s = text::strip(prefix.value_or(""));
+    if (s.empty() || !text::contains(between, s)) continue;
+    std::size_t at = between.rfind(s);
+    if (!best || at > best->first) best = {at, {name, std::string(s)}};
+  }
+  if (best) {
+    results.role = best->second.first;
+    results.header = best->second.second;
+    return;
+  }
+  results.role = "section";
+}
+
+// The call as rendered: the difference an assistant tool call makes to a conversation that
+// ends with it.
+std::optional<std::string> call_example(Renderer& r, const Combo& combo, const Shape& shape) {
+  Chat base = conversation(combo, shape);
+  json head = json::array();
+  std::size_t want = shape.system ? 2 : 1;
+  for (const auto& m : base.messages)
+    if (head.size() < want && (m["role"] == "system" || m["role"] == "user")) head.push_back(m);
+  json call;
+  for (const auto& m : base.messages)
+    if (m.contains("tool_calls")) {
+      call = m;
+      break;
+    }
+  call.erase("reasoning_content");
+  call.erase("thinking");
+  json empty = json{{"role", "assistant"}, {"content", call["content"]}};
+  Chat with_call = base, without = base;
+  with_call.messages = head;
+  with_call.messages.push_back(call);
+  with_call.add_generation_prompt = false;
+  without.messages = head;
+  without.messages.push_back(empty);
+  without.add_generation_prompt = false;
+  Rendered a = r.render(with_call), b = r.render(without);
+  if (!a.output || !b.output || !has(*a.output, "call_argument")) return std::nullopt;
+  auto d = text::diff_region(*a.output, *b.output);
+  return a.output->substr(d.start, d.end_a - d.start);
+}
+
+}  // namespace
+
+std::string_view status_name(Status status) noexcept {
+  switch (status) {
+    case Status::ok:
+      return "ok";
+    case Status::lossy:
+      return "lossy";
+    case Status::error:
+      break;
+  }
+  return "error";
+}
+
+const Convention* Profile::convention(std::string_view key) const noexcept {
+  for (const auto& c : conventions)
+    if (c.key == key) return &c;
+  return nullptr;
+}
+
+bool Profile::has_silent_failure(std::string_view name) const noexcept {
+  return std::find(silent_failures.begin(), silent_failures.end(), name) != silent_failures.end();
+}
+
+Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
+                       const Options& options) {
+  Renderer r(tmpl, special_tokens, options);
+  Profile p;
+  measure_frame(r, p);
+  auto pattern = text::HeaderPattern::from_user_prefix(p.frame.user_prefix.value_or(""));
+
+  Search search = baseline_search(r);
+  const Shape* shape = search.shape;
+  p.renders = search.combo.has_value();
+  if (!p.renders) {
+    p.baseline.error = search.full_error;
+  } else {
+    p.baseline.conversation = shape->name;
+    for (std::size_t i = 0; i < kAxisCount; ++i)
+      p.baseline.conventions.emplace_back(kAxes[i].name, kAxes[i].values[(*search.combo)[i]].value);
+    for (std::string_view k : kCompared) {
+      if (!shape->system && k == "system") continue;
+      if (!shape->tool_messages &&
+          (k == "call_argument" || k == "result" || k == "reasoning_content" || k == "thinking"))
+        continue;
+      (has(search.output, k) ? p.baseline.kept : p.baseline.lost).emplace_back(k);
+    }
+    if (shape != &kLadder[0]) p.baseline.full_conversation_error = search.full_error;
+  }
+
+  // One axis at a time, flipped from the baseline.
+  for (std::size_t i = 0; i < kAxisCount; ++i) {
+    for (std::size_t v = 0; v < kAxes[i].values.size(); ++v) {
+      Convention c;
+      c.key = kAxes[i].values[v].key;
+      c.axis = kAxes[i].name;
+      c.value = kAxes[i].values[v].value;
+      if (!p.renders) {
+        c.error = p.baseline.error;
+      } else if (kAxes[i].about_tool_messages && !shape->tool_messages) {
+        c.error = search.full_error;
+      } else {
+        Combo flipped = *search.combo;
+        flipped[i] = static_cast<unsigned char>(v);
+        const Rendered& f = search.results.at(flipped);
+        if (!f.output) {
+          c.error = f.error;
+        } else {
+          for (const auto& k : p.baseline.kept)
+            if (!has(*f.output, k)) c.lost.push_back(k);
+          if (c.value == "parts" && text::contains(*f.output, kTextPartLeak))
+            c.lost.emplace_back("text_parts_printed_as_repr");
+          c.status = c.lost.empty() ? Status::ok : Status::lossy;
+        }
+      }
+      p.conventions.push_back(std::move(c));
+    }
+  }
+
+  const std::string& out = search.output;
+  if (p.renders) {
+    Chat no_tools = conversation(*search.combo, *shape);
+    no_tools.tools = nullptr;
+    Rendered nt = r.render(no_tools);
+    auto [location, block] = definitions_location(out, nt.output, pattern.get(), p.frame);
+    p.tools.definitions_rendered = location != "not_rendered";
+    p.tools.definitions_location = location;
+    if (p.tools.definitions_rendered) p.tools.definitions_block = block;
+  }
+
+  if (p.renders && shape->tool_messages) {
+    p.tool_calls.rendered = has(out, "call_argument");
+    p.tool_calls.id_rendered = text::contains(
+        out, value_of(*search.combo, "call_id") == "long" ? kLongCallId : kShortCallId);
+    if (p.tool_calls.rendered) p.tool_calls.example = call_example(r, *search.combo, *shape);
+    p.tool_results.rendered = has(out, "result");
+    if (p.tool_results.rendered) measure_result_role(out, pattern.get(), p.frame, p.tool_results);
+  }
+
+  measure_reasoning_markers(r, p);
+  p.reasoning.history_kept =
+      p.renders && shape->tool_messages && (has(out, "reasoning_content") || has(out, "thinking"));
+  const std::string gp = p.frame.generation_prompt.value_or("");
+  if (p.reasoning.style == "tags" && p.reasoning.open && !p.reasoning.open->empty()) {
+    p.reasoning.prompt_opens = text::contains(gp, *p.reasoning.open);
+  } else {
+    for (std::string_view o : kReasoningOpeners) p.reasoning.prompt_opens |= text::contains(gp, o);
+  }
+
+  if (p.renders) {
+    if (p.tools.definitions_rendered && shape->tool_messages && !p.tool_calls.rendered)
+      p.silent_failures.emplace_back("tool_calls_dropped");
+    if (!p.tools.definitions_rendered && p.tool_calls.rendered)
+      p.silent_failures.emplace_back("tools_ignored");
+    if (shape->tool_messages && !p.tool_results.rendered)
+      p.silent_failures.emplace_back("tool_results_dropped");
+    if (p.reasoning.history_kept) p.silent_failures.emplace_back("reasoning_replayed");
+  }
+  if (!p.tools.definitions_rendered && !p.tool_calls.rendered)
+    p.silent_failures.emplace_back("no_tool_support");
+
+  if (p.tools.definitions_block && !p.tools.definitions_block->empty() && p.tool_calls.example &&
+      !p.tool_calls.example->empty()) {
+    std::vector<std::string> taught = text::markers(*p.tools.definitions_block);
+    for (const auto& m : text::markers(*p.tool_calls.example)) {
+      if (std::find(taught.begin(), taught.end(), m) != taught.end()) continue;
+      std::string core = text::marker_core(m);
+      std::vector<std::string> same_core;
+      for (const auto& t : taught)
+        if (text::marker_core(t) == core) same_core.push_back(t);
+      if (same_core.empty()) continue;
+      std::sort(same_core.begin(), same_core.end());
+      same_core.erase(std::unique(same_core.begin(), same_core.end()), same_core.end());
+      p.template_bugs.push_back({"instruction_history_marker_mismatch", m, same_core, {}});
+    }
+  }
+  bool tool_aware = p.tools.definitions_rendered || p.tool_calls.rendered;
+  if (tool_aware && p.tool_results.role && lower(*p.tool_results.role) == "assistant")
+    p.template_bugs.push_back(
+        {"tool_result_under_assistant", {}, {}, p.tool_results.header.value_or("")});
+  p.renders_used = r.count;
+  return p;
+}
+
+Result<Profile> probe_source(std::string_view source, const Options& options) {
+  jinja::CompileOptions compile;
+  compile.limits = options.limits;
+  auto tmpl = jinja::Template::compile(source, compile);
+  if (!tmpl) return tmpl.error();
+  Value tokens = Value::dict_unchecked(
+      {{Value("bos_token"), Value("<s>")}, {Value("eos_token"), Value("</s>")}});
+  return probe_template(*tmpl, tokens, options);
+}
+
+Result<Profile> probe_file(const std::filesystem::path& file, const Options& options) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error{"FileNotFoundError", "cannot read " + file.string(), 0, 0, file.string()};
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  auto profile = probe_source(buffer.str(), options);
+  if (profile) profile->name = file.filename().string();
+  return profile;
+}
+
+Result<Profile> probe_model(const std::filesystem::path& dir, const Options& options) {
+  jinja::CompileOptions compile;
+  compile.limits = options.limits;
+  auto model = chat::Model::load(dir, compile);
+  if (!model) return model.error();
+  auto tmpl = model->select(std::nullopt, /*tools_given=*/true);
+  if (!tmpl) return tmpl.error();
+  Profile p = probe_template(**tmpl, model->special_tokens(), options);
+  p.name = dir.filename().string();
+  if (p.name.empty()) p.name = dir.parent_path().filename().string();
+  return p;
+}
+
+}  // namespace chatwire::probe

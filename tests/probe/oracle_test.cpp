@@ -1,0 +1,118 @@
+// The acceptance test of issue 5: on every bundled template the C++ probe agrees with the
+// independent sentinel measurement made with the oracle (data/goldens/probe/*.json, written
+// by scripts/probe-oracle.py). The crafted templates in data/goldens/probe/crafted/ cover
+// the two template bugs the survey found in models not bundled here.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "chatwire/probe.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct Case {
+  std::string name;
+  fs::path template_file, golden_file;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  fs::path goldens = fs::path(CHATWIRE_DATA_DIR) / "goldens" / "probe";
+  for (const auto& [golden_dir, template_dir] :
+       {std::pair{goldens, fs::path(CHATWIRE_DATA_DIR) / "templates"},
+        std::pair{goldens / "crafted", goldens / "crafted"}}) {
+    if (!fs::exists(golden_dir)) continue;
+    for (const auto& e : fs::directory_iterator(golden_dir)) {
+      if (e.path().extension() != ".json") continue;
+      fs::path t = template_dir / (e.path().stem().string() + ".jinja");
+      out.push_back({e.path().stem().string(), t, e.path()});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
+  return out;
+}
+
+std::string test_name(const testing::TestParamInfo<Case>& info) {
+  std::string s;
+  for (char c : info.param.name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s;
+}
+
+json load(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+class ProbeVsOracle : public testing::TestWithParam<Case> {};
+
+// The keys issue 5 names in its acceptance criterion.
+TEST_P(ProbeVsOracle, AcceptanceKeys) {
+  const Case& c = GetParam();
+  json golden = load(c.golden_file);
+  auto profile = chatwire::probe::probe_file(c.template_file);
+  ASSERT_TRUE(profile.ok()) << profile.error().to_string();
+  json mine = profile->to_json();
+  EXPECT_EQ(mine["renders"], golden["renders"]);
+  EXPECT_EQ(mine["tools"]["definitions_rendered"], golden["tools"]["definitions_rendered"]);
+  EXPECT_EQ(mine["tool_calls"]["rendered"], golden["tool_calls"]["rendered"]);
+  EXPECT_EQ(mine["tool_results"]["rendered"], golden["tool_results"]["rendered"]);
+  EXPECT_EQ(mine["reasoning"]["history_kept"], golden["reasoning"]["history_kept"]);
+  for (const char* key : {"arguments_dict", "arguments_string", "long_call_id", "flat_tools"})
+    EXPECT_EQ(mine["conventions"][key]["status"], golden["conventions"][key]["status"])
+        << key << ": " << mine["conventions"][key].dump() << " vs oracle "
+        << golden["conventions"][key].dump();
+}
+
+// Every other measured key: the same text measurements on byte-identical renders must give
+// the same answers. Error messages are not compared (only that an error happened).
+TEST_P(ProbeVsOracle, EveryOtherKey) {
+  const Case& c = GetParam();
+  json golden = load(c.golden_file);
+  auto profile = chatwire::probe::probe_file(c.template_file);
+  ASSERT_TRUE(profile.ok()) << profile.error().to_string();
+  json mine = profile->to_json();
+  EXPECT_EQ(mine["baseline"]["conversation"], golden["baseline"]["conversation"]);
+  EXPECT_EQ(mine["baseline"]["conventions"], golden["baseline"]["conventions"]);
+  EXPECT_EQ(mine["baseline"]["kept"], golden["baseline"]["kept"]);
+  for (auto& [key, value] : golden["conventions"].items()) {
+    EXPECT_EQ(mine["conventions"][key]["status"], value["status"]) << key;
+    if (value.contains("lost")) {
+      EXPECT_EQ(mine["conventions"][key]["lost"], value["lost"]) << key;
+    }
+  }
+  EXPECT_EQ(mine["tools"], golden["tools"]);
+  EXPECT_EQ(mine["tool_calls"], golden["tool_calls"]);
+  EXPECT_EQ(mine["tool_results"], golden["tool_results"]);
+  EXPECT_EQ(mine["reasoning"], golden["reasoning"]);
+  EXPECT_EQ(mine["system"]["supported"], golden["system"]["supported"]);
+  EXPECT_EQ(mine["alternation"]["required"], golden["alternation"]["required"]);
+  json frame = mine["frame"], golden_frame = golden["frame"];
+  frame.erase("error");
+  golden_frame.erase("error");
+  EXPECT_EQ(frame, golden_frame);
+  EXPECT_EQ(mine["silent_failures"], golden["silent_failures"]);
+  EXPECT_EQ(mine["template_bugs"], golden["template_bugs"]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Goldens, ProbeVsOracle, testing::ValuesIn(cases()), test_name);
+
+TEST(ProbeGoldens, CoverEveryBundledTemplate) {
+  std::size_t templates = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(CHATWIRE_DATA_DIR) / "templates"))
+    templates += e.path().extension() == ".jinja";
+  std::size_t goldens = 0;
+  for (const auto& c : cases()) goldens += c.template_file.parent_path().filename() == "templates";
+  EXPECT_EQ(goldens, templates);
+  EXPECT_GE(templates, 199u);
+}
+
+}  // namespace
