@@ -45,11 +45,7 @@ def render_jinja2(template, context, s, refs):
         keep_trailing_newline=s["keep_trailing_newline"], autoescape=s["autoescape"],
         undefined=jinja2.StrictUndefined if s["undefined"] == "strict" else jinja2.Undefined,
         loader=jinja2.DictLoader(refs), extensions=[jinja2.ext.loopcontrols])
-    env.filters["tojson"] = lambda x, **kw: json.dumps(x, ensure_ascii=False, **kw)
-    try:
-        return ("ok", env.from_string(template).render(**context))
-    except Exception as e:  # noqa: BLE001 - any failure is an outcome to compare
-        return ("error", type(e).__name__)
+    return suitelib.jinja2_outcome(env, template, context)
 
 
 def main(argv):

@@ -26,7 +26,6 @@ renders the case differently there (checked here by building that environment).
 The upstream assertions (expected outputs) are not used.
 """
 import ast
-import json
 import re
 import os
 import sys
@@ -181,12 +180,7 @@ HF_SETTINGS = {"class": "ImmutableSandboxedEnvironment", "trim_blocks": True, "l
 
 
 def outcome(settings, template, context):
-    env = build_env(settings)
-    env.filters["tojson"] = lambda x, **kw: json.dumps(x, ensure_ascii=False, **kw)
-    try:
-        return ("ok", env.from_string(template).render(**context))
-    except Exception as e:  # noqa: BLE001 - any failure is an outcome to compare
-        return ("error", type(e).__name__)
+    return suitelib.jinja2_outcome(build_env(settings), template, context)
 
 
 def parametrizations(func):
