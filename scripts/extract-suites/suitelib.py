@@ -169,8 +169,11 @@ def run_oracle(cases, progress=None):
                 masked = (again.get("output") is not None and
                           ADDRESS.sub("0x", again["output"]) == ADDRESS.sub("0x", first["output"]))
                 first["compare"] = "mask_addresses" if masked else "success_only"
-                if masked:  # stored masked so that regenerating gives the same file
+                # Stored masked, or not at all, so that regenerating gives the same file.
+                if masked:
                     first["output"] = ADDRESS.sub("0x", first["output"])
+                else:
+                    del first["output"]
     finally:
         oracle.close()
     return cases
