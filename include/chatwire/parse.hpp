@@ -1,0 +1,123 @@
+// Model output -> OpenAI assistant message: reasoning, content and tool calls, for a complete
+// output (parse) or a stream of chunks (StreamParser, producing OpenAI streaming deltas).
+//
+// Every model family's syntax is one row of the dialect table (src/parse/dialects.cpp). One
+// engine runs all of them: it holds back only a suffix that could still become a marker, lexes
+// JSON incrementally, and never re-scans what it has already decided, so the work is linear in
+// the output length and the result does not depend on how the output was chunked: parse(text)
+// is literally a StreamParser fed one chunk.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatwire/error.hpp"
+
+namespace chatwire::parse {
+
+using Json = nlohmann::ordered_json;
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // a JSON text (normally an object); "{}" for zero-argument calls
+};
+
+struct Message {
+  std::string content;            // "" = none (printed as null)
+  std::string reasoning_content;  // "" = none (omitted)
+  std::vector<ToolCall> tool_calls;
+};
+
+// Something the parser had to decide about malformed or truncated output. Text is never dropped:
+// what cannot be a call stays content, and the warning says why and where (byte offset).
+struct Warning {
+  std::string code;  // e.g. "unterminated_call", "invalid_arguments", "not_a_call"
+  std::string message;
+  std::size_t offset = 0;
+};
+
+struct Options {
+  // The prompt already opened the reasoning block (generation prompt ends inside <think>).
+  bool reasoning_prefilled = false;
+  // Thinking requested (true: output starts in reasoning even without an opening tag, as vLLM's
+  // reasoning parsers assume), disabled (false: output starts as content), or unknown (nullopt:
+  // the dialect's default).
+  std::optional<bool> enable_thinking;
+  // Generated ids are id_prefix + the call's index in this response ("call_0", "call_1", ...);
+  // native ids (Kimi "functions.x:0", Mistral 9-character ids, Command-R ids) are kept.
+  std::string id_prefix = "call_";
+  // Limits for untrusted output. Exceeding one never loses text: the excess stays content and a
+  // warning names the limit.
+  std::size_t max_output_bytes = std::size_t{256} << 20;  // input accepted in total
+  std::size_t max_held_bytes = std::size_t{16} << 20;     // a call held back before deciding
+  std::size_t max_tool_calls = 4096;                      // calls per response
+  std::size_t max_json_depth = 512;                       // nesting inside one argument value
+};
+
+struct ToolCallDelta {
+  std::size_t index = 0;  // position of the call in this response
+  std::string id;         // set on the call's first delta only
+  std::string name;       // set on the call's first delta only
+  std::string arguments;  // a fragment; the fragments of one call concatenate to its arguments
+};
+
+// One OpenAI streaming delta: content and reasoning fragments, or tool-call fragments.
+struct Delta {
+  std::string content;
+  std::string reasoning_content;
+  std::vector<ToolCallDelta> tool_calls;
+};
+
+struct ParseResult {
+  Message message;
+  std::vector<Warning> warnings;
+};
+
+// The dialect registry: names accepted by parse()/StreamParser, in table order.
+struct DialectInfo {
+  std::string_view name;
+  std::string_view summary;  // families and markers, one line
+};
+const std::vector<DialectInfo>& dialects();
+bool has_dialect(std::string_view name);
+
+// One-shot parse. Errors only for an unknown dialect or tools that are not a JSON array;
+// malformed model output is never an error (see Warning).
+Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools = {},
+                          const Options& options = {});
+
+class Engine;
+
+// Incremental parser for one response. feed() returns the deltas that became certain; finish()
+// flushes what was held back. The concatenation of all deltas equals parse(full text).
+class StreamParser {
+ public:
+  static Result<StreamParser> create(std::string_view dialect, const Json& tools = {},
+                                     const Options& options = {});
+  StreamParser(StreamParser&&) noexcept;
+  StreamParser& operator=(StreamParser&&) noexcept;
+  ~StreamParser();
+
+  std::vector<Delta> feed(std::string_view chunk);
+  std::vector<Delta> finish();
+  // The message assembled so far (complete after finish()) and the warnings so far.
+  const Message& message() const;
+  const std::vector<Warning>& warnings() const;
+
+ private:
+  explicit StreamParser(std::unique_ptr<Engine> engine);
+  std::unique_ptr<Engine> engine_;
+};
+
+// JSON forms used by the CLI and the tests.
+Json message_to_json(const Message& message);  // {role, content, reasoning_content?, tool_calls?}
+Json delta_to_json(const Delta& delta);        // {content?, reasoning_content?, tool_calls?}
+Json warnings_to_json(const std::vector<Warning>& warnings);
+
+}  // namespace chatwire::parse

@@ -1,0 +1,351 @@
+// The dialect table: one row per model family's output syntax. To add a dialect, add a row here
+// (markers and flags of an existing CallSyntax) and a data/parse/<dialect>.jsonl file of cases.
+#include "parse/internal.hpp"
+
+namespace chatwire::parse {
+
+namespace {
+
+Dialect think_tags(Dialect d) {
+  d.think_open = "<think>";
+  d.think_close = "</think>";
+  return d;
+}
+
+std::vector<Dialect> build_table() {
+  std::vector<Dialect> t;
+
+  {  // Reasoning only. Starts in reasoning, as vLLM's reasoning parsers assume thinking is on.
+    Dialect d = think_tags({});
+    d.name = "think";
+    d.summary = "<think>reasoning</think> then content; no tool calls";
+    d.starts_in_reasoning = true;
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "hermes";
+    d.summary =
+        "<tool_call>{\"name\", \"arguments\"}</tool_call> (Hermes, Qwen2.5/3, Granite 4, EXAONE, "
+        "Ling)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<tool_call>", "</tool_call>"}};
+    d.args_keys = {"arguments", "parameters"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "qwen3_coder";
+    d.summary =
+        "<tool_call><function=name><parameter=p>v</parameter></function></tool_call> (Qwen3-Coder, "
+        "Qwen3.5)";
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "<tool_call>";
+    d.section_close = "</tool_call>";
+    d.call_open = "<function=";
+    d.call_close = "</function>";
+    d.name_end = {">"};
+    d.param_open = "<parameter=";
+    d.param_name_end = ">";
+    d.value_close = "</parameter>";
+    d.framing = ValueFraming::kStripOneNewline;
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "llama3_json";
+    d.summary =
+        "bare {\"name\", \"parameters\"} objects (';'-separated), <|python_tag|> builtin calls "
+        "(Llama 3.1-3.3)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<|python_tag|>", ""}};
+    d.bare_json = true;
+    d.bare_separators = true;
+    d.builtin_calls = true;
+    d.args_keys = {"parameters", "arguments"};
+    d.args_required = true;
+    d.dropped = {"<|eom_id|>", "<|eot_id|>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "pythonic";
+    d.summary =
+        "[f(a=1), g(b='x')] bare, in <|python_start|>..<|python_end|> (Llama 4) or "
+        "<|tool_call_start|>..<|tool_call_end|> (LFM2)";
+    d.syntax = CallSyntax::kPythonic;
+    d.pythonic_bare = true;
+    d.pythonic_sections = {{"<|python_start|>", "<|python_end|>"},
+                           {"<|tool_call_start|>", "<|tool_call_end|>"}};
+    d.dropped = {"<|eom|>", "<|eot|>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "olmo3";
+    d.summary = "<function_calls>f(a=1)\\ng(b=2)</function_calls> (Olmo 3)";
+    d.syntax = CallSyntax::kPythonic;
+    d.pythonic_sections = {{"<function_calls>", "</function_calls>"}};
+    t.push_back(d);
+  }
+  {
+    Dialect d;
+    d.name = "mistral_v03";
+    d.summary = "[TOOL_CALLS] [{\"name\", \"arguments\", \"id\"?}] (Mistral 7B v0.3, Nemo)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"[TOOL_CALLS]", ""}};
+    d.id_keys = {"id"};
+    d.dropped = {"</s>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d;
+    d.name = "mistral_v11";
+    d.summary =
+        "[TOOL_CALLS]name[CALL_ID]id[ARGS]{..} or [TOOL_CALLS]name[ARGS]{..}; [THINK]..[/THINK] "
+        "(Mistral Small 3.2, Magistral, Devstral)";
+    d.think_open = "[THINK]";
+    d.think_close = "[/THINK]";
+    d.syntax = CallSyntax::kHeaderJson;
+    d.call_open = "[TOOL_CALLS]";
+    d.header_end = {"[ARGS]"};
+    d.id_marker = "[CALL_ID]";
+    d.dropped = {"</s>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d;
+    d.name = "harmony";
+    d.summary = "gpt-oss channels: analysis = reasoning, final = content, to=functions.x = call";
+    d.syntax = CallSyntax::kHarmony;
+    d.dropped = {"<|end|>", "<|return|>", "<|call|>", "<|message|>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "minimax_m2";
+    d.summary =
+        "<minimax:tool_call><invoke name=\"f\"><parameter "
+        "name=\"p\">v</parameter></invoke></minimax:tool_call>";
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "<minimax:tool_call>";
+    d.section_close = "</minimax:tool_call>";
+    d.call_open = "<invoke";
+    d.call_close = "</invoke>";
+    d.name_end = {">"};
+    d.param_open = "<parameter";
+    d.param_name_end = ">";
+    d.value_close = "</parameter>";
+    d.framing = ValueFraming::kTrim;
+    d.untyped = UntypedValues::kJsonGuess;
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "step3";
+    d.summary =
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke "
+        "name=\"f\"><steptml:parameter name=\"p\">v</steptml:parameter></steptml:invoke>...";
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "<｜tool_calls_begin｜>";
+    d.section_close = "<｜tool_calls_end｜>";
+    d.noise = {"<｜tool_call_begin｜>", "function<｜tool_sep｜>", "<｜tool_call_end｜>"};
+    d.call_open = "<steptml:invoke";
+    d.call_close = "</steptml:invoke>";
+    d.name_end = {">"};
+    d.param_open = "<steptml:parameter";
+    d.param_name_end = ">";
+    d.value_close = "</steptml:parameter>";
+    d.untyped = UntypedValues::kJsonGuess;
+    t.push_back(d);
+  }
+  {
+    Dialect d;
+    d.name = "seed_oss";
+    d.summary =
+        "<seed:think>..</seed:think>, "
+        "<seed:tool_call><function=f><parameter=p>v</parameter></function></seed:tool_call>";
+    d.think_open = "<seed:think>";
+    d.think_close = "</seed:think>";
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "<seed:tool_call>";
+    d.section_close = "</seed:tool_call>";
+    d.call_open = "<function=";
+    d.call_close = "</function>";
+    d.name_end = {">"};
+    d.param_open = "<parameter=";
+    d.param_name_end = ">";
+    d.value_close = "</parameter>";
+    d.dropped = {"<seed:eos>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "glm45";
+    d.summary =
+        "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call> "
+        "(GLM-4.5/4.6/4.7)";
+    d.syntax = CallSyntax::kXmlParams;
+    d.call_open = "<tool_call>";
+    d.call_close = "</tool_call>";
+    d.name_end = {"\n"};
+    d.name_stop = {"<arg_key>", "</tool_call>"};
+    d.param_open = "<arg_key>";
+    d.param_name_end = "</arg_key>";
+    d.value_open = "<arg_value>";
+    d.value_close = "</arg_value>";
+    d.untyped = UntypedValues::kJsonGuess;
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "kimi_k2";
+    d.summary =
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{."
+        ".}<|tool_call_end|>...";
+    d.syntax = CallSyntax::kHeaderJson;
+    d.section_open = "<|tool_calls_section_begin|>";
+    d.section_close = "<|tool_calls_section_end|>";
+    d.call_open = "<|tool_call_begin|>";
+    d.call_close = "<|tool_call_end|>";
+    d.header_end = {"<|tool_call_argument_begin|>"};
+    d.id_in_header = true;
+    d.dropped = {"<|im_end|>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "deepseek_r1";
+    d.summary =
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json\\n{..}\\n```<"
+        "｜tool▁call▁end｜>... (DeepSeek V3, R1); starts in reasoning";
+    d.starts_in_reasoning = true;
+    d.syntax = CallSyntax::kHeaderJson;
+    d.section_open = "<｜tool▁calls▁begin｜>";
+    d.section_close = "<｜tool▁calls▁end｜>";
+    d.call_open = "<｜tool▁call▁begin｜>";
+    d.call_close = "<｜tool▁call▁end｜>";
+    d.header_end = {"\n"};
+    d.type_separator = "<｜tool▁sep｜>";
+    d.fenced_args = true;
+    d.dropped = {"<｜end▁of▁sentence｜>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "deepseek_v31";
+    d.summary =
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{..}<｜tool▁call▁end｜>... "
+        "(DeepSeek V3.1)";
+    d.syntax = CallSyntax::kHeaderJson;
+    d.section_open = "<｜tool▁calls▁begin｜>";
+    d.section_close = "<｜tool▁calls▁end｜>";
+    d.call_open = "<｜tool▁call▁begin｜>";
+    d.call_close = "<｜tool▁call▁end｜>";
+    d.header_end = {"<｜tool▁sep｜>"};
+    d.dropped = {"<｜end▁of▁sentence｜>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "deepseek_v32";
+    d.summary =
+        "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"p\" "
+        "string=\"true\">v</｜DSML｜parameter>... (DeepSeek V3.2)";
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "<｜DSML｜function_calls>";
+    d.section_close = "</｜DSML｜function_calls>";
+    d.call_open = "<｜DSML｜invoke";
+    d.call_close = "</｜DSML｜invoke>";
+    d.name_end = {">"};
+    d.param_open = "<｜DSML｜parameter";
+    d.param_name_end = ">";
+    d.value_close = "</｜DSML｜parameter>";
+    d.dropped = {"<｜end▁of▁sentence｜>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "nemotron";
+    d.summary = "<TOOLCALL>[{\"name\", \"arguments\"}]</TOOLCALL> (Nemotron Nano v2)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<TOOLCALL>", "</TOOLCALL>"}};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "granite";
+    d.summary = "<|tool_call|>[{\"name\", \"arguments\"}] (Granite 3.x)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<|tool_call|>", ""}};
+    d.dropped = {"<response>", "</response>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d;
+    d.name = "functionary_v3_1";
+    d.summary = "<function=name>{..}</function> (Functionary v3.1, Llama 3.1 style)";
+    d.syntax = CallSyntax::kHeaderJson;
+    d.call_open = "<function=";
+    d.call_close = "</function>";
+    d.header_end = {">"};
+    d.dropped = {"<|eom_id|>", "<|eot_id|>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d;
+    d.name = "functionary_v3_2";
+    d.summary = ">>>name\\n{..} (first header without >>>; 'all' = content) (Functionary v3.2)";
+    d.syntax = CallSyntax::kHeaderJson;
+    d.call_open = ">>>";
+    d.header_end = {"\n"};
+    d.header_at_start = true;
+    d.content_name = "all";
+    d.dropped = {"<|eot_id|>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d;
+    d.name = "command_r7b";
+    d.summary =
+        "<|START_THINKING|>..<|END_THINKING|>, <|START_ACTION|>[{\"tool_call_id\", \"tool_name\", "
+        "\"parameters\"}]<|END_ACTION|>";
+    d.think_open = "<|START_THINKING|>";
+    d.think_close = "<|END_THINKING|>";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<|START_ACTION|>", "<|END_ACTION|>"}};
+    d.name_keys = {"tool_name", "name"};
+    d.args_keys = {"parameters", "arguments"};
+    d.id_keys = {"tool_call_id"};
+    d.dropped = {"<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|END_OF_TURN_TOKEN|>"};
+    t.push_back(d);
+  }
+  {
+    Dialect d = think_tags({});
+    d.name = "xlam";
+    d.summary =
+        "bare [{\"name\", \"arguments\"}] list, also in ```json fences, after [TOOL_CALLS] or in "
+        "<tool_call> (xLAM)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"```json", "```"}, {"[TOOL_CALLS]", ""}, {"<tool_call>", "</tool_call>"}};
+    d.bare_json = true;
+    d.args_required = true;
+    t.push_back(d);
+  }
+  return t;
+}
+
+}  // namespace
+
+const std::vector<Dialect>& dialect_table() {
+  static const std::vector<Dialect> table = build_table();
+  return table;
+}
+
+const Dialect* find_dialect(std::string_view name) {
+  for (const auto& d : dialect_table())
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+}  // namespace chatwire::parse

@@ -1,0 +1,131 @@
+// Internal pieces of the output parser: the dialect description (one row of the table in
+// dialects.cpp), value helpers (schema coercion, Python literals, JSON quoting) and the engine.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatwire/parse.hpp"
+
+namespace chatwire::parse {
+
+// How the calls of a dialect are written. Each kind is one state machine in engine.cpp.
+enum class CallSyntax {
+  kNone,        // no tool calls (reasoning only)
+  kJsonObject,  // marker, then a JSON call object or an array of them ({"name", "arguments"})
+  kHeaderJson,  // marker, name (and id) header, separator, JSON arguments, end marker
+  kXmlParams,   // marker, name, then one element per parameter; values typed by the tool schema
+  kPythonic,    // [f(a=1), g(b='x')] (bare at the start of the output, or inside markers)
+  kHarmony,     // gpt-oss channels and recipients
+};
+
+// What surrounds an XML parameter value and is not part of it.
+enum class ValueFraming {
+  kVerbatim,         // the value is everything between the tags
+  kStripOneNewline,  // one leading and one trailing "\n" are layout (Qwen3-Coder)
+  kTrim,             // surrounding whitespace is layout
+};
+
+// How an XML parameter without a schema type is read.
+enum class UntypedValues {
+  kString,     // always a string
+  kJsonGuess,  // a JSON literal if it parses as one (42, true, [1]), else a string
+};
+
+// A call wrapper of JSON dialects: open marker and (optional) close marker.
+struct Section {
+  std::string_view open;
+  std::string_view close;
+};
+
+struct Dialect {
+  std::string_view name;
+  std::string_view summary;
+
+  // Reasoning.
+  std::string_view think_open;  // "" = the dialect has no reasoning block
+  std::string_view think_close;
+  bool starts_in_reasoning = false;       // default when neither prefilled nor enable_thinking
+  bool call_ends_reasoning = true;        // a call marker inside reasoning closes it (Qwen3)
+  std::vector<std::string_view> dropped;  // framing tokens removed from text wherever they appear
+
+  CallSyntax syntax = CallSyntax::kNone;
+
+  // kJsonObject: wrappers, bare JSON at the start of the content, and the keys of a call object.
+  std::vector<Section> sections;
+  bool bare_json = false;        // a call may start with '{' or '[' at the start of the content
+  bool bare_separators = false;  // ';' may separate bare calls (Llama 3)
+  bool builtin_calls = false;    // `name.call(k=v)` after the open marker (Llama 3 python_tag)
+  std::vector<std::string_view> name_keys = {"name"};
+  std::vector<std::string_view> args_keys = {"arguments"};
+  std::vector<std::string_view> id_keys;  // a native id key that may follow the arguments
+  bool args_required = false;             // an object without arguments is not a call
+
+  // kHeaderJson / kXmlParams: an optional section around the calls, and each call's markers.
+  std::string_view section_open;
+  std::string_view section_close;
+  std::string_view call_open;
+  std::string_view call_close;          // "" = the call ends with its arguments
+  std::vector<std::string_view> noise;  // tokens between calls inside a section, skipped
+
+  // kHeaderJson.
+  std::vector<std::string_view> header_end;  // ends the name header (first one that occurs)
+  std::string_view id_marker;                // separates name and id in the header (Mistral)
+  std::string_view type_separator;           // "function<sep>name": the name follows it
+  bool id_in_header = false;                 // the header is the id "functions.name:0" (Kimi)
+  bool fenced_args = false;                  // arguments inside ```json ... ``` (DeepSeek V3)
+  bool header_at_start = false;              // the output may begin with a header (Functionary)
+  std::string_view content_name;             // a header naming content, not a call ("all")
+
+  // kXmlParams.
+  std::vector<std::string_view> name_end;   // ends the function name (consumed)
+  std::vector<std::string_view> name_stop;  // also ends the name, not consumed
+  std::string_view param_open;
+  std::string_view param_name_end;
+  std::string_view value_open;  // "" = the value starts right after param_name_end
+  std::string_view value_close;
+  ValueFraming framing = ValueFraming::kVerbatim;
+  UntypedValues untyped = UntypedValues::kString;
+
+  // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
+  std::vector<Section> pythonic_sections;
+  bool pythonic_bare = false;
+};
+
+const std::vector<Dialect>& dialect_table();
+const Dialect* find_dialect(std::string_view name);
+
+// ---- values (values.cpp) ----
+
+// JSON string literal of `text` the way Python's json.dumps(ensure_ascii=False) writes it.
+void append_json_quoted(std::string& out, std::string_view text);
+void append_json_escaped(std::string& out, std::string_view text);  // without the quotes
+
+// The JSON types a tool's schema allows for one parameter; empty = unknown.
+struct ParamTypes {
+  bool known = false;
+  bool string = false, integer = false, number = false, boolean = false, object = false,
+       array = false, null = false;
+  bool only_string() const {
+    return known && string && !integer && !number && !boolean && !object && !array && !null;
+  }
+};
+ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param);
+
+// The JSON text for an XML parameter value under its schema types (raw string on failure).
+std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,
+                         bool* coerced_ok);
+
+// Python call list: "[f(a=1), g(b='x')]", "f(a=1)\ng(b=2)" or "tool.call(query='x')". Returns
+// false (and leaves `calls` partial) when the text is not such a list.
+struct PyCall {
+  std::string name;
+  std::string arguments;  // JSON object text
+};
+bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
+                        std::size_t max_depth);
+
+}  // namespace chatwire::parse

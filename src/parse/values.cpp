@@ -1,0 +1,602 @@
+// Value helpers of the output parser: JSON quoting, schema-typed coercion of XML parameter values,
+// and Python literals/calls (pythonic tool calls) converted to JSON text.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "parse/internal.hpp"
+
+namespace chatwire::parse {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Schema type names as models' tool definitions spell them, and the JSON type each means.
+struct TypeName {
+  std::string_view name;
+  bool ParamTypes::*flag;
+};
+constexpr TypeName kTypeNames[] = {
+    {"string", &ParamTypes::string},   {"str", &ParamTypes::string},
+    {"text", &ParamTypes::string},     {"enum", &ParamTypes::string},
+    {"integer", &ParamTypes::integer}, {"int", &ParamTypes::integer},
+    {"number", &ParamTypes::number},   {"float", &ParamTypes::number},
+    {"double", &ParamTypes::number},   {"boolean", &ParamTypes::boolean},
+    {"bool", &ParamTypes::boolean},    {"object", &ParamTypes::object},
+    {"dict", &ParamTypes::object},     {"array", &ParamTypes::array},
+    {"list", &ParamTypes::array},      {"null", &ParamTypes::null},
+};
+
+void add_schema_types(const Json& schema, ParamTypes& types, int depth) {
+  if (depth > 16 || !schema.is_object()) return;
+  auto add_name = [&types](const std::string& name) {
+    for (const auto& t : kTypeNames) {
+      if (t.name == name) {
+        types.*(t.flag) = true;
+        types.known = true;
+      }
+    }
+  };
+  if (auto it = schema.find("type"); it != schema.end()) {
+    if (it->is_string()) add_name(it->get<std::string>());
+    if (it->is_array())
+      for (const auto& t : *it)
+        if (t.is_string()) add_name(t.get<std::string>());
+  }
+  for (const char* key : {"anyOf", "oneOf", "allOf"}) {
+    if (auto it = schema.find(key); it != schema.end() && it->is_array())
+      for (const auto& sub : *it) add_schema_types(sub, types, depth + 1);
+  }
+  if (auto it = schema.find("nullable"); it != schema.end() && it->is_boolean() && it->get<bool>())
+    types.null = true;
+  if (!types.known && schema.contains("enum")) {
+    types.string = true;
+    types.known = true;
+  }
+}
+
+// ---- numbers ----
+
+bool is_integer_text(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+
+// Python's int(text) for plain decimal integers, written as JSON.
+std::string integer_json(std::string_view s) {
+  bool negative = false;
+  if (s[0] == '-' || s[0] == '+') {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  while (s.size() > 1 && s[0] == '0') s.remove_prefix(1);
+  std::string out;
+  if (negative && s != "0") out += '-';
+  out += s;
+  return out;
+}
+
+// Python's float(text), written as JSON; an integral value is written as an integer (the
+// reference parsers return int(v) when float(v) is integral). NaN and infinities are rejected.
+bool number_json(std::string_view s, std::string& out) {
+  std::string text(s);
+  text.erase(std::remove(text.begin(), text.end(), '_'), text.end());
+  if (text.empty()) return false;
+  std::size_t i = (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  bool digit = false;
+  for (std::size_t j = i; j < text.size(); ++j) {
+    char c = text[j];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digit = true;
+    } else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') {
+      return false;
+    }
+  }
+  if (!digit) return false;
+  const char* begin = text.c_str() + (text[0] == '+' ? 1 : 0);
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(begin, text.c_str() + text.size(), value);
+  if (ec != std::errc() || ptr != text.c_str() + text.size() || !std::isfinite(value)) return false;
+  if (value == std::floor(value) && std::fabs(value) < 9007199254740992.0) {
+    out = std::to_string(static_cast<long long>(value));
+    if (out == "0" && std::signbit(value)) out = "0";
+    return true;
+  }
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, value);
+  out.assign(buf, res.ptr);
+  if (out.find_first_of(".e") == std::string::npos) out += ".0";
+  return true;
+}
+
+// ---- Python literals ----
+
+class PyReader {
+ public:
+  PyReader(std::string_view text, std::size_t max_depth) : s_(text), max_depth_(max_depth) {}
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+  std::size_t max_depth_;
+  std::string error_;
+
+  bool fail(std::string message) {
+    if (error_.empty()) error_ = std::move(message) + " at offset " + std::to_string(i_);
+    return false;
+  }
+  bool at_end() const { return i_ >= s_.size(); }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void skip_ws(bool newlines = true) {
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == ' ' || c == '\t' || c == '\r' || (newlines && c == '\n')) {
+        ++i_;
+      } else {
+        break;
+      }
+    }
+  }
+  bool identifier(std::string& out) {
+    std::size_t start = i_;
+    while (i_ < s_.size()) {
+      unsigned char c = static_cast<unsigned char>(s_[i_]);
+      if (std::isalnum(c) || c == '_' || c == '-' || c >= 0x80 || (c == '.' && i_ > start)) {
+        ++i_;
+      } else {
+        break;
+      }
+    }
+    if (i_ == start || std::isdigit(static_cast<unsigned char>(s_[start]))) {
+      i_ = start;
+      return fail("expected a name");
+    }
+    out.assign(s_.substr(start, i_ - start));
+    return true;
+  }
+
+  // A Python (or JSON) literal, appended to `out` as JSON text.
+  bool value(std::string& out, std::size_t depth) {
+    if (depth > max_depth_) return fail("nesting deeper than max_json_depth");
+    skip_ws();
+    char c = peek();
+    if (c == '\'' || c == '"') {
+      std::string decoded;
+      if (!string_literal(decoded)) return false;
+      append_json_quoted(out, decoded);
+      return true;
+    }
+    if (c == '[' || c == '(') return sequence(out, depth, c == '[' ? ']' : ')');
+    if (c == '{') return mapping(out, depth);
+    if (c == '-' || c == '+' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) {
+      std::size_t start = i_;
+      ++i_;
+      while (i_ < s_.size()) {
+        char d = s_[i_];
+        if (std::isalnum(static_cast<unsigned char>(d)) || d == '.' || d == '_' ||
+            ((d == '+' || d == '-') && (s_[i_ - 1] == 'e' || s_[i_ - 1] == 'E'))) {
+          ++i_;
+        } else {
+          break;
+        }
+      }
+      std::string_view text = s_.substr(start, i_ - start);
+      std::string digits(text);
+      digits.erase(std::remove(digits.begin(), digits.end(), '_'), digits.end());
+      if (is_integer_text(digits)) {
+        out += integer_json(digits);
+        return true;
+      }
+      std::string number;
+      if (!number_json(text, number)) {
+        i_ = start;
+        return fail("not a finite number");
+      }
+      // Python float literals stay floats ("2.0" -> 2.0).
+      if (number.find_first_of(".e") == std::string::npos) number += ".0";
+      out += number;
+      return true;
+    }
+    std::string word;
+    std::size_t start = i_;
+    while (i_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[i_]))) ++i_;
+    word.assign(s_.substr(start, i_ - start));
+    if (word == "True" || word == "true") {
+      out += "true";
+      return true;
+    }
+    if (word == "False" || word == "false") {
+      out += "false";
+      return true;
+    }
+    if (word == "None" || word == "null") {
+      out += "null";
+      return true;
+    }
+    i_ = start;
+    return fail("expected a literal");
+  }
+
+  bool sequence(std::string& out, std::size_t depth, char close) {
+    ++i_;
+    out += '[';
+    bool first = true;
+    for (;;) {
+      skip_ws();
+      if (peek() == close) {
+        ++i_;
+        out += ']';
+        return true;
+      }
+      if (!first) {
+        if (peek() != ',') return fail("expected ','");
+        ++i_;
+        skip_ws();
+        if (peek() == close) continue;
+        out += ", ";
+      }
+      first = false;
+      if (!value(out, depth + 1)) return false;
+    }
+  }
+
+  bool mapping(std::string& out, std::size_t depth) {
+    ++i_;
+    out += '{';
+    bool first = true;
+    for (;;) {
+      skip_ws();
+      if (peek() == '}') {
+        ++i_;
+        out += '}';
+        return true;
+      }
+      if (!first) {
+        if (peek() != ',') return fail("expected ','");
+        ++i_;
+        skip_ws();
+        if (peek() == '}') continue;
+        out += ", ";
+      }
+      first = false;
+      std::string key;
+      if (!value(key, depth + 1)) return false;
+      if (key.empty() || key[0] != '"') key = Json(key).dump();  // JSON keys are strings
+      out += key;
+      skip_ws();
+      if (peek() != ':') return fail("expected ':'");
+      ++i_;
+      out += ": ";
+      if (!value(out, depth + 1)) return false;
+    }
+  }
+
+  bool hex(std::size_t digits, std::uint32_t& cp) {
+    if (i_ + digits > s_.size()) return fail("short escape");
+    cp = 0;
+    for (std::size_t k = 0; k < digits; ++k) {
+      char c = s_[i_ + k];
+      cp <<= 4;
+      if (c >= '0' && c <= '9') {
+        cp |= static_cast<std::uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        cp |= static_cast<std::uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        cp |= static_cast<std::uint32_t>(c - 'A' + 10);
+      } else {
+        return fail("bad hex escape");
+      }
+    }
+    i_ += digits;
+    return true;
+  }
+
+  bool string_literal(std::string& out) {
+    char quote = s_[i_];
+    bool triple = s_.substr(i_, 3) == std::string(3, quote);
+    i_ += triple ? 3 : 1;
+    for (;;) {
+      if (i_ >= s_.size()) return fail("unterminated string");
+      char c = s_[i_];
+      if (c == quote) {
+        if (!triple) {
+          ++i_;
+          return true;
+        }
+        if (s_.substr(i_, 3) == std::string(3, quote)) {
+          i_ += 3;
+          return true;
+        }
+      }
+      if (c == '\n' && !triple) return fail("newline in string");
+      if (c != '\\') {
+        out += c;
+        ++i_;
+        continue;
+      }
+      if (++i_ >= s_.size()) return fail("unterminated string");
+      char e = s_[i_++];
+      std::uint32_t cp = 0;
+      switch (e) {
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case '0':
+          out += '\0';
+          break;
+        case '\n':
+          break;
+        case 'x':
+          if (!hex(2, cp)) return false;
+          append_utf8(out, cp);
+          break;
+        case 'u':
+          if (!hex(4, cp)) return false;
+          if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(i_, 2) == "\\u") {
+            std::uint32_t low = 0;
+            std::size_t save = i_;
+            i_ += 2;
+            if (hex(4, low) && low >= 0xDC00 && low < 0xE000) {
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            } else {
+              i_ = save;
+            }
+          }
+          append_utf8(out, cp);
+          break;
+        case 'U':
+          if (!hex(8, cp)) return false;
+          append_utf8(out, cp);
+          break;
+        default:
+          out += e;
+          break;  // \\ \' \" and unknown escapes keep the character
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void append_json_escaped(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+  }
+  out.append(text.data() + run, text.size() - run);
+}
+
+void append_json_quoted(std::string& out, std::string_view text) {
+  out += '"';
+  append_json_escaped(out, text);
+  out += '"';
+}
+
+ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param) {
+  ParamTypes types;
+  if (!tools.is_array()) return types;
+  for (const auto& tool : tools) {
+    if (!tool.is_object()) continue;
+    const Json* fn = &tool;
+    if (auto it = tool.find("function"); it != tool.end() && it->is_object()) fn = &*it;
+    auto name = fn->find("name");
+    if (name == fn->end() || !name->is_string() || name->get<std::string>() != function) continue;
+    auto params = fn->find("parameters");
+    if (params == fn->end() || !params->is_object()) return types;
+    auto props = params->find("properties");
+    if (props == params->end() || !props->is_object()) return types;
+    auto prop = props->find(std::string(param));
+    if (prop == props->end()) return types;
+    add_schema_types(*prop, types, 0);
+    return types;
+  }
+  return types;
+}
+
+std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,
+                         bool* coerced_ok) {
+  std::string out;
+  if (coerced_ok) *coerced_ok = true;
+  auto as_string = [&] {
+    out.clear();
+    append_json_quoted(out, raw);
+    return out;
+  };
+  if (!types.known) {
+    if (untyped == UntypedValues::kJsonGuess) {
+      std::string_view t = trim(raw);
+      if (!t.empty() && Json::accept(t)) {
+        Json v = Json::parse(t);
+        if (!v.is_string()) return std::string(t);
+      }
+    }
+    return as_string();
+  }
+  if (types.only_string()) return as_string();
+  std::string_view t = trim(raw);
+  std::string low = lower(t);
+  if (low == "null" || low == "none") {
+    if (types.null || !types.string) return "null";
+  }
+  if (types.string) return as_string();  // a union with string keeps the text (decided once)
+  if (types.integer && is_integer_text(t)) return integer_json(t);
+  if (types.number && number_json(t, out)) return out;
+  if (types.boolean && (low == "true" || low == "false")) return low;
+  if (types.object || types.array) {
+    if (Json::accept(t)) {
+      Json v = Json::parse(t);
+      if ((types.object && v.is_object()) || (types.array && v.is_array())) return v.dump();
+    }
+    PyReader reader(t, 256);
+    std::string json;
+    if (reader.value(json, 0)) {
+      reader.skip_ws();
+      if (reader.at_end() && ((types.object && json[0] == '{') || (types.array && json[0] == '[')))
+        return json;
+    }
+  }
+  if (coerced_ok) *coerced_ok = false;
+  return as_string();
+}
+
+bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
+                        std::size_t max_depth) {
+  PyReader r(text, max_depth);
+  r.skip_ws();
+  bool bracketed = r.peek() == '[';
+  if (bracketed) ++r.i_;
+  for (bool first = true;; first = false) {
+    r.skip_ws();
+    if (bracketed && r.peek() == ']') {
+      ++r.i_;
+      break;
+    }
+    if (!bracketed && r.at_end()) break;
+    if (!first && r.peek() == ',') {
+      ++r.i_;
+      r.skip_ws();
+    }
+    PyCall call;
+    if (!r.identifier(call.name)) {
+      error = r.error_;
+      return false;
+    }
+    // Llama 3 builtin tools are written `brave_search.call(query="...")`.
+    if (call.name.size() > 5 && call.name.ends_with(".call"))
+      call.name.resize(call.name.size() - 5);
+    r.skip_ws();
+    if (r.peek() != '(') {
+      error = "expected '(' after " + call.name;
+      return false;
+    }
+    ++r.i_;
+    call.arguments = "{";
+    for (bool first_arg = true;; first_arg = false) {
+      r.skip_ws();
+      if (r.peek() == ')') {
+        ++r.i_;
+        break;
+      }
+      if (!first_arg) {
+        if (r.peek() != ',') {
+          error = r.error_.empty() ? "expected ',' between arguments" : r.error_;
+          return false;
+        }
+        ++r.i_;
+        r.skip_ws();
+        if (r.peek() == ')') continue;
+        call.arguments += ", ";
+      }
+      std::string key;
+      if (!r.identifier(key)) {
+        error = r.error_;
+        return false;
+      }
+      r.skip_ws();
+      if (r.peek() != '=') {
+        error = "positional argument in call to " + call.name;
+        return false;
+      }
+      ++r.i_;
+      append_json_quoted(call.arguments, key);
+      call.arguments += ": ";
+      if (!r.value(call.arguments, 1)) {
+        error = r.error_;
+        return false;
+      }
+    }
+    call.arguments += "}";
+    calls.push_back(std::move(call));
+    if (!bracketed) {
+      r.skip_ws();
+      if (r.at_end()) break;
+    }
+  }
+  r.skip_ws();
+  if (!r.at_end()) {
+    error = "text after the call list";
+    return false;
+  }
+  return !calls.empty();
+}
+
+}  // namespace chatwire::parse
