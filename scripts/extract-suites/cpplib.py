@@ -58,6 +58,15 @@ def split_call_args(src, start):
     raise ValueError("unterminated call")
 
 
+def statement_end(src, start):
+    """Index of the ';' ending the statement that starts at `start` (literals skipped)."""
+    i = start
+    while src[i] != ";":
+        after = skip_literal(src, i)
+        i = after if after is not None else i + 1
+    return i
+
+
 def line_of(src, offset):
     return src.count("\n", 0, offset) + 1
 
