@@ -151,6 +151,12 @@ struct Options {
 // eos_token, ...); the sentinel conversations are rendered as transformers does.
 Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
                        const Options& options = {});
+// The probe over any renderer: `render` gets a transformers-style chat request
+// {"messages": [...], "tools": [...] | null, "add_generation_prompt": bool} and returns the
+// prompt or the template's error. probe_template uses chatwire's engine; a test can plug in
+// another renderer (e.g. the reference renderer) to check the probe's own logic.
+using RenderFunction = std::function<Result<std::string>(const nlohmann::ordered_json& chat)>;
+Profile probe_with(const RenderFunction& render);
 // Probes template source, with bos_token "<s>" and eos_token "</s>". Fails only when the
 // source does not compile.
 Result<Profile> probe_source(std::string_view source, const Options& options = {});

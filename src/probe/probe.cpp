@@ -254,24 +254,21 @@ struct Rendered {
   std::string error;  // "Type: message" when output is empty
 };
 
+json to_chat_json(const Chat& chat) {
+  return json{{"messages", chat.messages},
+              {"tools", chat.tools},
+              {"add_generation_prompt", chat.add_generation_prompt}};
+}
+
 class Renderer {
  public:
-  Renderer(const jinja::Template& tmpl, const Value& special_tokens, const Options& options)
-      : tmpl_(tmpl), special_tokens_(special_tokens) {
-    render_options_.limits = options.limits;
-    render_options_.now = options.now;
-    render_options_.validate = false;  // the probe measures the template, not the request
-  }
+  explicit Renderer(const RenderFunction& render) : render_(render) {}
 
   Rendered render(const Chat& chat) {
     ++count;
-    chat::ChatRequest request;
-    request.messages = from_json(chat.messages);
-    request.tools = chat.tools.is_null() ? Value::none() : from_json(chat.tools);
-    request.add_generation_prompt = chat.add_generation_prompt;
-    auto result = chat::render(tmpl_, request, special_tokens_, render_options_);
+    auto result = render_(to_chat_json(chat));
     if (!result) return {std::nullopt, result.error().type + ": " + result.error().message};
-    return {std::move(result->text), {}};
+    return {std::move(*result), {}};
   }
 
   // A small conversation without tools; a template that fails without tools (some iterate
@@ -290,9 +287,7 @@ class Renderer {
   std::size_t count = 0;
 
  private:
-  const jinja::Template& tmpl_;
-  Value special_tokens_;
-  chat::RenderOptions render_options_;
+  const RenderFunction& render_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -309,6 +304,12 @@ std::string first_nonempty(const std::optional<std::string>& a,
   if (a && !a->empty()) return *a;
   if (b && !b->empty()) return *b;
   return {};
+}
+
+// The text without surrounding whitespace, as an owned string (a view of a temporary
+// `value_or("")` would dangle).
+std::string stripped(const std::optional<std::string>& s) {
+  return s ? std::string(text::strip(*s)) : std::string();
 }
 
 std::string replace_all(std::string s, std::string_view from, std::string_view to) {
@@ -489,7 +490,7 @@ std::optional<std::pair<std::string, text::HeaderPattern::Match>> classify_locat
   if (!header) return std::nullopt;
   std::string_view between = std::string_view(output).substr(header->end, pos - header->end);
   for (const auto& end : {frame.user_suffix, frame.assistant_suffix}) {
-    std::string_view e = text::strip(end.value_or(""));
+    std::string e = stripped(end);
     if (!e.empty() && text::contains(between, e))
       return std::pair{std::string("own_section"), *header};
   }
@@ -521,11 +522,11 @@ std::pair<std::string, std::optional<std::string>> definitions_location(
     std::string_view before = std::string_view(output).substr(0, d.start);
     bool section = text::strip(before).empty();
     for (const auto& prefix : {frame.user_prefix, frame.assistant_prefix}) {
-      std::string_view s = text::strip(prefix.value_or(""));
+      std::string s = stripped(prefix);
       if (!s.empty() && after.starts_with(s)) section = true;
     }
     for (const auto& suffix : {frame.assistant_suffix, frame.user_suffix}) {
-      std::string_view s = text::strip(suffix.value_or(""));
+      std::string s = stripped(suffix);
       if (!s.empty() && text::rstrip(before).ends_with(s)) section = true;
     }
     if (section) return {"own_section", block};
@@ -566,7 +567,7 @@ void measure_result_role(const std::string& output, const text::HeaderPattern* p
   std::optional<std::pair<std::size_t, std::pair<std::string, std::string>>> best;
   for (const auto& [name, prefix] :
        {std::pair{"user", frame.user_prefix}, std::pair{"assistant", frame.assistant_prefix}}) {
-    std::string_view s = text::strip(prefix.value_or(""));
+    std::string s = stripped(prefix);
     if (s.empty() || !text::contains(between, s)) continue;
     std::size_t at = between.rfind(s);
     if (!best || at > best->first) best = {at, {name, std::string(s)}};
@@ -635,7 +636,24 @@ bool Profile::has_silent_failure(std::string_view name) const noexcept {
 
 Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
                        const Options& options) {
-  Renderer r(tmpl, special_tokens, options);
+  chat::RenderOptions render_options;
+  render_options.limits = options.limits;
+  render_options.now = options.now;
+  render_options.validate = false;  // the probe measures the template, not the request
+  RenderFunction render = [&](const json& chat_json) -> Result<std::string> {
+    chat::ChatRequest request;
+    request.messages = from_json(chat_json["messages"]);
+    request.tools = chat_json["tools"].is_null() ? Value::none() : from_json(chat_json["tools"]);
+    request.add_generation_prompt = chat_json["add_generation_prompt"].get<bool>();
+    auto result = chat::render(tmpl, request, special_tokens, render_options);
+    if (!result) return result.error();
+    return std::move(result->text);
+  };
+  return probe_with(render);
+}
+
+Profile probe_with(const RenderFunction& render) {
+  Renderer r(render);
   Profile p;
   measure_frame(r, p);
   auto pattern = text::HeaderPattern::from_user_prefix(p.frame.user_prefix.value_or(""));
