@@ -1,15 +1,170 @@
-// `chatwire tokenize`: not written yet (placeholder so the command table links).
+// `chatwire tokenize`: text -> ids (JSON array), ids -> text (--decode, optionally --stream), or
+// the line protocol of scripts/oracle/tok_batch.mjs (--batch): one JSON request per line in, one
+// result per line out, in order; a bad line gives {"ok": false} and the batch goes on.
+#include "chatwire/tokenize.hpp"
+
 #include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "commands.hpp"
 
 namespace chatwire::cli {
+namespace {
+
+struct TokenizeArgs {
+  std::string dir;
+  bool special = false;
+  bool decode = false;
+  bool skip_special = false;
+  bool stream = false;
+  bool batch = false;
+  bool offsets = false;
+};
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+int run_batch() {
+  std::map<std::string, Result<tokenize::Tokenizer>> loaded;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json out;
+    try {
+      nlohmann::json req = nlohmann::json::parse(line);
+      out["id"] = req.contains("id") ? req["id"] : nlohmann::json();
+      std::string dir = req.at("tokenizer").get<std::string>();
+      auto it = loaded.find(dir);
+      if (it == loaded.end()) it = loaded.emplace(dir, tokenize::Tokenizer::load_dir(dir)).first;
+      if (!it->second) {
+        out["ok"] = false;
+        out["message"] = it->second.error().to_string();
+      } else if (req.contains("ids")) {
+        std::vector<std::uint32_t> ids = req["ids"].get<std::vector<std::uint32_t>>();
+        tokenize::DecodeOptions options;
+        options.skip_special_tokens = req.value("skip_special_tokens", false);
+        auto text = it->second->decode(ids, options);
+        out["ok"] = text.ok();
+        if (text)
+          out["text"] = *text;
+        else
+          out["message"] = text.error().to_string();
+      } else {
+        auto ids = it->second->encode_ids(req.at("text").get<std::string>(),
+                                          req.value("add_special_tokens", false));
+        out["ok"] = ids.ok();
+        if (ids)
+          out["ids"] = *ids;
+        else
+          out["message"] = ids.error().to_string();
+      }
+    } catch (const std::exception& e) {
+      out["ok"] = false;
+      out["message"] = std::string("bad request line: ") + e.what();
+    }
+    std::string s = dump(out);
+    s += '\n';
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+int run_single(const TokenizeArgs& args) {
+  auto tok = tokenize::Tokenizer::load_dir(args.dir);
+  if (!tok) {
+    std::fprintf(stderr, "chatwire tokenize: %s\n", tok.error().to_string().c_str());
+    return 1;
+  }
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  if (args.decode) {
+    std::vector<std::uint32_t> ids;
+    try {
+      ids = nlohmann::json::parse(input).get<std::vector<std::uint32_t>>();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "chatwire tokenize: --decode expects a JSON array of ids: %s\n",
+                   e.what());
+      return 2;
+    }
+    tokenize::DecodeOptions options;
+    options.skip_special_tokens = args.skip_special;
+    if (args.stream) {
+      tokenize::DecodeStream stream(*tok, options);
+      for (std::uint32_t id : ids) {
+        auto piece = stream.push(id);
+        if (!piece) {
+          std::fprintf(stderr, "chatwire tokenize: %s\n", piece.error().to_string().c_str());
+          return 1;
+        }
+        std::printf("%s\n", dump(*piece).c_str());
+      }
+      auto rest = stream.finish();
+      if (rest) std::printf("%s\n", dump(*rest).c_str());
+      return 0;
+    }
+    auto text = tok->decode(ids, options);
+    if (!text) {
+      std::fprintf(stderr, "chatwire tokenize: %s\n", text.error().to_string().c_str());
+      return 1;
+    }
+    std::printf("%s\n", dump(*text).c_str());
+    return 0;
+  }
+  tokenize::EncodeOptions options;
+  options.add_special_tokens = args.special;
+  options.with_offsets = args.offsets;
+  auto enc = tok->encode(input, options);
+  if (!enc) {
+    std::fprintf(stderr, "chatwire tokenize: %s\n", enc.error().to_string().c_str());
+    return 1;
+  }
+  if (args.offsets) {
+    nlohmann::json out;
+    out["ids"] = enc->ids;
+    out["offsets"] = enc->offsets;
+    std::printf("%s\n", dump(out).c_str());
+  } else {
+    std::printf("%s\n", dump(enc->ids).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_tokenize(CLI::App& root, int& exit_code) {
-  auto* cmd = root.add_subcommand("tokenize", "(not implemented yet)");
-  cmd->callback([&exit_code] {
-    std::fprintf(stderr, "chatwire tokenize: not implemented yet\n");
-    exit_code = 2;
+  auto args = std::make_shared<TokenizeArgs>();
+  auto* cmd = root.add_subcommand(
+      "tokenize", "encode text to token ids (or decode ids) like Hugging Face tokenizers");
+  cmd->add_option("--tokenizer", args->dir,
+                  "directory holding tokenizer.json (+ tokenizer_config.json)");
+  cmd->add_flag("--special", args->special,
+                "add the post-processor's special tokens (add_special_tokens=True)");
+  cmd->add_flag("--offsets", args->offsets,
+                "print {\"ids\", \"offsets\"} (byte offsets into the input)");
+  cmd->add_flag("--decode", args->decode,
+                "read a JSON array of ids, print the text as a JSON string");
+  cmd->add_flag("--skip-special", args->skip_special, "with --decode: skip_special_tokens=True");
+  cmd->add_flag("--stream", args->stream,
+                "with --decode: print the streaming fragments, one JSON string a line");
+  cmd->add_flag("--batch", args->batch,
+                "JSON Lines protocol of scripts/oracle/tok_batch.mjs on stdin/stdout");
+  cmd->callback([args, &exit_code] {
+    if (args->batch) {
+      exit_code = run_batch();
+      return;
+    }
+    if (args->dir.empty()) {
+      std::fprintf(stderr, "chatwire tokenize: --tokenizer DIR is required (or --batch)\n");
+      exit_code = 2;
+      return;
+    }
+    exit_code = run_single(*args);
   });
 }
 

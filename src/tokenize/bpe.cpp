@@ -1,0 +1,258 @@
+// The models: BPE (HF's merge order: lowest merge rank first, leftmost on ties, exactly as
+// tokenizers' Word::merge_all) and WordLevel. A per-thread cache remembers the tokens of
+// recently seen words, keyed by the tokenizer's serial number.
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "tokenize/pipeline.hpp"
+#include "tokenize/unicode.hpp"
+
+namespace chatwire::tokenize {
+namespace {
+
+struct Symbol {
+  std::uint32_t id;
+  std::uint32_t len;  // bytes; 0 = merged away
+  std::int32_t prev, next;
+};
+
+struct HeapEntry {
+  std::uint32_t rank;
+  std::uint32_t pos;
+  std::uint32_t new_id;
+};
+// std::push_heap builds a max-heap: "less" means lower priority (higher rank, then higher pos).
+struct HeapLess {
+  bool operator()(const HeapEntry& a, const HeapEntry& b) const {
+    if (a.rank != b.rank) return a.rank > b.rank;
+    return a.pos > b.pos;
+  }
+};
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return hash_bytes(s.data(), s.size()); }
+};
+
+struct Scratch {
+  std::vector<Symbol> symbols;
+  std::vector<HeapEntry> heap;
+  std::string key;
+  // Word cache: word -> [offset, count) in pool.
+  std::uint64_t serial = 0;
+  std::unordered_map<std::string, std::pair<std::uint32_t, std::uint32_t>, StringHash,
+                     std::equal_to<>>
+      cache;
+  std::vector<TokenPiece> pool;
+};
+
+constexpr std::size_t kCacheMaxWordBytes = 256;
+constexpr std::size_t kCacheMaxEntries = 200'000;
+
+inline bool lookup_merge(const TokenizerData& d, std::uint32_t a, std::uint32_t b,
+                         std::uint32_t& rank, std::uint32_t& new_id) {
+  std::uint64_t v;
+  if (!d.merges.get((std::uint64_t{a} << 32) | b, v)) return false;
+  rank = static_cast<std::uint32_t>(v >> 32);
+  new_id = static_cast<std::uint32_t>(v);
+  return true;
+}
+
+void push_unk(const TokenizerData& d, std::vector<Symbol>& symbols, std::uint32_t len) {
+  if (d.unk_id == kNoId) return;  // HF: no unk token -> the character is dropped
+  if (d.fuse_unk && !symbols.empty() && symbols.back().id == d.unk_id) {
+    symbols.back().len += len;
+    return;
+  }
+  symbols.push_back({d.unk_id, len, 0, 0});
+}
+
+// Initial symbols: one per character (SentencePiece-style) or per byte (byte-level).
+void initial_symbols(const TokenizerData& d, std::string_view word, Scratch& sc) {
+  auto& symbols = sc.symbols;
+  symbols.clear();
+  const auto* s = reinterpret_cast<const unsigned char*>(word.data());
+  const std::size_t n = word.size();
+  if (d.byte_level && d.simple_bpe) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint32_t id = d.byte_id[s[i]];
+      if (id != kNoId) {
+        symbols.push_back({id, 1, 0, 0});
+      } else {
+        push_unk(d, symbols, 1);
+      }
+    }
+    return;
+  }
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t len = unicode::utf8_length(s[i]);
+    if (i + len > n) len = n - i;
+    std::uint32_t id = kNoId;
+    bool found;
+    if (d.simple_bpe) {
+      if (s[i] < 0x80) {
+        id = d.ascii_id[s[i]];
+        found = id != kNoId;
+      } else {
+        found = d.vocab.get(word.substr(i, len), id);
+      }
+    } else {
+      sc.key.clear();
+      if (i > 0) sc.key += d.continuing_subword_prefix;
+      sc.key.append(word.substr(i, len));
+      if (i + len == n) sc.key += d.end_of_word_suffix;
+      found = d.vocab.get(sc.key, id);
+    }
+    if (found) {
+      symbols.push_back({id, static_cast<std::uint32_t>(len), 0, 0});
+    } else if (d.byte_fallback) {
+      bool all = true;
+      for (std::size_t k = 0; k < len; ++k) all = all && d.byte_fallback_id[s[i + k]] != kNoId;
+      if (all) {
+        for (std::size_t k = 0; k < len; ++k)
+          symbols.push_back({d.byte_fallback_id[s[i + k]], 1, 0, 0});
+      } else {
+        push_unk(d, symbols, static_cast<std::uint32_t>(len));
+      }
+    } else {
+      push_unk(d, symbols, static_cast<std::uint32_t>(len));
+    }
+    i += len;
+  }
+}
+
+// Small words: repeatedly merge the best adjacent pair (same result as the heap, less overhead).
+void merge_small(const TokenizerData& d, std::vector<Symbol>& sy) {
+  while (sy.size() > 1) {
+    std::uint32_t best_rank = 0xFFFFFFFFu, best_id = 0;
+    std::size_t best = 0;
+    for (std::size_t i = 0; i + 1 < sy.size(); ++i) {
+      std::uint32_t rank, id;
+      if (lookup_merge(d, sy[i].id, sy[i + 1].id, rank, id) && rank < best_rank) {
+        best_rank = rank;
+        best_id = id;
+        best = i;
+      }
+    }
+    if (best_rank == 0xFFFFFFFFu) return;
+    sy[best].id = best_id;
+    sy[best].len += sy[best + 1].len;
+    sy.erase(sy.begin() + static_cast<std::ptrdiff_t>(best + 1));
+  }
+}
+
+// Long words: HF's priority queue over a linked list, O(n log n).
+void merge_heap(const TokenizerData& d, Scratch& sc) {
+  auto& sy = sc.symbols;
+  auto& heap = sc.heap;
+  heap.clear();
+  const auto count = static_cast<std::int32_t>(sy.size());
+  for (std::int32_t i = 0; i < count; ++i) {
+    sy[i].prev = i - 1;
+    sy[i].next = i + 1 < count ? i + 1 : -1;
+  }
+  for (std::int32_t i = 0; i + 1 < count; ++i) {
+    std::uint32_t rank, id;
+    if (lookup_merge(d, sy[i].id, sy[i + 1].id, rank, id)) {
+      heap.push_back({rank, static_cast<std::uint32_t>(i), id});
+    }
+  }
+  std::make_heap(heap.begin(), heap.end(), HeapLess{});
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), HeapLess{});
+    HeapEntry top = heap.back();
+    heap.pop_back();
+    Symbol& cur = sy[top.pos];
+    if (cur.len == 0 || cur.next < 0) continue;
+    Symbol right = sy[cur.next];
+    std::uint32_t rank, id;
+    if (!lookup_merge(d, cur.id, right.id, rank, id) || id != top.new_id) continue;  // stale entry
+    std::int32_t right_pos = cur.next;
+    cur.id = top.new_id;
+    cur.len += right.len;
+    cur.next = right.next;
+    sy[right_pos].len = 0;
+    if (right.next >= 0) sy[right.next].prev = static_cast<std::int32_t>(top.pos);
+    if (cur.prev >= 0 && lookup_merge(d, sy[cur.prev].id, cur.id, rank, id)) {
+      heap.push_back({rank, static_cast<std::uint32_t>(cur.prev), id});
+      std::push_heap(heap.begin(), heap.end(), HeapLess{});
+    }
+    if (cur.next >= 0 && lookup_merge(d, cur.id, sy[cur.next].id, rank, id)) {
+      heap.push_back({rank, top.pos, id});
+      std::push_heap(heap.begin(), heap.end(), HeapLess{});
+    }
+  }
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < sy.size(); ++i) {
+    if (sy[i].len != 0) sy[w++] = sy[i];
+  }
+  sy.resize(w);
+}
+
+void bpe_word(const TokenizerData& d, std::string_view word, Scratch& sc,
+              std::vector<TokenPiece>& out) {
+  if (d.ignore_merges) {
+    std::uint32_t id;
+    if (d.vocab.get(word, id)) {
+      out.push_back({id, static_cast<std::uint32_t>(word.size())});
+      return;
+    }
+  }
+  initial_symbols(d, word, sc);
+  if (sc.symbols.size() <= 48) {
+    merge_small(d, sc.symbols);
+  } else {
+    merge_heap(d, sc);
+  }
+  for (const Symbol& s : sc.symbols) out.push_back({s.id, s.len});
+}
+
+}  // namespace
+
+Result<bool> run_model(const TokenizerData& d, std::string_view word,
+                       std::vector<TokenPiece>& out) {
+  if (word.empty()) return true;
+  if (d.model == ModelKind::kWordLevel) {
+    std::uint32_t id;
+    if (d.vocab.get(word, id)) {
+      out.push_back({id, static_cast<std::uint32_t>(word.size())});
+    } else if (d.unk_id != kNoId) {
+      out.push_back({d.unk_id, static_cast<std::uint32_t>(word.size())});
+    } else {
+      return Error{
+          "TokenizerError", "WordLevel: word not in the vocabulary and no unk_token", 0, 0, {}};
+    }
+    return true;
+  }
+  thread_local Scratch sc;
+  if (sc.serial != d.serial) {
+    sc.cache.clear();
+    sc.pool.clear();
+    sc.serial = d.serial;
+  }
+  if (word.size() > kCacheMaxWordBytes) {
+    bpe_word(d, word, sc, out);
+    return true;
+  }
+  auto it = sc.cache.find(word);
+  if (it != sc.cache.end()) {
+    out.insert(out.end(), sc.pool.begin() + it->second.first,
+               sc.pool.begin() + it->second.first + it->second.second);
+    return true;
+  }
+  std::size_t before = out.size();
+  bpe_word(d, word, sc, out);
+  if (sc.cache.size() >= kCacheMaxEntries) {
+    sc.cache.clear();
+    sc.pool.clear();
+  }
+  auto offset = static_cast<std::uint32_t>(sc.pool.size());
+  sc.pool.insert(sc.pool.end(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  sc.cache.emplace(std::string(word),
+                   std::make_pair(offset, static_cast<std::uint32_t>(out.size() - before)));
+  return true;
+}
+
+}  // namespace chatwire::tokenize

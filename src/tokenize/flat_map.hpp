@@ -1,0 +1,172 @@
+// Open-addressing hash maps for the two hot lookups: token bytes -> id and (left id, right id) ->
+// merge. Built once at load, read-only afterwards (so safe to share between threads).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chatwire::tokenize {
+
+inline std::uint64_t hash_bytes(const void* data, std::size_t n) {
+  // FNV-1a over 8-byte words, then a final mix: fast for the short keys a vocabulary holds.
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t h = 0xcbf29ce484222325ull ^ n;
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  std::uint64_t tail = 0;
+  std::memcpy(&tail, p, n);
+  h = (h ^ tail) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 32);
+}
+
+inline std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+// Bytes -> uint32 value. Keys live in one arena owned by the map.
+class StringIdMap {
+ public:
+  void reserve(std::size_t n) {
+    std::size_t cap = 16;
+    while (cap < n * 2) cap <<= 1;
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+  }
+  // Inserts or overwrites (the last writer wins, as HF's HashMap collect does).
+  void put(std::string_view key, std::uint32_t value) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    std::uint64_t h = hash_bytes(key.data(), key.size());
+    std::size_t i = h & mask_;
+    while (true) {
+      Slot& s = slots_[i];
+      if (s.len == kEmpty) {
+        s.offset = static_cast<std::uint32_t>(arena_.size());
+        s.len = static_cast<std::uint32_t>(key.size());
+        s.hash = static_cast<std::uint32_t>(h >> 32);
+        s.value = value;
+        arena_.append(key);
+        ++size_;
+        return;
+      }
+      if (s.hash == static_cast<std::uint32_t>(h >> 32) && s.len == key.size() &&
+          std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+        s.value = value;
+        return;
+      }
+      i = (i + 1) & mask_;
+    }
+  }
+  bool get(std::string_view key, std::uint32_t& value) const {
+    if (slots_.empty()) return false;
+    std::uint64_t h = hash_bytes(key.data(), key.size());
+    std::size_t i = h & mask_;
+    while (true) {
+      const Slot& s = slots_[i];
+      if (s.len == kEmpty) return false;
+      if (s.hash == static_cast<std::uint32_t>(h >> 32) && s.len == key.size() &&
+          std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+        value = s.value;
+        return true;
+      }
+      i = (i + 1) & mask_;
+    }
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  struct Slot {
+    std::uint32_t offset = 0;
+    std::uint32_t len = kEmpty;
+    std::uint32_t hash = 0;
+    std::uint32_t value = 0;
+  };
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    std::size_t cap = old.empty() ? 16 : old.size() * 2;
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    for (const Slot& s : old) {
+      if (s.len == kEmpty) continue;
+      std::uint64_t h = hash_bytes(arena_.data() + s.offset, s.len);
+      std::size_t i = h & mask_;
+      while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::string arena_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
+// uint64 key -> uint64 value; key ~0 is reserved (never a valid pair of 32-bit ids below 2^32-1).
+class U64Map {
+ public:
+  void reserve(std::size_t n) {
+    std::size_t cap = 16;
+    while (cap < n * 2) cap <<= 1;
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+  }
+  void put(std::uint64_t key, std::uint64_t value) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    std::size_t i = mix64(key) & mask_;
+    while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask_;
+    if (slots_[i].key == kEmpty) ++size_;
+    slots_[i] = Slot{key, value};
+  }
+  bool get(std::uint64_t key, std::uint64_t& value) const {
+    if (slots_.empty()) return false;
+    std::size_t i = mix64(key) & mask_;
+    while (true) {
+      const Slot& s = slots_[i];
+      if (s.key == key) {
+        value = s.value;
+        return true;
+      }
+      if (s.key == kEmpty) return false;
+      i = (i + 1) & mask_;
+    }
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  struct Slot {
+    std::uint64_t key = kEmpty;
+    std::uint64_t value = 0;
+  };
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    std::size_t cap = old.empty() ? 16 : old.size() * 2;
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    for (const Slot& s : old) {
+      if (s.key == kEmpty) continue;
+      std::size_t i = mix64(s.key) & mask_;
+      while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace chatwire::tokenize

@@ -1,0 +1,842 @@
+// Loading tokenizer.json (+ tokenizer_config.json) into TokenizerData. One table per kind of
+// pipeline step maps the JSON "type" to a parser; anything unknown is a clear "not supported".
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tokenize/json.hpp"
+#include "tokenize/pipeline.hpp"
+#include "tokenize/unicode.hpp"
+
+namespace chatwire::tokenize {
+namespace {
+
+using json::Document;
+using json::Kind;
+using json::Node;
+
+Error tokenizer_error(std::string path, std::string message) {
+  return Error{"TokenizerError", std::move(message), 0, 0, std::move(path)};
+}
+
+// GPT-2's bytes_to_unicode: printable bytes stand for themselves, the others for U+0100 onwards.
+struct ByteLevelAlphabet {
+  std::array<char32_t, 256> byte_to_char{};
+  std::array<std::int16_t, 324> char_to_byte{};  // index = code point (all are < 324)
+  ByteLevelAlphabet() {
+    char_to_byte.fill(-1);
+    int n = 0;
+    for (int b = 0; b < 256; ++b) {
+      bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+      char32_t c = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + n++);
+      byte_to_char[b] = c;
+      char_to_byte[c] = static_cast<std::int16_t>(b);
+    }
+  }
+  // Raw bytes of a byte-level token; false when a character is outside the alphabet.
+  bool to_bytes(std::string_view token, std::string& out) const {
+    out.clear();
+    std::size_t i = 0;
+    while (i < token.size()) {
+      std::size_t len;
+      char32_t cp = unicode::decode_utf8(token, i, len);
+      if (cp >= char_to_byte.size() || char_to_byte[cp] < 0) return false;
+      out.push_back(static_cast<char>(char_to_byte[cp]));
+      i += len;
+    }
+    return true;
+  }
+};
+
+const ByteLevelAlphabet& alphabet() {
+  static const ByteLevelAlphabet a;
+  return a;
+}
+
+std::string_view str_or(const Document& doc, const Node& obj, std::string_view key,
+                        std::string_view fallback) {
+  const Node* n = doc.get(obj, key);
+  return json::is_string(n) ? n->text : fallback;
+}
+
+class Loader {
+ public:
+  Loader(const Document& doc, const LoadOptions& options, TokenizerData& d)
+      : doc_(doc), opt_(options), d_(d) {}
+
+  Result<bool> run() {
+    const Node& root = doc_.root();
+    if (root.kind != Kind::kObject)
+      return tokenizer_error("", "tokenizer.json is not a JSON object");
+    // Pre-tokenizers first: they decide whether the vocabulary is byte-level.
+    if (const Node* n = doc_.get(root, "pre_tokenizer"); n && n->kind != Kind::kNull) {
+      if (auto r = pre_tokenizer(*n, "pre_tokenizer"); !r) return r;
+    }
+    for (const auto& step : d_.pre_tokenizers) {
+      if (step.kind == PreTokenizerKind::kByteLevel) d_.byte_level = true;
+    }
+    if (const Node* n = doc_.get(root, "normalizer"); n && n->kind != Kind::kNull) {
+      if (auto r = normalizer(*n, "normalizer"); !r) return r;
+    }
+    const Node* model = doc_.get(root, "model");
+    if (!model || model->kind != Kind::kObject)
+      return tokenizer_error("model", "missing model object");
+    if (auto r = load_model(*model); !r) return r;
+    if (const Node* n = doc_.get(root, "added_tokens"); n && n->kind != Kind::kNull) {
+      if (auto r = added_tokens(*n); !r) return r;
+    }
+    if (const Node* n = doc_.get(root, "decoder"); n && n->kind != Kind::kNull) {
+      if (auto r = decoder(*n, "decoder"); !r) return r;
+    }
+    if (const Node* n = doc_.get(root, "post_processor"); n && n->kind != Kind::kNull) {
+      if (auto r = post_processor(*n, "post_processor"); !r) return r;
+    }
+    return true;
+  }
+
+ private:
+  Result<bool> count_step(const std::string& path) {
+    if (++steps_ > opt_.max_pipeline_steps) {
+      return Error{"LimitError", "more pipeline steps than max_pipeline_steps", 0, 0, path};
+    }
+    return true;
+  }
+
+  Result<std::shared_ptr<Regex>> pattern(const Node& obj, const std::string& path,
+                                         std::string& literal) {
+    const Node* p = doc_.get(obj, "pattern");
+    if (!p || p->kind != Kind::kObject)
+      return tokenizer_error(path + ".pattern", "missing pattern");
+    if (const Node* s = doc_.get(*p, "String"); json::is_string(s)) {
+      literal = std::string(s->text);
+      return std::shared_ptr<Regex>();
+    }
+    const Node* r = doc_.get(*p, "Regex");
+    if (!json::is_string(r))
+      return tokenizer_error(path + ".pattern", "pattern is neither String nor Regex");
+    if (r->text.size() > opt_.max_regex_bytes) {
+      return Error{"LimitError", "regex longer than max_regex_bytes", 0, 0, path + ".pattern"};
+    }
+    auto re = Regex::compile(r->text);
+    if (!re) {
+      Error e = re.error();
+      e.path = path + ".pattern";
+      return e;
+    }
+    return *re;
+  }
+
+  // ---- normalizers ----
+  Result<bool> normalizer(const Node& n, const std::string& path) {
+    if (auto r = count_step(path); !r) return r;
+    if (n.kind != Kind::kObject) return tokenizer_error(path, "normalizer is not an object");
+    std::string_view type = str_or(doc_, n, "type", "");
+    NormalizerStep step{};
+    if (type == "Sequence") {
+      const Node* list = doc_.get(n, "normalizers");
+      if (!list || list->kind != Kind::kArray)
+        return tokenizer_error(path, "Sequence without normalizers");
+      std::size_t i = 0;
+      for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
+        if (auto r = normalizer(*c, path + ".normalizers[" + std::to_string(i) + "]"); !r) return r;
+      }
+      return true;
+    }
+    struct Simple {
+      std::string_view name;
+      NormalizerKind kind;
+    };
+    static constexpr Simple kSimple[] = {
+        {"NFC", NormalizerKind::kNfc},
+        {"NFD", NormalizerKind::kNfd},
+        {"NFKC", NormalizerKind::kNfkc},
+        {"NFKD", NormalizerKind::kNfkd},
+        {"Lowercase", NormalizerKind::kLowercase},
+        {"StripAccents", NormalizerKind::kStripAccents},
+    };
+    for (const auto& s : kSimple) {
+      if (type == s.name) {
+        step.kind = s.kind;
+        d_.normalizers.push_back(step);
+        return true;
+      }
+    }
+    if (type == "Strip") {
+      step.kind = NormalizerKind::kStrip;
+      step.strip_left = json::as_bool(doc_.get(n, "strip_left"), true);
+      step.strip_right = json::as_bool(doc_.get(n, "strip_right"), true);
+    } else if (type == "Replace") {
+      step.kind = NormalizerKind::kReplace;
+      auto re = pattern(n, path, step.pattern);
+      if (!re) return re.error();
+      step.regex = *re;
+      step.content = std::string(str_or(doc_, n, "content", ""));
+    } else if (type == "Prepend") {
+      step.kind = NormalizerKind::kPrepend;
+      step.content = std::string(str_or(doc_, n, "prepend", ""));
+    } else if (type == "Precompiled") {
+      // Only an empty charsmap is a no-op we can honour.
+      const Node* map = doc_.get(n, "precompiled_charsmap");
+      if (map && map->kind != Kind::kNull && !(json::is_string(map) && map->text.empty())) {
+        return tokenizer_error(path,
+                               "normalizer Precompiled (SentencePiece charsmap) is not supported");
+      }
+      return true;
+    } else {
+      return tokenizer_error(path, "normalizer type '" + std::string(type) + "' is not supported");
+    }
+    d_.normalizers.push_back(std::move(step));
+    return true;
+  }
+
+  // ---- pre-tokenizers ----
+  static bool behavior_of(std::string_view name, SplitBehavior& out) {
+    static constexpr std::pair<std::string_view, SplitBehavior> kNames[] = {
+        {"Removed", SplitBehavior::kRemoved},
+        {"Isolated", SplitBehavior::kIsolated},
+        {"MergedWithPrevious", SplitBehavior::kMergedWithPrevious},
+        {"MergedWithNext", SplitBehavior::kMergedWithNext},
+        {"Contiguous", SplitBehavior::kContiguous},
+    };
+    for (const auto& [n, b] : kNames) {
+      if (n == name) {
+        out = b;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static bool prepend_scheme_of(const Document& doc, const Node& n, PrependScheme& out) {
+    std::string_view scheme = str_or(doc, n, "prepend_scheme", "");
+    if (scheme.empty()) {
+      // Older files: add_prefix_space true/false.
+      out = json::as_bool(doc.get(n, "add_prefix_space"), true) ? PrependScheme::kAlways
+                                                                : PrependScheme::kNever;
+      return true;
+    }
+    if (scheme == "always")
+      out = PrependScheme::kAlways;
+    else if (scheme == "first")
+      out = PrependScheme::kFirst;
+    else if (scheme == "never")
+      out = PrependScheme::kNever;
+    else
+      return false;
+    return true;
+  }
+
+  Result<bool> pre_tokenizer(const Node& n, const std::string& path) {
+    if (auto r = count_step(path); !r) return r;
+    if (n.kind != Kind::kObject) return tokenizer_error(path, "pre_tokenizer is not an object");
+    std::string_view type = str_or(doc_, n, "type", "");
+    PreTokenizerStep step{};
+    if (type == "Sequence") {
+      const Node* list = doc_.get(n, "pretokenizers");
+      if (!list || list->kind != Kind::kArray)
+        return tokenizer_error(path, "Sequence without pretokenizers");
+      std::size_t i = 0;
+      for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
+        if (auto r = pre_tokenizer(*c, path + ".pretokenizers[" + std::to_string(i) + "]"); !r)
+          return r;
+      }
+      return true;
+    }
+    if (type == "ByteLevel") {
+      step.kind = PreTokenizerKind::kByteLevel;
+      step.add_prefix_space = json::as_bool(doc_.get(n, "add_prefix_space"), true);
+      step.use_regex = json::as_bool(doc_.get(n, "use_regex"), true);
+      if (step.use_regex) {
+        auto re = Regex::compile(
+            R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)");
+        if (!re) return re.error();
+        step.regex = *re;
+      }
+    } else if (type == "Split") {
+      step.kind = PreTokenizerKind::kSplit;
+      auto re = pattern(n, path, step.literal);
+      if (!re) return re.error();
+      step.regex = *re;
+      if (!behavior_of(str_or(doc_, n, "behavior", ""), step.behavior)) {
+        return tokenizer_error(path + ".behavior", "unknown split behavior");
+      }
+      step.invert = json::as_bool(doc_.get(n, "invert"), false);
+    } else if (type == "Metaspace") {
+      step.kind = PreTokenizerKind::kMetaspace;
+      step.replacement = std::string(str_or(doc_, n, "replacement", "\xE2\x96\x81"));
+      if (step.replacement.empty())
+        return tokenizer_error(path + ".replacement", "empty replacement");
+      if (!prepend_scheme_of(doc_, n, step.prepend_scheme)) {
+        return tokenizer_error(path + ".prepend_scheme", "unknown prepend_scheme");
+      }
+      step.split = json::as_bool(doc_.get(n, "split"), true);
+    } else if (type == "Digits") {
+      step.kind = PreTokenizerKind::kDigits;
+      step.individual_digits = json::as_bool(doc_.get(n, "individual_digits"), false);
+    } else if (type == "Whitespace") {
+      step.kind = PreTokenizerKind::kWhitespace;
+      auto re = Regex::compile(R"(\w+|[^\w\s]+)");
+      if (!re) return re.error();
+      step.regex = *re;
+    } else if (type == "WhitespaceSplit") {
+      step.kind = PreTokenizerKind::kWhitespaceSplit;
+    } else if (type == "Punctuation") {
+      step.kind = PreTokenizerKind::kPunctuation;
+      if (!behavior_of(str_or(doc_, n, "behavior", "Isolated"), step.behavior)) {
+        return tokenizer_error(path + ".behavior", "unknown split behavior");
+      }
+    } else if (type == "CharDelimiterSplit") {
+      step.kind = PreTokenizerKind::kCharDelimiterSplit;
+      step.literal = std::string(str_or(doc_, n, "delimiter", ""));
+      if (step.literal.empty()) return tokenizer_error(path + ".delimiter", "missing delimiter");
+    } else if (type == "BertPreTokenizer") {
+      step.kind = PreTokenizerKind::kWhitespaceSplit;
+      d_.pre_tokenizers.push_back(step);
+      step.kind = PreTokenizerKind::kPunctuation;
+      step.behavior = SplitBehavior::kIsolated;
+    } else {
+      return tokenizer_error(path,
+                             "pre_tokenizer type '" + std::string(type) + "' is not supported");
+    }
+    d_.pre_tokenizers.push_back(std::move(step));
+    return true;
+  }
+
+  // ---- decoders ----
+  Result<bool> decoder(const Node& n, const std::string& path) {
+    if (auto r = count_step(path); !r) return r;
+    if (n.kind != Kind::kObject) return tokenizer_error(path, "decoder is not an object");
+    std::string_view type = str_or(doc_, n, "type", "");
+    DecoderStep step{};
+    if (type == "Sequence") {
+      const Node* list = doc_.get(n, "decoders");
+      if (!list || list->kind != Kind::kArray)
+        return tokenizer_error(path, "Sequence without decoders");
+      std::size_t i = 0;
+      for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
+        if (auto r = decoder(*c, path + ".decoders[" + std::to_string(i) + "]"); !r) return r;
+      }
+      return true;
+    }
+    if (type == "ByteLevel") {
+      step.kind = DecoderKind::kByteLevel;
+    } else if (type == "ByteFallback") {
+      step.kind = DecoderKind::kByteFallback;
+    } else if (type == "Fuse") {
+      step.kind = DecoderKind::kFuse;
+    } else if (type == "Strip") {
+      step.kind = DecoderKind::kStrip;
+      step.content = std::string(str_or(doc_, n, "content", " "));
+      std::uint64_t v = 0;
+      if (json::as_uint(doc_.get(n, "start"), v)) step.strip_start = v;
+      if (json::as_uint(doc_.get(n, "stop"), v)) step.strip_stop = v;
+    } else if (type == "Replace") {
+      step.kind = DecoderKind::kReplace;
+      auto re = pattern(n, path, step.pattern);
+      if (!re) return re.error();
+      step.regex = *re;
+      step.content = std::string(str_or(doc_, n, "content", ""));
+    } else if (type == "Metaspace") {
+      step.kind = DecoderKind::kMetaspace;
+      step.replacement = std::string(str_or(doc_, n, "replacement", "\xE2\x96\x81"));
+      PrependScheme scheme;
+      if (!prepend_scheme_of(doc_, n, scheme))
+        return tokenizer_error(path, "unknown prepend_scheme");
+      step.prepend = scheme != PrependScheme::kNever;
+    } else if (type == "WordPiece") {
+      step.kind = DecoderKind::kWordPiece;
+      step.prefix = std::string(str_or(doc_, n, "prefix", "##"));
+      step.cleanup = json::as_bool(doc_.get(n, "cleanup"), true);
+    } else {
+      return tokenizer_error(path, "decoder type '" + std::string(type) + "' is not supported");
+    }
+    d_.decoders.push_back(std::move(step));
+    return true;
+  }
+
+  // ---- post-processors ----
+  Result<bool> special_ids(std::string_view name, std::vector<std::uint32_t>& ids,
+                           const Node* specials, const std::string& path) {
+    // TemplateProcessing names a special token; its ids are in special_tokens.
+    if (specials) {
+      if (const Node* entry = doc_.get(*specials, name)) {
+        const Node* list = doc_.get(*entry, "ids");
+        if (!list || list->kind != Kind::kArray)
+          return tokenizer_error(path, "special token without ids");
+        for (const Node* c = doc_.first(*list); c; c = doc_.next(*c)) {
+          std::uint64_t v;
+          if (!json::as_uint(c, v) || v >= 0xFFFFFFFFull)
+            return tokenizer_error(path, "invalid special token id");
+          ids.push_back(static_cast<std::uint32_t>(v));
+        }
+        return true;
+      }
+    }
+    return tokenizer_error(path, "special token '" + std::string(name) + "' not in special_tokens");
+  }
+
+  Result<bool> post_processor(const Node& n, const std::string& path) {
+    if (auto r = count_step(path); !r) return r;
+    std::string_view type = str_or(doc_, n, "type", "");
+    if (type == "Sequence") {
+      const Node* list = doc_.get(n, "processors");
+      if (!list || list->kind != Kind::kArray)
+        return tokenizer_error(path, "Sequence without processors");
+      std::size_t i = 0;
+      for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
+        if (auto r = post_processor(*c, path + ".processors[" + std::to_string(i) + "]"); !r)
+          return r;
+      }
+      return true;
+    }
+    if (type == "ByteLevel") return true;  // changes offsets only
+    if (type == "TemplateProcessing") {
+      const Node* single = doc_.get(n, "single");
+      const Node* specials = doc_.get(n, "special_tokens");
+      if (!single || single->kind != Kind::kArray)
+        return tokenizer_error(path + ".single", "missing template");
+      std::vector<TemplatePiece> pieces;
+      for (const Node* c = doc_.first(*single); c; c = doc_.next(*c)) {
+        TemplatePiece piece;
+        if (const Node* seq = doc_.get(*c, "Sequence")) {
+          (void)seq;
+          piece.is_sequence = true;
+        } else if (const Node* sp = doc_.get(*c, "SpecialToken")) {
+          const Node* id = doc_.get(*sp, "id");
+          if (!json::is_string(id))
+            return tokenizer_error(path + ".single", "SpecialToken without id");
+          if (auto r = special_ids(id->text, piece.special_ids, specials, path + ".special_tokens");
+              !r)
+            return r;
+        } else {
+          return tokenizer_error(path + ".single", "unknown template piece");
+        }
+        pieces.push_back(std::move(piece));
+      }
+      d_.post_single = std::move(pieces);
+      d_.has_post_template = true;
+      return true;
+    }
+    if (type == "BertProcessing" || type == "RobertaProcessing") {
+      // cls $A sep, each given as [token, id].
+      std::vector<TemplatePiece> pieces;
+      for (const char* key : {"cls", "sep"}) {
+        const Node* pair = doc_.get(n, key);
+        const Node* id = pair && pair->kind == Kind::kArray ? doc_.first(*pair) : nullptr;
+        id = id ? doc_.next(*id) : nullptr;
+        std::uint64_t v;
+        if (!json::as_uint(id, v) || v >= 0xFFFFFFFFull)
+          return tokenizer_error(path + "." + key, "invalid token");
+        TemplatePiece piece;
+        piece.special_ids.push_back(static_cast<std::uint32_t>(v));
+        pieces.push_back(piece);
+        if (std::string_view(key) == "cls") {
+          TemplatePiece seq;
+          seq.is_sequence = true;
+          pieces.push_back(seq);
+        }
+      }
+      d_.post_single = std::move(pieces);
+      d_.has_post_template = true;
+      return true;
+    }
+    return tokenizer_error(path,
+                           "post_processor type '" + std::string(type) + "' is not supported");
+  }
+
+  // ---- model ----
+  void set_text(std::uint32_t id, std::string_view text) {
+    if (id >= d_.id_text.size()) {
+      d_.id_text.resize(id + 1);
+      d_.id_flags.resize(id + 1, 0);
+    }
+    texts_.emplace_back(id, text);  // views into the parsed document, copied at finish()
+  }
+
+  Result<bool> load_model(const Node& model) {
+    std::string_view type = str_or(doc_, model, "type", "");
+    if (type.empty() && doc_.get(model, "merges")) type = "BPE";
+    if (type == "WordLevel") {
+      d_.model = ModelKind::kWordLevel;
+    } else if (type != "BPE") {
+      return tokenizer_error("model.type", "model type '" + std::string(type) +
+                                               "' is not supported (BPE and WordLevel are)");
+    }
+    if (const Node* dropout = doc_.get(model, "dropout");
+        dropout && dropout->kind == Kind::kNumber) {
+      std::string_view t = dropout->text;
+      if (t != "0" && t != "0.0" && t != "1" && t != "1.0") {
+        return tokenizer_error("model.dropout", "BPE dropout is not supported (it is random)");
+      }
+    }
+    d_.fuse_unk = json::as_bool(doc_.get(model, "fuse_unk"), false);
+    d_.byte_fallback = json::as_bool(doc_.get(model, "byte_fallback"), false);
+    d_.ignore_merges = json::as_bool(doc_.get(model, "ignore_merges"), false);
+    d_.continuing_subword_prefix =
+        std::string(str_or(doc_, model, "continuing_subword_prefix", ""));
+    d_.end_of_word_suffix = std::string(str_or(doc_, model, "end_of_word_suffix", ""));
+    d_.simple_bpe = d_.continuing_subword_prefix.empty() && d_.end_of_word_suffix.empty();
+
+    const Node* vocab = doc_.get(model, "vocab");
+    if (!vocab || vocab->kind != Kind::kObject)
+      return tokenizer_error("model.vocab", "missing vocab object");
+    if (vocab->count > opt_.max_vocab) {
+      return Error{"LimitError", "vocab has more entries than max_vocab", 0, 0, "model.vocab"};
+    }
+    d_.vocab.reserve(vocab->count + 1024);
+    d_.id_text.resize(vocab->count);
+    d_.id_flags.resize(vocab->count, 0);
+    std::string raw;
+    const auto& ab = alphabet();
+    for (const Node* c = doc_.first(*vocab); c; c = doc_.next(*c)) {
+      std::uint64_t id;
+      if (!json::as_uint(c, id)) {
+        return tokenizer_error("model.vocab", "id of token '" + std::string(c->key) +
+                                                  "' is not a non-negative integer");
+      }
+      if (id >= opt_.max_vocab + opt_.max_added_tokens) {
+        return Error{"LimitError",
+                     "token id " + std::to_string(id) + " beyond max_vocab + max_added_tokens", 0,
+                     0, "model.vocab"};
+      }
+      if (c->key.size() > opt_.max_token_bytes) {
+        return Error{"LimitError", "token longer than max_token_bytes", 0, 0, "model.vocab"};
+      }
+      auto id32 = static_cast<std::uint32_t>(id);
+      if (d_.byte_level && ab.to_bytes(c->key, raw)) {
+        d_.vocab.put(raw, id32);
+      } else {
+        d_.vocab.put(c->key, id32);
+      }
+      set_text(id32, c->key);
+    }
+    // Token lookups by their file spelling (unk, <0xXX>, merges) go through key_of().
+    if (const Node* unk = doc_.get(model, "unk_token"); json::is_string(unk)) {
+      std::uint32_t id;
+      if (!d_.vocab.get(key_of(unk->text, raw), id)) {
+        return tokenizer_error("model.unk_token",
+                               "unk_token '" + std::string(unk->text) + "' is not in the vocab");
+      }
+      d_.unk_id = id;
+    }
+    d_.byte_id.fill(kNoId);
+    d_.byte_fallback_id.fill(kNoId);
+    d_.ascii_id.fill(kNoId);
+    for (int b = 0; b < 256; ++b) {
+      std::uint32_t id;
+      std::string one(1, static_cast<char>(b));
+      if (d_.byte_level) {
+        if (d_.vocab.get(one, id)) d_.byte_id[b] = id;
+      } else if (b < 128 && d_.vocab.get(one, id)) {
+        d_.ascii_id[b] = id;
+      }
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", b);
+      if (d_.vocab.get(key_of(name, raw), id)) d_.byte_fallback_id[b] = id;
+    }
+    if (d_.model == ModelKind::kBpe) {
+      if (auto r = load_merges(model); !r) return r;
+    }
+    return true;
+  }
+
+  // The vocab key of a token as spelled in the file.
+  std::string_view key_of(std::string_view token, std::string& buf) const {
+    if (d_.byte_level && alphabet().to_bytes(token, buf)) return buf;
+    return token;
+  }
+
+  Result<bool> load_merges(const Node& model) {
+    const Node* merges = doc_.get(model, "merges");
+    if (!merges || merges->kind == Kind::kNull) return true;
+    if (merges->kind != Kind::kArray)
+      return tokenizer_error("model.merges", "merges is not an array");
+    if (merges->count > opt_.max_merges) {
+      return Error{"LimitError", "more merges than max_merges", 0, 0, "model.merges"};
+    }
+    d_.merges.reserve(merges->count);
+    std::string ka, kb, kn, merged;
+    std::uint32_t rank = 0;
+    const std::size_t prefix_len = d_.continuing_subword_prefix.size();
+    for (const Node* c = doc_.first(*merges); c; c = doc_.next(*c), ++rank) {
+      std::string_view a, b;
+      if (c->kind == Kind::kString) {
+        std::size_t space = c->text.find(' ');
+        if (space == std::string_view::npos) {
+          return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
+                                 "merge '" + std::string(c->text) + "' is not two tokens");
+        }
+        a = c->text.substr(0, space);
+        b = c->text.substr(space + 1);
+      } else if (c->kind == Kind::kArray && c->count == 2 && json::is_string(doc_.first(*c)) &&
+                 json::is_string(doc_.next(*doc_.first(*c)))) {
+        a = doc_.first(*c)->text;
+        b = doc_.next(*doc_.first(*c))->text;
+      } else {
+        return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
+                               "merge is neither \"a b\" nor [a, b]");
+      }
+      std::uint32_t ia, ib, in;
+      if (!d_.vocab.get(key_of(a, ka), ia) || !d_.vocab.get(key_of(b, kb), ib)) {
+        return tokenizer_error(
+            "model.merges[" + std::to_string(rank) + "]",
+            "merge token not in the vocab: '" + std::string(a) + "' '" + std::string(b) + "'");
+      }
+      merged.assign(a);
+      merged.append(b.size() >= prefix_len &&
+                            b.substr(0, prefix_len) == d_.continuing_subword_prefix
+                        ? b.substr(prefix_len)
+                        : b);
+      if (!d_.vocab.get(key_of(merged, kn), in)) {
+        return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
+                               "merged token not in the vocab: '" + merged + "'");
+      }
+      d_.merges.put((std::uint64_t{ia} << 32) | ib, (std::uint64_t{rank} << 32) | in);
+    }
+    return true;
+  }
+
+  // ---- added tokens ----
+  Result<bool> added_tokens(const Node& list) {
+    if (list.kind != Kind::kArray)
+      return tokenizer_error("added_tokens", "added_tokens is not an array");
+    if (list.count > opt_.max_added_tokens) {
+      return Error{"LimitError", "more added tokens than max_added_tokens", 0, 0, "added_tokens"};
+    }
+    std::size_t i = 0;
+    for (const Node* c = doc_.first(list); c; c = doc_.next(*c), ++i) {
+      std::string path = "added_tokens[" + std::to_string(i) + "]";
+      if (c->kind != Kind::kObject) return tokenizer_error(path, "added token is not an object");
+      AddedToken t;
+      const Node* content = doc_.get(*c, "content");
+      std::uint64_t id;
+      if (!json::is_string(content)) return tokenizer_error(path + ".content", "missing content");
+      if (!json::as_uint(doc_.get(*c, "id"), id) || id >= opt_.max_vocab + opt_.max_added_tokens) {
+        return tokenizer_error(path + ".id", "missing or invalid id");
+      }
+      if (content->text.size() > opt_.max_token_bytes) {
+        return Error{"LimitError", "token longer than max_token_bytes", 0, 0, path};
+      }
+      t.content = std::string(content->text);
+      t.id = static_cast<std::uint32_t>(id);
+      t.special = json::as_bool(doc_.get(*c, "special"), false);
+      t.normalized = json::as_bool(doc_.get(*c, "normalized"), !t.special);
+      t.lstrip = json::as_bool(doc_.get(*c, "lstrip"), false);
+      t.rstrip = json::as_bool(doc_.get(*c, "rstrip"), false);
+      t.single_word = json::as_bool(doc_.get(*c, "single_word"), false);
+      set_text(t.id, content->text);
+      d_.added.push_back(std::move(t));
+    }
+    return true;
+  }
+
+ public:
+  // Called after everything is read: id texts into the arena, tries, flags.
+  Result<bool> finish() {
+    std::size_t total = 0;
+    for (const auto& [id, text] : texts_) total += text.size();
+    d_.arena.reserve(total * 2 + 16);
+    std::vector<std::pair<std::size_t, std::size_t>> text_at(d_.id_text.size(), {0, 0});
+    for (const auto& [id, text] : texts_) {
+      text_at[id] = {d_.arena.size(), text.size()};
+      d_.arena += text;
+    }
+    std::vector<std::pair<std::size_t, std::size_t>> bytes_at;
+    if (d_.byte_level) {
+      bytes_at.assign(d_.id_text.size(), {0, 0});
+      std::string raw;
+      for (std::size_t id = 0; id < text_at.size(); ++id) {
+        std::string_view text(d_.arena.data() + text_at[id].first, text_at[id].second);
+        if (alphabet().to_bytes(text, raw)) {
+          bytes_at[id] = {d_.arena.size(), raw.size()};
+          d_.arena += raw;
+        } else {
+          bytes_at[id] = text_at[id];
+        }
+      }
+    }
+    for (std::size_t id = 0; id < text_at.size(); ++id) {
+      d_.id_text[id] = std::string_view(d_.arena.data() + text_at[id].first, text_at[id].second);
+    }
+    if (d_.byte_level) {
+      d_.id_bytes.resize(text_at.size());
+      for (std::size_t id = 0; id < text_at.size(); ++id) {
+        d_.id_bytes[id] =
+            std::string_view(d_.arena.data() + bytes_at[id].first, bytes_at[id].second);
+      }
+    }
+    for (std::uint32_t i = 0; i < d_.added.size(); ++i) {
+      const AddedToken& t = d_.added[i];
+      d_.id_flags[t.id] |= 2;
+      if (t.special) d_.id_flags[t.id] |= 1;
+      d_.added_content.put(t.content, t.id);
+      if (t.special) d_.special_content.put(t.content, t.id);
+      if (t.content.empty()) continue;
+      if (t.normalized && !d_.normalizers.empty()) {
+        auto n = normalize_string(d_.normalizers, t.content);
+        if (!n) return n.error();
+        if (!n->empty()) d_.normalized_trie.insert(*n, i);
+      } else {
+        d_.raw_trie.insert(t.content, i);
+      }
+    }
+    return true;
+  }
+
+ private:
+  const Document& doc_;
+  const LoadOptions& opt_;
+  TokenizerData& d_;
+  std::size_t steps_ = 0;
+  std::vector<std::pair<std::uint32_t, std::string_view>> texts_;
+};
+
+std::atomic<std::uint64_t> g_serial{1};
+
+Result<bool> read_file(const std::string& path, std::size_t limit, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"TokenizerError", "cannot open " + path, 0, 0, {}};
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<std::size_t>(in.tellg());
+  if (size > limit) return Error{"LimitError", path + " is larger than max_file_bytes", 0, 0, {}};
+  in.seekg(0, std::ios::beg);
+  out.resize(size);
+  in.read(out.data(), static_cast<std::streamsize>(size));
+  if (!in) return Error{"TokenizerError", "cannot read " + path, 0, 0, {}};
+  return true;
+}
+
+std::optional<std::string> token_string(const Document& doc, const Node* n) {
+  if (json::is_string(n)) return std::string(n->text);
+  if (n && n->kind == Kind::kObject) {
+    const Node* c = doc.get(*n, "content");
+    if (json::is_string(c)) return std::string(c->text);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void AddedTrie::insert(std::string_view key, std::uint32_t token) {
+  std::uint32_t node = 0;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    auto byte = static_cast<unsigned char>(key[i]);
+    std::uint32_t child = 0;
+    if (node == 0) {
+      child = root_child[byte];
+    } else {
+      for (auto& [b, c] : nodes[node].children) {
+        if (b == byte) child = c;
+      }
+    }
+    if (child == 0) {
+      child = static_cast<std::uint32_t>(nodes.size());
+      nodes.emplace_back();
+      if (node == 0) {
+        root_child[byte] = child;
+      } else {
+        auto& ch = nodes[node].children;
+        auto it = std::lower_bound(ch.begin(), ch.end(), byte,
+                                   [](const std::pair<unsigned char, std::uint32_t>& p,
+                                      unsigned char v) { return p.first < v; });
+        ch.insert(it, {byte, child});
+      }
+    }
+    node = child;
+  }
+  // HF builds the automaton from the tokens in order; a later duplicate content keeps the first.
+  if (nodes[node].token == kNoId) nodes[node].token = token;
+}
+
+std::uint32_t AddedTrie::longest_at(std::string_view text, std::size_t pos,
+                                    std::size_t& len) const {
+  std::uint32_t node = root_child[static_cast<unsigned char>(text[pos])];
+  std::uint32_t best = kNoId;
+  std::size_t i = pos + 1;
+  while (node != 0) {
+    if (nodes[node].token != kNoId) {
+      best = nodes[node].token;
+      len = i - pos;
+    }
+    if (i >= text.size()) break;
+    auto byte = static_cast<unsigned char>(text[i]);
+    const auto& ch = nodes[node].children;
+    std::uint32_t next = 0;
+    auto it = std::lower_bound(ch.begin(), ch.end(), byte,
+                               [](const std::pair<unsigned char, std::uint32_t>& p,
+                                  unsigned char v) { return p.first < v; });
+    if (it != ch.end() && it->first == byte) next = it->second;
+    node = next;
+    ++i;
+  }
+  return best;
+}
+
+Result<Tokenizer> Tokenizer::load_json(std::string_view tokenizer_json,
+                                       std::string_view config_json, const LoadOptions& options) {
+  if (tokenizer_json.size() > options.max_file_bytes) {
+    return Error{"LimitError", "tokenizer.json is larger than max_file_bytes", 0, 0, {}};
+  }
+  auto doc = Document::parse(std::string(tokenizer_json), options.max_json_depth);
+  if (!doc) {
+    Error e = doc.error();
+    e.message = "tokenizer.json: " + e.message;
+    return e;
+  }
+  auto data = std::make_shared<TokenizerData>();
+  Loader loader(*doc, options, *data);
+  if (auto r = loader.run(); !r) return r.error();
+  if (auto r = loader.finish(); !r) return r.error();
+  if (!config_json.empty()) {
+    auto config = Document::parse(std::string(config_json), options.max_json_depth);
+    if (!config) {
+      Error e = config.error();
+      e.message = "tokenizer_config.json: " + e.message;
+      return e;
+    }
+    const Node& root = config->root();
+    if (root.kind == Kind::kObject) {
+      // transformers.js (the decode oracle) cleans up unless the config says false.
+      data->clean_up_tokenization_spaces =
+          json::as_bool(config->get(root, "clean_up_tokenization_spaces"), true);
+      data->bos_token = token_string(*config, config->get(root, "bos_token"));
+      data->eos_token = token_string(*config, config->get(root, "eos_token"));
+      if (const Node* extra = config->get(root, "additional_special_tokens");
+          extra && extra->kind == Kind::kArray) {
+        for (const Node* c = config->first(*extra); c; c = config->next(*c)) {
+          auto s = token_string(*config, c);
+          std::uint32_t id;
+          if (s && !data->special_content.get(*s, id) && data->added_content.get(*s, id)) {
+            data->special_content.put(*s, id);
+          }
+        }
+      }
+    }
+  } else {
+    data->clean_up_tokenization_spaces = true;
+  }
+  data->serial = g_serial.fetch_add(1);
+  return Tokenizer(std::move(data));
+}
+
+Result<Tokenizer> Tokenizer::load_dir(const std::string& dir, const LoadOptions& options) {
+  std::string tokenizer_json, config_json;
+  if (auto r = read_file(dir + "/tokenizer.json", options.max_file_bytes, tokenizer_json); !r)
+    return r.error();
+  std::ifstream probe(dir + "/tokenizer_config.json");
+  if (probe) {
+    if (auto r = read_file(dir + "/tokenizer_config.json", options.max_file_bytes, config_json); !r)
+      return r.error();
+  }
+  auto t = load_json(tokenizer_json, config_json, options);
+  if (!t) {
+    Error e = t.error();
+    e.message = dir + "/tokenizer.json: " + e.message;
+    return e;
+  }
+  return t;
+}
+
+}  // namespace chatwire::tokenize

@@ -1,0 +1,306 @@
+// Normalizers: one function per kind, each rewriting a Text (and its alignment when tracked).
+#include <utf8proc.h>
+
+#include <cstdlib>
+
+#include "tokenize/pipeline.hpp"
+#include "tokenize/unicode.hpp"
+
+namespace chatwire::tokenize {
+namespace {
+
+bool is_ascii(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c >= 0x80) return false;
+  }
+  return true;
+}
+
+// utf8proc normalization of one run of text.
+bool unicode_normalize(std::string_view in, NormalizerKind kind, std::string& out) {
+  int options = UTF8PROC_STABLE;
+  switch (kind) {
+    case NormalizerKind::kNfc:
+      options |= UTF8PROC_COMPOSE;
+      break;
+    case NormalizerKind::kNfd:
+      options |= UTF8PROC_DECOMPOSE;
+      break;
+    case NormalizerKind::kNfkc:
+      options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+      break;
+    default:
+      options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+      break;
+  }
+  utf8proc_uint8_t* result = nullptr;
+  utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(in.data()),
+                                    static_cast<utf8proc_ssize_t>(in.size()), &result,
+                                    static_cast<utf8proc_option_t>(options));
+  if (n < 0) {
+    std::free(result);
+    return false;
+  }
+  out.append(reinterpret_cast<const char*>(result), static_cast<std::size_t>(n));
+  std::free(result);
+  return true;
+}
+
+// A character before which normalization may restart without changing the result: a starter that
+// never composes with what precedes it. ASCII is the common case; the few starters that compose
+// backwards (Hangul vowels/trailing consonants, some Indic vowel signs) are excluded.
+bool is_stable_boundary(char32_t cp) {
+  if (cp < 0x80) return true;
+  if (utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class != 0) return false;
+  if (cp >= 0x1161 && cp <= 0x11C2) return false;
+  switch (cp) {
+    case 0x0B3E:
+    case 0x0B56:
+    case 0x0B57:
+    case 0x0BBE:
+    case 0x0BD7:
+    case 0x0CC2:
+    case 0x0CD5:
+    case 0x0CD6:
+    case 0x0D3E:
+    case 0x0D57:
+    case 0x0DCF:
+    case 0x0DDF:
+    case 0x102E:
+    case 0x1B35:
+    case 0x11127:
+    case 0x1133E:
+    case 0x11357:
+    case 0x114B0:
+    case 0x114BA:
+    case 0x114BD:
+    case 0x115AF:
+    case 0x11930:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool apply_unicode_form(NormalizerKind kind, const Text& in, Text& out) {
+  if (is_ascii(in.s)) {
+    out = in;
+    return true;
+  }
+  if (!in.track) {
+    out.s.clear();
+    return unicode_normalize(in.s, kind, out.s);
+  }
+  // Tracked: normalize chunk by chunk so that each output byte knows its source chunk.
+  std::size_t i = 0;
+  std::string buffer;
+  while (i < in.s.size()) {
+    std::size_t j = i;
+    std::size_t len;
+    unicode::decode_utf8(in.s, j, len);
+    j += len;
+    while (j < in.s.size()) {
+      char32_t cp = unicode::decode_utf8(in.s, j, len);
+      if (is_stable_boundary(cp)) break;
+      j += len;
+    }
+    std::string_view chunk(in.s.data() + i, j - i);
+    if (is_ascii(chunk)) {
+      out.append_from(in, i, j);
+    } else {
+      buffer.clear();
+      if (!unicode_normalize(chunk, kind, buffer)) return false;
+      if (buffer == chunk) {
+        out.append_from(in, i, j);
+      } else {
+        out.append(buffer, in.begin[i], in.end[j - 1]);
+      }
+    }
+    i = j;
+  }
+  return true;
+}
+
+void apply_lowercase(const Text& in, Text& out) {
+  std::size_t i = 0;
+  std::string buf;
+  while (i < in.s.size()) {
+    unsigned char b = static_cast<unsigned char>(in.s[i]);
+    if (b < 0x80) {
+      char c = (b >= 'A' && b <= 'Z') ? static_cast<char>(b + 32) : static_cast<char>(b);
+      out.s.push_back(c);
+      if (in.track) {
+        out.begin.push_back(in.begin[i]);
+        out.end.push_back(in.end[i]);
+      }
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    char32_t cp = unicode::decode_utf8(in.s, i, len);
+    buf.clear();
+    if (cp == 0x130) {  // Rust's char::to_lowercase: U+0130 -> "i\u0307"
+      buf = "i\xCC\x87";
+    } else {
+      unicode::append_utf8(
+          buf, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))));
+    }
+    if (in.track) {
+      out.append(buf, in.begin[i], in.end[i + len - 1]);
+    } else {
+      out.s += buf;
+    }
+    i += len;
+  }
+}
+
+void apply_strip(const NormalizerStep& step, const Text& in, Text& out) {
+  std::size_t b = 0, e = in.s.size();
+  if (step.strip_left) {
+    while (b < e) {
+      std::size_t len;
+      char32_t cp = unicode::decode_utf8(in.s, b, len);
+      if (!unicode::is_white_space(cp)) break;
+      b += len;
+    }
+  }
+  if (step.strip_right) {
+    while (e > b) {
+      std::size_t start = e - 1;
+      while (start > b && (static_cast<unsigned char>(in.s[start]) & 0xC0) == 0x80) --start;
+      std::size_t len;
+      char32_t cp = unicode::decode_utf8(in.s, start, len);
+      if (!unicode::is_white_space(cp)) break;
+      e = start;
+    }
+  }
+  out.append_from(in, b, e);
+}
+
+void apply_strip_accents(const Text& in, Text& out) {
+  std::size_t i = 0;
+  while (i < in.s.size()) {
+    std::size_t len;
+    char32_t cp = unicode::decode_utf8(in.s, i, len);
+    if (!unicode::is_mark(cp)) out.append_from(in, i, i + len);
+    i += len;
+  }
+}
+
+Result<bool> apply_replace(const NormalizerStep& step, const Text& in, Text& out,
+                           std::vector<Span>& matches) {
+  matches.clear();
+  if (step.regex) {
+    auto r = step.regex->find_all(in.s, matches);
+    if (!r) return r.error();
+  } else if (!step.pattern.empty()) {
+    std::size_t pos = 0;
+    while ((pos = in.s.find(step.pattern, pos)) != std::string::npos) {
+      matches.emplace_back(static_cast<std::uint32_t>(pos),
+                           static_cast<std::uint32_t>(pos + step.pattern.size()));
+      pos += step.pattern.size();
+    }
+  }
+  std::size_t last = 0;
+  for (auto [b, e] : matches) {
+    out.append_from(in, last, b);
+    if (e > b) {
+      if (in.track) {
+        out.append(step.content, in.begin[b], in.end[e - 1]);
+      } else {
+        out.s += step.content;
+      }
+    } else if (!step.content.empty()) {
+      // An empty match inserts the replacement: align it to the next character.
+      std::uint32_t ob = in.track ? (b < in.s.size() ? in.begin[b] : (b ? in.end[b - 1] : 0)) : 0;
+      std::uint32_t oe = in.track ? (b < in.s.size() ? in.end[b] : ob) : 0;
+      out.append(step.content, ob, oe);
+    }
+    last = e;
+  }
+  out.append_from(in, last, in.s.size());
+  return true;
+}
+
+void apply_prepend(const NormalizerStep& step, const Text& in, Text& out) {
+  if (in.s.empty()) return;  // HF: nothing to prepend to
+  if (in.track) {
+    std::size_t len = unicode::utf8_length(static_cast<unsigned char>(in.s[0]));
+    if (len > in.s.size()) len = in.s.size();
+    out.append(step.content, in.begin[0], in.end[len - 1]);
+  } else {
+    out.s += step.content;
+  }
+  out.append_from(in, 0, in.s.size());
+}
+
+}  // namespace
+
+void Text::assign(std::string_view original, std::uint32_t base, bool tracking) {
+  s.assign(original);
+  track = tracking;
+  begin.clear();
+  end.clear();
+  if (tracking) {
+    // Every byte maps to its whole character, so that tokens holding part of a character cover it.
+    begin.resize(original.size());
+    end.resize(original.size());
+    std::size_t i = 0;
+    while (i < original.size()) {
+      std::size_t len = unicode::utf8_length(static_cast<unsigned char>(original[i]));
+      if (i + len > original.size()) len = original.size() - i;
+      for (std::size_t k = 0; k < len; ++k) {
+        begin[i + k] = base + static_cast<std::uint32_t>(i);
+        end[i + k] = base + static_cast<std::uint32_t>(i + len);
+      }
+      i += len;
+    }
+  }
+}
+
+Result<bool> normalize(const std::vector<NormalizerStep>& steps, Text& text, Text& scratch) {
+  std::vector<Span> matches;
+  for (const NormalizerStep& step : steps) {
+    scratch.clear();
+    scratch.track = text.track;
+    switch (step.kind) {
+      case NormalizerKind::kNfc:
+      case NormalizerKind::kNfd:
+      case NormalizerKind::kNfkc:
+      case NormalizerKind::kNfkd:
+        if (!apply_unicode_form(step.kind, text, scratch)) {
+          return Error{"TokenizerError", "Unicode normalization failed (invalid UTF-8?)", 0, 0, {}};
+        }
+        break;
+      case NormalizerKind::kLowercase:
+        apply_lowercase(text, scratch);
+        break;
+      case NormalizerKind::kStrip:
+        apply_strip(step, text, scratch);
+        break;
+      case NormalizerKind::kStripAccents:
+        apply_strip_accents(text, scratch);
+        break;
+      case NormalizerKind::kReplace: {
+        auto r = apply_replace(step, text, scratch, matches);
+        if (!r) return r.error();
+        break;
+      }
+      case NormalizerKind::kPrepend:
+        apply_prepend(step, text, scratch);
+        break;
+    }
+    std::swap(text, scratch);
+  }
+  return true;
+}
+
+Result<std::string> normalize_string(const std::vector<NormalizerStep>& steps, std::string_view s) {
+  Text text, scratch;
+  text.assign(s, 0, false);
+  auto r = normalize(steps, text, scratch);
+  if (!r) return r.error();
+  return std::move(text.s);
+}
+
+}  // namespace chatwire::tokenize

@@ -1,0 +1,258 @@
+// Pre-tokenizers: each step turns the current pieces into finer pieces (and, for ByteLevel's
+// prefix space and Metaspace, rewrites the text). Split behaviours follow HF's
+// NormalizedString::split exactly, including the dropping of empty pieces.
+#include "tokenize/pipeline.hpp"
+#include "tokenize/unicode.hpp"
+
+namespace chatwire::tokenize {
+namespace {
+
+struct Match {
+  Span span;
+  bool is_match;
+};
+
+// HF: the matches of a pattern inside a piece become alternating (non-match, match) ranges,
+// then the behaviour decides what is kept and merged. Appends the kept non-empty pieces.
+void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool invert,
+                    std::vector<Span>& out) {
+  if (invert) {
+    for (auto& m : ranges) m.is_match = !m.is_match;
+  }
+  auto push = [&out](Span s) {
+    if (s.second > s.first) out.push_back(s);
+  };
+  switch (behavior) {
+    case SplitBehavior::kIsolated:
+      for (auto& m : ranges) push(m.span);
+      return;
+    case SplitBehavior::kRemoved:
+      for (auto& m : ranges) {
+        if (!m.is_match) push(m.span);
+      }
+      return;
+    case SplitBehavior::kMergedWithPrevious: {
+      std::vector<Span> acc;
+      bool previous_match = false;
+      for (auto& m : ranges) {
+        if (m.is_match && !previous_match && !acc.empty()) {
+          acc.back().second = m.span.second;
+        } else {
+          acc.push_back(m.span);
+        }
+        previous_match = m.is_match;
+      }
+      for (auto s : acc) push(s);
+      return;
+    }
+    case SplitBehavior::kMergedWithNext: {
+      std::vector<Span> acc;
+      bool previous_match = false;
+      for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
+        if (it->is_match && !previous_match && !acc.empty()) {
+          acc.back().first = it->span.first;
+        } else {
+          acc.push_back(it->span);
+        }
+        previous_match = it->is_match;
+      }
+      for (auto it = acc.rbegin(); it != acc.rend(); ++it) push(*it);
+      return;
+    }
+    case SplitBehavior::kContiguous: {
+      std::vector<Span> acc;
+      bool previous_match = false;
+      bool first = true;
+      for (auto& m : ranges) {
+        if (!first && m.is_match == previous_match) {
+          acc.back().second = m.span.second;
+        } else {
+          acc.push_back(m.span);
+        }
+        first = false;
+        previous_match = m.is_match;
+      }
+      for (auto s : acc) push(s);
+      return;
+    }
+  }
+}
+
+// Matches (absolute offsets) -> alternating ranges covering [b, e).
+void to_ranges(const std::vector<Span>& matches, std::uint32_t b, std::uint32_t e,
+               std::vector<Match>& ranges) {
+  ranges.clear();
+  std::uint32_t start = b;
+  for (auto [mb, me] : matches) {
+    if (start != mb) ranges.push_back({{start, mb}, false});
+    ranges.push_back({{mb, me}, true});
+    start = me;
+  }
+  if (start != e) ranges.push_back({{start, e}, false});
+}
+
+template <typename Predicate>
+void char_matches(const std::string& s, std::uint32_t b, std::uint32_t e, Predicate pred,
+                  std::vector<Span>& out) {
+  out.clear();
+  std::size_t i = b;
+  while (i < e) {
+    std::size_t len;
+    char32_t cp = unicode::decode_utf8(s, i, len);
+    if (pred(cp))
+      out.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i + len));
+    i += len;
+  }
+}
+
+bool is_ascii_punctuation(char32_t c) {
+  return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
+         (c >= 0x7B && c <= 0x7E);
+}
+
+}  // namespace
+
+Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokenized& state,
+                          bool at_input_start, Text& scratch, std::vector<Span>& next,
+                          std::vector<Span>& matches) {
+  std::vector<Match> ranges;
+  for (const PreTokenizerStep& step : steps) {
+    Text& text = state.text;
+    next.clear();
+    // Steps that rewrite the text first build the new text and pieces.
+    if ((step.kind == PreTokenizerKind::kByteLevel && step.add_prefix_space) ||
+        step.kind == PreTokenizerKind::kMetaspace) {
+      scratch.clear();
+      scratch.track = text.track;
+      for (auto [b, e] : state.pieces) {
+        auto nb = static_cast<std::uint32_t>(scratch.s.size());
+        std::uint32_t first_len = static_cast<std::uint32_t>(std::min<std::size_t>(
+            unicode::utf8_length(static_cast<unsigned char>(text.s[b])), e - b));
+        auto prefix = [&](std::string_view what) {
+          if (text.track) {
+            scratch.append(what, text.begin[b], text.end[b + first_len - 1]);
+          } else {
+            scratch.s += what;
+          }
+        };
+        if (step.kind == PreTokenizerKind::kByteLevel) {
+          if (text.s[b] != ' ') prefix(" ");
+          scratch.append_from(text, b, e);
+        } else {
+          // Metaspace: spaces become the replacement, then the prefix per prepend_scheme.
+          bool starts_with_replacement =
+              text.s.compare(b, step.replacement.size(), step.replacement) == 0 || text.s[b] == ' ';
+          bool starts_input = text.track ? text.begin[b] == 0 : (at_input_start && b == 0);
+          if (!starts_with_replacement &&
+              (step.prepend_scheme == PrependScheme::kAlways ||
+               (step.prepend_scheme == PrependScheme::kFirst && starts_input))) {
+            prefix(step.replacement);
+          }
+          for (std::uint32_t i = b; i < e; ++i) {
+            if (text.s[i] == ' ') {
+              if (text.track) {
+                scratch.append(step.replacement, text.begin[i], text.end[i]);
+              } else {
+                scratch.s += step.replacement;
+              }
+            } else {
+              scratch.append_from(text, i, i + 1);
+            }
+          }
+        }
+        next.emplace_back(nb, static_cast<std::uint32_t>(scratch.s.size()));
+      }
+      std::swap(state.text, scratch);
+      std::swap(state.pieces, next);
+      next.clear();
+    }
+    Text& t = state.text;
+    bool splits = true;
+    for (auto [b, e] : state.pieces) {
+      matches.clear();
+      SplitBehavior behavior = SplitBehavior::kIsolated;
+      bool invert = false;
+      switch (step.kind) {
+        case PreTokenizerKind::kByteLevel:
+          if (!step.use_regex) {
+            splits = false;
+            break;
+          }
+          [[fallthrough]];
+        case PreTokenizerKind::kSplit:
+        case PreTokenizerKind::kWhitespace: {
+          behavior = step.kind == PreTokenizerKind::kSplit        ? step.behavior
+                     : step.kind == PreTokenizerKind::kWhitespace ? SplitBehavior::kRemoved
+                                                                  : SplitBehavior::kIsolated;
+          invert = step.kind == PreTokenizerKind::kWhitespace
+                       ? true
+                       : (step.kind == PreTokenizerKind::kSplit && step.invert);
+          if (step.regex) {
+            auto r = step.regex->find_all(std::string_view(t.s).substr(b, e - b), matches);
+            if (!r) return r.error();
+            for (auto& m : matches) {
+              m.first += b;
+              m.second += b;
+            }
+          } else if (!step.literal.empty()) {
+            std::size_t pos = b;
+            while ((pos = t.s.find(step.literal, pos)) != std::string::npos &&
+                   pos + step.literal.size() <= e) {
+              matches.emplace_back(static_cast<std::uint32_t>(pos),
+                                   static_cast<std::uint32_t>(pos + step.literal.size()));
+              pos += step.literal.size();
+            }
+          }
+          break;
+        }
+        case PreTokenizerKind::kMetaspace:
+          if (!step.split) {
+            splits = false;
+            break;
+          }
+          behavior = SplitBehavior::kMergedWithNext;
+          {
+            char32_t rep;
+            std::size_t len;
+            rep = unicode::decode_utf8(step.replacement, 0, len);
+            char_matches(
+                t.s, b, e, [rep](char32_t c) { return c == rep; }, matches);
+          }
+          break;
+        case PreTokenizerKind::kDigits:
+          behavior = step.individual_digits ? SplitBehavior::kIsolated : SplitBehavior::kContiguous;
+          char_matches(
+              t.s, b, e, [](char32_t c) { return unicode::is_number(c); }, matches);
+          break;
+        case PreTokenizerKind::kWhitespaceSplit:
+          behavior = SplitBehavior::kRemoved;
+          char_matches(
+              t.s, b, e, [](char32_t c) { return unicode::is_white_space(c); }, matches);
+          break;
+        case PreTokenizerKind::kPunctuation:
+          behavior = step.behavior;
+          char_matches(
+              t.s, b, e,
+              [](char32_t c) { return is_ascii_punctuation(c) || unicode::is_punctuation(c); },
+              matches);
+          break;
+        case PreTokenizerKind::kCharDelimiterSplit: {
+          behavior = SplitBehavior::kRemoved;
+          std::size_t len;
+          char32_t delim = unicode::decode_utf8(step.literal, 0, len);
+          char_matches(
+              t.s, b, e, [delim](char32_t c) { return c == delim; }, matches);
+          break;
+        }
+      }
+      if (!splits) break;
+      if (b == e) continue;
+      to_ranges(matches, b, e, ranges);
+      apply_behavior(ranges, behavior, invert, next);
+    }
+    if (splits) std::swap(state.pieces, next);
+  }
+  return true;
+}
+
+}  // namespace chatwire::tokenize

@@ -1,0 +1,57 @@
+// The regexes of tokenizer.json (Split pre-tokenizers, Replace normalizers/decoders), with HF's
+// semantics: Oniguruma syntax, leftmost-first alternation, Unicode 16 classes.
+// - The common pre-tokenizer patterns (GPT-2, cl100k/Llama 3, Qwen 2/3) run on hand-written
+//   scanners (much faster than any regex engine); tests check them against the PCRE2 path.
+// - Every other pattern runs on PCRE2 (JIT) after \p{..}, \s, \d, \w are rewritten into explicit
+//   Unicode 16 ranges, so that PCRE2's older tables do not change the splits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chatwire/error.hpp"
+
+namespace chatwire::tokenize {
+
+using Span = std::pair<std::uint32_t, std::uint32_t>;  // [begin, end) byte offsets
+
+enum class RegexScanner { kNone, kGpt2, kCl100k };
+
+struct RegexOptions {
+  bool hand_scanners = true;               // false: always PCRE2 (used by tests to compare)
+  std::uint32_t match_limit = 10'000'000;  // PCRE2 backtracking limit per match attempt
+};
+
+class Regex {
+ public:
+  static Result<std::shared_ptr<Regex>> compile(std::string_view pattern,
+                                                const RegexOptions& options = {});
+  ~Regex();
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+
+  // Appends every non-overlapping match of `text`, left to right (Oniguruma find_iter: after an
+  // empty match the search moves on by one character). Text must be valid UTF-8.
+  Result<bool> find_all(std::string_view text, std::vector<Span>& out) const;
+
+  const std::string& pattern() const { return pattern_; }
+  RegexScanner scanner() const { return scanner_; }
+
+ private:
+  Regex() = default;
+  std::string pattern_;
+  RegexScanner scanner_ = RegexScanner::kNone;
+  unsigned max_digits_ = 0;  // cl100k family: \p{N}{1,max}; 0 = unbounded
+  void* code_ = nullptr;     // pcre2_code_8*
+  std::uint32_t match_limit_ = 0;
+};
+
+// The regex with Oniguruma's class escapes replaced by explicit Unicode 16 ranges (exposed for
+// tests). Errors on an unknown \p{..} name.
+Result<std::string> rewrite_unicode_classes(std::string_view pattern);
+
+}  // namespace chatwire::tokenize
