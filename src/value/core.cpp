@@ -1,0 +1,571 @@
+// Value construction, payload access, dict storage, hashing and equality,
+// Undefined details and the default behaviour of Object.
+#include <bit>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "value/internal.hpp"
+
+namespace chatwire {
+
+using detail::DictData;
+using detail::ListData;
+using detail::StringData;
+using detail::UndefinedData;
+
+// ---------------------------------------------------------------------------------
+// Construction
+// ---------------------------------------------------------------------------------
+
+Value::Value(std::string_view s) : Value(std::string(s)) {}
+
+Value::Value(std::string&& s) : kind_(Kind::String) {
+  auto* data = new StringData;
+  data->ascii = utf8::all_ascii(s);
+  data->code_points = data->ascii ? s.size() : utf8::count(s);
+  data->bytes = std::move(s);
+  u_.ptr = data;
+}
+
+Value Value::string_known(std::string&& s, bool ascii, std::size_t code_points) {
+  auto* data = new StringData;
+  data->ascii = ascii;
+  data->code_points = code_points;
+  data->bytes = std::move(s);
+  return ValueAccess::from_payload(Kind::String, data);
+}
+
+Value Value::list(std::vector<Value> items) {
+  auto* data = new ListData;
+  data->items = std::move(items);
+  return ValueAccess::from_payload(Kind::List, data);
+}
+
+Value Value::tuple(std::vector<Value> items) {
+  auto* data = new ListData;
+  data->items = std::move(items);
+  return ValueAccess::from_payload(Kind::Tuple, data);
+}
+
+Value Value::empty_list() {
+  return list({});
+}
+
+Value Value::empty_dict() {
+  return ValueAccess::from_payload(Kind::Dict, new DictData);
+}
+
+Result<Value> Value::dict(std::vector<std::pair<Value, Value>> entries) {
+  auto* data = new DictData;
+  Value result = ValueAccess::from_payload(Kind::Dict, data);
+  data->entries.reserve(entries.size());
+  data->hashes.reserve(entries.size());
+  for (auto& [key, value] : entries) {
+    std::uint64_t hash;
+    if (!hash_value(key, hash))
+      return type_error("unhashable type: '" + std::string(type_name(key)) + "'");
+    data->set(std::move(key), std::move(value), hash);
+  }
+  return result;
+}
+
+Value Value::dict_unchecked(std::vector<std::pair<Value, Value>> entries) {
+  auto* data = new DictData;
+  Value result = ValueAccess::from_payload(Kind::Dict, data);
+  data->entries.reserve(entries.size());
+  data->hashes.reserve(entries.size());
+  for (auto& [key, value] : entries) {
+    std::uint64_t hash = 0;
+    hash_value(key, hash);
+    data->set(std::move(key), std::move(value), hash);
+  }
+  return result;
+}
+
+Value Value::undefined(Value name, std::string object_type, std::string hint,
+                       std::string error_type) {
+  auto* data = new UndefinedData;
+  data->name = std::move(name);
+  data->object_type = std::move(object_type);
+  data->hint = std::move(hint);
+  data->error_type = std::move(error_type);
+  return ValueAccess::from_payload(Kind::Undefined, data);
+}
+
+Value Value::undefined_attribute(std::string_view name, const Value& on) {
+  return undefined(Value(name), object_type_repr(on));
+}
+
+Value Value::undefined_item(const Value& key, const Value& on) {
+  return undefined(key, object_type_repr(on));
+}
+
+Value Value::undefined_variable(std::string_view name) {
+  return undefined(Value(name));
+}
+
+Value Value::unsafe_attribute(std::string_view name, const Value& on) {
+  std::string hint = "access to attribute '";
+  hint += name;
+  hint += "' of '";
+  hint += type_name(on);
+  hint += "' object is unsafe.";
+  return undefined(Value(name), object_type_repr(on), std::move(hint), "SecurityError");
+}
+
+Value Value::adopt(Object* object) noexcept {
+  return ValueAccess::from_payload(Kind::Object, object);
+}
+
+void Value::destroy() noexcept {
+  delete u_.ptr;
+}
+
+// ---------------------------------------------------------------------------------
+// Accessors
+// ---------------------------------------------------------------------------------
+
+double Value::to_double() const noexcept {
+  switch (kind_) {
+    case Kind::Bool:
+      return u_.b ? 1.0 : 0.0;
+    case Kind::Int:
+      return static_cast<double>(u_.i);
+    case Kind::Float:
+      return u_.f;
+    default:
+      return 0.0;
+  }
+}
+
+std::string_view Value::as_string() const noexcept {
+  assert(kind_ == Kind::String);
+  return ValueAccess::str(*this)->bytes;
+}
+bool Value::string_is_ascii() const noexcept {
+  return ValueAccess::str(*this)->ascii;
+}
+std::size_t Value::string_length() const noexcept {
+  return ValueAccess::str(*this)->code_points;
+}
+std::uint64_t Value::string_hash() const noexcept {
+  const StringData* data = ValueAccess::str(*this);
+  std::uint64_t h = data->hash.load(std::memory_order_relaxed);
+  if (h == 0) {
+    // Racing threads compute the same number; relaxed order is enough.
+    h = hash_string(data->bytes);
+    data->hash.store(h, std::memory_order_relaxed);
+  }
+  return h;
+}
+
+std::span<const Value> Value::as_list() const noexcept {
+  assert(kind_ == Kind::List || kind_ == Kind::Tuple);
+  return ValueAccess::list(*this)->items;
+}
+
+std::size_t Value::dict_size() const noexcept {
+  return ValueAccess::dict(*this)->entries.size();
+}
+std::span<const std::pair<Value, Value>> Value::dict_entries() const noexcept {
+  return ValueAccess::dict(*this)->entries;
+}
+const Value* Value::dict_find(const Value& key) const noexcept {
+  std::uint64_t hash;
+  if (!hash_value(key, hash)) return nullptr;
+  const DictData* d = ValueAccess::dict(*this);
+  long pos = d->find(key, hash);
+  return pos < 0 ? nullptr : &d->entries[pos].second;
+}
+const Value* Value::dict_find(std::string_view key) const noexcept {
+  return dict_find(key, hash_string(key));
+}
+const Value* Value::dict_find(std::string_view key, std::uint64_t hash) const noexcept {
+  const DictData* d = ValueAccess::dict(*this);
+  long pos = d->find_str(key, hash);
+  return pos < 0 ? nullptr : &d->entries[pos].second;
+}
+
+Object* Value::as_object() const noexcept {
+  assert(kind_ == Kind::Object);
+  return static_cast<Object*>(u_.ptr);
+}
+
+// ---------------------------------------------------------------------------------
+// Undefined details (Jinja2's Undefined._undefined_message)
+// ---------------------------------------------------------------------------------
+
+bool Value::undefined_has_error() const noexcept {
+  return u_.ptr && ValueAccess::undef(*this)->error_type != "UndefinedError";
+}
+
+std::string Value::undefined_message() const {
+  if (!u_.ptr) return "None is undefined";  // Jinja2's Undefined() with nothing set
+  const UndefinedData* d = ValueAccess::undef(*this);
+  if (!d->hint.empty()) return d->hint;
+  if (d->object_type.empty()) {
+    if (d->name.is_undefined()) return "None is undefined";
+    return to_repr(d->name) + " is undefined";
+  }
+  if (!d->name.is_string()) return d->object_type + " has no element " + to_repr(d->name);
+  return to_repr(Value(d->object_type)) + " has no attribute " + to_repr(d->name);
+}
+
+Error Value::undefined_error() const {
+  Error e;
+  e.type = u_.ptr ? ValueAccess::undef(*this)->error_type : "UndefinedError";
+  e.message = undefined_message();
+  return e;
+}
+
+Value Value::undefined_name() const {
+  if (!u_.ptr) return Value();
+  return ValueAccess::undef(*this)->name;
+}
+
+// ---------------------------------------------------------------------------------
+// Dict storage
+// ---------------------------------------------------------------------------------
+
+namespace detail {
+
+namespace {
+inline std::size_t slot_of(std::uint64_t hash, std::size_t mask) noexcept {
+  // Mix the high bits in: string hashes are good, small-int hashes are not.
+  return static_cast<std::size_t>((hash ^ (hash >> 29)) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+}
+inline bool str_key_equals(const Value& key, std::string_view s) noexcept {
+  return key.is_string() && key.as_string() == s;
+}
+}  // namespace
+
+long DictData::find(const Value& key, std::uint64_t hash) const noexcept {
+  if (key.is_string()) return find_str(key.as_string(), hash);
+  if (index.empty()) {
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (hashes[i] == hash && equals(entries[i].first, key)) return static_cast<long>(i);
+    return -1;
+  }
+  std::size_t mask = index.size() - 1;
+  for (std::size_t slot = slot_of(hash, mask);; slot = (slot + 1) & mask) {
+    std::uint32_t pos = index[slot];
+    if (pos == 0) return -1;
+    if (hashes[pos - 1] == hash && equals(entries[pos - 1].first, key))
+      return static_cast<long>(pos - 1);
+  }
+}
+
+long DictData::find_str(std::string_view key, std::uint64_t hash) const noexcept {
+  if (index.empty()) {
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (hashes[i] == hash && str_key_equals(entries[i].first, key)) return static_cast<long>(i);
+    return -1;
+  }
+  std::size_t mask = index.size() - 1;
+  for (std::size_t slot = slot_of(hash, mask);; slot = (slot + 1) & mask) {
+    std::uint32_t pos = index[slot];
+    if (pos == 0) return -1;
+    if (hashes[pos - 1] == hash && str_key_equals(entries[pos - 1].first, key))
+      return static_cast<long>(pos - 1);
+  }
+}
+
+void DictData::rebuild_index() {
+  std::size_t size = 16;
+  while (size < entries.size() * 2) size <<= 1;
+  index.assign(size, 0);
+  std::size_t mask = size - 1;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::size_t slot = slot_of(hashes[i], mask);
+    while (index[slot] != 0) slot = (slot + 1) & mask;
+    index[slot] = static_cast<std::uint32_t>(i + 1);
+  }
+}
+
+void DictData::set(Value key, Value value, std::uint64_t hash) {
+  long pos = find(key, hash);
+  if (pos >= 0) {
+    entries[pos].second = std::move(value);
+    return;
+  }
+  entries.emplace_back(std::move(key), std::move(value));
+  hashes.push_back(hash);
+  if (entries.size() > kLinearMax) {
+    if (index.size() < entries.size() * 2) {
+      rebuild_index();
+    } else {
+      std::size_t mask = index.size() - 1;
+      std::size_t slot = slot_of(hash, mask);
+      while (index[slot] != 0) slot = (slot + 1) & mask;
+      index[slot] = static_cast<std::uint32_t>(entries.size());
+    }
+  }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------
+// Hashing and equality
+// ---------------------------------------------------------------------------------
+
+std::uint64_t hash_string(std::string_view s) noexcept {
+  // FNV-1a, then a final avalanche; never 0 (0 marks "not computed").
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h == 0 ? 1 : h;
+}
+
+namespace {
+
+std::uint64_t hash_int(std::int64_t i) noexcept {
+  std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 31) ^ 0x5bd1e995u;
+}
+
+// Int vs float exactly as Python compares them (no rounding through double).
+bool int_equals_float(std::int64_t i, double d) noexcept {
+  if (!std::isfinite(d) || d != std::trunc(d)) return false;
+  if (d < -9223372036854775808.0 || d >= 9223372036854775808.0) return false;
+  return static_cast<std::int64_t>(d) == i;
+}
+
+}  // namespace
+
+bool hash_value(const Value& v, std::uint64_t& hash) noexcept {
+  switch (v.kind()) {
+    case Kind::Undefined:
+      hash = 0x7a3c1e5d9b2f4a61ull;  // Jinja2: every Undefined hashes alike
+      return true;
+    case Kind::None:
+      hash = 0x2545F4914F6CDD1Dull;
+      return true;
+    case Kind::Bool:
+    case Kind::Int:
+      hash = hash_int(v.as_integer());
+      return true;
+    case Kind::Float: {
+      double d = v.as_float();
+      if (std::isfinite(d) && d == std::trunc(d) && d >= -9223372036854775808.0 &&
+          d < 9223372036854775808.0) {
+        hash = hash_int(static_cast<std::int64_t>(d));
+      } else {
+        hash = std::bit_cast<std::uint64_t>(d) * 0xff51afd7ed558ccdull;
+      }
+      return true;
+    }
+    case Kind::String:
+      hash = v.string_hash();
+      return true;
+    case Kind::Tuple: {
+      std::uint64_t h = 0x27d4eb2f165667c5ull;
+      for (const Value& item : v.as_list()) {
+        std::uint64_t ih;
+        if (!hash_value(item, ih)) return false;
+        h = (h ^ ih) * 0x100000001b3ull + 0x9E3779B97F4A7C15ull;
+      }
+      hash = h;
+      return true;
+    }
+    case Kind::List:
+    case Kind::Dict:
+      return false;
+    case Kind::Object:
+      hash = hash_int(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(v.as_object())));
+      return true;
+  }
+  return false;
+}
+
+bool equals(const Value& a, const Value& b) noexcept {
+  Kind ka = a.kind(), kb = b.kind();
+  if (a.is_number() && b.is_number()) {
+    if (ka == Kind::Float || kb == Kind::Float) {
+      if (ka == Kind::Float && kb == Kind::Float) return a.as_float() == b.as_float();
+      if (ka == Kind::Float) return int_equals_float(b.as_integer(), a.as_float());
+      return int_equals_float(a.as_integer(), b.as_float());
+    }
+    return a.as_integer() == b.as_integer();
+  }
+  if (ka != kb) return false;
+  switch (ka) {
+    case Kind::Undefined:
+    case Kind::None:
+      return true;
+    case Kind::String:
+      return a.same(b) || a.as_string() == b.as_string();
+    case Kind::List:
+    case Kind::Tuple: {
+      if (a.same(b)) return true;
+      auto x = a.as_list(), y = b.as_list();
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!equals(x[i], y[i])) return false;
+      return true;
+    }
+    case Kind::Dict: {
+      if (a.same(b)) return true;
+      if (a.dict_size() != b.dict_size()) return false;
+      for (const auto& [key, value] : a.dict_entries()) {
+        const Value* other = b.dict_find(key);
+        if (!other || !equals(value, *other)) return false;
+      }
+      return true;
+    }
+    case Kind::Object:
+      return a.same(b);
+    default:
+      return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Builtins: type names, truthiness, len
+// ---------------------------------------------------------------------------------
+
+std::string_view type_name(const Value& v) noexcept {
+  switch (v.kind()) {
+    case Kind::Undefined:
+      return "Undefined";
+    case Kind::None:
+      return "NoneType";
+    case Kind::Bool:
+      return "bool";
+    case Kind::Int:
+      return "int";
+    case Kind::Float:
+      return "float";
+    case Kind::String:
+      return "str";
+    case Kind::List:
+      return "list";
+    case Kind::Tuple:
+      return "tuple";
+    case Kind::Dict:
+      return "dict";
+    case Kind::Object:
+      return v.as_object()->type_name();
+  }
+  return "object";
+}
+
+std::string object_type_repr(const Value& v) {
+  if (v.is_none()) return "None";
+  if (v.is_object()) return v.as_object()->type_repr();
+  if (v.is_undefined()) return "jinja2.runtime.Undefined object";
+  std::string s(type_name(v));
+  s += " object";
+  return s;
+}
+
+bool truthy(const Value& v) noexcept {
+  switch (v.kind()) {
+    case Kind::Undefined:
+    case Kind::None:
+      return false;
+    case Kind::Bool:
+      return v.as_bool();
+    case Kind::Int:
+      return v.as_int() != 0;
+    case Kind::Float:
+      return v.as_float() != 0.0;
+    case Kind::String:
+      return !v.as_string().empty();
+    case Kind::List:
+    case Kind::Tuple:
+      return !v.as_list().empty();
+    case Kind::Dict:
+      return v.dict_size() != 0;
+    case Kind::Object:
+      return v.as_object()->truthy();
+  }
+  return false;
+}
+
+Result<std::size_t> length(const Value& v) {
+  switch (v.kind()) {
+    case Kind::Undefined:
+      return std::size_t{0};
+    case Kind::String:
+      return v.string_length();
+    case Kind::List:
+    case Kind::Tuple:
+      return v.as_list().size();
+    case Kind::Dict:
+      return v.dict_size();
+    case Kind::Object:
+      return v.as_object()->length();
+    default:
+      return type_error("object of type '" + std::string(type_name(v)) + "' has no len()");
+  }
+}
+
+Error limit_error(std::string_view limit_name, std::size_t limit_value) {
+  return make_error("LimitError",
+                    std::string(limit_name) + "=" + std::to_string(limit_value) + " exceeded");
+}
+
+Status append_checked(std::string& out, std::string_view piece, const ValueLimits& limits) {
+  if (out.size() + piece.size() > limits.max_string_bytes)
+    return limit_error("max_string_bytes", limits.max_string_bytes);
+  out.append(piece);
+  return ok_status();
+}
+
+// ---------------------------------------------------------------------------------
+// Object defaults: a plain Python object
+// ---------------------------------------------------------------------------------
+
+std::string Object::type_repr() const {
+  std::string s(type_name());
+  s += " object";
+  return s;
+}
+
+Result<Value> Object::get_attr(std::string_view name) const {
+  return Value::undefined(Value(name), type_repr());
+}
+
+Result<Value> Object::get_item(const Value&) const {
+  return type_error(std::string("'") + std::string(type_name()) + "' object is not subscriptable");
+}
+
+Result<Value> Object::call(const CallArgs&, CallContext&) const {
+  return type_error(std::string("'") + std::string(type_name()) + "' object is not callable");
+}
+
+void Object::str(std::string& out) const {
+  repr(out);
+}
+
+void Object::repr(std::string& out) const {
+  out += '<';
+  out += type_name();
+  out += " object>";
+}
+
+Result<std::size_t> Object::length() const {
+  return type_error("object of type '" + std::string(type_name()) + "' has no len()");
+}
+
+Result<Value> Object::iterate() const {
+  return type_error(std::string("'") + std::string(type_name()) + "' object is not iterable");
+}
+
+Result<bool> Object::contains(const Value& item) const {
+  auto items = iterate();
+  if (!items)
+    return type_error("argument of type '" + std::string(type_name()) + "' is not iterable");
+  for (const Value& v : items->as_list())
+    if (equals(v, item)) return true;
+  return false;
+}
+
+}  // namespace chatwire

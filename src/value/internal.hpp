@@ -1,0 +1,213 @@
+// Private to the value component: heap payload layouts and UTF-8 helpers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chatwire/value.hpp"
+
+namespace chatwire::detail {
+
+struct StringData final : RefCounted {
+  std::string bytes;
+  std::size_t code_points = 0;
+  bool ascii = true;
+  mutable std::atomic<std::uint64_t> hash{0};  // 0 = not computed yet
+};
+
+struct ListData final : RefCounted {
+  std::vector<Value> items;
+};
+
+// Insertion-ordered dict. Small dicts are scanned linearly (hashes compared first);
+// larger ones get an open-addressing index of entry positions.
+struct DictData final : RefCounted {
+  static constexpr std::size_t kLinearMax = 8;
+  std::vector<std::pair<Value, Value>> entries;
+  std::vector<std::uint64_t> hashes;  // parallel to entries
+  std::vector<std::uint32_t> index;   // slot -> entry position + 1; 0 = empty
+
+  // Position of `key` (hash `hash`) or -1.
+  long find(const Value& key, std::uint64_t hash) const noexcept;
+  long find_str(std::string_view key, std::uint64_t hash) const noexcept;
+  // Inserts or overwrites (keeping the first position).
+  void set(Value key, Value value, std::uint64_t hash);
+  void rebuild_index();
+};
+
+struct UndefinedData final : RefCounted {
+  Value name;               // missing name / key (Undefined = unknown)
+  std::string object_type;  // object_type_repr of the object ("" = no object)
+  std::string hint;         // replaces the generated message when set
+  std::string error_type;   // raised on use
+};
+
+}  // namespace chatwire::detail
+
+namespace chatwire {
+
+struct ValueAccess {
+  static detail::StringData* str(const Value& v) noexcept {
+    return static_cast<detail::StringData*>(v.u_.ptr);
+  }
+  static detail::ListData* list(const Value& v) noexcept {
+    return static_cast<detail::ListData*>(v.u_.ptr);
+  }
+  static detail::DictData* dict(const Value& v) noexcept {
+    return static_cast<detail::DictData*>(v.u_.ptr);
+  }
+  static detail::UndefinedData* undef(const Value& v) noexcept {
+    return static_cast<detail::UndefinedData*>(v.u_.ptr);
+  }
+  static Value from_payload(Kind kind, detail::RefCounted* ptr) noexcept {
+    Value v;
+    v.kind_ = kind;
+    v.u_.ptr = ptr;
+    return v;
+  }
+};
+
+namespace utf8 {
+
+inline bool is_continuation(unsigned char c) noexcept {
+  return (c & 0xC0) == 0x80;
+}
+
+// Decodes the (WTF-8) code point starting at s[i]; advances i. Malformed bytes decode
+// as themselves (one byte each) so that iteration always terminates.
+inline char32_t decode(std::string_view s, std::size_t& i) noexcept {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) {
+    ++i;
+    return c;
+  }
+  int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+  if (extra == 0 || i + static_cast<std::size_t>(extra) >= s.size()) {
+    ++i;
+    return c;
+  }
+  char32_t cp = c & (0x3F >> extra);
+  for (int k = 1; k <= extra; ++k) {
+    unsigned char cc = static_cast<unsigned char>(s[i + k]);
+    if (!is_continuation(cc)) {
+      ++i;
+      return c;
+    }
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  i += extra + 1;
+  return cp;
+}
+
+// Decodes the code point that ends just before s[i]; moves i back to its start.
+inline char32_t decode_back(std::string_view s, std::size_t& i) noexcept {
+  std::size_t start = i - 1;
+  while (start > 0 && i - start < 4 && is_continuation(static_cast<unsigned char>(s[start])))
+    --start;
+  std::size_t j = start;
+  char32_t cp = decode(s, j);
+  if (j != i) {  // malformed: step one byte
+    start = i - 1;
+    cp = static_cast<unsigned char>(s[start]);
+  }
+  i = start;
+  return cp;
+}
+
+inline void encode(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Number of code points (= lead bytes) in s.
+inline std::size_t count(std::string_view s) noexcept {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += !is_continuation(c);
+  return n;
+}
+
+inline bool all_ascii(std::string_view s) noexcept {
+  for (unsigned char c : s)
+    if (c >= 0x80) return false;
+  return true;
+}
+
+// Byte offset of code point `index` (0 <= index <= count) in s.
+inline std::size_t byte_offset(std::string_view s, std::size_t index) noexcept {
+  std::size_t i = 0;
+  while (index > 0 && i < s.size()) {
+    ++i;
+    while (i < s.size() && is_continuation(static_cast<unsigned char>(s[i]))) ++i;
+    --index;
+  }
+  return i;
+}
+
+}  // namespace utf8
+
+// Builds a String value from bytes known to be WTF-8, computing the flags.
+inline Value make_string(std::string&& s) {
+  bool ascii = utf8::all_ascii(s);
+  std::size_t n = ascii ? s.size() : utf8::count(s);
+  return Value::string_known(std::move(s), ascii, n);
+}
+
+// Error helpers ("TypeError", message).
+inline Error make_error(std::string type, std::string message) {
+  Error e;
+  e.type = std::move(type);
+  e.message = std::move(message);
+  return e;
+}
+inline Error type_error(std::string message) {
+  return make_error("TypeError", std::move(message));
+}
+inline Error value_error(std::string message) {
+  return make_error("ValueError", std::move(message));
+}
+
+// Python's checks for a limit on a result about to be built.
+inline bool exceeds(std::size_t size, std::size_t limit) noexcept {
+  return size > limit;
+}
+
+}  // namespace chatwire
+
+namespace chatwire::unicode {
+// Python's str predicates and case mappings for one code point (unicode.cpp).
+bool is_space(char32_t c) noexcept;      // str.isspace
+bool is_printable(char32_t c) noexcept;  // str.isprintable (repr escapes the others)
+bool is_linebreak(char32_t c) noexcept;  // str.splitlines boundaries
+bool is_alpha(char32_t c) noexcept;
+bool is_decimal(char32_t c) noexcept;
+bool is_digit(char32_t c) noexcept;
+bool is_numeric(char32_t c) noexcept;
+bool is_lower(char32_t c) noexcept;  // Lowercase property
+bool is_upper(char32_t c) noexcept;  // Uppercase property
+bool is_title(char32_t c) noexcept;  // category Lt
+bool is_cased(char32_t c) noexcept;
+bool is_case_ignorable(char32_t c) noexcept;
+bool is_xid_start(char32_t c) noexcept;
+bool is_xid_continue(char32_t c) noexcept;
+// Full case mappings (SpecialCasing included) appended as UTF-8.
+void append_upper(std::string& out, char32_t c);
+void append_lower(std::string& out, char32_t c);
+void append_title(std::string& out, char32_t c);
+void append_casefold(std::string& out, char32_t c);
+}  // namespace chatwire::unicode

@@ -1,0 +1,843 @@
+// json.dumps exactly as Python's json module writes it, a JSON parser that builds
+// values directly (no intermediate DOM), and nlohmann interop.
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "value/internal.hpp"
+
+namespace chatwire {
+
+// ---------------------------------------------------------------------------------
+// json.dumps
+// ---------------------------------------------------------------------------------
+
+namespace {
+
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+void append_u_escape(std::string& out, unsigned code) {
+  out += "\\u";
+  out += kHexDigits[(code >> 12) & 0xF];
+  out += kHexDigits[(code >> 8) & 0xF];
+  out += kHexDigits[(code >> 4) & 0xF];
+  out += kHexDigits[code & 0xF];
+}
+
+// The escapes both of Python's encoders share.
+bool append_short_escape(std::string& out, char32_t c) {
+  switch (c) {
+    case '"':
+      out += "\\\"";
+      return true;
+    case '\\':
+      out += "\\\\";
+      return true;
+    case '\n':
+      out += "\\n";
+      return true;
+    case '\r':
+      out += "\\r";
+      return true;
+    case '\t':
+      out += "\\t";
+      return true;
+    case '\b':
+      out += "\\b";
+      return true;
+    case '\f':
+      out += "\\f";
+      return true;
+    default:
+      return false;
+  }
+}
+
+void append_json_string(std::string& out, std::string_view s, bool ensure_ascii) {
+  out += '"';
+  std::size_t i = 0;
+  while (i < s.size()) {
+    // Copy the longest run that needs no escaping in one go.
+    std::size_t run = i;
+    while (run < s.size()) {
+      auto c = static_cast<unsigned char>(s[run]);
+      if (c < 0x20 || c == '"' || c == '\\' || (ensure_ascii && c >= 0x7F)) break;
+      ++run;
+    }
+    out.append(s.data() + i, run - i);
+    i = run;
+    if (i >= s.size()) break;
+    auto byte = static_cast<unsigned char>(s[i]);
+    if (byte < 0x80) {
+      ++i;
+      if (!append_short_escape(out, byte)) append_u_escape(out, byte);
+      continue;
+    }
+    char32_t c = utf8::decode(s, i);  // ensure_ascii only
+    if (c >= 0x10000) {
+      char32_t v = c - 0x10000;
+      append_u_escape(out, 0xD800 | ((v >> 10) & 0x3FF));
+      append_u_escape(out, 0xDC00 | (v & 0x3FF));
+    } else {
+      append_u_escape(out, static_cast<unsigned>(c));
+    }
+  }
+  out += '"';
+}
+
+void append_json_float(std::string& out, double d) {
+  if (std::isnan(d)) {
+    out += "NaN";
+  } else if (std::isinf(d)) {
+    out += d < 0 ? "-Infinity" : "Infinity";
+  } else {
+    append_float_repr(out, d);
+  }
+}
+
+Error not_serializable(const Value& v) {
+  return type_error("Object of type " + std::string(type_name(v)) + " is not JSON serializable");
+}
+
+// CPython's list.sort comparison order for small lists (count_run + binary insertion),
+// so that a mixed-type sort fails on the same pair, with the same message, as Python.
+Status python_sort_keys(std::vector<const std::pair<Value, Value>*>& items) {
+  auto less = [](const std::pair<Value, Value>* a,
+                 const std::pair<Value, Value>* b) -> Result<bool> {
+    return compare(CompareOp::Lt, a->first, b->first);
+  };
+  std::size_t n = items.size();
+  if (n < 2) return ok_status();
+  // Fast paths: all keys of one orderable kind.
+  bool all_str = true, all_num = true;
+  for (auto* item : items) {
+    all_str &= item->first.is_string();
+    all_num &=
+        item->first.is_number() && !(item->first.is_float() && std::isnan(item->first.as_float()));
+  }
+  if (all_str || all_num) {
+    std::stable_sort(items.begin(), items.end(), [&](auto* a, auto* b) { return *less(a, b); });
+    return ok_status();
+  }
+  // count_run
+  std::size_t run = 1;
+  auto first = less(items[1], items[0]);
+  if (!first) return first.error();
+  bool descending = *first;
+  for (run = 2; run < n; ++run) {
+    auto r = less(items[run], items[run - 1]);
+    if (!r) return r.error();
+    if (descending ? !*r : *r) break;
+  }
+  if (descending) std::reverse(items.begin(), items.begin() + static_cast<long>(run));
+  // binary insertion of the rest
+  for (std::size_t start = run; start < n; ++start) {
+    auto* pivot = items[start];
+    std::size_t lo = 0, hi = start;
+    while (lo < hi) {
+      std::size_t mid = lo + ((hi - lo) >> 1);
+      auto r = less(pivot, items[mid]);
+      if (!r) return r.error();
+      if (*r)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    for (std::size_t k = start; k > lo; --k) items[k] = items[k - 1];
+    items[lo] = pivot;
+  }
+  return ok_status();
+}
+
+struct Dumper {
+  std::string& out;
+  const JsonDumpOptions& options;
+  const ValueLimits& limits;
+  std::string_view item_separator;
+  std::string_view key_separator;
+  std::size_t depth = 0;
+
+  void newline_indent(std::size_t level) {
+    out += '\n';
+    for (std::size_t i = 0; i < level; ++i) out += *options.indent;
+  }
+
+  Status check_size() {
+    if (out.size() > limits.max_string_bytes)
+      return limit_error("max_string_bytes", limits.max_string_bytes);
+    return ok_status();
+  }
+
+  Status key(const Value& k) {
+    switch (k.kind()) {
+      case Kind::String:
+        append_json_string(out, k.as_string(), options.ensure_ascii);
+        return ok_status();
+      case Kind::Float:
+        if (!options.allow_nan && !std::isfinite(k.as_float()))
+          return value_error("Out of range float values are not JSON compliant");
+        out += '"';
+        append_json_float(out, k.as_float());
+        out += '"';
+        return ok_status();
+      case Kind::Bool:
+        out += k.as_bool() ? "\"true\"" : "\"false\"";
+        return ok_status();
+      case Kind::None:
+        out += "\"null\"";
+        return ok_status();
+      case Kind::Int:
+        out += '"';
+        append_repr(out, k);
+        out += '"';
+        return ok_status();
+      default:
+        return type_error("keys must be str, int, float, bool or None, not " +
+                          std::string(type_name(k)));
+    }
+  }
+
+  Status value(const Value& v) {
+    switch (v.kind()) {
+      case Kind::None:
+        out += "null";
+        return ok_status();
+      case Kind::Bool:
+        out += v.as_bool() ? "true" : "false";
+        return ok_status();
+      case Kind::Int:
+        append_repr(out, v);
+        return ok_status();
+      case Kind::Float:
+        if (!options.allow_nan && !std::isfinite(v.as_float()))
+          return value_error("Out of range float values are not JSON compliant");
+        append_json_float(out, v.as_float());
+        return ok_status();
+      case Kind::String:
+        append_json_string(out, v.as_string(), options.ensure_ascii);
+        return check_size();
+      case Kind::List:
+      case Kind::Tuple:
+        return sequence(v.as_list());
+      case Kind::Dict:
+        return mapping(v);
+      case Kind::Object: {
+        Object* o = v.as_object();
+        if (!o->json_serializable()) return not_serializable(v);
+        return value(o->json_value());
+      }
+      case Kind::Undefined:
+        return not_serializable(v);
+    }
+    return not_serializable(v);
+  }
+
+  Status enter() {
+    if (++depth > options.max_depth)
+      return make_error("RecursionError",
+                        "maximum recursion depth exceeded while encoding a JSON object");
+    return ok_status();
+  }
+
+  Status sequence(std::span<const Value> items) {
+    if (items.empty()) {
+      out += "[]";
+      return ok_status();
+    }
+    if (auto s = enter(); !s) return s;
+    out += '[';
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i) out += item_separator;
+      if (options.indent) newline_indent(depth);
+      if (auto s = value(items[i]); !s) return s;
+    }
+    if (options.indent) newline_indent(depth - 1);
+    out += ']';
+    --depth;
+    return check_size();
+  }
+
+  Status mapping(const Value& d) {
+    auto entries = d.dict_entries();
+    if (entries.empty()) {
+      out += "{}";
+      return ok_status();
+    }
+    if (auto s = enter(); !s) return s;
+    std::vector<const std::pair<Value, Value>*> order;
+    order.reserve(entries.size());
+    for (const auto& e : entries) order.push_back(&e);
+    if (options.sort_keys)
+      if (auto s = python_sort_keys(order); !s) return s;
+    out += '{';
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (i) out += item_separator;
+      if (options.indent) newline_indent(depth);
+      if (auto s = key(order[i]->first); !s) return s;
+      out += key_separator;
+      if (auto s = value(order[i]->second); !s) return s;
+    }
+    if (options.indent) newline_indent(depth - 1);
+    out += '}';
+    --depth;
+    return check_size();
+  }
+};
+
+}  // namespace
+
+Status dump_json(std::string& out, const Value& v, const JsonDumpOptions& options,
+                 const ValueLimits& limits) {
+  std::string_view item_sep = options.item_separator ? std::string_view(*options.item_separator)
+                              : options.indent       ? std::string_view(",")
+                                                     : std::string_view(", ");
+  std::string_view key_sep =
+      options.key_separator ? std::string_view(*options.key_separator) : std::string_view(": ");
+  Dumper dumper{out, options, limits, item_sep, key_sep};
+  return dumper.value(v);
+}
+
+Result<std::string> to_json_string(const Value& v, const JsonDumpOptions& options) {
+  std::string out;
+  if (auto s = dump_json(out, v, options); !s) return s.error();
+  return out;
+}
+
+// ---------------------------------------------------------------------------------
+// Parser
+// ---------------------------------------------------------------------------------
+
+namespace {
+
+struct Parser {
+  std::string_view text;
+  const JsonParseOptions& options;
+  std::size_t pos = 0;
+  std::size_t depth = 0;
+  // Escape-free object keys shared within one document ("role", "content", ...):
+  // one allocation per distinct key, and its hash is computed once.
+  std::unordered_map<std::string_view, Value> key_cache;
+
+  Error error_at(std::size_t at, std::string what, std::string type = "JSONDecodeError") {
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < at && i < text.size(); ++i)
+      if (text[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    std::size_t column = at - line_start + 1;
+    Error e;
+    e.type = std::move(type);
+    e.message = what + ": line " + std::to_string(line) + " column " + std::to_string(column) +
+                " (char " + std::to_string(at) + ")";
+    e.line = line;
+    e.column = column;
+    return e;
+  }
+
+  void skip_ws() {
+    while (pos < text.size()) {
+      char c = text[pos];
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+      ++pos;
+    }
+  }
+
+  bool match(std::string_view word) {
+    if (text.substr(pos, word.size()) == word) {
+      pos += word.size();
+      return true;
+    }
+    return false;
+  }
+
+  Result<Value> value() {
+    skip_ws();
+    if (pos >= text.size()) return error_at(pos, "Expecting value");
+    char c = text[pos];
+    switch (c) {
+      case '{':
+        return object();
+      case '[':
+        return array();
+      case '"': {
+        auto s = string();
+        if (!s) return s.error();
+        return std::move(*s);
+      }
+      case 't':
+        if (match("true")) return Value(true);
+        break;
+      case 'f':
+        if (match("false")) return Value(false);
+        break;
+      case 'n':
+        if (match("null")) return Value::none();
+        break;
+      case 'N':
+        if (options.allow_nan && match("NaN")) return Value(std::nan(""));
+        break;
+      case 'I':
+        if (options.allow_nan && match("Infinity"))
+          return Value(std::numeric_limits<double>::infinity());
+        break;
+      default:
+        if (c == '-' || (c >= '0' && c <= '9')) return number();
+        break;
+    }
+    return error_at(pos, "Expecting value");
+  }
+
+  Result<Value> number() {
+    std::size_t start = pos;
+    if (text[pos] == '-') {
+      ++pos;
+      if (options.allow_nan && match("Infinity"))
+        return Value(-std::numeric_limits<double>::infinity());
+    }
+    if (pos >= text.size() || !(text[pos] >= '0' && text[pos] <= '9'))
+      return error_at(start, "Expecting value");
+    if (text[pos] == '0') {
+      ++pos;
+    } else {
+      while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    }
+    bool is_float = false;
+    // Python's NUMBER_RE: a fraction or exponent must have digits, else the number ends.
+    if (pos + 1 < text.size() && text[pos] == '.' && text[pos + 1] >= '0' && text[pos + 1] <= '9') {
+      is_float = true;
+      pos += 1;
+      while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    }
+    if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
+      std::size_t e = pos + 1;
+      if (e < text.size() && (text[e] == '+' || text[e] == '-')) ++e;
+      if (e < text.size() && text[e] >= '0' && text[e] <= '9') {
+        is_float = true;
+        pos = e;
+        while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+      }
+    }
+    const char* first = text.data() + start;
+    const char* last = text.data() + pos;
+    if (!is_float) {
+      std::int64_t i = 0;
+      auto res = std::from_chars(first, last, i);
+      if (res.ec == std::errc()) return Value(i);
+      if (options.big_int == JsonParseOptions::BigInt::Error)
+        return error_at(start, "integer does not fit in 64 bits", "OverflowError");
+    }
+    double d = 0;
+    auto res = std::from_chars(first, last, d);
+    if (res.ec == std::errc::result_out_of_range) {
+      // Python's float(): overflow gives inf, underflow gives 0.0.
+      std::string_view digits(first, static_cast<std::size_t>(last - first));
+      std::size_t e = digits.find_first_of("eE");
+      bool negative_exponent =
+          e != std::string_view::npos && e + 1 < digits.size() && digits[e + 1] == '-';
+      bool huge = !negative_exponent;
+      d = huge ? std::numeric_limits<double>::infinity() : 0.0;
+      if (digits[0] == '-') d = -d;
+    } else if (res.ec != std::errc()) {
+      return error_at(start, "Expecting value");
+    }
+    return Value(d);
+  }
+
+  Status string_into(std::string& out, bool& ascii, std::size_t& code_points) {
+    std::size_t start = pos;  // at the opening quote
+    ++pos;
+    ascii = true;
+    code_points = 0;
+    while (true) {
+      std::size_t run = pos;
+      while (run < text.size()) {
+        auto c = static_cast<unsigned char>(text[run]);
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
+        ++run;
+      }
+      out.append(text.data() + pos, run - pos);
+      code_points += run - pos;
+      pos = run;
+      if (pos >= text.size()) return error_at(start, "Unterminated string starting at");
+      auto c = static_cast<unsigned char>(text[pos]);
+      if (c == '"') {
+        ++pos;
+        break;
+      }
+      if (c < 0x20) return error_at(pos, "Invalid control character at");
+      if (c >= 0x80) {
+        if (auto s = utf8_sequence(out); !s) return s;
+        ascii = false;
+        ++code_points;
+        continue;
+      }
+      // Backslash escape.
+      if (pos + 1 >= text.size()) return error_at(start, "Unterminated string starting at");
+      char e = text[pos + 1];
+      char plain = 0;
+      switch (e) {
+        case '"':
+          plain = '"';
+          break;
+        case '\\':
+          plain = '\\';
+          break;
+        case '/':
+          plain = '/';
+          break;
+        case 'b':
+          plain = '\b';
+          break;
+        case 'f':
+          plain = '\f';
+          break;
+        case 'n':
+          plain = '\n';
+          break;
+        case 'r':
+          plain = '\r';
+          break;
+        case 't':
+          plain = '\t';
+          break;
+        case 'u':
+          break;
+        default:
+          return error_at(pos, "Invalid \\escape");
+      }
+      if (plain) {
+        out += plain;
+        ++code_points;
+        pos += 2;
+        continue;
+      }
+      auto unit = hex4(pos + 2);
+      if (unit < 0) return error_at(pos, "Invalid \\uXXXX escape");
+      pos += 6;
+      char32_t cp = static_cast<char32_t>(unit);
+      if (cp >= 0xD800 && cp <= 0xDBFF && pos + 1 < text.size() && text[pos] == '\\' &&
+          text[pos + 1] == 'u') {
+        auto low = hex4(pos + 2);
+        if (low < 0) return error_at(pos, "Invalid \\uXXXX escape");
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<char32_t>(low) - 0xDC00);
+          pos += 6;
+        }
+      }
+      // A lone surrogate stays as its WTF-8 encoding, as Python keeps it in the str.
+      utf8::encode(out, cp);
+      if (cp >= 0x80) ascii = false;
+      ++code_points;
+    }
+    if (out.size() > options.max_string_bytes)
+      return error_at(start,
+                      "max_string_bytes=" + std::to_string(options.max_string_bytes) +
+                          " exceeded by string starting at",
+                      "LimitError");
+    return ok_status();
+  }
+
+  long hex4(std::size_t at) const {
+    if (at + 4 > text.size()) return -1;
+    long v = 0;
+    for (std::size_t i = at; i < at + 4; ++i) {
+      char c = text[i];
+      int d = (c >= '0' && c <= '9')   ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                       : -1;
+      if (d < 0) return -1;
+      v = v * 16 + d;
+    }
+    return v;
+  }
+
+  // One strictly valid UTF-8 sequence (no overlongs, no encoded surrogates).
+  Status utf8_sequence(std::string& out) {
+    auto b0 = static_cast<unsigned char>(text[pos]);
+    int extra;
+    char32_t min;
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      extra = 1;
+      min = 0x80;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+      extra = 2;
+      min = 0x800;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+      extra = 3;
+      min = 0x10000;
+    } else {
+      return error_at(pos, "Invalid UTF-8 byte 0x" + hex_byte(b0));
+    }
+    if (pos + static_cast<std::size_t>(extra) >= text.size())
+      return error_at(pos, "Invalid UTF-8 sequence");
+    char32_t cp = b0 & (0x3F >> extra);
+    for (int k = 1; k <= extra; ++k) {
+      auto b = static_cast<unsigned char>(text[pos + k]);
+      if ((b & 0xC0) != 0x80) return error_at(pos, "Invalid UTF-8 sequence");
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return error_at(pos, "Invalid UTF-8 sequence");
+    out.append(text.data() + pos, static_cast<std::size_t>(extra) + 1);
+    pos += static_cast<std::size_t>(extra) + 1;
+    return ok_status();
+  }
+
+  static std::string hex_byte(unsigned char b) {
+    std::string s;
+    s += kHexDigits[b >> 4];
+    s += kHexDigits[b & 0xF];
+    return s;
+  }
+
+  Result<Value> string() {
+    std::string s;
+    bool ascii;
+    std::size_t n;
+    if (auto st = string_into(s, ascii, n); !st) return st.error();
+    return Value::string_known(std::move(s), ascii, n);
+  }
+
+  Result<Value> key() {
+    // Fast path: an escape-free ASCII key is shared through key_cache.
+    std::size_t start = pos + 1;
+    std::size_t end = start;
+    while (end < text.size()) {
+      auto c = static_cast<unsigned char>(text[end]);
+      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
+      ++end;
+    }
+    if (end < text.size() && text[end] == '"' && end - start <= 64) {
+      std::string_view k = text.substr(start, end - start);
+      pos = end + 1;
+      auto it = key_cache.find(k);
+      if (it != key_cache.end()) return it->second;
+      Value v = Value::string_known(std::string(k), true, k.size());
+      key_cache.emplace(k, v);
+      return v;
+    }
+    return string();
+  }
+
+  Status enter(std::size_t at) {
+    if (++depth > options.max_depth)
+      return error_at(at, "max_depth=" + std::to_string(options.max_depth) + " exceeded",
+                      "LimitError");
+    return ok_status();
+  }
+
+  Result<Value> array() {
+    std::size_t start = pos;
+    if (auto s = enter(start); !s) return s.error();
+    ++pos;
+    std::vector<Value> items;
+    skip_ws();
+    if (pos < text.size() && text[pos] == ']') {
+      ++pos;
+      --depth;
+      return Value::list(std::move(items));
+    }
+    while (true) {
+      auto v = value();
+      if (!v) return v.error();
+      items.push_back(std::move(*v));
+      if (items.size() > options.max_container_items)
+        return error_at(start,
+                        "max_container_items=" + std::to_string(options.max_container_items) +
+                            " exceeded by array starting at",
+                        "LimitError");
+      skip_ws();
+      if (pos < text.size() && text[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      if (pos < text.size() && text[pos] == ']') {
+        ++pos;
+        break;
+      }
+      return error_at(pos, "Expecting ',' delimiter");
+    }
+    --depth;
+    return Value::list(std::move(items));
+  }
+
+  Result<Value> object() {
+    std::size_t start = pos;
+    if (auto s = enter(start); !s) return s.error();
+    ++pos;
+    std::vector<std::pair<Value, Value>> entries;
+    skip_ws();
+    if (pos < text.size() && text[pos] == '}') {
+      ++pos;
+      --depth;
+      return Value::dict_unchecked(std::move(entries));
+    }
+    while (true) {
+      skip_ws();
+      if (pos >= text.size() || text[pos] != '"')
+        return error_at(pos, "Expecting property name enclosed in double quotes");
+      auto k = key();
+      if (!k) return k.error();
+      skip_ws();
+      if (pos >= text.size() || text[pos] != ':') return error_at(pos, "Expecting ':' delimiter");
+      ++pos;
+      auto v = value();
+      if (!v) return v.error();
+      entries.emplace_back(std::move(*k), std::move(*v));
+      if (entries.size() > options.max_container_items)
+        return error_at(start,
+                        "max_container_items=" + std::to_string(options.max_container_items) +
+                            " exceeded by object starting at",
+                        "LimitError");
+      skip_ws();
+      if (pos < text.size() && text[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      if (pos < text.size() && text[pos] == '}') {
+        ++pos;
+        break;
+      }
+      return error_at(pos, "Expecting ',' delimiter");
+    }
+    --depth;
+    return Value::dict_unchecked(std::move(entries));
+  }
+};
+
+}  // namespace
+
+Result<Value> parse_json(std::string_view text, const JsonParseOptions& options) {
+  Parser parser{text, options, 0, 0, {}};
+  auto v = parser.value();
+  if (!v) return v.error();
+  parser.skip_ws();
+  if (parser.pos != text.size()) return parser.error_at(parser.pos, "Extra data");
+  return v;
+}
+
+// ---------------------------------------------------------------------------------
+// nlohmann interop
+// ---------------------------------------------------------------------------------
+
+Value from_json(const nlohmann::ordered_json& json) {
+  using nlohmann::ordered_json;
+  switch (json.type()) {
+    case ordered_json::value_t::null:
+      return Value::none();
+    case ordered_json::value_t::boolean:
+      return Value(json.get<bool>());
+    case ordered_json::value_t::number_integer:
+      return Value(json.get<std::int64_t>());
+    case ordered_json::value_t::number_unsigned: {
+      auto u = json.get<std::uint64_t>();
+      if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return Value(static_cast<std::int64_t>(u));
+      return Value(static_cast<double>(u));
+    }
+    case ordered_json::value_t::number_float:
+      return Value(json.get<double>());
+    case ordered_json::value_t::string:
+      return Value(json.get_ref<const std::string&>());
+    case ordered_json::value_t::array: {
+      std::vector<Value> items;
+      items.reserve(json.size());
+      for (const auto& item : json) items.push_back(from_json(item));
+      return Value::list(std::move(items));
+    }
+    case ordered_json::value_t::object: {
+      std::vector<std::pair<Value, Value>> entries;
+      entries.reserve(json.size());
+      for (auto it = json.begin(); it != json.end(); ++it)
+        entries.emplace_back(Value(it.key()), from_json(it.value()));
+      return Value::dict_unchecked(std::move(entries));
+    }
+    default:
+      return Value::none();
+  }
+}
+
+namespace {
+
+// nlohmann requires valid UTF-8: lone surrogates become U+FFFD.
+std::string to_utf8(const Value& s) {
+  if (s.string_is_ascii()) return std::string(s.as_string());
+  std::string_view in = s.as_string();
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size();) {
+    std::size_t begin = i;
+    char32_t c = utf8::decode(in, i);
+    if ((c >= 0xD800 && c <= 0xDFFF) || (i - begin == 1 && c >= 0x80))
+      out += "\xEF\xBF\xBD";
+    else
+      out.append(in.substr(begin, i - begin));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<nlohmann::ordered_json> to_json(const Value& v) {
+  using nlohmann::ordered_json;
+  switch (v.kind()) {
+    case Kind::None:
+      return ordered_json(nullptr);
+    case Kind::Bool:
+      return ordered_json(v.as_bool());
+    case Kind::Int:
+      return ordered_json(v.as_int());
+    case Kind::Float:
+      return ordered_json(v.as_float());
+    case Kind::String:
+      return ordered_json(to_utf8(v));
+    case Kind::List:
+    case Kind::Tuple: {
+      ordered_json array = ordered_json::array();
+      for (const Value& item : v.as_list()) {
+        auto j = to_json(item);
+        if (!j) return j.error();
+        array.push_back(std::move(*j));
+      }
+      return array;
+    }
+    case Kind::Dict: {
+      ordered_json object = ordered_json::object();
+      for (const auto& [key, value] : v.dict_entries()) {
+        std::string k;
+        if (key.is_string()) {
+          k = to_utf8(key);
+        } else if (key.is_bool()) {
+          k = key.as_bool() ? "true" : "false";
+        } else if (key.is_none()) {
+          k = "null";
+        } else if (key.is_int()) {
+          k = to_repr(key);
+        } else if (key.is_float()) {
+          append_json_float(k, key.as_float());
+        } else {
+          return type_error("keys must be str, int, float, bool or None, not " +
+                            std::string(type_name(key)));
+        }
+        auto j = to_json(value);
+        if (!j) return j.error();
+        object[k] = std::move(*j);
+      }
+      return object;
+    }
+    case Kind::Object: {
+      Object* o = v.as_object();
+      if (o->json_serializable()) return to_json(o->json_value());
+      return not_serializable(v);
+    }
+    case Kind::Undefined:
+      return not_serializable(v);
+  }
+  return not_serializable(v);
+}
+
+}  // namespace chatwire
