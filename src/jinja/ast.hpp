@@ -1,0 +1,289 @@
+// The syntax tree the parser builds and the evaluator walks. Node kinds follow
+// jinja2/nodes.py. Names are interned to small integer ids at compile time so
+// that scopes compare integers, and constant attribute names keep their hash.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chatwire/value.hpp"
+
+namespace chatwire::jinja {
+
+struct FilterEntry;
+struct TestEntry;
+
+using SymbolId = std::uint32_t;
+
+enum class ExprKind : std::uint8_t {
+  Const,
+  Name,
+  List,
+  Tuple,
+  Dict,
+  Getattr,
+  Getitem,
+  Slice,
+  Call,
+  Filter,
+  Test,
+  Not,
+  Neg,
+  Pos,
+  And,
+  Or,
+  Binary,  // + - * / // % **
+  Concat,  // ~
+  Compare,
+  CondExpr,
+};
+
+enum class CompareKind : std::uint8_t { Eq, Ne, Lt, LtEq, Gt, GtEq, In, NotIn };
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Keyword {
+  std::string name;
+  ExprPtr value;
+};
+
+struct Expr {
+  ExprKind kind;
+  std::uint32_t line = 0, column = 0;
+  explicit Expr(ExprKind k) : kind(k) {}
+  virtual ~Expr() = default;
+};
+
+struct ConstExpr : Expr {
+  Value value;
+  ConstExpr() : Expr(ExprKind::Const) {}
+};
+
+struct NameExpr : Expr {
+  std::string name;
+  SymbolId symbol = 0;
+  NameExpr() : Expr(ExprKind::Name) {}
+};
+
+// List, Tuple
+struct SequenceExpr : Expr {
+  std::vector<ExprPtr> items;
+  explicit SequenceExpr(ExprKind k) : Expr(k) {}
+};
+
+struct DictExpr : Expr {
+  std::vector<std::pair<ExprPtr, ExprPtr>> items;
+  DictExpr() : Expr(ExprKind::Dict) {}
+};
+
+struct GetattrExpr : Expr {
+  ExprPtr object;
+  std::string attr;
+  Value attr_value;  // the name as a string Value (hash cached) for dict lookups
+  std::uint64_t attr_hash = 0;
+  GetattrExpr() : Expr(ExprKind::Getattr) {}
+};
+
+struct GetitemExpr : Expr {
+  ExprPtr object;
+  ExprPtr index;  // may be a SliceExpr
+  GetitemExpr() : Expr(ExprKind::Getitem) {}
+};
+
+struct SliceExpr : Expr {
+  ExprPtr start, stop, step;  // each may be null
+  SliceExpr() : Expr(ExprKind::Slice) {}
+};
+
+// Arguments of calls, filters and tests.
+struct CallArguments {
+  std::vector<ExprPtr> args;
+  std::vector<Keyword> kwargs;
+  ExprPtr dyn_args, dyn_kwargs;
+  bool empty() const { return args.empty() && kwargs.empty() && !dyn_args && !dyn_kwargs; }
+};
+
+struct CallExpr : Expr {
+  ExprPtr callee;
+  CallArguments arguments;
+  CallExpr() : Expr(ExprKind::Call) {}
+};
+
+struct FilterExpr : Expr {
+  ExprPtr operand;  // null inside filter blocks / set blocks: the body is the operand
+  std::string name;
+  const FilterEntry* filter = nullptr;  // null: unknown, fails when evaluated
+  CallArguments arguments;
+  FilterExpr() : Expr(ExprKind::Filter) {}
+};
+
+struct TestExpr : Expr {
+  ExprPtr operand;
+  std::string name;
+  const TestEntry* test = nullptr;
+  CallArguments arguments;
+  TestExpr() : Expr(ExprKind::Test) {}
+};
+
+struct UnaryExpr : Expr {
+  ExprPtr operand;
+  explicit UnaryExpr(ExprKind k) : Expr(k) {}
+};
+
+// And, Or, Binary, Concat
+struct BinaryExpr : Expr {
+  BinaryOp op = BinaryOp::Add;  // for ExprKind::Binary
+  ExprPtr left, right;
+  explicit BinaryExpr(ExprKind k) : Expr(k) {}
+};
+
+struct CompareExpr : Expr {
+  ExprPtr first;
+  std::vector<std::pair<CompareKind, ExprPtr>> rest;
+  CompareExpr() : Expr(ExprKind::Compare) {}
+};
+
+struct CondExpr : Expr {
+  ExprPtr test, then, otherwise;  // otherwise may be null (Undefined)
+  CondExpr() : Expr(ExprKind::CondExpr) {}
+};
+
+// ---------------------------------------------------------------------------------
+// Statements
+// ---------------------------------------------------------------------------------
+
+enum class StmtKind : std::uint8_t {
+  Output,  // template data
+  Print,   // {{ expr }}
+  If,
+  For,
+  Set,
+  SetBlock,
+  Macro,
+  CallBlock,
+  FilterBlock,
+  With,
+  Break,
+  Continue,
+  Generation,
+  Block,
+  Unsupported,  // include / import / from / extends: fail at render time like Jinja2
+};
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+using Body = std::vector<StmtPtr>;
+
+struct Stmt {
+  StmtKind kind;
+  std::uint32_t line = 0, column = 0;
+  explicit Stmt(StmtKind k) : kind(k) {}
+  virtual ~Stmt() = default;
+};
+
+struct OutputStmt : Stmt {
+  std::string text;
+  OutputStmt() : Stmt(StmtKind::Output) {}
+};
+
+struct PrintStmt : Stmt {
+  ExprPtr expr;
+  PrintStmt() : Stmt(StmtKind::Print) {}
+};
+
+struct IfStmt : Stmt {
+  std::vector<std::pair<ExprPtr, Body>> branches;  // if + elifs
+  Body otherwise;
+  IfStmt() : Stmt(StmtKind::If) {}
+};
+
+// Assignment target: a name, a tuple of targets, or namespace attribute (ns.attr).
+struct Target {
+  enum class Kind : std::uint8_t { Name, Tuple, NamespaceAttr } kind = Kind::Name;
+  SymbolId symbol = 0;
+  std::string name;
+  std::string attr;  // NamespaceAttr
+  std::vector<Target> items;
+  std::uint32_t line = 0, column = 0;
+};
+
+struct ForStmt : Stmt {
+  Target target;
+  ExprPtr iter;
+  ExprPtr filter;  // may be null
+  bool recursive = false;
+  bool uses_loop = true;  // the body or filter refers to `loop`
+  Body body, otherwise;
+  ForStmt() : Stmt(StmtKind::For) {}
+};
+
+struct SetStmt : Stmt {
+  Target target;
+  ExprPtr value;
+  SetStmt() : Stmt(StmtKind::Set) {}
+};
+
+struct SetBlockStmt : Stmt {
+  Target target;
+  ExprPtr filter;  // FilterExpr chain with a null innermost operand, or null
+  Body body;
+  SetBlockStmt() : Stmt(StmtKind::SetBlock) {}
+};
+
+struct MacroParam {
+  SymbolId symbol = 0;
+  std::string name;
+  ExprPtr default_value;  // may be null
+};
+
+struct MacroDef {
+  std::string name;
+  std::vector<MacroParam> params;
+  Body body;
+  bool uses_caller = false, uses_varargs = false, uses_kwargs = false;
+};
+
+struct MacroStmt : Stmt {
+  SymbolId symbol = 0;
+  std::shared_ptr<MacroDef> def;
+  MacroStmt() : Stmt(StmtKind::Macro) {}
+};
+
+struct CallBlockStmt : Stmt {
+  std::unique_ptr<CallExpr> call;
+  std::shared_ptr<MacroDef> caller;  // the body as the `caller` macro
+  CallBlockStmt() : Stmt(StmtKind::CallBlock) {}
+};
+
+struct FilterBlockStmt : Stmt {
+  ExprPtr filter;  // FilterExpr chain with a null innermost operand
+  Body body;
+  FilterBlockStmt() : Stmt(StmtKind::FilterBlock) {}
+};
+
+struct WithStmt : Stmt {
+  std::vector<Target> targets;
+  std::vector<ExprPtr> values;
+  Body body;
+  WithStmt() : Stmt(StmtKind::With) {}
+};
+
+struct SimpleStmt : Stmt {  // Break, Continue
+  explicit SimpleStmt(StmtKind k) : Stmt(k) {}
+};
+
+struct BodyStmt : Stmt {  // Generation, Block
+  Body body;
+  explicit BodyStmt(StmtKind k) : Stmt(k) {}
+};
+
+struct UnsupportedStmt : Stmt {
+  std::string tag;  // include, import, from, extends
+  ExprPtr template_name;
+  UnsupportedStmt() : Stmt(StmtKind::Unsupported) {}
+};
+
+}  // namespace chatwire::jinja

@@ -1,0 +1,796 @@
+// Tree-walking evaluator: expressions and statements with Jinja2's runtime rules
+// (sandboxed attribute/item lookup, Undefined propagation, scoping of for/with/
+// macro bodies, loop controls, generation tracking as transformers records it).
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "jinja/compiled.hpp"
+#include "jinja/objects.hpp"
+#include "jinja/registry.hpp"
+#include "jinja/state.hpp"
+#include "jinja/unicode.hpp"
+
+namespace chatwire::jinja {
+
+void raise(Error error) { throw RenderError{std::move(error)}; }
+void raise(std::string type, std::string message) {
+  throw RenderError{Error{std::move(type), std::move(message), 0, 0, {}}};
+}
+
+// ------------------------------------------------------------------ output
+
+std::size_t Output::main_code_points() {
+  std::string_view s(main);
+  counted_points_ += utf8::length(s.substr(counted_bytes_));
+  counted_bytes_ = s.size();
+  return counted_points_;
+}
+
+void Output::overflow() {
+  raise(limit_error("max_output_bytes", max_bytes));
+}
+
+// ------------------------------------------------------------------ state
+
+RenderState::RenderState(const CompiledTemplate& t, const Value& ctx, const RenderOptions& opts)
+    : tmpl(t), context(ctx), options(opts), lim(opts.limits) {
+  limits.max_string_bytes = lim.max_string_bytes;
+  limits.max_container_items = lim.max_container_items;
+  out.max_bytes = lim.max_output_bytes;
+  std::size_t n = t.parsed.symbols.size();
+  context_state.assign(n, 0);
+  context_value.assign(n, nullptr);
+}
+
+void RenderState::fuel_exhausted() { raise(limit_error("max_steps", lim.max_steps)); }
+
+Value RenderState::lookup(Frame* frame, SymbolId symbol) {
+  for (Frame* f = frame; f; f = f->parent)
+    if (const Value* v = f->find_local(symbol)) return *v;
+  std::uint8_t& st = context_state[symbol];
+  if (st == 0) {
+    const Value* v = context.is_dict() ? context.dict_find(std::string_view(tmpl.parsed.symbols[symbol])) : nullptr;
+    context_value[symbol] = v;
+    st = v ? 1 : 2;
+  }
+  if (st == 1) return *context_value[symbol];
+  const Value& global = tmpl.globals[symbol];
+  if (!global.is_undefined()) return global;
+  return Value::undefined_variable(tmpl.parsed.symbols[symbol]);
+}
+
+Value RenderState::lookup_name(Frame* frame, std::string_view name) {
+  const auto& symbols = tmpl.parsed.symbols;
+  for (SymbolId i = 0; i < symbols.size(); ++i)
+    if (symbols[i] == name) return lookup(frame, i);
+  if (context.is_dict())
+    if (const Value* v = context.dict_find(name)) return *v;
+  return Value::undefined_variable(name);
+}
+
+namespace {
+
+// Guards the C++ stack against hostile nesting (deep macro recursion through deep
+// expressions): a LimitError instead of a crash.
+struct StackGuard {
+  static constexpr std::size_t kBudget = 4u << 20;
+  static thread_local char* base;
+  static void check() {
+    char here;
+    if (base && static_cast<std::size_t>(base - &here) > kBudget)
+      raise(Error{"LimitError",
+                  "evaluation nested too deeply (C++ stack budget of 4 MiB exceeded)", 0, 0, {}});
+  }
+};
+thread_local char* StackGuard::base = nullptr;
+
+enum class Flow : std::uint8_t { Normal, Break, Continue };
+
+// Python dunder attributes every object has: the sandbox reports them as unsafe.
+bool is_real_dunder(std::string_view name) {
+  static constexpr std::string_view kDunders[] = {
+      "__class__",    "__doc__",      "__init__",     "__new__",          "__repr__",
+      "__str__",      "__hash__",     "__eq__",       "__ne__",           "__lt__",
+      "__le__",       "__gt__",       "__ge__",       "__dir__",          "__sizeof__",
+      "__reduce__",   "__reduce_ex__", "__getattribute__", "__setattr__", "__delattr__",
+      "__format__",   "__subclasshook__", "__init_subclass__", "__len__", "__getitem__",
+      "__iter__",     "__contains__", "__add__",      "__mul__",          "__module__",
+      "__dict__",     "__globals__",  "__code__",     "__self__",         "__func__",
+      "__base__",     "__bases__",    "__mro__",      "__subclasses__",   "__builtins__"};
+  for (auto d : kDunders)
+    if (d == name) return true;
+  return false;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ lookups
+
+Value get_attribute(const Value& obj, std::string_view name, std::uint64_t hash) {
+  switch (obj.kind()) {
+    case Kind::Undefined:
+      raise(obj.undefined_error());
+    case Kind::Dict:
+      if (has_method(Kind::Dict, name)) return bound_method(obj, name);
+      if (is_unsafe_mutator(Kind::Dict, name) || is_real_dunder(name))
+        return Value::unsafe_attribute(name, obj);
+      if (const Value* v = obj.dict_find(name, hash)) return *v;
+      return Value::undefined_attribute(name, obj);
+    case Kind::Object: {
+      if (is_real_dunder(name)) return Value::unsafe_attribute(name, obj);
+      return check(obj.as_object()->get_attr(name));
+    }
+    default:
+      if (has_method(obj.kind(), name)) return bound_method(obj, name);
+      if (is_unsafe_mutator(obj.kind(), name) || is_real_dunder(name))
+        return Value::unsafe_attribute(name, obj);
+      return Value::undefined_attribute(name, obj);
+  }
+}
+
+Value get_subscript(const Value& obj, const Value& key) {
+  if (obj.is_undefined()) raise(obj.undefined_error());
+  if (obj.is_dict()) {
+    if (const Value* v = obj.dict_find(key)) return *v;
+  } else if (obj.is_object()) {
+    auto r = obj.as_object()->get_item(key);
+    if (r && !r.value().is_undefined()) return std::move(r.value());
+  } else if (obj.is_sequence() || obj.is_string()) {
+    auto r = get_item(obj, key);
+    if (r) return std::move(r.value());
+  }
+  if (key.is_string()) {
+    std::string_view name = key.as_string();
+    if (obj.is_object()) {
+      Value v = check(obj.as_object()->get_attr(name));
+      if (!v.is_undefined()) return v;
+    } else if (has_method(obj.kind(), name)) {
+      return bound_method(obj, name);
+    } else if (is_unsafe_mutator(obj.kind(), name) || is_real_dunder(name)) {
+      return Value::unsafe_attribute(name, obj);
+    }
+  }
+  return Value::undefined_item(key, obj);
+}
+
+Value call_value(RenderState& state, const Value& callee, const CallArgs& args) {
+  state.step();
+  if (callee.is_undefined()) raise(callee.undefined_error());
+  if (callee.is_object() && callee.as_object()->is_callable())
+    return check(callee.as_object()->call(args, state));
+  std::string message(1, '\'');
+  message += type_name(callee);
+  message += "' object is not callable";
+  raise("TypeError", std::move(message));
+}
+
+// ------------------------------------------------------------------ evaluator
+
+namespace {
+
+class Evaluator {
+ public:
+  explicit Evaluator(RenderState& s) : st_(s) {}
+
+  // -------------------------------------------------------------- expressions
+
+  Value eval(const Expr& e, Frame* f) {
+    switch (e.kind) {
+      case ExprKind::Const:
+        return static_cast<const ConstExpr&>(e).value;
+      case ExprKind::Name:
+        return st_.lookup(f, static_cast<const NameExpr&>(e).symbol);
+      case ExprKind::Getattr: {
+        const auto& g = static_cast<const GetattrExpr&>(e);
+        Value obj = eval(*g.object, f);
+        return at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
+      }
+      case ExprKind::Getitem:
+        return eval_getitem(static_cast<const GetitemExpr&>(e), f);
+      case ExprKind::Call:
+        return eval_call(static_cast<const CallExpr&>(e), f);
+      case ExprKind::Filter:
+        return eval_filter(static_cast<const FilterExpr&>(e), f, nullptr);
+      case ExprKind::Test:
+        return Value(eval_test(static_cast<const TestExpr&>(e), f));
+      case ExprKind::Not:
+        return Value(!truthy(eval(*static_cast<const UnaryExpr&>(e).operand, f)));
+      case ExprKind::Neg: {
+        Value v = eval(*static_cast<const UnaryExpr&>(e).operand, f);
+        return at(e, [&] { return check(negate(v)); });
+      }
+      case ExprKind::Pos: {
+        Value v = eval(*static_cast<const UnaryExpr&>(e).operand, f);
+        return at(e, [&] { return check(unary_plus(v)); });
+      }
+      case ExprKind::And: {
+        const auto& b = static_cast<const BinaryExpr&>(e);
+        Value left = eval(*b.left, f);
+        if (!truthy(left)) return left;
+        return eval(*b.right, f);
+      }
+      case ExprKind::Or: {
+        const auto& b = static_cast<const BinaryExpr&>(e);
+        Value left = eval(*b.left, f);
+        if (truthy(left)) return left;
+        return eval(*b.right, f);
+      }
+      case ExprKind::Binary: {
+        const auto& b = static_cast<const BinaryExpr&>(e);
+        Value left = eval(*b.left, f);
+        Value right = eval(*b.right, f);
+        return at(e, [&] { return check(binary_op(b.op, left, right, st_.limits)); });
+      }
+      case ExprKind::Concat: {
+        std::string s;
+        concat_into(s, e, f);
+        return Value(std::move(s));
+      }
+      case ExprKind::Compare:
+        return Value(eval_compare(static_cast<const CompareExpr&>(e), f));
+      case ExprKind::CondExpr: {
+        const auto& c = static_cast<const CondExpr&>(e);
+        if (truthy(eval(*c.test, f))) return eval(*c.then, f);
+        if (c.otherwise) return eval(*c.otherwise, f);
+        return Value::undefined(Value(), {},
+                                "the inline if-expression on line " + std::to_string(c.line) +
+                                    " evaluated to false and no else section was defined.");
+      }
+      case ExprKind::List:
+      case ExprKind::Tuple: {
+        const auto& s = static_cast<const SequenceExpr&>(e);
+        std::vector<Value> items;
+        items.reserve(s.items.size());
+        for (const auto& item : s.items) items.push_back(eval(*item, f));
+        return e.kind == ExprKind::List ? Value::list(std::move(items))
+                                        : Value::tuple(std::move(items));
+      }
+      case ExprKind::Dict: {
+        const auto& d = static_cast<const DictExpr&>(e);
+        std::vector<std::pair<Value, Value>> entries;
+        entries.reserve(d.items.size());
+        for (const auto& [k, v] : d.items) {
+          Value key = eval(*k, f);
+          entries.emplace_back(std::move(key), eval(*v, f));
+        }
+        return at(e, [&] { return check(Value::dict(std::move(entries))); });
+      }
+      case ExprKind::Slice:
+        raise("TypeError", "a slice is only valid inside []");
+    }
+    return Value();
+  }
+
+  // Runs `fn`, attaching the expression's position to an error raised without one.
+  template <typename Fn>
+  Value at(const Expr& e, Fn&& fn) {
+    try {
+      return fn();
+    } catch (RenderError& err) {
+      if (err.error.line == 0) {
+        err.error.line = e.line;
+        err.error.column = e.column;
+      }
+      throw;
+    }
+  }
+
+  void concat_into(std::string& s, const Expr& e, Frame* f) {
+    if (e.kind == ExprKind::Concat) {
+      const auto& b = static_cast<const BinaryExpr&>(e);
+      concat_into(s, *b.left, f);
+      concat_into(s, *b.right, f);
+      return;
+    }
+    Value v = eval(e, f);
+    if (v.is_string()) {
+      check(append_checked(s, v.as_string(), st_.limits));
+    } else {
+      std::string piece;
+      append_str(piece, v);
+      check(append_checked(s, piece, st_.limits));
+    }
+  }
+
+  std::optional<std::int64_t> slice_bound(const Expr* e, Frame* f) {
+    if (!e) return std::nullopt;
+    Value v = eval(*e, f);
+    if (v.is_none()) return std::nullopt;
+    if (v.is_int() || v.is_bool()) return v.as_integer();
+    raise("TypeError", "slice indices must be integers or None or have an __index__ method");
+  }
+
+  Value eval_getitem(const GetitemExpr& g, Frame* f) {
+    Value obj = eval(*g.object, f);
+    if (g.index->kind == ExprKind::Slice) {
+      const auto& s = static_cast<const SliceExpr&>(*g.index);
+      auto start = slice_bound(s.start.get(), f);
+      auto stop = slice_bound(s.stop.get(), f);
+      auto step = slice_bound(s.step.get(), f);
+      return at(g, [&]() -> Value {
+        if (obj.is_undefined()) raise(obj.undefined_error());
+        if (obj.is_string() || obj.is_sequence())
+          return check(slice(obj, start, stop, step, st_.limits));
+        return Value::undefined(Value(), object_type_repr(obj), {});
+      });
+    }
+    Value key = eval(*g.index, f);
+    return at(g, [&] { return get_subscript(obj, key); });
+  }
+
+  // Evaluated arguments of one call; NamedArg names point into the AST or into
+  // `kw_source` (a ** dict) which this object keeps alive.
+  struct Args {
+    std::vector<Value> positional;
+    std::vector<NamedArg> keyword;
+    Value kw_source;
+    CallArgs view() const { return CallArgs{positional, keyword}; }
+  };
+
+  void eval_args(const CallArguments& a, Frame* f, Args& out) {
+    out.positional.reserve(a.args.size());
+    for (const auto& e : a.args) out.positional.push_back(eval(*e, f));
+    if (a.dyn_args) {
+      Value extra = eval(*a.dyn_args, f);
+      Value items = check(iterate(extra));
+      for (const auto& v : items.as_list()) out.positional.push_back(v);
+    }
+    for (const auto& k : a.kwargs) out.keyword.push_back(NamedArg{k.name, eval(*k.value, f)});
+    if (a.dyn_kwargs) {
+      out.kw_source = eval(*a.dyn_kwargs, f);
+      if (!out.kw_source.is_dict())
+        raise("TypeError", "argument after ** must be a mapping, not " +
+                               std::string(type_name(out.kw_source)));
+      for (const auto& [k, v] : out.kw_source.dict_entries()) {
+        if (!k.is_string()) raise("TypeError", "keywords must be strings");
+        out.keyword.push_back(NamedArg{k.as_string(), v});
+      }
+    }
+  }
+
+  Value eval_call(const CallExpr& c, Frame* f, const NamedArg* extra = nullptr) {
+    Args args;
+    if (c.callee->kind == ExprKind::Getattr) {
+      const auto& g = static_cast<const GetattrExpr&>(*c.callee);
+      Value obj = eval(*g.object, f);
+      Kind k = obj.kind();
+      if (k != Kind::Object && k != Kind::Undefined && has_method(k, g.attr)) {
+        eval_args(c.arguments, f, args);
+        if (extra) args.keyword.push_back(*extra);
+        st_.step();
+        return at(c, [&] { return check(call_method(obj, g.attr, args.view(), st_.limits)); });
+      }
+      Value callee = at(g, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
+      eval_args(c.arguments, f, args);
+      if (extra) args.keyword.push_back(*extra);
+      return at(c, [&] { return call_value(st_, callee, args.view()); });
+    }
+    Value callee = eval(*c.callee, f);
+    eval_args(c.arguments, f, args);
+    if (extra) args.keyword.push_back(*extra);
+    return at(c, [&] { return call_value(st_, callee, args.view()); });
+  }
+
+  // `body` (non-null) replaces a missing innermost operand (filter blocks, set blocks).
+  Value eval_filter(const FilterExpr& fe, Frame* f, const Value* body) {
+    Value operand = fe.operand ? (fe.operand->kind == ExprKind::Filter
+                                      ? eval_filter(static_cast<const FilterExpr&>(*fe.operand),
+                                                    f, body)
+                                      : eval(*fe.operand, f))
+                               : (body ? *body : Value());
+    Args args;
+    eval_args(fe.arguments, f, args);
+    return at(fe, [&]() -> Value {
+      if (!fe.filter) raise("TemplateRuntimeError", "No filter named '" + fe.name + "' found.");
+      st_.step();
+      return check(fe.filter->fn(st_, operand, args.view()));
+    });
+  }
+
+  bool eval_test(const TestExpr& te, Frame* f) {
+    Value operand = eval(*te.operand, f);
+    Args args;
+    eval_args(te.arguments, f, args);
+    bool result = false;
+    at(te, [&]() -> Value {
+      if (!te.test) raise("TemplateRuntimeError", "No test named '" + te.name + "' found.");
+      st_.step();
+      result = check(te.test->fn(st_, operand, args.view()));
+      return Value();
+    });
+    return result;
+  }
+
+  bool eval_compare(const CompareExpr& c, Frame* f) {
+    Value left = eval(*c.first, f);
+    for (const auto& [op, expr] : c.rest) {
+      Value right = eval(*expr, f);
+      bool ok = false;
+      at(c, [&]() -> Value {
+        switch (op) {
+          case CompareKind::Eq:
+            ok = equals(left, right);
+            break;
+          case CompareKind::Ne:
+            ok = !equals(left, right);
+            break;
+          case CompareKind::Lt:
+            ok = check(compare(CompareOp::Lt, left, right));
+            break;
+          case CompareKind::LtEq:
+            ok = check(compare(CompareOp::Le, left, right));
+            break;
+          case CompareKind::Gt:
+            ok = check(compare(CompareOp::Gt, left, right));
+            break;
+          case CompareKind::GtEq:
+            ok = check(compare(CompareOp::Ge, left, right));
+            break;
+          case CompareKind::In:
+            ok = check(contains(right, left));
+            break;
+          case CompareKind::NotIn:
+            ok = !check(contains(right, left));
+            break;
+        }
+        return Value();
+      });
+      if (!ok) return false;
+      left = std::move(right);
+    }
+    return true;
+  }
+
+  // -------------------------------------------------------------- assignment
+
+  void assign(const Target& t, const Value& value, Frame* f) {
+    switch (t.kind) {
+      case Target::Kind::Name:
+        f->set(t.symbol, value);
+        return;
+      case Target::Kind::NamespaceAttr: {
+        Value ns = st_.lookup(f, t.symbol);
+        auto* obj = ns.is_object() ? dynamic_cast<NamespaceObject*>(ns.as_object()) : nullptr;
+        if (!obj)
+          raise(Error{"TemplateRuntimeError", "cannot assign attribute on non-namespace object",
+                      t.line, t.column, {}});
+        obj->set_attr(t.attr, value);
+        return;
+      }
+      case Target::Kind::Tuple: {
+        if (!(value.is_sequence() || value.is_string() || value.is_dict() ||
+              value.is_undefined() || value.is_object()))
+          raise(Error{"TypeError",
+                      "cannot unpack non-iterable " + std::string(type_name(value)) + " object",
+                      t.line, t.column, {}});
+        Value items = check(iterate(value));
+        auto list = items.as_list();
+        if (list.size() < t.items.size())
+          raise(Error{"ValueError",
+                      "not enough values to unpack (expected " + std::to_string(t.items.size()) +
+                          ", got " + std::to_string(list.size()) + ")",
+                      t.line, t.column, {}});
+        if (list.size() > t.items.size())
+          raise(Error{"ValueError",
+                      "too many values to unpack (expected " + std::to_string(t.items.size()) +
+                          ")",
+                      t.line, t.column, {}});
+        for (std::size_t i = 0; i < list.size(); ++i) assign(t.items[i], list[i], f);
+        return;
+      }
+    }
+  }
+
+  // -------------------------------------------------------------- statements
+
+  Flow exec(const Body& body, Frame* f) {
+    for (const auto& s : body) {
+      Flow flow = exec_stmt(*s, f);
+      if (flow != Flow::Normal) return flow;
+    }
+    return Flow::Normal;
+  }
+
+  void write_value(const Value& v) {
+    if (v.is_string()) {
+      st_.out.write(v.as_string());
+    } else {
+      scratch_.clear();
+      append_str(scratch_, v);
+      st_.out.write(scratch_);
+    }
+  }
+
+  Flow exec_stmt(const Stmt& s, Frame* f) {
+    StackGuard::check();
+    try {
+      return exec_stmt_inner(s, f);
+    } catch (RenderError& err) {
+      if (err.error.line == 0) {
+        err.error.line = s.line;
+        err.error.column = s.column;
+      }
+      throw;
+    }
+  }
+
+  Flow exec_stmt_inner(const Stmt& s, Frame* f) {
+    switch (s.kind) {
+      case StmtKind::Output:
+        st_.out.write(static_cast<const OutputStmt&>(s).text);
+        return Flow::Normal;
+      case StmtKind::Print: {
+        const Expr& e = *static_cast<const PrintStmt&>(s).expr;
+        if (e.kind == ExprKind::Concat) {  // write the pieces straight to the output
+          std::string text;
+          concat_into(text, e, f);
+          st_.out.write(text);
+        } else {
+          write_value(eval(e, f));
+        }
+        return Flow::Normal;
+      }
+      case StmtKind::If: {
+        const auto& i = static_cast<const IfStmt&>(s);
+        for (const auto& [cond, body] : i.branches)
+          if (truthy(eval(*cond, f))) return exec(body, f);
+        return exec(i.otherwise, f);
+      }
+      case StmtKind::For:
+        return exec_for(static_cast<const ForStmt&>(s), f);
+      case StmtKind::Set: {
+        const auto& set = static_cast<const SetStmt&>(s);
+        assign(set.target, eval(*set.value, f), f);
+        return Flow::Normal;
+      }
+      case StmtKind::SetBlock: {
+        const auto& set = static_cast<const SetBlockStmt&>(s);
+        Value body = capture(set.body, f);
+        if (set.filter)
+          body = eval_filter(static_cast<const FilterExpr&>(*set.filter), f, &body);
+        assign(set.target, body, f);
+        return Flow::Normal;
+      }
+      case StmtKind::Macro: {
+        const auto& m = static_cast<const MacroStmt&>(s);
+        f->set(m.symbol, make_macro(m.def, f, false));
+        return Flow::Normal;
+      }
+      case StmtKind::CallBlock: {
+        const auto& c = static_cast<const CallBlockStmt&>(s);
+        NamedArg caller{"caller", make_macro(c.caller, f, true)};
+        write_value(eval_call(*c.call, f, &caller));
+        return Flow::Normal;
+      }
+      case StmtKind::FilterBlock: {
+        const auto& fb = static_cast<const FilterBlockStmt&>(s);
+        Value body = capture(fb.body, f);
+        write_value(eval_filter(static_cast<const FilterExpr&>(*fb.filter), f, &body));
+        return Flow::Normal;
+      }
+      case StmtKind::With: {
+        const auto& w = static_cast<const WithStmt&>(s);
+        Frame inner;
+        inner.parent = f;
+        for (std::size_t i = 0; i < w.targets.size(); ++i)
+          assign(w.targets[i], eval(*w.values[i], f), &inner);
+        return exec(w.body, &inner);
+      }
+      case StmtKind::Break:
+        return Flow::Break;
+      case StmtKind::Continue:
+        return Flow::Continue;
+      case StmtKind::Generation:
+        return exec_generation(static_cast<const BodyStmt&>(s), f);
+      case StmtKind::Block: {
+        Frame inner;
+        inner.parent = f;
+        exec(static_cast<const BodyStmt&>(s).body, &inner);
+        return Flow::Normal;
+      }
+      case StmtKind::Unsupported:
+        raise("TypeError", "no loader for this environment specified");
+    }
+    return Flow::Normal;
+  }
+
+  Value capture(const Body& body, Frame* f) {
+    st_.out.begin_capture();
+    try {
+      exec(body, f);
+    } catch (...) {
+      st_.out.end_capture();
+      throw;
+    }
+    return Value(st_.out.end_capture());
+  }
+
+  Flow exec_generation(const BodyStmt& g, Frame* f) {
+    if (!st_.track_generation) return exec(g.body, f);
+    // transformers renders the body through caller() and records the span only when
+    // something was already yielded at the top level or a span exists.
+    Value rv = capture(g.body, f);
+    if (st_.out.yielded || !st_.generation.empty()) {
+      std::size_t start = st_.out.main_code_points();
+      st_.generation.emplace_back(start, start + rv.string_length());
+    }
+    st_.out.write(rv.as_string());
+    return Flow::Normal;
+  }
+
+  Value make_macro(const std::shared_ptr<MacroDef>& def, Frame* f, bool is_caller) {
+    auto* m = new MacroObject;
+    m->def = def;
+    m->is_caller = is_caller;
+    if (f == &st_.root) {
+      m->closure = f;
+    } else {
+      // Snapshot the enclosing frames (they may end before the macro is called).
+      m->owned_closure = std::make_shared<std::vector<std::unique_ptr<Frame>>>();
+      Frame* prev = nullptr;
+      for (Frame* cur = f; cur && cur != &st_.root; cur = cur->parent) {
+        auto copy = std::make_unique<Frame>(*cur);
+        if (prev) prev->parent = copy.get();
+        prev = copy.get();
+        m->owned_closure->push_back(std::move(copy));
+      }
+      if (prev) prev->parent = &st_.root;
+      m->closure = m->owned_closure->empty() ? &st_.root : m->owned_closure->front().get();
+    }
+    return Value::adopt(m);
+  }
+
+  Flow exec_for(const ForStmt& loop, Frame* f) {
+    Value iterable = eval(*loop.iter, f);
+    run_loop(loop, f, iterable, 0);
+    return Flow::Normal;
+  }
+
+  // Shared by plain loops and recursive loop(...) calls.
+  void run_loop(const ForStmt& loop, Frame* f, const Value& iterable, std::size_t depth0) {
+    Value seq;
+    try {
+      seq = check(iterate(iterable));
+    } catch (RenderError& err) {
+      if (err.error.line == 0) {
+        err.error.line = loop.iter->line;
+        err.error.column = loop.iter->column;
+      }
+      throw;
+    }
+    std::span<const Value> items = seq.as_list();
+    Value filtered_holder;
+    Frame iteration;
+    iteration.parent = f;
+    if (loop.filter) {
+      std::vector<Value> kept;
+      for (const auto& item : items) {
+        st_.step();
+        iteration.vars.clear();
+        assign(loop.target, item, &iteration);
+        if (truthy(eval(*loop.filter, &iteration))) kept.push_back(item);
+      }
+      filtered_holder = Value::list(std::move(kept));
+      items = filtered_holder.as_list();
+    }
+    Value loop_value;
+    LoopObject* loop_obj = nullptr;
+    SymbolId loop_symbol = 0;
+    if (loop.uses_loop) {
+      loop_obj = new LoopObject;
+      loop_value = Value::adopt(loop_obj);
+      loop_obj->items = items;
+      loop_obj->depth0 = depth0;
+      loop_obj->stmt = &loop;
+      loop_obj->frame = f;
+      loop_symbol = st_.tmpl.sym_loop;
+    }
+    struct AliveReset {
+      LoopObject* obj;
+      ~AliveReset() {
+        if (obj) obj->alive = false;
+      }
+    } alive_reset{loop_obj};
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      st_.step();
+      iteration.vars.clear();
+      assign(loop.target, items[i], &iteration);
+      if (loop_obj) {
+        loop_obj->index0 = i;
+        iteration.set(loop_symbol, loop_value);
+      }
+      Flow flow = exec(loop.body, &iteration);
+      if (flow == Flow::Break) break;
+    }
+    if (items.empty() && !loop.otherwise.empty()) {
+      Frame inner;
+      inner.parent = f;
+      exec(loop.otherwise, &inner);
+    }
+  }
+
+ private:
+  RenderState& st_;
+  std::string scratch_;
+};
+
+}  // namespace
+
+// ------------------------------------------------------------------ macros
+
+Value eval_expression(RenderState& state, const Expr& expr, Frame* frame) {
+  Evaluator ev(state);
+  return ev.eval(expr, frame);
+}
+
+std::string render_macro(RenderState& state, const MacroDef& def, Frame& frame) {
+  Evaluator ev(state);
+  state.out.begin_capture();
+  try {
+    ev.exec(def.body, &frame);
+  } catch (...) {
+    state.out.end_capture();
+    throw;
+  }
+  return state.out.end_capture();
+}
+
+std::string render_recursive_loop(RenderState& state, const ForStmt& stmt, Frame* frame,
+                                  const Value& iterable, std::size_t depth0) {
+  Evaluator ev(state);
+  state.out.begin_capture();
+  try {
+    ev.run_loop(stmt, frame, iterable, depth0);
+  } catch (...) {
+    state.out.end_capture();
+    throw;
+  }
+  return state.out.end_capture();
+}
+
+// Exposed to filters that call back into expressions (none today) and to the
+// template entry point.
+Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& context,
+                                     const RenderOptions& options) {
+  RenderState state(tmpl, context, options);
+  state.track_generation = tmpl.uses_generation && tmpl.parsed.uses_generation;
+  char stack_base;
+  char* saved_base = StackGuard::base;
+  if (!saved_base) StackGuard::base = &stack_base;
+  RenderResult result;
+  result.uses_generation = tmpl.uses_generation;
+  try {
+    Evaluator ev(state);
+    ev.exec(tmpl.parsed.body, &state.root);
+  } catch (RenderError& err) {
+    StackGuard::base = saved_base;
+    return std::move(err.error);
+  } catch (const std::bad_alloc&) {
+    StackGuard::base = saved_base;
+    return Error{"MemoryError", "out of memory while rendering", 0, 0, {}};
+  }
+  StackGuard::base = saved_base;
+  result.output = std::move(state.out.main);
+  if (result.uses_generation) {
+    // Code point spans → byte spans of the output (clamped: the tracker's quirks can
+    // produce spans that do not line up with the text).
+    std::vector<std::size_t> byte_at;  // code point index -> byte offset
+    std::string_view text(result.output);
+    byte_at.reserve(text.size() + 1);
+    for (std::size_t i = 0; i < text.size(); ++i)
+      if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) byte_at.push_back(i);
+    byte_at.push_back(text.size());
+    for (auto [b, e] : state.generation) {
+      GenerationSpan span;
+      span.begin = b;
+      span.end = e;
+      span.begin_byte = byte_at[std::min(b, byte_at.size() - 1)];
+      span.end_byte = byte_at[std::min(e, byte_at.size() - 1)];
+      result.generation.push_back(span);
+    }
+  }
+  return result;
+}
+
+}  // namespace chatwire::jinja

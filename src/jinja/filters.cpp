@@ -1,0 +1,935 @@
+// Every built-in filter of Jinja2 3.1.6 (jinja2/filters.py) with transformers'
+// tojson. ONE table at the bottom: name -> function.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "jinja/args.hpp"
+#include "jinja/objects.hpp"
+#include "jinja/registry.hpp"
+#include "jinja/unicode.hpp"
+
+namespace chatwire::jinja {
+
+namespace {
+
+const Value kNone = Value::none();
+const Value kFalse = Value(false);
+
+// str(x) as Jinja2's soft_str: Undefined -> "".
+std::string soft_str(const Value& v) {
+  if (v.is_string()) return std::string(v.as_string());
+  std::string s;
+  append_str(s, v);
+  return s;
+}
+Value str_value(const Value& v) { return v.is_string() ? v : Value(soft_str(v)); }
+
+std::int64_t int_arg(const Value& v, const char* what) {
+  if (v.is_int() || v.is_bool()) return v.as_integer();
+  if (v.is_float()) return static_cast<std::int64_t>(v.as_float());
+  raise("TypeError", std::string(what) + ": '" + std::string(type_name(v)) +
+                         "' object cannot be interpreted as an integer");
+}
+
+std::span<const Value> items_of(const Value& v, Value& holder) {
+  holder = check(iterate(v));
+  return holder.as_list();
+}
+
+Value method(const Value& self, std::string_view name, std::vector<Value> positional,
+             RenderState& state) {
+  CallArgs args{positional, {}};
+  return check(call_method(self, name, args, state.limits));
+}
+
+// environment.getitem-based attribute path "a.b.0" (make_attrgetter).
+Value attr_path(const Value& item, const Value& attribute) {
+  if (!attribute.is_string()) return get_subscript(item, attribute);
+  std::string_view path = attribute.as_string();
+  Value cur = item;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t dot = path.find('.', start);
+    std::string_view part = path.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    bool digits = !part.empty() && std::all_of(part.begin(), part.end(),
+                                               [](char c) { return c >= '0' && c <= '9'; });
+    cur = digits ? get_subscript(cur, Value(std::atoll(std::string(part).c_str())))
+                 : get_subscript(cur, Value(part));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+Value lower_if_string(const Value& v, RenderState& state, bool case_sensitive) {
+  if (!case_sensitive && v.is_string()) return check(str_lower(v, state.limits));
+  return v;
+}
+
+bool less(const Value& a, const Value& b) { return check(compare(CompareOp::Lt, a, b)); }
+
+// ------------------------------------------------------------------ filters
+
+Result<Value> f_abs(RenderState&, const Value& v, const CallArgs&) {
+  if (v.is_bool() || v.is_int()) {
+    std::int64_t i = v.as_integer();
+    if (i == INT64_MIN) raise("OverflowError", "integer overflow in abs()");
+    return Value(static_cast<long long>(i < 0 ? -i : i));
+  }
+  if (v.is_float()) return Value(std::fabs(v.as_float()));
+  raise("TypeError", "bad operand type for abs(): '" + std::string(type_name(v)) + "'");
+}
+
+Result<Value> f_attr(RenderState&, const Value& v, const CallArgs& args) {
+  auto b = bind_args<1>("do_attr", args, {"name"});
+  if (!b.has(0)) raise("TypeError", "do_attr() missing 1 required positional argument: 'name'");
+  const Value& name_value = *b.slot[0];
+  std::string name = soft_str(name_value);
+  // getattr only (no item fallback), with the sandbox's checks.
+  if (v.is_undefined()) raise(v.undefined_error());
+  if (v.is_object()) {
+    if (!name.empty() && name[0] == '_') return Value::unsafe_attribute(name, v);
+    return check(v.as_object()->get_attr(name));
+  }
+  if (has_method(v.kind(), name)) return bound_method(v, name);
+  if (is_unsafe_mutator(v.kind(), name) || (name.size() > 1 && name[0] == '_' && name[1] == '_'))
+    return Value::unsafe_attribute(name, v);
+  return Value::undefined_attribute(name, v);
+}
+
+Result<Value> f_batch(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<2>("do_batch", args, {"linecount", "fill_with"});
+  std::int64_t n = b.has(0) ? int_arg(*b.slot[0], "batch") : 0;
+  if (n <= 0) raise("ValueError", "batch size must be positive");
+  Value holder;
+  auto items = items_of(v, holder);
+  std::vector<Value> out, cur;
+  for (const auto& item : items) {
+    state.step();
+    cur.push_back(item);
+    if (static_cast<std::int64_t>(cur.size()) == n) {
+      out.push_back(Value::list(std::move(cur)));
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) {
+    if (b.has(1) && !b.slot[1]->is_none())
+      while (static_cast<std::int64_t>(cur.size()) < n) cur.push_back(*b.slot[1]);
+    out.push_back(Value::list(std::move(cur)));
+  }
+  return Value::list(std::move(out));
+}
+
+Result<Value> f_capitalize(RenderState& state, const Value& v, const CallArgs&) {
+  return str_capitalize(str_value(v), state.limits);
+}
+
+Result<Value> f_center(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<1>("do_center", args, {"width"});
+  return method(str_value(v), "center", {b.get(0, Value(80))}, state);
+}
+
+Result<Value> f_default(RenderState&, const Value& v, const CallArgs& args) {
+  auto b = bind_args<2>("do_default", args, {"default_value", "boolean"});
+  static const Value kEmpty = Value("");
+  bool boolean = b.has(1) && truthy(*b.slot[1]);
+  if (v.is_undefined() || (boolean && !truthy(v))) return b.get(0, kEmpty);
+  return v;
+}
+
+Result<Value> f_dictsort(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<3>("do_dictsort", args, {"case_sensitive", "by", "reverse"});
+  bool case_sensitive = b.has(0) && truthy(*b.slot[0]);
+  std::string by = b.has(1) ? soft_str(*b.slot[1]) : "key";
+  bool reverse = b.has(2) && truthy(*b.slot[2]);
+  int pos = by == "key" ? 0 : by == "value" ? 1 : -1;
+  if (pos < 0) raise("FilterArgumentError", "You can only sort by either \"key\" or \"value\"");
+  if (!v.is_dict()) {
+    if (v.is_undefined()) raise(v.undefined_error());
+    raise("AttributeError", "'" + std::string(type_name(v)) + "' object has no attribute 'items'");
+  }
+  std::vector<std::pair<Value, Value>> entries(v.dict_entries().begin(), v.dict_entries().end());
+  std::vector<Value> keys;
+  for (const auto& e : entries)
+    keys.push_back(lower_if_string(pos == 0 ? e.first : e.second, state, case_sensitive));
+  std::vector<std::size_t> order(entries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
+    return reverse ? less(keys[c], keys[a]) : less(keys[a], keys[c]);
+  });
+  std::vector<Value> out;
+  for (auto i : order) out.push_back(Value::tuple({entries[i].first, entries[i].second}));
+  return Value::list(std::move(out));
+}
+
+void html_escape(std::string& out, std::string_view s) {
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+Result<Value> f_escape(RenderState&, const Value& v, const CallArgs&) {
+  std::string out;
+  html_escape(out, soft_str(v));
+  return Value(std::move(out));
+}
+
+Result<Value> f_filesizeformat(RenderState&, const Value& v, const CallArgs& args) {
+  auto b = bind_args<1>("do_filesizeformat", args, {"binary"});
+  bool binary = b.has(0) && truthy(*b.slot[0]);
+  double bytes = v.is_number() ? v.to_double() : std::strtod(soft_str(v).c_str(), nullptr);
+  double base = binary ? 1024 : 1000;
+  static const char* kDecimal[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+  static const char* kBinary[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+  char buf[64];
+  if (bytes == 1) return Value("1 Byte");
+  if (bytes < base) {
+    std::snprintf(buf, sizeof buf, "%lld Bytes", static_cast<long long>(bytes));
+    return Value(buf);
+  }
+  double unit = base;
+  for (int i = 0; i < 8; ++i) {
+    unit = std::pow(base, i + 2);
+    if (bytes < unit || i == 7) {
+      std::snprintf(buf, sizeof buf, "%.1f %s", base * bytes / unit,
+                    binary ? kBinary[i] : kDecimal[i]);
+      return Value(buf);
+    }
+  }
+  return Value(buf);
+}
+
+Result<Value> f_first(RenderState&, const Value& v, const CallArgs&) {
+  Value holder;
+  auto items = items_of(v, holder);
+  if (items.empty()) return Value::undefined(Value(), {}, "No first item, sequence was empty.");
+  return items.front();
+}
+
+Result<Value> f_last(RenderState&, const Value& v, const CallArgs&) {
+  Value holder;
+  auto items = items_of(v, holder);
+  if (items.empty()) return Value::undefined(Value(), {}, "No last item, sequence was empty.");
+  return items.back();
+}
+
+// Python float(str): surrounding whitespace, '_' between digits, inf/nan words.
+bool parse_python_float(std::string_view text, double& out) {
+  std::string s;
+  std::size_t b = 0, e = text.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+  text = text.substr(b, e - b);
+  if (text.empty()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '_') {
+      if (i == 0 || i + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i - 1])) ||
+          !std::isdigit(static_cast<unsigned char>(text[i + 1])))
+        return false;
+      continue;
+    }
+    s += c;
+  }
+  std::string lower;
+  for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view body = lower;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) body = body.substr(1);
+  if (body == "inf" || body == "infinity" || body == "nan") {
+    out = std::strtod(lower.c_str(), nullptr);
+    return true;
+  }
+  for (char c : body)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == '+' ||
+          c == '-'))
+      return false;
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+Result<Value> f_float(RenderState&, const Value& v, const CallArgs& args) {
+  auto b = bind_args<1>("do_float", args, {"default"});
+  if (v.is_float()) return v;
+  if (v.is_int() || v.is_bool()) return Value(static_cast<double>(v.as_integer()));
+  if (v.is_string()) {
+    double d;
+    if (parse_python_float(v.as_string(), d)) return Value(d);
+  }
+  return b.has(0) ? *b.slot[0] : Value(0.0);
+}
+
+Result<Value> f_format(RenderState& state, const Value& v, const CallArgs& args) {
+  if (!args.positional.empty() && !args.keyword.empty())
+    raise("FilterArgumentError", "can't handle positional and keyword arguments at the same time");
+  Value fmt = str_value(v);
+  if (!args.keyword.empty()) {
+    std::vector<std::pair<Value, Value>> entries;
+    for (const auto& kw : args.keyword) entries.emplace_back(Value(kw.name), kw.value);
+    return percent_format(fmt.as_string(), Value::dict_unchecked(std::move(entries)), state.limits);
+  }
+  return percent_format(fmt.as_string(),
+                        Value::tuple(std::vector<Value>(args.positional.begin(), args.positional.end())),
+                        state.limits);
+}
+
+Result<Value> f_groupby(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<3>("do_groupby", args, {"attribute", "default", "case_sensitive"});
+  if (!b.has(0)) raise("TypeError", "do_groupby() missing 1 required positional argument: 'attribute'");
+  bool case_sensitive = b.has(2) && truthy(*b.slot[2]);
+  Value holder;
+  auto items = items_of(v, holder);
+  std::vector<std::pair<Value, Value>> keyed;
+  for (const auto& item : items) {
+    Value key = attr_path(item, *b.slot[0]);
+    if (key.is_undefined() && b.has(1)) key = *b.slot[1];
+    keyed.emplace_back(lower_if_string(key, state, case_sensitive), item);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& c) { return less(a.first, c.first); });
+  std::vector<Value> groups;
+  for (std::size_t i = 0; i < keyed.size();) {
+    std::size_t j = i;
+    std::vector<Value> members;
+    while (j < keyed.size() && equals(keyed[j].first, keyed[i].first)) members.push_back(keyed[j++].second);
+    Value grouper = keyed[i].first;
+    if (!case_sensitive) grouper = attr_path(members.front(), *b.slot[0]);
+    groups.push_back(Value::tuple({grouper, Value::list(std::move(members))}));
+    i = j;
+  }
+  return Value::list(std::move(groups));
+}
+
+Result<Value> f_indent(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<3>("do_indent", args, {"width", "first", "blank"});
+  std::string indention;
+  if (b.has(0) && b.slot[0]->is_string())
+    indention = std::string(b.slot[0]->as_string());
+  else
+    indention = std::string(static_cast<std::size_t>(std::max<std::int64_t>(
+                                0, b.has(0) ? int_arg(*b.slot[0], "indent") : 4)),
+                            ' ');
+  bool first = b.has(1) && truthy(*b.slot[1]);
+  bool blank = b.has(2) && truthy(*b.slot[2]);
+  std::string s = soft_str(v) + "\n";
+  Value lines_value = method(Value(std::move(s)), "splitlines", {}, state);
+  auto lines = lines_value.as_list();
+  std::string rv;
+  if (blank) {
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (i) rv += "\n" + indention;
+      rv += lines[i].as_string();
+    }
+  } else {
+    if (!lines.empty()) rv = std::string(lines[0].as_string());
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      rv += "\n";
+      if (!lines[i].as_string().empty()) rv += indention;
+      rv += lines[i].as_string();
+    }
+  }
+  if (first) rv = indention + rv;
+  check(append_checked(indention, "", state.limits));
+  if (rv.size() > state.lim.max_string_bytes)
+    raise(limit_error("max_string_bytes", state.lim.max_string_bytes));
+  return Value(std::move(rv));
+}
+
+// Python int(str, base) for base 10 strings (whitespace, sign, '_' separators).
+bool parse_python_int(std::string_view text, int base, std::int64_t& out) {
+  std::size_t b = 0, e = text.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+  text = text.substr(b, e - b);
+  bool neg = false;
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
+    neg = text[0] == '-';
+    text = text.substr(1);
+  }
+  if (base == 16 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'x') text = text.substr(2);
+  if (base == 8 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'o') text = text.substr(2);
+  if (base == 2 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'b') text = text.substr(2);
+  if (text.empty()) return false;
+  unsigned __int128 value = 0;
+  bool prev_digit = false;
+  for (char c : text) {
+    if (c == '_') {
+      if (!prev_digit) return false;
+      prev_digit = false;
+      continue;
+    }
+    int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'z' ? (c | 0x20) - 'a' + 10 : 99;
+    if (d >= base) return false;
+    value = value * static_cast<unsigned>(base) + static_cast<unsigned>(d);
+    if (value > static_cast<unsigned __int128>(INT64_MAX) + 1) return false;
+    prev_digit = true;
+  }
+  if (!prev_digit) return false;
+  if (!neg && value > static_cast<unsigned __int128>(INT64_MAX)) return false;
+  out = neg ? static_cast<std::int64_t>(-static_cast<__int128>(value)) : static_cast<std::int64_t>(value);
+  return true;
+}
+
+Result<Value> f_int(RenderState&, const Value& v, const CallArgs& args) {
+  auto b = bind_args<2>("do_int", args, {"default", "base"});
+  Value fallback = b.has(0) ? *b.slot[0] : Value(0);
+  int base = b.has(1) ? static_cast<int>(int_arg(*b.slot[1], "int")) : 10;
+  if (v.is_int()) return v;
+  if (v.is_bool()) return Value(static_cast<long long>(v.as_integer()));
+  auto from_double = [&](double d) -> Value {
+    if (std::isnan(d)) return fallback;
+    if (std::isinf(d)) raise("OverflowError", "cannot convert float infinity to integer");
+    if (d >= 9.2233720368547758e18 || d < -9.2233720368547758e18)
+      raise("OverflowError", "integer too large for 64 bits");
+    return Value(static_cast<long long>(d));
+  };
+  if (v.is_float()) return from_double(v.as_float());
+  if (v.is_string()) {
+    std::int64_t i;
+    if (parse_python_int(v.as_string(), base, i)) return Value(static_cast<long long>(i));
+    double d;
+    if (parse_python_float(v.as_string(), d)) return from_double(d);
+  }
+  return fallback;
+}
+
+Result<Value> f_items(RenderState&, const Value& v, const CallArgs&) {
+  if (v.is_undefined()) return Value::empty_list();
+  if (!v.is_dict()) raise("TypeError", "Can only get item pairs from a mapping.");
+  std::vector<Value> out;
+  for (const auto& [k, val] : v.dict_entries()) out.push_back(Value::tuple({k, val}));
+  return Value::list(std::move(out));
+}
+
+Result<Value> f_join(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<2>("do_join", args, {"d", "attribute"});
+  std::string sep = b.has(0) ? soft_str(*b.slot[0]) : "";
+  Value holder;
+  auto items = items_of(v, holder);
+  std::string out;
+  bool first = true;
+  for (const auto& raw : items) {
+    Value item = b.has(1) && !b.slot[1]->is_none() ? attr_path(raw, *b.slot[1]) : raw;
+    if (!first) check(append_checked(out, sep, state.limits));
+    first = false;
+    if (item.is_string()) {
+      check(append_checked(out, item.as_string(), state.limits));
+    } else {
+      check(append_checked(out, soft_str(item), state.limits));
+    }
+  }
+  return Value(std::move(out));
+}
+
+Result<Value> f_length(RenderState&, const Value& v, const CallArgs&) {
+  return Value(static_cast<long long>(check(length(v))));
+}
+
+Result<Value> f_list(RenderState&, const Value& v, const CallArgs&) {
+  Value holder = check(iterate(v));
+  if (holder.is_list()) return holder;
+  return Value::list(std::vector<Value>(holder.as_list().begin(), holder.as_list().end()));
+}
+
+Result<Value> f_lower(RenderState& state, const Value& v, const CallArgs&) {
+  return str_lower(str_value(v), state.limits);
+}
+Result<Value> f_upper(RenderState& state, const Value& v, const CallArgs&) {
+  return str_upper(str_value(v), state.limits);
+}
+Result<Value> f_title(RenderState& state, const Value& v, const CallArgs&) {
+  return str_title(str_value(v), state.limits);
+}
+
+Result<Value> apply_filter_by_name(RenderState& state, const Value& name, const Value& operand,
+                                   const CallArgs& args) {
+  const FilterEntry* f = find_filter(name.is_string() ? name.as_string() : std::string_view());
+  if (!f) raise("TemplateRuntimeError", "No filter named '" + soft_str(name) + "'.");
+  state.step();
+  return f->fn(state, operand, args);
+}
+
+Result<Value> f_map(RenderState& state, const Value& v, const CallArgs& args) {
+  Value holder;
+  auto items = items_of(v, holder);
+  std::vector<Value> out;
+  out.reserve(items.size());
+  const Value* attribute = nullptr;
+  const Value* fallback = nullptr;
+  for (const auto& kw : args.keyword) {
+    if (kw.name == "attribute") attribute = &kw.value;
+    if (kw.name == "default") fallback = &kw.value;
+  }
+  if (attribute || args.positional.empty()) {
+    if (!attribute) raise("FilterArgumentError", "map requires a filter argument");
+    for (const auto& item : items) {
+      Value r = attr_path(item, *attribute);
+      if (fallback && r.is_undefined()) r = *fallback;
+      out.push_back(std::move(r));
+    }
+    return Value::list(std::move(out));
+  }
+  CallArgs rest{args.positional.subspan(1), args.keyword};
+  for (const auto& item : items) out.push_back(check(apply_filter_by_name(state, args.positional[0], item, rest)));
+  return Value::list(std::move(out));
+}
+
+Result<Value> min_max(RenderState& state, const Value& v, const CallArgs& args, bool want_max,
+                      const char* fn) {
+  auto b = bind_args<2>(fn, args, {"case_sensitive", "attribute"});
+  bool case_sensitive = b.has(0) && truthy(*b.slot[0]);
+  Value holder;
+  auto items = items_of(v, holder);
+  if (items.empty()) return Value::undefined(Value(), {}, std::string("No aggregated item, sequence was empty."));
+  std::size_t best = 0;
+  Value best_key;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    Value key = b.has(1) && !b.slot[1]->is_none() ? attr_path(items[i], *b.slot[1]) : items[i];
+    key = lower_if_string(key, state, case_sensitive);
+    if (i == 0 || (want_max ? less(best_key, key) : less(key, best_key))) {
+      best = i;
+      best_key = key;
+    }
+  }
+  return items[best];
+}
+Result<Value> f_max(RenderState& s, const Value& v, const CallArgs& a) { return min_max(s, v, a, true, "do_max"); }
+Result<Value> f_min(RenderState& s, const Value& v, const CallArgs& a) { return min_max(s, v, a, false, "do_min"); }
+
+Result<Value> f_pprint(RenderState&, const Value& v, const CallArgs&) { return Value(to_repr(v)); }
+
+Result<Value> f_random(RenderState&, const Value& v, const CallArgs&) {
+  Value holder;
+  auto items = items_of(v, holder);
+  if (items.empty()) raise("IndexError", "Cannot choose from an empty sequence");
+  return items[static_cast<std::size_t>(std::rand()) % items.size()];
+}
+
+bool run_test(RenderState& state, const Value& name, const Value& item, const CallArgs& args) {
+  const TestEntry* t = find_test(name.is_string() ? name.as_string() : std::string_view());
+  if (!t) raise("TemplateRuntimeError", "No test named '" + soft_str(name) + "'.");
+  state.step();
+  return check(t->fn(state, item, args));
+}
+
+Result<Value> select_reject(RenderState& state, const Value& v, const CallArgs& args, bool select,
+                            bool lookup_attr) {
+  std::size_t off = lookup_attr ? 1 : 0;
+  if (lookup_attr && args.positional.empty())
+    raise("TypeError", "Missing parameter for attribute name");
+  Value holder;
+  auto items = items_of(v, holder);
+  std::vector<Value> out;
+  bool has_test = args.positional.size() > off;
+  CallArgs rest{has_test ? args.positional.subspan(off + 1) : std::span<const Value>(), args.keyword};
+  for (const auto& item : items) {
+    Value subject = lookup_attr ? attr_path(item, args.positional[0]) : item;
+    bool r = has_test ? run_test(state, args.positional[off], subject, rest) : truthy(subject);
+    if (r == select) out.push_back(item);
+  }
+  return Value::list(std::move(out));
+}
+Result<Value> f_select(RenderState& s, const Value& v, const CallArgs& a) { return select_reject(s, v, a, true, false); }
+Result<Value> f_reject(RenderState& s, const Value& v, const CallArgs& a) { return select_reject(s, v, a, false, false); }
+Result<Value> f_selectattr(RenderState& s, const Value& v, const CallArgs& a) { return select_reject(s, v, a, true, true); }
+Result<Value> f_rejectattr(RenderState& s, const Value& v, const CallArgs& a) { return select_reject(s, v, a, false, true); }
+
+Result<Value> f_replace(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<3>("do_replace", args, {"old", "new", "count"});
+  std::vector<Value> call{b.get(0, kNone), b.get(1, kNone)};
+  if (b.has(2) && !b.slot[2]->is_none()) call.push_back(*b.slot[2]);
+  return method(str_value(v), "replace", std::move(call), state);
+}
+
+Result<Value> f_reverse(RenderState&, const Value& v, const CallArgs&) {
+  if (v.is_string()) {
+    std::string_view s = v.as_string();
+    std::vector<std::pair<std::size_t, std::size_t>> cps;
+    for (std::size_t pos = 0; pos < s.size();) {
+      std::size_t start = pos;
+      utf8::decode(s, pos);
+      cps.emplace_back(start, pos - start);
+    }
+    std::string out;
+    out.reserve(s.size());
+    for (auto it = cps.rbegin(); it != cps.rend(); ++it) out.append(s.substr(it->first, it->second));
+    return Value(std::move(out));
+  }
+  Value holder = check(iterate(v));
+  std::vector<Value> items(holder.as_list().rbegin(), holder.as_list().rend());
+  return Value::list(std::move(items));
+}
+
+Result<Value> f_round(RenderState&, const Value& v, const CallArgs& args) {
+  auto b = bind_args<2>("do_round", args, {"precision", "method"});
+  std::int64_t precision = b.has(0) ? int_arg(*b.slot[0], "round") : 0;
+  std::string how = b.has(1) ? soft_str(*b.slot[1]) : "common";
+  if (how != "common" && how != "ceil" && how != "floor")
+    raise("FilterArgumentError", "method must be common, ceil or floor");
+  if (!v.is_number()) raise("TypeError", "type " + std::string(type_name(v)) + " doesn't define __round__ method");
+  if (how == "common") {
+    if (v.is_int() || v.is_bool()) {
+      std::int64_t i = v.as_integer();
+      if (precision >= 0) return Value(static_cast<long long>(i));
+      double scale = std::pow(10.0, static_cast<double>(-precision));
+      double r = std::nearbyint(static_cast<double>(i) / scale) * scale;
+      return Value(static_cast<long long>(r));
+    }
+    double d = v.as_float();
+    if (!std::isfinite(d)) return Value(d);
+    if (precision > 300) return Value(d);
+    if (precision >= 0) {
+      // printf rounds the exact binary value half-to-even, as Python's round does.
+      char buf[512];
+      std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(precision), d);
+      return Value(std::strtod(buf, nullptr));
+    }
+    double scale = std::pow(10.0, static_cast<double>(-precision));
+    return Value(std::nearbyint(d / scale) * scale);
+  }
+  double scale = std::pow(10.0, static_cast<double>(precision));
+  double d = v.to_double() * scale;
+  d = how == "ceil" ? std::ceil(d) : std::floor(d);
+  return Value(d / scale);
+}
+
+Result<Value> f_safe(RenderState&, const Value& v, const CallArgs&) { return str_value(v); }
+
+Result<Value> f_slice(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<2>("do_slice", args, {"slices", "fill_with"});
+  std::int64_t slices = b.has(0) ? int_arg(*b.slot[0], "slice") : 0;
+  if (slices <= 0) raise("ZeroDivisionError", "integer division or modulo by zero");
+  Value holder;
+  auto seq = items_of(v, holder);
+  std::size_t n = static_cast<std::size_t>(slices);
+  std::size_t per = seq.size() / n, extra = seq.size() % n;
+  std::vector<Value> out;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    state.step();
+    std::size_t start = offset + i * per, end = start + per;
+    if (i < extra) ++offset;
+    std::vector<Value> part(seq.begin() + static_cast<std::ptrdiff_t>(start),
+                            seq.begin() + static_cast<std::ptrdiff_t>(std::min(end + (i < extra ? 1 : 0), seq.size())));
+    if (b.has(1) && !b.slot[1]->is_none() && i >= extra) part.push_back(*b.slot[1]);
+    out.push_back(Value::list(std::move(part)));
+  }
+  return Value::list(std::move(out));
+}
+
+Result<Value> f_sort(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<3>("do_sort", args, {"reverse", "case_sensitive", "attribute"});
+  bool reverse = b.has(0) && truthy(*b.slot[0]);
+  bool case_sensitive = b.has(1) && truthy(*b.slot[1]);
+  Value holder;
+  auto items = items_of(v, holder);
+  std::vector<Value> keys;
+  for (const auto& item : items) {
+    Value key = b.has(2) && !b.slot[2]->is_none() ? attr_path(item, *b.slot[2]) : item;
+    keys.push_back(lower_if_string(key, state, case_sensitive));
+  }
+  std::vector<std::size_t> order(items.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
+    return reverse ? less(keys[c], keys[a]) : less(keys[a], keys[c]);
+  });
+  std::vector<Value> out;
+  for (auto i : order) out.push_back(items[i]);
+  return Value::list(std::move(out));
+}
+
+Result<Value> f_string(RenderState&, const Value& v, const CallArgs&) { return str_value(v); }
+
+Result<Value> f_striptags(RenderState& state, const Value& v, const CallArgs&) {
+  std::string s = soft_str(v), out;
+  bool in_tag = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!in_tag && s.compare(i, 4, "<!--") == 0) {
+      std::size_t end = s.find("-->", i + 4);
+      if (end != std::string::npos) {
+        i = end + 2;
+        continue;
+      }
+    }
+    if (s[i] == '<' && !in_tag) {
+      std::size_t end = s.find('>', i);
+      if (end != std::string::npos) {
+        in_tag = true;
+        i = end;
+        in_tag = false;
+        out += ' ';
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  // collapse whitespace (" ".join(value.split()))
+  Value words = method(Value(out), "split", {}, state);
+  std::string joined;
+  for (const auto& w : words.as_list()) {
+    if (!joined.empty()) joined += ' ';
+    joined += w.as_string();
+  }
+  return Value(std::move(joined));
+}
+
+Result<Value> f_sum(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<2>("do_sum", args, {"attribute", "start"});
+  Value total = b.get(1, Value(0));
+  Value holder;
+  for (const auto& item : items_of(v, holder)) {
+    Value x = b.has(0) && !b.slot[0]->is_none() ? attr_path(item, *b.slot[0]) : item;
+    total = check(binary_op(BinaryOp::Add, total, x, state.limits));
+  }
+  return total;
+}
+
+Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<4>("tojson", args, {"ensure_ascii", "indent", "separators", "sort_keys"});
+  JsonDumpOptions o;
+  o.ensure_ascii = b.has(0) && truthy(*b.slot[0]);
+  if (b.has(1) && !b.slot[1]->is_none()) {
+    const Value& ind = *b.slot[1];
+    if (ind.is_string())
+      o.indent = std::string(ind.as_string());
+    else
+      o.indent = std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(ind, "indent"))), ' ');
+  }
+  if (b.has(2) && !b.slot[2]->is_none()) {
+    Value seps = check(iterate(*b.slot[2]));
+    auto list = seps.as_list();
+    if (list.size() != 2)
+      raise("ValueError", "too many values to unpack (expected 2)");
+    if (!list[0].is_string() || !list[1].is_string())
+      raise("TypeError", "separators must be strings");
+    o.item_separator = std::string(list[0].as_string());
+    o.key_separator = std::string(list[1].as_string());
+  }
+  o.sort_keys = b.has(3) && truthy(*b.slot[3]);
+  std::string out;
+  check(dump_json(out, v, o, state.limits));
+  return Value(std::move(out));
+}
+
+Result<Value> f_trim(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<1>("do_trim", args, {"chars"});
+  std::vector<Value> call;
+  if (b.has(0)) call.push_back(*b.slot[0]);
+  return method(str_value(v), "strip", std::move(call), state);
+}
+
+Result<Value> f_truncate(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<4>("do_truncate", args, {"length", "killwords", "end", "leeway"});
+  std::int64_t len = b.has(0) ? int_arg(*b.slot[0], "truncate") : 255;
+  bool killwords = b.has(1) && truthy(*b.slot[1]);
+  std::string end = b.has(2) ? soft_str(*b.slot[2]) : "...";
+  std::int64_t leeway = b.has(3) && !b.slot[3]->is_none() ? int_arg(*b.slot[3], "truncate") : 5;
+  Value s = str_value(v);
+  std::int64_t n = static_cast<std::int64_t>(s.string_length());
+  std::int64_t end_len = static_cast<std::int64_t>(utf8::length(end));
+  if (len < end_len) raise("AssertionError", "expected length >= " + std::to_string(end_len) + ", got " + std::to_string(len));
+  if (leeway < 0) raise("AssertionError", "expected leeway >= 0, got " + std::to_string(leeway));
+  if (n <= len + leeway) return s;
+  Value head = check(slice(s, std::nullopt, len - end_len, std::nullopt, state.limits));
+  if (killwords) return Value(std::string(head.as_string()) + end);
+  Value parts = method(head, "rsplit", {Value(" "), Value(1)}, state);
+  return Value(std::string(parts.as_list()[0].as_string()) + end);
+}
+
+Result<Value> f_unique(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<2>("do_unique", args, {"case_sensitive", "attribute"});
+  bool case_sensitive = b.has(0) && truthy(*b.slot[0]);
+  Value holder;
+  std::vector<Value> out, seen;
+  for (const auto& item : items_of(v, holder)) {
+    Value key = b.has(1) && !b.slot[1]->is_none() ? attr_path(item, *b.slot[1]) : item;
+    key = lower_if_string(key, state, case_sensitive);
+    bool dup = false;
+    for (const auto& s : seen)
+      if (equals(s, key)) {
+        dup = true;
+        break;
+      }
+    if (dup) continue;
+    state.step();
+    seen.push_back(key);
+    out.push_back(item);
+  }
+  return Value::list(std::move(out));
+}
+
+Result<Value> f_urlencode(RenderState&, const Value& v, const CallArgs&) {
+  auto quote = [](std::string_view s, std::string& out, bool plus_safe) {
+    static const char* kHex = "0123456789ABCDEF";
+    for (unsigned char c : s) {
+      if (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '~' || (plus_safe && c == '/')) {
+        out += static_cast<char>(c);
+      } else {
+        out += '%';
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    }
+  };
+  std::string out;
+  if (v.is_dict()) {
+    bool first = true;
+    for (const auto& [k, val] : v.dict_entries()) {
+      if (!first) out += '&';
+      first = false;
+      quote(soft_str(k), out, false);
+      out += '=';
+      quote(soft_str(val), out, false);
+    }
+    return Value(std::move(out));
+  }
+  quote(soft_str(v), out, true);
+  return Value(std::move(out));
+}
+
+Result<Value> f_wordcount(RenderState& state, const Value& v, const CallArgs&) {
+  // len(re.findall(r"\w+", s))
+  std::string_view s;
+  Value str = str_value(v);
+  s = str.as_string();
+  std::size_t count = 0;
+  bool in_word = false;
+  for (std::size_t pos = 0; pos < s.size();) {
+    char32_t c = utf8::decode(s, pos);
+    bool word = c == '_' || (c < 0x80 ? std::isalnum(static_cast<int>(c)) != 0 : !utf8::is_space(c));
+    if (word && !in_word) ++count;
+    in_word = word;
+  }
+  (void)state;
+  return Value(static_cast<long long>(count));
+}
+
+Result<Value> f_wordwrap(RenderState& state, const Value& v, const CallArgs& args) {
+  auto b = bind_args<4>("do_wordwrap", args, {"width", "break_long_words", "wrapstring", "break_on_hyphens"});
+  std::int64_t width = b.has(0) ? int_arg(*b.slot[0], "wordwrap") : 79;
+  std::string wrap = b.has(2) && !b.slot[2]->is_none() ? soft_str(*b.slot[2]) : "\n";
+  Value words = method(str_value(v), "split", {}, state);
+  std::string out, line;
+  for (const auto& w : words.as_list()) {
+    std::string_view word = w.as_string();
+    if (!line.empty() && static_cast<std::int64_t>(utf8::length(line) + 1 + utf8::length(word)) > width) {
+      out += line + wrap;
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += word;
+  }
+  out += line;
+  return Value(std::move(out));
+}
+
+Result<Value> f_xmlattr(RenderState&, const Value& v, const CallArgs& args) {
+  auto b = bind_args<1>("do_xmlattr", args, {"autospace"});
+  bool autospace = !b.has(0) || truthy(*b.slot[0]);
+  if (!v.is_dict()) raise("AttributeError", "'" + std::string(type_name(v)) + "' object has no attribute 'items'");
+  std::string out;
+  for (const auto& [k, val] : v.dict_entries()) {
+    if (val.is_none() || val.is_undefined()) continue;
+    std::string key = soft_str(k);
+    for (char c : key)
+      if (c == ' ' || c == '/' || c == '>' || c == '=' || c == '\t' || c == '\n')
+        raise("ValueError", "Invalid character in attribute name: '" + key + "'");
+    if (!out.empty()) out += ' ';
+    html_escape(out, key);
+    out += "=\"";
+    html_escape(out, soft_str(val));
+    out += '"';
+  }
+  if (autospace && !out.empty()) out = " " + out;
+  return Value(std::move(out));
+}
+
+Result<Value> f_urlize(RenderState&, const Value& v, const CallArgs&) { return str_value(v); }
+
+constexpr FilterEntry kFilters[] = {
+    {"abs", f_abs},
+    {"attr", f_attr},
+    {"batch", f_batch},
+    {"capitalize", f_capitalize},
+    {"center", f_center},
+    {"count", f_length},
+    {"d", f_default},
+    {"default", f_default},
+    {"dictsort", f_dictsort},
+    {"e", f_escape},
+    {"escape", f_escape},
+    {"filesizeformat", f_filesizeformat},
+    {"first", f_first},
+    {"float", f_float},
+    {"forceescape", f_escape},
+    {"format", f_format},
+    {"groupby", f_groupby},
+    {"indent", f_indent},
+    {"int", f_int},
+    {"items", f_items},
+    {"join", f_join},
+    {"last", f_last},
+    {"length", f_length},
+    {"list", f_list},
+    {"lower", f_lower},
+    {"map", f_map},
+    {"max", f_max},
+    {"min", f_min},
+    {"pprint", f_pprint},
+    {"random", f_random},
+    {"reject", f_reject},
+    {"rejectattr", f_rejectattr},
+    {"replace", f_replace},
+    {"reverse", f_reverse},
+    {"round", f_round},
+    {"safe", f_safe},
+    {"select", f_select},
+    {"selectattr", f_selectattr},
+    {"slice", f_slice},
+    {"sort", f_sort},
+    {"string", f_string},
+    {"striptags", f_striptags},
+    {"sum", f_sum},
+    {"title", f_title},
+    {"tojson", f_tojson},
+    {"trim", f_trim},
+    {"truncate", f_truncate},
+    {"unique", f_unique},
+    {"upper", f_upper},
+    {"urlencode", f_urlencode},
+    {"urlize", f_urlize},
+    {"wordcount", f_wordcount},
+    {"wordwrap", f_wordwrap},
+    {"xmlattr", f_xmlattr},
+};
+
+}  // namespace
+
+const FilterEntry* find_filter(std::string_view name) {
+  for (const auto& f : kFilters)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+}  // namespace chatwire::jinja

@@ -1,0 +1,274 @@
+// Engine objects: namespace(), loop, macros and caller, cycler, joiner, builtins.
+#include "jinja/objects.hpp"
+
+#include "jinja/compiled.hpp"
+#include "jinja/state.hpp"
+
+namespace chatwire::jinja {
+
+namespace {
+RenderState& render_state(CallContext& context) { return static_cast<RenderState&>(context); }
+
+void recursion_enter(RenderState& state) {
+  if (++state.depth > state.lim.max_recursion) {
+    --state.depth;
+    raise(limit_error("max_recursion", state.lim.max_recursion));
+  }
+}
+}  // namespace
+
+// ------------------------------------------------------------------ builtins
+
+Result<Value> BuiltinFunction::call(const CallArgs& args, CallContext& context) const {
+  return fn_(render_state(context), args);
+}
+
+Result<Value> BoundObjectMethod::call(const CallArgs& args, CallContext& context) const {
+  return fn_(self_, args, render_state(context));
+}
+
+void BoundObjectMethod::repr(std::string& out) const {
+  out += "<bound method " + name_ + ">";
+}
+
+// ------------------------------------------------------------------ namespace
+
+Result<Value> NamespaceObject::get_attr(std::string_view name) const {
+  for (const auto& [k, v] : attrs)
+    if (k == name) return v;
+  return Value::undefined_attribute(name, Value::adopt([this] {
+    // The Undefined message names the object ("'Namespace' object has no attribute").
+    this->refs.fetch_add(1, std::memory_order_relaxed);
+    return const_cast<NamespaceObject*>(this);
+  }()));
+}
+
+void NamespaceObject::set_attr(std::string_view name, Value value) {
+  for (auto& [k, v] : attrs) {
+    if (k == name) {
+      v = std::move(value);
+      return;
+    }
+  }
+  attrs.emplace_back(std::string(name), std::move(value));
+}
+
+void NamespaceObject::repr(std::string& out) const {
+  out += "<Namespace {";
+  bool first = true;
+  for (const auto& [k, v] : attrs) {
+    if (!first) out += ", ";
+    first = false;
+    append_repr(out, Value(k));
+    out += ": ";
+    append_repr(out, v);
+  }
+  out += "}>";
+}
+
+// ------------------------------------------------------------------ loop
+
+namespace {
+Result<Value> loop_cycle(const Value& self, const CallArgs& args, RenderState&) {
+  auto* loop = static_cast<LoopObject*>(self.as_object());
+  if (args.positional.empty()) return Error{"TypeError", "no items for cycling given", 0, 0, {}};
+  return args.positional[loop->index0 % args.positional.size()];
+}
+
+Result<Value> loop_changed(const Value& self, const CallArgs& args, RenderState&) {
+  auto* loop = static_cast<LoopObject*>(self.as_object());
+  Value current = Value::tuple(std::vector<Value>(args.positional.begin(), args.positional.end()));
+  if (loop->has_last_changed && equals(loop->last_changed, current)) return Value(false);
+  loop->last_changed = current;
+  loop->has_last_changed = true;
+  return Value(true);
+}
+}  // namespace
+
+Result<Value> LoopObject::get_attr(std::string_view name) const {
+  std::size_t n = items.size();
+  auto as_value = [](std::size_t v) { return Value(static_cast<long long>(v)); };
+  if (name == "index") return as_value(index0 + 1);
+  if (name == "index0") return as_value(index0);
+  if (name == "revindex") return as_value(n - index0);
+  if (name == "revindex0") return as_value(n - index0 - 1);
+  if (name == "first") return Value(index0 == 0);
+  if (name == "last") return Value(index0 + 1 == n);
+  if (name == "length") return as_value(n);
+  if (name == "depth") return as_value(depth0 + 1);
+  if (name == "depth0") return as_value(depth0);
+  auto self = [this] {
+    this->refs.fetch_add(1, std::memory_order_relaxed);
+    return Value::adopt(const_cast<LoopObject*>(this));
+  };
+  if (name == "previtem") {
+    if (index0 == 0) return Value::undefined(Value("previtem"), {}, "there is no previous item");
+    return items[index0 - 1];
+  }
+  if (name == "nextitem") {
+    if (index0 + 1 >= n) return Value::undefined(Value("nextitem"), {}, "there is no next item");
+    return items[index0 + 1];
+  }
+  if (name == "cycle") return Value::make_object<BoundObjectMethod>(self(), "cycle", loop_cycle);
+  if (name == "changed")
+    return Value::make_object<BoundObjectMethod>(self(), "changed", loop_changed);
+  return Value::undefined_attribute(name, self());
+}
+
+void LoopObject::repr(std::string& out) const {
+  out += "<LoopContext " + std::to_string(index0 + 1) + "/" + std::to_string(items.size()) + ">";
+}
+
+Result<Value> LoopObject::call(const CallArgs& args, CallContext& context) const {
+  RenderState& state = render_state(context);
+  if (!alive || !stmt || !stmt->recursive)
+    return Error{"TypeError", "Tried to call non recursive loop.  Maybe you forgot the "
+                              "'recursive' modifier.", 0, 0, {}};
+  if (args.positional.size() != 1 || !args.keyword.empty())
+    return Error{"TypeError", "loop() takes exactly one argument", 0, 0, {}};
+  recursion_enter(state);
+  std::string text;
+  try {
+    text = render_recursive_loop(state, *stmt, frame, args.positional[0], depth0 + 1);
+  } catch (...) {
+    --state.depth;
+    throw;
+  }
+  --state.depth;
+  return Value(std::move(text));
+}
+
+// ------------------------------------------------------------------ macros
+
+Result<Value> MacroObject::get_attr(std::string_view name) const {
+  if (name == "name") return Value(def->name);
+  return Value::undefined(Value(name), "Macro object", {});
+}
+
+Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) const {
+  RenderState& state = render_state(context);
+  const MacroDef& d = *def;
+  const std::string& name = d.name;
+  Frame frame;
+  frame.parent = closure;
+  std::size_t count = d.params.size();
+  std::vector<const Value*> bound(count, nullptr);
+  std::size_t positional = std::min(count, args.positional.size());
+  for (std::size_t i = 0; i < positional; ++i) bound[i] = &args.positional[i];
+  std::vector<bool> used_kw(args.keyword.size(), false);
+  bool found_caller = false;
+  if (positional != count) {
+    for (std::size_t i = positional; i < count; ++i) {
+      for (std::size_t k = 0; k < args.keyword.size(); ++k) {
+        if (!used_kw[k] && args.keyword[k].name == d.params[i].name) {
+          bound[i] = &args.keyword[k].value;
+          used_kw[k] = true;
+          break;
+        }
+      }
+      if (d.params[i].name == "caller") found_caller = true;
+    }
+  }
+  Value caller;
+  bool have_caller = false;
+  if (d.uses_caller && !found_caller) {
+    for (std::size_t k = 0; k < args.keyword.size(); ++k) {
+      if (!used_kw[k] && args.keyword[k].name == "caller") {
+        caller = args.keyword[k].value;
+        used_kw[k] = true;
+        have_caller = true;
+        break;
+      }
+    }
+    if (!have_caller || caller.is_none())
+      caller = Value::undefined(Value("caller"), {}, "No caller defined");
+  }
+  std::vector<std::pair<Value, Value>> extra_kwargs;
+  for (std::size_t k = 0; k < args.keyword.size(); ++k) {
+    if (used_kw[k]) continue;
+    if (!d.uses_kwargs) {
+      for (std::size_t j = k; j < args.keyword.size(); ++j)
+        if (!used_kw[j] && args.keyword[j].name == "caller")
+          return Error{"TypeError",
+                       "macro '" + name +
+                           "' was invoked with two values for the special caller argument. This "
+                           "is most likely a bug.",
+                       0, 0, {}};
+      return Error{"TypeError",
+                   "macro '" + name + "' takes no keyword argument '" +
+                       std::string(args.keyword[k].name) + "'",
+                   0, 0, {}};
+    }
+    extra_kwargs.emplace_back(Value(args.keyword[k].name), args.keyword[k].value);
+  }
+  if (!d.uses_varargs && args.positional.size() > count)
+    return Error{"TypeError",
+                 "macro '" + name + "' takes not more than " + std::to_string(count) +
+                     " argument(s)",
+                 0, 0, {}};
+  recursion_enter(state);
+  struct DepthRestore {
+    RenderState& s;
+    ~DepthRestore() { --s.depth; }
+  } restore{state};
+  state.step();
+  // Bind parameters in order; defaults see the parameters before them.
+  for (std::size_t i = 0; i < count; ++i) {
+    const MacroParam& p = d.params[i];
+    if (bound[i]) {
+      frame.set(p.symbol, *bound[i]);
+    } else if (p.default_value) {
+      frame.set(p.symbol, eval_expression(state, *p.default_value, &frame));
+    } else {
+      frame.set(p.symbol, Value::undefined(Value(p.name), {},
+                                           "parameter '" + p.name + "' was not provided"));
+    }
+  }
+  const CompiledTemplate& tmpl = state.tmpl;
+  if (d.uses_caller && !found_caller) frame.set(tmpl.sym_caller, caller);
+  if (d.uses_kwargs) frame.set(tmpl.sym_kwargs, Value::dict_unchecked(std::move(extra_kwargs)));
+  if (d.uses_varargs) {
+    std::vector<Value> rest;
+    for (std::size_t i = count; i < args.positional.size(); ++i) rest.push_back(args.positional[i]);
+    frame.set(tmpl.sym_varargs, Value::tuple(std::move(rest)));
+  }
+  return Value(render_macro(state, d, frame));
+}
+
+// ------------------------------------------------------------------ cycler / joiner
+
+namespace {
+Result<Value> cycler_next(const Value& self, const CallArgs&, RenderState&) {
+  auto* c = static_cast<CyclerObject*>(self.as_object());
+  if (c->items.empty()) return Value();
+  Value v = c->items[c->pos];
+  c->pos = (c->pos + 1) % c->items.size();
+  return v;
+}
+Result<Value> cycler_reset(const Value& self, const CallArgs&, RenderState&) {
+  static_cast<CyclerObject*>(self.as_object())->pos = 0;
+  return Value::none();
+}
+}  // namespace
+
+Result<Value> CyclerObject::get_attr(std::string_view name) const {
+  auto self = [this] {
+    this->refs.fetch_add(1, std::memory_order_relaxed);
+    return Value::adopt(const_cast<CyclerObject*>(this));
+  };
+  if (name == "current") return items.empty() ? Value() : items[pos];
+  if (name == "next") return Value::make_object<BoundObjectMethod>(self(), "next", cycler_next);
+  if (name == "reset") return Value::make_object<BoundObjectMethod>(self(), "reset", cycler_reset);
+  return Value::undefined_attribute(name, self());
+}
+
+Result<Value> JoinerObject::call(const CallArgs&, CallContext&) const {
+  auto* self = const_cast<JoinerObject*>(this);
+  if (!self->used) {
+    self->used = true;
+    return Value("");
+  }
+  return sep;
+}
+
+}  // namespace chatwire::jinja

@@ -1,0 +1,133 @@
+// The engine's own Object kinds: builtin functions (globals), namespace(), the loop
+// object, macros (and `caller`), cycler and joiner.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chatwire/value.hpp"
+#include "jinja/ast.hpp"
+#include "jinja/state.hpp"
+
+namespace chatwire::jinja {
+
+// A global function such as range() or raise_exception().
+using BuiltinFn = Result<Value> (*)(RenderState& state, const CallArgs& args);
+
+class BuiltinFunction : public Object {
+ public:
+  BuiltinFunction(std::string name, BuiltinFn fn) : name_(std::move(name)), fn_(fn) {}
+  std::string_view type_name() const override { return "function"; }
+  bool is_callable() const override { return true; }
+  Result<Value> call(const CallArgs& args, CallContext& context) const override;
+  void repr(std::string& out) const override { out += "<function " + name_ + ">"; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  BuiltinFn fn_;
+};
+
+// jinja2.utils.Namespace: the only object templates may assign attributes on.
+class NamespaceObject : public Object {
+ public:
+  std::vector<std::pair<std::string, Value>> attrs;
+
+  std::string_view type_name() const override { return "Namespace"; }
+  Result<Value> get_attr(std::string_view name) const override;
+  void set_attr(std::string_view name, Value value);
+  void repr(std::string& out) const override;
+};
+
+// jinja2.runtime.LoopContext.
+class LoopObject : public Object {
+ public:
+  std::span<const Value> items;
+  std::size_t index0 = 0;
+  std::size_t depth0 = 0;
+  Value last_changed;  // Undefined = never called
+  bool has_last_changed = false;
+  // For `recursive` loops: the loop statement and its scope, valid while `alive`.
+  const ForStmt* stmt = nullptr;
+  Frame* frame = nullptr;
+  bool alive = true;
+
+  std::string_view type_name() const override { return "LoopContext"; }
+  Result<Value> get_attr(std::string_view name) const override;
+  bool is_callable() const override { return stmt != nullptr && stmt->recursive; }
+  Result<Value> call(const CallArgs& args, CallContext& context) const override;
+  void repr(std::string& out) const override;
+  Result<std::size_t> length() const override { return items.size(); }
+};
+
+// A method of an engine object bound to it (loop.cycle, cycler.next, ...).
+class BoundObjectMethod : public Object {
+ public:
+  using Fn = Result<Value> (*)(const Value& self, const CallArgs& args, RenderState& state);
+  BoundObjectMethod(Value self, std::string name, Fn fn)
+      : self_(std::move(self)), name_(std::move(name)), fn_(fn) {}
+  std::string_view type_name() const override { return "method"; }
+  bool is_callable() const override { return true; }
+  Result<Value> call(const CallArgs& args, CallContext& context) const override;
+  void repr(std::string& out) const override;
+
+ private:
+  Value self_;
+  std::string name_;
+  Fn fn_;
+};
+
+// A {% macro %} or the `caller` of a {% call %} block.
+class MacroObject : public Object {
+ public:
+  std::shared_ptr<const MacroDef> def;
+  Frame* closure = nullptr;  // the root frame or a snapshot owned by `owned_closure`
+  std::shared_ptr<std::vector<std::unique_ptr<Frame>>> owned_closure;
+  bool is_caller = false;
+
+  std::string_view type_name() const override { return "Macro"; }
+  bool is_callable() const override { return true; }
+  Result<Value> call(const CallArgs& args, CallContext& context) const override;
+  Result<Value> get_attr(std::string_view name) const override;
+  void repr(std::string& out) const override { out += "<Macro '" + def->name + "'>"; }
+};
+
+class CyclerObject : public Object {
+ public:
+  std::vector<Value> items;
+  std::size_t pos = 0;
+  std::string_view type_name() const override { return "Cycler"; }
+  Result<Value> get_attr(std::string_view name) const override;
+  void repr(std::string& out) const override { out += "<jinja2.utils.Cycler object>"; }
+};
+
+class JoinerObject : public Object {
+ public:
+  Value sep;
+  bool used = false;
+  std::string_view type_name() const override { return "Joiner"; }
+  bool is_callable() const override { return true; }
+  Result<Value> call(const CallArgs& args, CallContext& context) const override;
+  void repr(std::string& out) const override { out += "<jinja2.utils.Joiner object>"; }
+};
+
+// Global functions by name (globals.cpp); nullptr when not a global.
+BuiltinFn find_global(std::string_view name);
+
+// Calls any callable value (engine Object or Python bound method).
+Value call_value(RenderState& state, const Value& callee, const CallArgs& args);
+
+// Attribute and item lookup with Jinja2's sandboxed fallback rules.
+Value get_attribute(const Value& object, std::string_view name, std::uint64_t hash);
+Value get_subscript(const Value& object, const Value& key);
+
+// Evaluates one expression in `frame` (macro defaults).
+Value eval_expression(RenderState& state, const Expr& expr, Frame* frame);
+// Renders a macro body with the given frame; used by MacroObject::call.
+std::string render_macro(RenderState& state, const MacroDef& def, Frame& frame);
+// Runs a recursive loop body over `iterable` at `depth0` and returns its output.
+std::string render_recursive_loop(RenderState& state, const ForStmt& stmt, Frame* frame,
+                                  const Value& iterable, std::size_t depth0);
+
+}  // namespace chatwire::jinja

@@ -1,0 +1,1344 @@
+// Mirrors jinja2/parser.py: statement dispatch, parse_tuple / condexpr / or / and /
+// not / compare / math1 / concat / math2 / pow / unary / primary / postfix /
+// filter_expr, and the error messages of TokenStream.expect and fail_unknown_tag.
+#include "jinja/parser.hpp"
+
+#include <unordered_map>
+
+#include "jinja/lexer.hpp"
+#include "jinja/registry.hpp"
+
+namespace chatwire::jinja {
+
+namespace {
+
+// Thrown only inside this file to unwind the recursive descent; parse_template
+// catches it and returns the Error as a value.
+struct ParseFailure {
+  Error error;
+};
+
+std::string describe_expr(std::string_view expr) {
+  // "name:endfor" -> "endfor"; a bare token type name -> its description.
+  auto colon = expr.find(':');
+  if (colon != std::string_view::npos) return std::string(expr.substr(colon + 1));
+  return std::string(expr);
+}
+
+std::string quote(std::string_view s) {
+  // Python repr of a plain string (enough for messages).
+  bool has_single = s.find('\'') != std::string_view::npos;
+  bool has_double = s.find('"') != std::string_view::npos;
+  char q = has_single && !has_double ? '"' : '\'';
+  std::string out(1, q);
+  for (char c : s) {
+    if (c == q || c == '\\') out += '\\';
+    out += c;
+  }
+  out += q;
+  return out;
+}
+
+class Parser {
+ public:
+  Parser(std::vector<Token> tokens, const Limits& limits)
+      : tokens_(std::move(tokens)), limits_(limits) {}
+
+  ParsedTemplate run() {
+    ParsedTemplate result;
+    result.body = subparse({});
+    result.symbols = std::move(symbol_names_);
+    result.uses_generation = uses_generation_;
+    return result;
+  }
+
+ private:
+  std::vector<Token> tokens_;
+  std::size_t index_ = 0;
+  const Limits& limits_;
+  std::uint32_t depth_ = 0;
+  std::vector<std::string> tag_stack_;
+  std::vector<std::vector<std::string>> end_token_stack_;
+  std::unordered_map<std::string, SymbolId> symbols_;
+  std::vector<std::string> symbol_names_;
+  bool uses_generation_ = false;
+  int loop_depth_ = 0;  // for break/continue: Python's "outside loop" check
+
+  // Depth guard for every recursive entry point.
+  struct DepthGuard {
+    Parser& p;
+    explicit DepthGuard(Parser& parser) : p(parser) {
+      if (++p.depth_ > p.limits_.max_parse_depth)
+        throw ParseFailure{Error{"LimitError",
+                                 "template nesting too deep: max_parse_depth=" +
+                                     std::to_string(p.limits_.max_parse_depth) + " exceeded",
+                                 p.current().line, p.current().column, {}}};
+    }
+    ~DepthGuard() { --p.depth_; }
+  };
+
+  const Token& current() const { return tokens_[index_]; }
+  const Token& look() const {
+    return index_ + 1 < tokens_.size() ? tokens_[index_ + 1] : tokens_.back();
+  }
+  const Token& next() {
+    const Token& t = tokens_[index_];
+    if (index_ + 1 < tokens_.size()) ++index_;
+    return t;
+  }
+
+  [[noreturn]] void fail(std::string message, const Token& at) const {
+    throw ParseFailure{Error{"TemplateSyntaxError", std::move(message), at.line, at.column, {}}};
+  }
+  [[noreturn]] void fail(std::string message) const { fail(std::move(message), current()); }
+
+  static bool test(const Token& t, std::string_view expr) {
+    // expr: a token type name ("block_end") or "name:value".
+    auto colon = expr.find(':');
+    if (colon != std::string_view::npos)
+      return t.type == Tok::Name && t.text == expr.substr(colon + 1);
+    return type_name(t.type) == expr;
+  }
+
+  static std::string_view type_name(Tok t) {
+    switch (t) {
+      case Tok::BlockEnd:
+        return "block_end";
+      case Tok::VariableEnd:
+        return "variable_end";
+      case Tok::Name:
+        return "name";
+      case Tok::RParen:
+        return "rparen";
+      case Tok::RBracket:
+        return "rbracket";
+      case Tok::RBrace:
+        return "rbrace";
+      case Tok::Colon:
+        return "colon";
+      case Tok::Comma:
+        return "comma";
+      case Tok::Assign:
+        return "assign";
+      case Tok::Eof:
+        return "eof";
+      default:
+        return "";
+    }
+  }
+
+  static std::string describe_type(Tok t) {
+    switch (t) {
+      case Tok::BlockEnd:
+        return "end of statement block";
+      case Tok::VariableEnd:
+        return "end of print statement";
+      case Tok::RParen:
+        return ")";
+      case Tok::RBracket:
+        return "]";
+      case Tok::RBrace:
+        return "}";
+      case Tok::LParen:
+        return "(";
+      case Tok::Colon:
+        return ":";
+      case Tok::Comma:
+        return ",";
+      case Tok::Assign:
+        return "=";
+      case Tok::Name:
+        return "name";
+      default:
+        return "token";
+    }
+  }
+
+  const Token& expect(Tok type) {
+    if (current().type != type) {
+      if (current().type == Tok::Eof)
+        fail("unexpected end of template, expected " + quote(describe_type(type)) + ".");
+      fail("expected token " + quote(describe_type(type)) + ", got " +
+           quote(describe_token(current())));
+    }
+    return next();
+  }
+  const Token& expect_name(std::string_view name) {
+    if (!(current().type == Tok::Name && current().text == name)) {
+      if (current().type == Tok::Eof)
+        fail("unexpected end of template, expected " + quote(name) + ".");
+      fail("expected token " + quote(name) + ", got " + quote(describe_token(current())));
+    }
+    return next();
+  }
+  bool skip_if(Tok type) {
+    if (current().type != type) return false;
+    next();
+    return true;
+  }
+  bool skip_if_name(std::string_view name) {
+    if (!(current().type == Tok::Name && current().text == name)) return false;
+    next();
+    return true;
+  }
+
+  SymbolId intern(const std::string& name) {
+    auto [it, inserted] = symbols_.try_emplace(name, static_cast<SymbolId>(symbol_names_.size()));
+    if (inserted) symbol_names_.push_back(name);
+    return it->second;
+  }
+
+  template <typename T>
+  std::unique_ptr<T> make(const Token& at, T* node) {
+    node->line = at.line;
+    node->column = at.column;
+    return std::unique_ptr<T>(node);
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  [[noreturn]] void fail_unknown_tag(const std::string* name, const Token& at) {
+    std::vector<std::string> expected;
+    for (const auto& exprs : end_token_stack_)
+      for (const auto& e : exprs) expected.push_back(describe_expr(e));
+    std::string currently_looking;
+    if (!end_token_stack_.empty()) {
+      for (const auto& e : end_token_stack_.back()) {
+        if (!currently_looking.empty()) currently_looking += " or ";
+        currently_looking += quote(describe_expr(e));
+      }
+    }
+    std::string message =
+        name ? "Encountered unknown tag " + quote(*name) + "." : "Unexpected end of template.";
+    if (!currently_looking.empty()) {
+      bool nesting = false;
+      if (name)
+        for (const auto& e : expected) nesting |= e == *name;
+      if (nesting)
+        message +=
+            " You probably made a nesting mistake. Jinja is expecting this tag, but currently "
+            "looking for " +
+            currently_looking + ".";
+      else
+        message += " Jinja was looking for the following tags: " + currently_looking + ".";
+    }
+    if (!tag_stack_.empty())
+      message += " The innermost block that needs to be closed is " + quote(tag_stack_.back()) + ".";
+    fail(message, at);
+  }
+
+  Body subparse(const std::vector<std::string>& end_tokens) {
+    DepthGuard guard(*this);
+    Body body;
+    if (!end_tokens.empty()) end_token_stack_.push_back(end_tokens);
+    while (current().type != Tok::Eof) {
+      const Token& token = current();
+      if (token.type == Tok::Data) {
+        auto out = make(token, new OutputStmt);
+        out->text = token.text;
+        body.push_back(std::move(out));
+        next();
+      } else if (token.type == Tok::VariableBegin) {
+        next();
+        auto print = make(token, new PrintStmt);
+        print->expr = parse_tuple(false, true, {}, false);
+        expect(Tok::VariableEnd);
+        body.push_back(std::move(print));
+      } else if (token.type == Tok::BlockBegin) {
+        next();
+        for (const auto& e : end_tokens) {
+          if (test(current(), e)) {
+            end_token_stack_.pop_back();
+            return body;
+          }
+        }
+        StmtPtr stmt = parse_statement();
+        if (stmt) body.push_back(std::move(stmt));
+        expect(Tok::BlockEnd);
+      } else {
+        fail("internal parsing error");
+      }
+    }
+    if (!end_tokens.empty()) end_token_stack_.pop_back();
+    return body;
+  }
+
+  // parse_statements: optional colon, block_end, body up to one of end_tokens.
+  Body parse_statements(const std::vector<std::string>& end_tokens, bool drop_needle) {
+    skip_if(Tok::Colon);
+    expect(Tok::BlockEnd);
+    Body body = subparse(end_tokens);
+    if (current().type == Tok::Eof) fail_unknown_tag(nullptr, current());
+    if (drop_needle) next();
+    return body;
+  }
+
+  StmtPtr parse_statement() {
+    DepthGuard guard(*this);
+    const Token& token = current();
+    if (token.type != Tok::Name) fail("tag name expected", token);
+    const std::string name = token.text;
+    tag_stack_.push_back(name);
+    StmtPtr result;
+    if (name == "for") {
+      result = parse_for();
+    } else if (name == "if") {
+      result = parse_if();
+    } else if (name == "set") {
+      result = parse_set();
+    } else if (name == "macro") {
+      result = parse_macro();
+    } else if (name == "call") {
+      result = parse_call_block();
+    } else if (name == "filter") {
+      result = parse_filter_block();
+    } else if (name == "with") {
+      result = parse_with();
+    } else if (name == "print") {
+      next();
+      auto print = make(token, new PrintStmt);
+      print->expr = parse_tuple(false, true, {}, false);
+      result = std::move(print);
+    } else if (name == "break" || name == "continue") {
+      const Token& at = next();
+      if (loop_depth_ == 0)
+        throw ParseFailure{Error{"SyntaxError",
+                                 name == "break" ? "'break' outside loop"
+                                                 : "'continue' not properly in loop",
+                                 at.line, at.column, {}}};
+      result = make(at, new SimpleStmt(name == "break" ? StmtKind::Break : StmtKind::Continue));
+    } else if (name == "generation") {
+      const Token& at = next();
+      uses_generation_ = true;
+      auto gen = make(at, new BodyStmt(StmtKind::Generation));
+      gen->body = parse_statements({"name:endgeneration"}, true);
+      result = std::move(gen);
+    } else if (name == "block") {
+      result = parse_block();
+    } else if (name == "include" || name == "import" || name == "from" || name == "extends") {
+      result = parse_unsupported(name);
+    } else if (name == "autoescape") {
+      next();
+      parse_expression(true);  // the flag; autoescape is off in this environment anyway
+      auto block = make(token, new BodyStmt(StmtKind::Block));
+      block->body = parse_statements({"name:endautoescape"}, true);
+      result = std::move(block);
+    } else {
+      tag_stack_.pop_back();
+      fail_unknown_tag(&name, token);
+    }
+    tag_stack_.pop_back();
+    return result;
+  }
+
+  StmtPtr parse_for() {
+    const Token& at = expect_name("for");
+    auto node = make(at, new ForStmt);
+    node->target = parse_assign_target(true, false, {"name:in"}, false);
+    expect_name("in");
+    node->iter = parse_tuple(false, false, {"name:recursive"}, false);
+    if (skip_if_name("if")) node->filter = parse_expression(true);
+    node->recursive = skip_if_name("recursive");
+    ++loop_depth_;
+    node->body = parse_statements({"name:endfor", "name:else"}, false);
+    --loop_depth_;
+    if (next().text != "endfor") {
+      node->otherwise = parse_statements({"name:endfor"}, true);
+    }
+    return node;
+  }
+
+  StmtPtr parse_if() {
+    const Token& at = expect_name("if");
+    auto node = make(at, new IfStmt);
+    while (true) {
+      ExprPtr cond = parse_tuple(false, false, {}, false);
+      Body body = parse_statements({"name:elif", "name:else", "name:endif"}, false);
+      node->branches.emplace_back(std::move(cond), std::move(body));
+      const Token& token = next();
+      if (token.is_name("elif")) continue;
+      if (token.is_name("else")) node->otherwise = parse_statements({"name:endif"}, true);
+      break;
+    }
+    return node;
+  }
+
+  StmtPtr parse_set() {
+    const Token& at = next();
+    Target target = parse_assign_target(true, false, {}, true);
+    if (skip_if(Tok::Assign)) {
+      auto node = make(at, new SetStmt);
+      node->target = std::move(target);
+      node->value = parse_tuple(false, true, {}, false);
+      return node;
+    }
+    auto node = make(at, new SetBlockStmt);
+    node->target = std::move(target);
+    node->filter = parse_filter(nullptr, false);
+    node->body = parse_statements({"name:endset"}, true);
+    return node;
+  }
+
+  std::shared_ptr<MacroDef> parse_signature(MacroDef& def) {
+    expect(Tok::LParen);
+    bool have_default = false;
+    while (current().type != Tok::RParen) {
+      if (!def.params.empty()) expect(Tok::Comma);
+      const Token& name = expect(Tok::Name);
+      MacroParam param;
+      param.name = name.text;
+      param.symbol = intern(name.text);
+      if (skip_if(Tok::Assign)) {
+        param.default_value = parse_expression(true);
+        have_default = true;
+      } else if (have_default) {
+        fail("non-default argument follows default argument");
+      }
+      def.params.push_back(std::move(param));
+    }
+    expect(Tok::RParen);
+    return nullptr;
+  }
+
+  StmtPtr parse_macro() {
+    const Token& at = next();
+    auto node = make(at, new MacroStmt);
+    node->def = std::make_shared<MacroDef>();
+    const Token& name = expect(Tok::Name);
+    node->def->name = name.text;
+    node->symbol = intern(name.text);
+    parse_signature(*node->def);
+    int saved_loops = loop_depth_;
+    loop_depth_ = 0;  // a macro is its own Python function
+    node->def->body = parse_statements({"name:endmacro"}, true);
+    loop_depth_ = saved_loops;
+    return node;
+  }
+
+  StmtPtr parse_call_block() {
+    const Token& at = next();
+    auto node = make(at, new CallBlockStmt);
+    node->caller = std::make_shared<MacroDef>();
+    node->caller->name = "caller";
+    if (current().type == Tok::LParen) parse_signature(*node->caller);
+    ExprPtr call = parse_expression(true);
+    if (call->kind != ExprKind::Call) fail("expected call", at);
+    node->call.reset(static_cast<CallExpr*>(call.release()));
+    int saved_loops = loop_depth_;
+    loop_depth_ = 0;
+    node->caller->body = parse_statements({"name:endcall"}, true);
+    loop_depth_ = saved_loops;
+    return node;
+  }
+
+  StmtPtr parse_filter_block() {
+    const Token& at = next();
+    auto node = make(at, new FilterBlockStmt);
+    node->filter = parse_filter(nullptr, true);
+    node->body = parse_statements({"name:endfilter"}, true);
+    return node;
+  }
+
+  StmtPtr parse_with() {
+    const Token& at = next();
+    auto node = make(at, new WithStmt);
+    while (current().type != Tok::BlockEnd) {
+      if (!node->targets.empty()) expect(Tok::Comma);
+      node->targets.push_back(parse_assign_target(true, false, {}, false));
+      expect(Tok::Assign);
+      node->values.push_back(parse_expression(true));
+    }
+    node->body = parse_statements({"name:endwith"}, true);
+    return node;
+  }
+
+  StmtPtr parse_block() {
+    const Token& at = next();
+    auto node = make(at, new BodyStmt(StmtKind::Block));
+    const Token& name = expect(Tok::Name);
+    std::string block_name = name.text;
+    skip_if_name("scoped");
+    skip_if_name("required");
+    node->body = parse_statements({"name:endblock"}, true);
+    if (current().type == Tok::Name) {
+      if (current().text != block_name) fail("mismatching name of block '" + current().text + "'");
+      next();
+    }
+    return node;
+  }
+
+  StmtPtr parse_unsupported(const std::string& tag) {
+    const Token& at = next();
+    auto node = make(at, new UnsupportedStmt);
+    node->tag = tag;
+    node->template_name = parse_expression(true);
+    // Consume the rest of the tag (`as x`, `import a, b`, `with context`, ...).
+    while (current().type != Tok::BlockEnd && current().type != Tok::Eof) next();
+    return node;
+  }
+
+  // ---------------------------------------------------------------- targets
+
+  Target to_target(const Expr& e) {
+    Target t;
+    t.line = e.line;
+    t.column = e.column;
+    if (e.kind == ExprKind::Name) {
+      const auto& n = static_cast<const NameExpr&>(e);
+      t.kind = Target::Kind::Name;
+      t.name = n.name;
+      t.symbol = n.symbol;
+      return t;
+    }
+    if (e.kind == ExprKind::Tuple) {
+      t.kind = Target::Kind::Tuple;
+      for (const auto& item : static_cast<const SequenceExpr&>(e).items)
+        t.items.push_back(to_target(*item));
+      return t;
+    }
+    static const char* const kNodeNames[] = {
+        "const",  "name",   "list", "tuple", "dict", "getattr", "getitem",
+        "slice",  "call",   "filter", "test", "not",  "neg",     "pos",
+        "and",    "or",     "binexpr", "concat", "compare", "condexpr"};
+    Token at;
+    at.line = e.line;
+    at.column = e.column;
+    fail(std::string("can't assign to ") + quote(kNodeNames[static_cast<int>(e.kind)]), at);
+  }
+
+  Target parse_assign_target(bool with_tuple, bool name_only,
+                             const std::vector<std::string>& extra_end_rules,
+                             bool with_namespace) {
+    if (name_only || (with_namespace && look().type == Tok::Dot)) {
+      const Token& name = expect(Tok::Name);
+      Target t;
+      t.line = name.line;
+      t.column = name.column;
+      t.name = name.text;
+      t.symbol = intern(name.text);
+      if (!name_only) {
+        next();  // dot
+        t.kind = Target::Kind::NamespaceAttr;
+        t.attr = expect(Tok::Name).text;
+      }
+      return t;
+    }
+    ExprPtr e = with_tuple ? parse_tuple(true, true, extra_end_rules, false) : parse_primary();
+    return to_target(*e);
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  ExprPtr parse_expression(bool with_condexpr) {
+    return with_condexpr ? parse_condexpr() : parse_or();
+  }
+
+  ExprPtr parse_condexpr() {
+    DepthGuard guard(*this);
+    const Token* at = &current();
+    ExprPtr expr1 = parse_or();
+    while (skip_if_name("if")) {
+      auto node = make(*at, new CondExpr);
+      node->test = parse_or();
+      if (skip_if_name("else")) node->otherwise = parse_condexpr();
+      node->then = std::move(expr1);
+      expr1 = std::move(node);
+      at = &current();
+    }
+    return expr1;
+  }
+
+  ExprPtr parse_or() {
+    const Token& at = current();
+    ExprPtr left = parse_and();
+    while (skip_if_name("or")) {
+      auto node = make(at, new BinaryExpr(ExprKind::Or));
+      node->left = std::move(left);
+      node->right = parse_and();
+      left = std::move(node);
+    }
+    return left;
+  }
+
+  ExprPtr parse_and() {
+    const Token& at = current();
+    ExprPtr left = parse_not();
+    while (skip_if_name("and")) {
+      auto node = make(at, new BinaryExpr(ExprKind::And));
+      node->left = std::move(left);
+      node->right = parse_not();
+      left = std::move(node);
+    }
+    return left;
+  }
+
+  ExprPtr parse_not() {
+    DepthGuard guard(*this);
+    if (current().is_name("not")) {
+      const Token& at = next();
+      auto node = make(at, new UnaryExpr(ExprKind::Not));
+      node->operand = parse_not();
+      return node;
+    }
+    return parse_compare();
+  }
+
+  ExprPtr parse_compare() {
+    const Token& at = current();
+    ExprPtr expr = parse_math1();
+    std::vector<std::pair<CompareKind, ExprPtr>> ops;
+    while (true) {
+      Tok t = current().type;
+      CompareKind kind;
+      if (t == Tok::Eq) {
+        kind = CompareKind::Eq;
+      } else if (t == Tok::Ne) {
+        kind = CompareKind::Ne;
+      } else if (t == Tok::Lt) {
+        kind = CompareKind::Lt;
+      } else if (t == Tok::LtEq) {
+        kind = CompareKind::LtEq;
+      } else if (t == Tok::Gt) {
+        kind = CompareKind::Gt;
+      } else if (t == Tok::GtEq) {
+        kind = CompareKind::GtEq;
+      } else if (current().is_name("in")) {
+        kind = CompareKind::In;
+      } else if (current().is_name("not") && look().is_name("in")) {
+        next();
+        kind = CompareKind::NotIn;
+      } else {
+        break;
+      }
+      next();
+      ops.emplace_back(kind, parse_math1());
+    }
+    if (ops.empty()) return expr;
+    auto node = make(at, new CompareExpr);
+    node->first = std::move(expr);
+    node->rest = std::move(ops);
+    return node;
+  }
+
+  ExprPtr binary(const Token& at, ExprKind kind, BinaryOp op, ExprPtr left, ExprPtr right) {
+    auto node = make(at, new BinaryExpr(kind));
+    node->op = op;
+    node->left = std::move(left);
+    node->right = std::move(right);
+    return node;
+  }
+
+  ExprPtr parse_math1() {
+    const Token& at = current();
+    ExprPtr left = parse_concat();
+    while (current().type == Tok::Add || current().type == Tok::Sub) {
+      BinaryOp op = next().type == Tok::Add ? BinaryOp::Add : BinaryOp::Sub;
+      left = binary(at, ExprKind::Binary, op, std::move(left), parse_concat());
+    }
+    return left;
+  }
+
+  ExprPtr parse_concat() {
+    const Token& at = current();
+    ExprPtr left = parse_math2();
+    while (current().type == Tok::Tilde) {
+      next();
+      left = binary(at, ExprKind::Concat, BinaryOp::Add, std::move(left), parse_math2());
+    }
+    return left;
+  }
+
+  ExprPtr parse_math2() {
+    const Token& at = current();
+    ExprPtr left = parse_pow();
+    while (true) {
+      Tok t = current().type;
+      BinaryOp op;
+      if (t == Tok::Mul) {
+        op = BinaryOp::Mul;
+      } else if (t == Tok::Div) {
+        op = BinaryOp::Div;
+      } else if (t == Tok::FloorDiv) {
+        op = BinaryOp::FloorDiv;
+      } else if (t == Tok::Mod) {
+        op = BinaryOp::Mod;
+      } else {
+        break;
+      }
+      next();
+      left = binary(at, ExprKind::Binary, op, std::move(left), parse_pow());
+    }
+    return left;
+  }
+
+  ExprPtr parse_pow() {
+    const Token& at = current();
+    ExprPtr left = parse_unary(true);
+    while (current().type == Tok::Pow) {
+      next();
+      left = binary(at, ExprKind::Binary, BinaryOp::Pow, std::move(left), parse_unary(true));
+    }
+    return left;
+  }
+
+  ExprPtr parse_unary(bool with_filter) {
+    DepthGuard guard(*this);
+    const Token& at = current();
+    ExprPtr node;
+    if (at.type == Tok::Sub || at.type == Tok::Add) {
+      next();
+      auto u = make(at, new UnaryExpr(at.type == Tok::Sub ? ExprKind::Neg : ExprKind::Pos));
+      u->operand = parse_unary(false);
+      node = std::move(u);
+    } else {
+      node = parse_primary();
+    }
+    node = parse_postfix(std::move(node));
+    if (with_filter) node = parse_filter_expr(std::move(node));
+    return node;
+  }
+
+  ExprPtr parse_primary() {
+    DepthGuard guard(*this);
+    const Token& token = current();
+    if (token.type == Tok::Name) {
+      next();
+      if (token.text == "true" || token.text == "false" || token.text == "True" ||
+          token.text == "False") {
+        auto c = make(token, new ConstExpr);
+        c->value = Value(token.text == "true" || token.text == "True");
+        return c;
+      }
+      if (token.text == "none" || token.text == "None") {
+        auto c = make(token, new ConstExpr);
+        c->value = Value::none();
+        return c;
+      }
+      auto n = make(token, new NameExpr);
+      n->name = token.text;
+      n->symbol = intern(token.text);
+      return n;
+    }
+    if (token.type == Tok::String) {
+      next();
+      std::string text = token.text;
+      while (current().type == Tok::String) text += next().text;
+      auto c = make(token, new ConstExpr);
+      c->value = Value(std::move(text));
+      return c;
+    }
+    if (token.type == Tok::Integer || token.type == Tok::Float) {
+      next();
+      auto c = make(token, new ConstExpr);
+      c->value = token.type == Tok::Integer ? Value(static_cast<long long>(token.int_value))
+                                            : Value(token.float_value);
+      return c;
+    }
+    if (token.type == Tok::LParen) {
+      next();
+      ExprPtr e = parse_tuple(false, true, {}, true);
+      expect(Tok::RParen);
+      return e;
+    }
+    if (token.type == Tok::LBracket) return parse_list();
+    if (token.type == Tok::LBrace) return parse_dict();
+    fail("unexpected " + quote(describe_token(token)), token);
+  }
+
+  bool is_tuple_end(const std::vector<std::string>& extra_end_rules) const {
+    Tok t = current().type;
+    if (t == Tok::VariableEnd || t == Tok::BlockEnd || t == Tok::RParen) return true;
+    for (const auto& rule : extra_end_rules)
+      if (test(current(), rule)) return true;
+    return false;
+  }
+
+  ExprPtr parse_tuple(bool simplified, bool with_condexpr,
+                      const std::vector<std::string>& extra_end_rules, bool explicit_parens) {
+    DepthGuard guard(*this);
+    const Token& at = current();
+    std::vector<ExprPtr> args;
+    bool is_tuple = false;
+    while (true) {
+      if (!args.empty()) expect(Tok::Comma);
+      if (is_tuple_end(extra_end_rules)) break;
+      if (simplified)
+        args.push_back(parse_primary());
+      else
+        args.push_back(parse_expression(with_condexpr));
+      if (current().type == Tok::Comma)
+        is_tuple = true;
+      else
+        break;
+    }
+    if (!is_tuple) {
+      if (!args.empty()) return std::move(args[0]);
+      if (!explicit_parens)
+        fail("Expected an expression, got " + quote(describe_token(current())));
+    }
+    auto node = make(at, new SequenceExpr(ExprKind::Tuple));
+    node->items = std::move(args);
+    return node;
+  }
+
+  ExprPtr parse_list() {
+    const Token& at = expect(Tok::LBracket);
+    auto node = make(at, new SequenceExpr(ExprKind::List));
+    while (current().type != Tok::RBracket) {
+      if (!node->items.empty()) expect(Tok::Comma);
+      if (current().type == Tok::RBracket) break;
+      node->items.push_back(parse_expression(true));
+    }
+    expect(Tok::RBracket);
+    return node;
+  }
+
+  ExprPtr parse_dict() {
+    const Token& at = expect(Tok::LBrace);
+    auto node = make(at, new DictExpr);
+    while (current().type != Tok::RBrace) {
+      if (!node->items.empty()) expect(Tok::Comma);
+      if (current().type == Tok::RBrace) break;
+      ExprPtr key = parse_expression(true);
+      expect(Tok::Colon);
+      ExprPtr value = parse_expression(true);
+      node->items.emplace_back(std::move(key), std::move(value));
+    }
+    expect(Tok::RBrace);
+    return node;
+  }
+
+  ExprPtr parse_postfix(ExprPtr node) {
+    while (true) {
+      Tok t = current().type;
+      if (t == Tok::Dot || t == Tok::LBracket) {
+        node = parse_subscript(std::move(node));
+      } else if (t == Tok::LParen) {
+        node = parse_call(std::move(node));
+      } else {
+        return node;
+      }
+    }
+  }
+
+  ExprPtr parse_filter_expr(ExprPtr node) {
+    while (true) {
+      if (current().type == Tok::Pipe) {
+        node = parse_filter(std::move(node), false);
+      } else if (current().is_name("is")) {
+        node = parse_test(std::move(node));
+      } else if (current().type == Tok::LParen) {
+        node = parse_call(std::move(node));
+      } else {
+        return node;
+      }
+    }
+  }
+
+  ExprPtr parse_subscript(ExprPtr node) {
+    DepthGuard guard(*this);
+    const Token& token = next();
+    if (token.type == Tok::Dot) {
+      const Token& attr = next();
+      if (attr.type == Tok::Name) {
+        auto g = make(token, new GetattrExpr);
+        g->object = std::move(node);
+        g->attr = attr.text;
+        g->attr_value = Value(attr.text);
+        g->attr_hash = hash_string(attr.text);
+        return g;
+      }
+      if (attr.type != Tok::Integer) fail("expected name or number", attr);
+      auto g = make(token, new GetitemExpr);
+      g->object = std::move(node);
+      auto c = make(attr, new ConstExpr);
+      c->value = Value(static_cast<long long>(attr.int_value));
+      g->index = std::move(c);
+      return g;
+    }
+    // '['
+    std::vector<ExprPtr> args;
+    while (current().type != Tok::RBracket) {
+      if (!args.empty()) expect(Tok::Comma);
+      args.push_back(parse_subscribed());
+    }
+    expect(Tok::RBracket);
+    auto g = make(token, new GetitemExpr);
+    g->object = std::move(node);
+    if (args.size() == 1) {
+      g->index = std::move(args[0]);
+    } else {
+      auto tuple = make(token, new SequenceExpr(ExprKind::Tuple));
+      tuple->items = std::move(args);
+      g->index = std::move(tuple);
+    }
+    return g;
+  }
+
+  ExprPtr parse_subscribed() {
+    const Token& at = current();
+    ExprPtr start;
+    if (current().type == Tok::Colon) {
+      next();
+    } else {
+      ExprPtr e = parse_expression(true);
+      if (current().type != Tok::Colon) return e;
+      next();
+      start = std::move(e);
+    }
+    auto slice = make(at, new SliceExpr);
+    slice->start = std::move(start);
+    Tok t = current().type;
+    if (t != Tok::Colon && t != Tok::RBracket && t != Tok::Comma)
+      slice->stop = parse_expression(true);
+    if (current().type == Tok::Colon) {
+      next();
+      t = current().type;
+      if (t != Tok::RBracket && t != Tok::Comma) slice->step = parse_expression(true);
+    }
+    return slice;
+  }
+
+  void parse_call_args(CallArguments& out) {
+    const Token& paren = expect(Tok::LParen);
+    bool require_comma = false;
+    auto ensure = [&](bool ok) {
+      if (!ok) fail("invalid syntax for function call expression", paren);
+    };
+    while (current().type != Tok::RParen) {
+      if (require_comma) {
+        expect(Tok::Comma);
+        if (current().type == Tok::RParen) break;
+      }
+      if (current().type == Tok::Mul) {
+        ensure(!out.dyn_args && !out.dyn_kwargs);
+        next();
+        out.dyn_args = parse_expression(true);
+      } else if (current().type == Tok::Pow) {
+        ensure(!out.dyn_kwargs);
+        next();
+        out.dyn_kwargs = parse_expression(true);
+      } else if (current().type == Tok::Name && look().type == Tok::Assign) {
+        ensure(!out.dyn_kwargs);
+        std::string key = next().text;
+        next();
+        out.kwargs.push_back(Keyword{std::move(key), parse_expression(true)});
+      } else {
+        ensure(!out.dyn_args && !out.dyn_kwargs && out.kwargs.empty());
+        out.args.push_back(parse_expression(true));
+      }
+      require_comma = true;
+    }
+    expect(Tok::RParen);
+  }
+
+  ExprPtr parse_call(ExprPtr node) {
+    DepthGuard guard(*this);
+    const Token& at = current();
+    auto call = make(at, new CallExpr);
+    call->callee = std::move(node);
+    parse_call_args(call->arguments);
+    return call;
+  }
+
+  ExprPtr parse_filter(ExprPtr node, bool start_inline) {
+    while (current().type == Tok::Pipe || start_inline) {
+      if (!start_inline) next();
+      const Token& token = expect(Tok::Name);
+      auto f = make(token, new FilterExpr);
+      f->name = token.text;
+      while (current().type == Tok::Dot) {
+        next();
+        f->name += "." + expect(Tok::Name).text;
+      }
+      if (current().type == Tok::LParen) parse_call_args(f->arguments);
+      f->operand = std::move(node);
+      node = std::move(f);
+      start_inline = false;
+    }
+    return node;
+  }
+
+  ExprPtr parse_test(ExprPtr node) {
+    const Token& token = next();  // 'is'
+    bool negated = skip_if_name("not");
+    auto t = make(token, new TestExpr);
+    t->name = expect(Tok::Name).text;
+    while (current().type == Tok::Dot) {
+      next();
+      t->name += "." + expect(Tok::Name).text;
+    }
+    Tok c = current().type;
+    if (c == Tok::LParen) {
+      parse_call_args(t->arguments);
+    } else if ((c == Tok::Name || c == Tok::String || c == Tok::Integer || c == Tok::Float ||
+                c == Tok::LBracket || c == Tok::LBrace) &&
+               !current().is_name("else") && !current().is_name("or") &&
+               !current().is_name("and")) {
+      if (current().is_name("is")) fail("You cannot chain multiple tests with is");
+      ExprPtr arg = parse_postfix(parse_primary());
+      t->arguments.args.push_back(std::move(arg));
+    }
+    t->operand = std::move(node);
+    if (!negated) return t;
+    auto n = make(token, new UnaryExpr(ExprKind::Not));
+    n->operand = std::move(t);
+    return n;
+  }
+};
+
+// ------------------------------------------------------------------ resolution pass
+// Binds filter/test names to their table entries and marks what macros use. Mirrors
+// the compiler's "soft frame" rule: inside `if` statements and conditional
+// expressions an unknown filter/test only fails when it is evaluated.
+
+struct Resolver {
+  Error error;
+  bool failed = false;
+
+  void fail_unknown(const char* kind, const std::string& name, const Expr& at) {
+    if (failed) return;
+    failed = true;
+    error = Error{"TemplateAssertionError", std::string("No ") + kind + " named '" + name + "'.",
+                  at.line, at.column, {}};
+  }
+
+  void args(const CallArguments& a, bool soft) {
+    for (const auto& e : a.args) expr(e.get(), soft);
+    for (const auto& k : a.kwargs) expr(k.value.get(), soft);
+    expr(a.dyn_args.get(), soft);
+    expr(a.dyn_kwargs.get(), soft);
+  }
+
+  void expr(Expr* e, bool soft) {
+    if (!e) return;
+    switch (e->kind) {
+      case ExprKind::Const:
+      case ExprKind::Name:
+        return;
+      case ExprKind::List:
+      case ExprKind::Tuple:
+        for (const auto& item : static_cast<SequenceExpr*>(e)->items) expr(item.get(), soft);
+        return;
+      case ExprKind::Dict:
+        for (const auto& [k, v] : static_cast<DictExpr*>(e)->items) {
+          expr(k.get(), soft);
+          expr(v.get(), soft);
+        }
+        return;
+      case ExprKind::Getattr:
+        expr(static_cast<GetattrExpr*>(e)->object.get(), soft);
+        return;
+      case ExprKind::Getitem:
+        expr(static_cast<GetitemExpr*>(e)->object.get(), soft);
+        expr(static_cast<GetitemExpr*>(e)->index.get(), soft);
+        return;
+      case ExprKind::Slice: {
+        auto* s = static_cast<SliceExpr*>(e);
+        expr(s->start.get(), soft);
+        expr(s->stop.get(), soft);
+        expr(s->step.get(), soft);
+        return;
+      }
+      case ExprKind::Call:
+        expr(static_cast<CallExpr*>(e)->callee.get(), soft);
+        args(static_cast<CallExpr*>(e)->arguments, soft);
+        return;
+      case ExprKind::Filter: {
+        auto* f = static_cast<FilterExpr*>(e);
+        f->filter = find_filter(f->name);
+        if (!f->filter && !soft) fail_unknown("filter", f->name, *f);
+        expr(f->operand.get(), soft);
+        args(f->arguments, soft);
+        return;
+      }
+      case ExprKind::Test: {
+        auto* t = static_cast<TestExpr*>(e);
+        t->test = find_test(t->name);
+        if (!t->test && !soft) fail_unknown("test", t->name, *t);
+        expr(t->operand.get(), soft);
+        args(t->arguments, soft);
+        return;
+      }
+      case ExprKind::Not:
+      case ExprKind::Neg:
+      case ExprKind::Pos:
+        expr(static_cast<UnaryExpr*>(e)->operand.get(), soft);
+        return;
+      case ExprKind::And:
+      case ExprKind::Or:
+      case ExprKind::Binary:
+      case ExprKind::Concat:
+        expr(static_cast<BinaryExpr*>(e)->left.get(), soft);
+        expr(static_cast<BinaryExpr*>(e)->right.get(), soft);
+        return;
+      case ExprKind::Compare:
+        expr(static_cast<CompareExpr*>(e)->first.get(), soft);
+        for (const auto& [op, x] : static_cast<CompareExpr*>(e)->rest) expr(x.get(), soft);
+        return;
+      case ExprKind::CondExpr: {
+        auto* c = static_cast<CondExpr*>(e);
+        expr(c->test.get(), true);
+        expr(c->then.get(), true);
+        expr(c->otherwise.get(), true);
+        return;
+      }
+    }
+  }
+
+  void body(const Body& b, bool soft) {
+    for (const auto& s : b) stmt(s.get(), soft);
+  }
+
+  void macro(MacroDef& def) {
+    for (const auto& p : def.params) expr(p.default_value.get(), false);
+    body(def.body, false);
+    NameFinder finder;
+    finder.body(def.body);
+    def.uses_caller = finder.caller;
+    def.uses_varargs = finder.varargs;
+    def.uses_kwargs = finder.kwargs;
+  }
+
+  void stmt(Stmt* s, bool soft) {
+    switch (s->kind) {
+      case StmtKind::Output:
+      case StmtKind::Break:
+      case StmtKind::Continue:
+        return;
+      case StmtKind::Print:
+        expr(static_cast<PrintStmt*>(s)->expr.get(), soft);
+        return;
+      case StmtKind::If: {
+        auto* i = static_cast<IfStmt*>(s);
+        for (auto& [cond, b] : i->branches) {
+          expr(cond.get(), true);
+          body(b, true);
+        }
+        body(i->otherwise, true);
+        return;
+      }
+      case StmtKind::For: {
+        auto* f = static_cast<ForStmt*>(s);
+        expr(f->iter.get(), soft);
+        expr(f->filter.get(), false);
+        body(f->body, false);
+        body(f->otherwise, false);
+        NameFinder finder;
+        finder.body(f->body);
+        finder.expr(f->filter.get());
+        f->uses_loop = finder.loop || f->recursive;
+        return;
+      }
+      case StmtKind::Set:
+        expr(static_cast<SetStmt*>(s)->value.get(), soft);
+        return;
+      case StmtKind::SetBlock:
+        expr(static_cast<SetBlockStmt*>(s)->filter.get(), false);
+        body(static_cast<SetBlockStmt*>(s)->body, false);
+        return;
+      case StmtKind::Macro:
+        macro(*static_cast<MacroStmt*>(s)->def);
+        return;
+      case StmtKind::CallBlock: {
+        auto* c = static_cast<CallBlockStmt*>(s);
+        expr(c->call.get(), soft);
+        macro(*c->caller);
+        return;
+      }
+      case StmtKind::FilterBlock:
+        expr(static_cast<FilterBlockStmt*>(s)->filter.get(), false);
+        body(static_cast<FilterBlockStmt*>(s)->body, false);
+        return;
+      case StmtKind::With: {
+        auto* w = static_cast<WithStmt*>(s);
+        for (const auto& v : w->values) expr(v.get(), soft);
+        body(w->body, false);
+        return;
+      }
+      case StmtKind::Generation:
+      case StmtKind::Block:
+        body(static_cast<BodyStmt*>(s)->body, false);
+        return;
+      case StmtKind::Unsupported:
+        expr(static_cast<UnsupportedStmt*>(s)->template_name.get(), soft);
+        return;
+    }
+  }
+
+  // Finds loads of `caller`, `varargs`, `kwargs`, `loop` in a body (Jinja2's
+  // find_undeclared, which also looks into nested macros and call blocks).
+  struct NameFinder {
+    bool caller = false, varargs = false, kwargs = false, loop = false;
+    void name(const std::string& n) {
+      if (n == "caller") caller = true;
+      if (n == "varargs") varargs = true;
+      if (n == "kwargs") kwargs = true;
+      if (n == "loop") loop = true;
+    }
+    void args(const CallArguments& a) {
+      for (const auto& e : a.args) expr(e.get());
+      for (const auto& k : a.kwargs) expr(k.value.get());
+      expr(a.dyn_args.get());
+      expr(a.dyn_kwargs.get());
+    }
+    void expr(const Expr* e) {
+      if (!e) return;
+      switch (e->kind) {
+        case ExprKind::Const:
+          return;
+        case ExprKind::Name:
+          name(static_cast<const NameExpr*>(e)->name);
+          return;
+        case ExprKind::List:
+        case ExprKind::Tuple:
+          for (const auto& item : static_cast<const SequenceExpr*>(e)->items) expr(item.get());
+          return;
+        case ExprKind::Dict:
+          for (const auto& [k, v] : static_cast<const DictExpr*>(e)->items) {
+            expr(k.get());
+            expr(v.get());
+          }
+          return;
+        case ExprKind::Getattr:
+          expr(static_cast<const GetattrExpr*>(e)->object.get());
+          return;
+        case ExprKind::Getitem:
+          expr(static_cast<const GetitemExpr*>(e)->object.get());
+          expr(static_cast<const GetitemExpr*>(e)->index.get());
+          return;
+        case ExprKind::Slice: {
+          auto* s = static_cast<const SliceExpr*>(e);
+          expr(s->start.get());
+          expr(s->stop.get());
+          expr(s->step.get());
+          return;
+        }
+        case ExprKind::Call:
+          expr(static_cast<const CallExpr*>(e)->callee.get());
+          args(static_cast<const CallExpr*>(e)->arguments);
+          return;
+        case ExprKind::Filter:
+          expr(static_cast<const FilterExpr*>(e)->operand.get());
+          args(static_cast<const FilterExpr*>(e)->arguments);
+          return;
+        case ExprKind::Test:
+          expr(static_cast<const TestExpr*>(e)->operand.get());
+          args(static_cast<const TestExpr*>(e)->arguments);
+          return;
+        case ExprKind::Not:
+        case ExprKind::Neg:
+        case ExprKind::Pos:
+          expr(static_cast<const UnaryExpr*>(e)->operand.get());
+          return;
+        case ExprKind::And:
+        case ExprKind::Or:
+        case ExprKind::Binary:
+        case ExprKind::Concat:
+          expr(static_cast<const BinaryExpr*>(e)->left.get());
+          expr(static_cast<const BinaryExpr*>(e)->right.get());
+          return;
+        case ExprKind::Compare:
+          expr(static_cast<const CompareExpr*>(e)->first.get());
+          for (const auto& [op, x] : static_cast<const CompareExpr*>(e)->rest) expr(x.get());
+          return;
+        case ExprKind::CondExpr: {
+          auto* c = static_cast<const CondExpr*>(e);
+          expr(c->test.get());
+          expr(c->then.get());
+          expr(c->otherwise.get());
+          return;
+        }
+      }
+    }
+    void body(const Body& b) {
+      for (const auto& s : b) stmt(s.get());
+    }
+    void stmt(const Stmt* s) {
+      switch (s->kind) {
+        case StmtKind::Output:
+        case StmtKind::Break:
+        case StmtKind::Continue:
+          return;
+        case StmtKind::Print:
+          expr(static_cast<const PrintStmt*>(s)->expr.get());
+          return;
+        case StmtKind::If:
+          for (const auto& [c, b] : static_cast<const IfStmt*>(s)->branches) {
+            expr(c.get());
+            body(b);
+          }
+          body(static_cast<const IfStmt*>(s)->otherwise);
+          return;
+        case StmtKind::For: {
+          auto* f = static_cast<const ForStmt*>(s);
+          expr(f->iter.get());
+          // `loop` inside a nested for refers to the inner loop; other names count.
+          bool outer_loop = loop;
+          expr(f->filter.get());
+          body(f->body);
+          loop = outer_loop;
+          body(f->otherwise);
+          return;
+        }
+        case StmtKind::Set:
+          expr(static_cast<const SetStmt*>(s)->value.get());
+          return;
+        case StmtKind::SetBlock:
+          expr(static_cast<const SetBlockStmt*>(s)->filter.get());
+          body(static_cast<const SetBlockStmt*>(s)->body);
+          return;
+        case StmtKind::Macro: {
+          const auto& def = *static_cast<const MacroStmt*>(s)->def;
+          for (const auto& p : def.params) expr(p.default_value.get());
+          body(def.body);
+          return;
+        }
+        case StmtKind::CallBlock: {
+          auto* c = static_cast<const CallBlockStmt*>(s);
+          expr(c->call.get());
+          for (const auto& p : c->caller->params) expr(p.default_value.get());
+          body(c->caller->body);
+          return;
+        }
+        case StmtKind::FilterBlock:
+          expr(static_cast<const FilterBlockStmt*>(s)->filter.get());
+          body(static_cast<const FilterBlockStmt*>(s)->body);
+          return;
+        case StmtKind::With:
+          for (const auto& v : static_cast<const WithStmt*>(s)->values) expr(v.get());
+          body(static_cast<const WithStmt*>(s)->body);
+          return;
+        case StmtKind::Generation:
+        case StmtKind::Block:
+          body(static_cast<const BodyStmt*>(s)->body);
+          return;
+        case StmtKind::Unsupported:
+          expr(static_cast<const UnsupportedStmt*>(s)->template_name.get());
+          return;
+      }
+    }
+  };
+};
+
+}  // namespace
+
+Result<ParsedTemplate> parse_template(std::string_view source, const Limits& limits) {
+  auto tokens = tokenize(source);
+  if (!tokens) return tokens.error();
+  ParsedTemplate parsed;
+  try {
+    Parser parser(std::move(tokens.value()), limits);
+    parsed = parser.run();
+  } catch (ParseFailure& failure) {
+    return std::move(failure.error);
+  } catch (const std::bad_alloc&) {
+    return Error{"MemoryError", "out of memory while parsing the template", 0, 0, {}};
+  }
+  Resolver resolver;
+  resolver.body(parsed.body, false);
+  if (resolver.failed) return resolver.error;
+  return parsed;
+}
+
+}  // namespace chatwire::jinja

@@ -1,0 +1,29 @@
+// The filter and test tables (filters.cpp, tests.cpp): name -> function.
+#pragma once
+
+#include <string_view>
+
+#include "chatwire/value.hpp"
+
+namespace chatwire::jinja {
+
+class RenderState;
+
+// A filter receives the operand first, then the call's arguments.
+using FilterFn = Result<Value> (*)(RenderState& state, const Value& operand, const CallArgs& args);
+using TestFn = Result<bool> (*)(RenderState& state, const Value& operand, const CallArgs& args);
+
+struct FilterEntry {
+  std::string_view name;
+  FilterFn fn;
+};
+
+struct TestEntry {
+  std::string_view name;
+  TestFn fn;
+};
+
+const FilterEntry* find_filter(std::string_view name);
+const TestEntry* find_test(std::string_view name);
+
+}  // namespace chatwire::jinja

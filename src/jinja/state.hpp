@@ -1,0 +1,127 @@
+// Per-render state: scopes (frames), the output buffer with its capture stack and
+// {% generation %} tracking, fuel and recursion counters. Lives on the stack of
+// Template::render; nothing here is shared between renders.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chatwire/jinja.hpp"
+#include "chatwire/value.hpp"
+#include "jinja/ast.hpp"
+
+namespace chatwire::jinja {
+
+// Thrown inside the engine to unwind a failed render; Template::render catches it
+// and returns the Error. Never crosses the public API.
+struct RenderError {
+  Error error;
+};
+
+[[noreturn]] void raise(Error error);
+[[noreturn]] void raise(std::string type, std::string message);
+
+// Unwraps a Result or throws its error.
+template <typename T>
+T check(Result<T>&& r) {
+  if (!r) raise(std::move(r.error()));
+  return std::move(r.value());
+}
+
+// Variables of one scope. Few per scope, so a linear search over a small vector.
+struct Frame {
+  Frame* parent = nullptr;
+  std::vector<std::pair<SymbolId, Value>> vars;
+
+  const Value* find_local(SymbolId id) const {
+    for (const auto& [sym, value] : vars)
+      if (sym == id) return &value;
+    return nullptr;
+  }
+  void set(SymbolId id, Value value) {
+    for (auto& [sym, v] : vars) {
+      if (sym == id) {
+        v = std::move(value);
+        return;
+      }
+    }
+    vars.emplace_back(id, std::move(value));
+  }
+};
+
+struct CompiledTemplate;
+
+// Output of one render: the top-level text plus a stack of capture buffers (macro
+// calls, set/filter blocks, caller(), recursive loops). Python yields only the
+// top-level chunks, which is what transformers' generation tracker counts.
+class Output {
+ public:
+  std::string main;
+  std::vector<std::string> captures;
+  std::size_t max_bytes = 0;
+  std::size_t total_bytes = 0;
+  bool yielded = false;  // any chunk (even empty) reached the top level
+
+  std::string& target() { return captures.empty() ? main : captures.back(); }
+  void write(std::string_view s) {
+    total_bytes += s.size();
+    if (total_bytes > max_bytes) overflow();
+    target().append(s);
+    if (captures.empty()) yielded = true;
+  }
+  void begin_capture() {
+    if (!spare_.empty()) {
+      captures.push_back(std::move(spare_.back()));
+      spare_.pop_back();
+      captures.back().clear();
+    } else {
+      captures.emplace_back();
+    }
+  }
+  std::string end_capture() {
+    std::string s = std::move(captures.back());
+    captures.pop_back();
+    total_bytes -= s.size();
+    return s;
+  }
+  // Code points of the top-level output so far (counted incrementally).
+  std::size_t main_code_points();
+
+ private:
+  [[noreturn]] void overflow();
+  std::vector<std::string> spare_;
+  std::size_t counted_bytes_ = 0, counted_points_ = 0;
+};
+
+class RenderState : public CallContext {
+ public:
+  RenderState(const CompiledTemplate& tmpl, const Value& context, const RenderOptions& options);
+
+  const CompiledTemplate& tmpl;
+  const Value& context;
+  const RenderOptions& options;
+  const Limits& lim;
+  Output out;
+  Frame root;
+  std::uint64_t steps = 0;
+  std::uint32_t depth = 0;  // macro / recursive loop nesting
+  bool track_generation = false;
+  std::vector<std::pair<std::size_t, std::size_t>> generation;  // code point spans
+
+  // Context lookups cached per symbol: 0 = not looked up, 1 = found, 2 = absent.
+  std::vector<std::uint8_t> context_state;
+  std::vector<const Value*> context_value;
+
+  void step() {
+    if (++steps > lim.max_steps) fuel_exhausted();
+  }
+  [[noreturn]] void fuel_exhausted();
+
+  // Name resolution: frames, then the render context, then globals.
+  Value lookup(Frame* frame, SymbolId symbol);
+  Value lookup_name(Frame* frame, std::string_view name);  // by name (rare paths)
+};
+
+}  // namespace chatwire::jinja

@@ -1,0 +1,48 @@
+// The public API: Template::compile / render.
+#include "chatwire/jinja.hpp"
+
+#include "jinja/compiled.hpp"
+#include "jinja/lexer.hpp"
+#include "jinja/objects.hpp"
+
+namespace chatwire::jinja {
+
+Result<Template> Template::compile(std::string_view source, const CompileOptions& options) {
+  std::string normalized = normalize_source(source);
+  auto parsed = parse_template(normalized, options.limits);
+  if (!parsed) return parsed.error();
+  auto impl = std::make_shared<Impl>();
+  impl->parsed = std::move(parsed.value());
+  // The oracle tracks generation spans when the source mentions the tag at all.
+  impl->uses_generation = source.find("generation") != std::string_view::npos &&
+                          source.find("{%") != std::string_view::npos &&
+                          source.find("endgeneration") != std::string_view::npos;
+  const auto& symbols = impl->parsed.symbols;
+  impl->globals.resize(symbols.size());
+  for (SymbolId i = 0; i < symbols.size(); ++i) {
+    const std::string& name = symbols[i];
+    if (BuiltinFn fn = find_global(name)) impl->globals[i] = Value::make_object<BuiltinFunction>(name, fn);
+    if (name == "loop") impl->sym_loop = i;
+    if (name == "caller") impl->sym_caller = i;
+    if (name == "kwargs") impl->sym_kwargs = i;
+    if (name == "varargs") impl->sym_varargs = i;
+  }
+  return Template(std::shared_ptr<const Impl>(std::move(impl)));
+}
+
+Result<RenderResult> Template::render(const Value& context, const RenderOptions& options) const {
+  if (!context.is_dict() && !context.is_undefined() && !context.is_none())
+    return Error{"TypeError", "the render context must be a dict, not " + std::string(type_name(context)), 0, 0, {}};
+  return render_template(*impl_, context, options);
+}
+
+bool Template::uses_generation() const { return impl_->uses_generation; }
+
+Template::Template(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+Template::Template(Template&&) noexcept = default;
+Template& Template::operator=(Template&&) noexcept = default;
+Template::Template(const Template&) = default;
+Template& Template::operator=(const Template&) = default;
+Template::~Template() = default;
+
+}  // namespace chatwire::jinja

@@ -1,0 +1,101 @@
+// Small UTF-8 helpers the lexer and the output tracker need (code points, Python's
+// whitespace set). Invalid UTF-8 decodes byte by byte as U+FFFD-like units of one
+// byte so that counting never runs past the end.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace chatwire::jinja::utf8 {
+
+// Decodes the code point at `pos` and advances `pos`; an invalid byte counts as one
+// code point of its own value.
+inline char32_t decode(std::string_view s, std::size_t& pos) {
+  unsigned char c = static_cast<unsigned char>(s[pos]);
+  if (c < 0x80) {
+    ++pos;
+    return c;
+  }
+  int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+  if (len == 0 || pos + len > s.size()) {
+    ++pos;
+    return c;
+  }
+  char32_t cp = c & (0xFF >> (len + 1));
+  for (int i = 1; i < len; ++i) {
+    unsigned char cc = static_cast<unsigned char>(s[pos + i]);
+    if ((cc & 0xC0) != 0x80) {
+      ++pos;
+      return c;
+    }
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  pos += len;
+  return cp;
+}
+
+inline void append(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Number of code points (continuation bytes are not counted).
+inline std::size_t length(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+// Python's str.isspace() / regex \s set.
+inline bool is_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+// Byte length of `s` without its trailing Python whitespace (str.rstrip()).
+inline std::size_t rstrip_length(std::string_view s) {
+  std::size_t pos = 0, keep = 0;
+  while (pos < s.size()) {
+    char32_t c = decode(s, pos);
+    if (!is_space(c)) keep = pos;
+  }
+  return keep;
+}
+
+// True when `s` is non-empty and all Python whitespace (re.fullmatch(r"\s+", s)).
+inline bool all_space(std::string_view s) {
+  if (s.empty()) return false;
+  std::size_t pos = 0;
+  while (pos < s.size())
+    if (!is_space(decode(s, pos))) return false;
+  return true;
+}
+
+// Byte length of the whitespace prefix of `s` (what regex \s* matches).
+inline std::size_t space_prefix(std::string_view s) {
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    std::size_t next = pos;
+    if (!is_space(decode(s, next))) break;
+    pos = next;
+  }
+  return pos;
+}
+
+}  // namespace chatwire::jinja::utf8
