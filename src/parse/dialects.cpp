@@ -60,6 +60,7 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<|python_tag|>", ""}};
     d.bare_json = true;
+    d.bare_anywhere = true;
     d.bare_separators = true;
     d.builtin_calls = true;
     d.args_keys = {"parameters", "arguments"};
@@ -210,7 +211,7 @@ std::vector<Dialect> build_table() {
     d.call_close = "<|tool_call_end|>";
     d.header_end = {"<|tool_call_argument_begin|>"};
     d.id_in_header = true;
-    d.dropped = {"<|im_end|>"};
+    d.dropped = {"<|im_end|>", "<|tool_call_argument_begin|>"};
     t.push_back(d);
   }
   {

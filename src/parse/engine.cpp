@@ -191,6 +191,7 @@ enum Tag : int {
   kTagThinkOpen = 1,
   kTagThinkClose,
   kTagDrop,
+  kTagBare,
   kTagTrigger = 100,  // + index into Engine::triggers_
 };
 
@@ -421,6 +422,7 @@ class Engine {
         break;
     }
     add_common(content_markers_);
+    if (d_.bare_anywhere) content_markers_.add("{", kTagBare);
     content_markers_.add(d_.think_open, kTagThinkOpen);
     content_markers_.add(d_.think_close, kTagThinkClose);
     // Stray closers of the call syntax are framing, never content.
@@ -446,6 +448,7 @@ class Engine {
     raw_args_markers_.add(d_.call_close, 1);
     raw_args_markers_.add(d_.section_close, 1);
     raw_args_markers_.add(d_.call_open, 1);
+    if (d_.fenced_args) raw_args_markers_.add("```", 1);
     hm_header_markers_.add("<|message|>", 1);
     for (auto m : {"<|start|>", "<|end|>", "<|call|>", "<|return|>"}) hm_header_markers_.add(m, 2);
     for (auto m : {"<|end|>", "<|call|>", "<|return|>"}) hm_body_markers_.add(m, 1);
@@ -684,6 +687,7 @@ class Engine {
           cand_ = pos_;
           committed_ = false;
           jo_close_ = {};
+          jo_bare_ = true;
           go(St::kJoBody);
           content_start_ = false;
           return true;
@@ -739,6 +743,14 @@ class Engine {
       pos_ += hit.len;
       return true;
     }
+    if (hit.tag == kTagBare) {
+      cand_ = pos_;
+      committed_ = false;
+      jo_close_ = {};
+      jo_bare_ = true;
+      go(St::kJoBody);
+      return true;
+    }
     // A call marker.
     if (em_.msg.tool_calls.size() >= opt_.max_tool_calls) {
       em_.warn("limit", "more calls than max_tool_calls; the marker stays text", abs(pos_));
@@ -753,6 +765,7 @@ class Engine {
     std::size_t index = static_cast<std::size_t>(hit.tag - kTagTrigger);
     switch (d_.syntax) {
       case CallSyntax::kJsonObject:
+        jo_bare_ = false;
         jo_close_ = d_.sections[index].close;
         jo_builtin_ = d_.builtin_calls && d_.sections[index].close.empty();
         pos_ += hit.len;
@@ -879,6 +892,10 @@ class Engine {
   }
 
   bool jo_truncated() {
+    if (jo_bare_ && !committed_) {
+      fallback("truncated", "output ended inside a JSON object");
+      return true;
+    }
     if (streaming_) {
       truncated("tool call arguments");
       close_call(false);
@@ -986,7 +1003,8 @@ class Engine {
     } else if (one_of(d_.args_keys, key_) && !has_args_) {
       has_args_ = true;
       bool id_settled = d_.id_keys.empty() || has_id_;
-      if (has_name_ && id_settled && buf_[pos_] != '"' && buf_[pos_] != 'n') {
+      // Bare JSON (no marker) is only a call once it is complete and valid: never streamed.
+      if (has_name_ && id_settled && !jo_bare_ && buf_[pos_] != '"' && buf_[pos_] != 'n') {
         open_call(id_, name_);
         streaming_ = true;
         sink = Sink::kArgsStream;
@@ -1040,6 +1058,10 @@ class Engine {
       close_call();
       streaming_ = false;
     } else if (has_name_ && (has_args_ || !d_.args_required)) {
+      if (jo_bare_ && !args_raw_.empty() && !Json::accept(args_raw_)) {
+        bad_object("call arguments are not valid JSON");
+        return;
+      }
       finish_object_call();
     } else {
       bad_object(has_name_ ? "call object without arguments" : "JSON object without a call name");
@@ -1263,6 +1285,12 @@ class Engine {
       truncated("a tool call");
       close_call(false);
       end_block();
+      return true;
+    }
+    // With an end marker (special tokens that cannot occur in JSON) the arguments are the text
+    // up to it, valid JSON or not; without one, a JSON value ends them.
+    if (!d_.call_close.empty() || d_.fenced_args) {
+      go(St::kHjRaw);
       return true;
     }
     char c = buf_[pos_];
@@ -1698,6 +1726,8 @@ class Engine {
       return true;
     }
     if (unterminated) truncated("a call list");
+    if (!error.empty())
+      em_.warn("invalid_call", "a call was dropped: " + error, abs(cand_ == kNone ? pos_ : cand_));
     for (auto& c : calls) {
       open_call("", c.name);
       em_.args(c.arguments);
@@ -1815,7 +1845,7 @@ class Engine {
 
   // JSON objects
   std::string_view jo_close_;
-  bool jo_array_ = false, jo_builtin_ = false;
+  bool jo_array_ = false, jo_builtin_ = false, jo_bare_ = false;
   JsonScanner scanner_;
   Sink sink_ = Sink::kSkip;
   St after_scan_ = St::kText;

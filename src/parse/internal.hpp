@@ -57,6 +57,7 @@ struct Dialect {
   // kJsonObject: wrappers, bare JSON at the start of the content, and the keys of a call object.
   std::vector<Section> sections;
   bool bare_json = false;        // a call may start with '{' or '[' at the start of the content
+  bool bare_anywhere = false;    // ... or anywhere in the content (Llama 3)
   bool bare_separators = false;  // ';' may separate bare calls (Llama 3)
   bool builtin_calls = false;    // `name.call(k=v)` after the open marker (Llama 3 python_tag)
   std::vector<std::string_view> name_keys = {"name"};

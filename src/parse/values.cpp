@@ -307,6 +307,23 @@ class PyReader {
     }
   }
 
+  // From an opening bracket to just after its match, strings skipped; false if unbalanced.
+  bool skip_balanced() {
+    int depth = 0;
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == '\'' || c == '"') {
+        std::string ignored;
+        if (!string_literal(ignored)) return false;
+        continue;
+      }
+      ++i_;
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      if ((c == ')' || c == ']' || c == '}') && --depth == 0) return true;
+    }
+    return false;
+  }
+
   bool hex(std::size_t digits, std::uint32_t& cp) {
     if (i_ + digits > s_.size()) return fail("short escape");
     cp = 0;
@@ -548,8 +565,10 @@ bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::
       error = "expected '(' after " + call.name;
       return false;
     }
+    std::size_t open_paren = r.i_;
     ++r.i_;
     call.arguments = "{";
+    bool bad_value = false;
     for (bool first_arg = true;; first_arg = false) {
       r.skip_ws();
       if (r.peek() == ')') {
@@ -580,12 +599,17 @@ bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::
       append_json_quoted(call.arguments, key);
       call.arguments += ": ";
       if (!r.value(call.arguments, 1)) {
+        // One unconvertible argument (bytes, inf) drops that call, not its siblings.
         error = r.error_;
-        return false;
+        r.error_.clear();
+        r.i_ = open_paren;
+        if (!r.skip_balanced()) return false;
+        bad_value = true;
+        break;
       }
     }
     call.arguments += "}";
-    calls.push_back(std::move(call));
+    if (!bad_value) calls.push_back(std::move(call));
     if (!bracketed) {
       r.skip_ws();
       if (r.at_end()) break;

@@ -1,0 +1,122 @@
+# Included by scripts/parse_cases.py: more reference cases (same helpers: case, tool).
+
+# ---------------------------------------------------------------- llama3_json
+L3 = "vllm-project/vllm@1e499e36:tests/tool_parsers/test_llama3_json_tool_parser.py"
+case("llama3_json", "simple_in_prose", L3 + "::test_extract_tool_calls_simple",
+     'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like to know more?',
+     "Here is the result:  Would you like to know more?", calls=[("getOpenIncidentsTool", {})],
+     note="upstream drops the prose (content None); we keep it (lossless, docs/parse.md)")
+case("llama3_json", "with_arguments", L3 + "::test_extract_tool_calls_with_arguments",
+     '{"name": "searchTool", "parameters": {"query": "test query", "limit": 10}}',
+     calls=[("searchTool", {"query": "test query", "limit": 10})])
+case("llama3_json", "no_json", L3 + "::test_extract_tool_calls_no_json",
+     "This is just some text without any tool calls", "This is just some text without any tool calls")
+case("llama3_json", "invalid_json", L3 + "::test_extract_tool_calls_invalid_json",
+     '{"name": "invalidTool", "parameters": {invalid json}', '{"name": "invalidTool", "parameters": {invalid json}')
+case("llama3_json", "arguments_key", L3 + "::test_extract_tool_calls_with_arguments_key",
+     '{"name": "searchTool", "arguments": {"query": "test"}}', calls=[("searchTool", {"query": "test"})])
+three = [("searchTool", {"query": "test1"}), ("getOpenIncidentsTool", {}), ("searchTool", {"query": "test2"})]
+case("llama3_json", "multiple_json", L3 + "::test_extract_tool_calls_multiple_json",
+     '{"name": "searchTool", "parameters": {"query": "test1"}}; {"name": "getOpenIncidentsTool", "parameters": {}}; {"name": "searchTool", "parameters": {"query": "test2"}}',
+     calls=three)
+case("llama3_json", "multiple_json_ws", L3 + "::test_extract_tool_calls_multiple_json_with_whitespace",
+     '{"name": "searchTool", "parameters": {"query": "test1"}} ; {"name": "getOpenIncidentsTool", "parameters": {}} ; {"name": "searchTool", "parameters": {"query": "test2"}}',
+     calls=three)
+case("llama3_json", "multiple_json_prose", L3 + "::test_extract_tool_calls_multiple_json_with_surrounding_text",
+     'Here are the results: {"name": "searchTool", "parameters": {"query": "test1"}}; {"name": "getOpenIncidentsTool", "parameters": {}}; {"name": "searchTool", "parameters": {"query": "test2"}} Would you like to know more?',
+     "Here are the results:  Would you like to know more?", calls=three, compare="strip",
+     note="upstream content None; lossless here")
+case("llama3_json", "deeply_nested", L3 + "::test_extract_tool_calls_deeply_nested_json",
+     '{"name": "complexTool", "parameters": {"level1": {"level2": {"level3": {"level4": {"value": "deep"}}}}}}',
+     calls=[("complexTool", {"level1": {"level2": {"level3": {"level4": {"value": "deep"}}}}})])
+case("llama3_json", "multiple_deep", L3 + "::test_extract_tool_calls_multiple_with_deep_nesting",
+     '{"name": "simpleTool", "parameters": {"value": "test"}}; {"name": "complexTool", "parameters": {"config": {"database": {"connection": {"pool": {"size": 10}}}}}}',
+     calls=[("simpleTool", {"value": "test"}), ("complexTool", {"config": {"database": {"connection": {"pool": {"size": 10}}}}})])
+case("llama3_json", "brackets_in_strings", L3 + "::test_extract_tool_calls_with_quotes_and_brackets_in_string",
+     '{"name": "searchTool", "parameters": {"query": "test {value} [complex]","nested": {"inner": "more {brackets}"}}}',
+     calls=[("searchTool", {"query": "test {value} [complex]", "nested": {"inner": "more {brackets}"}})])
+case("llama3_json", "escaped_quotes", L3 + "::test_extract_tool_calls_with_escaped_quotes_in_nested_json",
+     '{"name": "parserTool", "parameters": {"text": "He said \\"Hello {world}\\""}}',
+     calls=[("parserTool", {"text": 'He said "Hello {world}"'})])
+case("llama3_json", "missing_name", L3 + "::test_extract_tool_calls_missing_name_key", '{"parameters": {}}', '{"parameters": {}}')
+case("llama3_json", "missing_parameters", L3 + "::test_extract_tool_calls_missing_parameters_and_arguments_key",
+     '{"name": "toolWithoutParams"}', '{"name": "toolWithoutParams"}')
+case("llama3_json", "brace_in_trailing_text", L3 + "::test_extract_tool_calls_brace_in_trailing_text",
+     '{"name": "searchTool", "parameters": {"query": "test"}} I used {searchTool} for this.',
+     " I used {searchTool} for this.", calls=[("searchTool", {"query": "test"})])
+case("llama3_json", "json_fragment_in_trailing_text", L3 + "::test_extract_tool_calls_json_fragment_in_trailing_text",
+     '{"name": "searchTool", "parameters": {"query": "test"}} The arguments I passed were {"query": "test"}',
+     ' The arguments I passed were {"query": "test"}', calls=[("searchTool", {"query": "test"})])
+for i, sep in enumerate(["; ", ";", ";\n", "\n"]):
+    case("llama3_json", f"parallel_separator_{i}", L3 + "::test_extract_tool_calls_streaming_parallel_separators",
+         '{"name": "searchTool", "parameters": {"query": "test1"}}' + sep + '{"name": "getOpenIncidentsTool", "parameters": {}}',
+         calls=[("searchTool", {"query": "test1"}), ("getOpenIncidentsTool", {})])
+case("llama3_json", "regex_timeout_input", L3 + "::test_regex_timeout_handling",
+     "{hello world[A(A=" + "\t)A(A=,\t" * 2, "{hello world[A(A=" + "\t)A(A=,\t" * 2)
+
+# ---------------------------------------------------------------- pythonic
+PY = "vllm-project/vllm@0716d268:tests/tool_parsers/test_pythonic_tool_parser.py"
+SIMPLE = "get_weather(city='San Francisco', metric='celsius')"
+SIMPLE_C = ("get_weather", {"city": "San Francisco", "metric": "celsius"})
+MORE = "register_user(name='John Doe', age=37, address={'city': 'San Francisco', 'state': 'CA'}, role=None, passed_test=True, aliases=['John', 'Johnny'])"
+MORE_C = ("register_user", {"name": "John Doe", "age": 37, "address": {"city": "San Francisco", "state": "CA"},
+                            "role": None, "passed_test": True, "aliases": ["John", "Johnny"]})
+case("pythonic", "no_tool_call", PY + "::test_no_tool_call", "How can I help you today?", "How can I help you today?")
+case("pythonic", "simple", PY + "::simple_nonstreaming", f"[{SIMPLE}]", calls=[SIMPLE_C])
+case("pythonic", "more_types", PY + "::more_types_nonstreaming", f"[{MORE}]", calls=[MORE_C])
+case("pythonic", "parameterless", PY + "::parameterless_nonstreaming", "[get_weather()]", calls=[("get_weather", {})])
+case("pythonic", "empty_dict", PY + "::empty_dict_nonstreaming", "[do_something_cool(additional_data={})]",
+     calls=[("do_something_cool", {"additional_data": {}})])
+case("pythonic", "empty_list", PY + "::empty_list_nonstreaming", "[do_something_cool(steps=[])]",
+     calls=[("do_something_cool", {"steps": []})])
+case("pythonic", "escaped_string", PY + "::escaped_string_nonstreaming",
+     r"[get_weather(city='Martha\'s Vineyard', metric='\"cool units\"')]",
+     calls=[("get_weather", {"city": "Martha's Vineyard", "metric": '"cool units"'})])
+case("pythonic", "parallel", PY + "::parallel_calls_nonstreaming", f"[{SIMPLE}, {MORE}]", calls=[SIMPLE_C, MORE_C])
+case("pythonic", "large_steps", PY + "::test_streaming_tool_call_with_large_steps",
+     f"[get_weather(city='San Francisco', metric='celsius'), get_weather(), do_something_cool(steps=[])]",
+     calls=[SIMPLE_C, ("get_weather", {}), ("do_something_cool", {"steps": []})])
+case("pythonic", "regex_timeout_input", PY + "::test_regex_timeout_handling",
+     "hello world[A(A=" + "\t)A(A=,\t" * 2, "hello world[A(A=" + "\t)A(A=,\t" * 2)
+case("pythonic", "bad_sibling", PY + "::test_bad_sibling_call_does_not_drop_good_calls",
+     f"[bad(x=b'z'), {SIMPLE}]", calls=[SIMPLE_C], warnings=["invalid_call"])
+case("pythonic", "non_finite", PY + "::test_non_finite_argument_rejected", f"[calc(x=1e999), {SIMPLE}]",
+     calls=[SIMPLE_C], warnings=["invalid_call"])
+case("pythonic", "unrecoverable", PY + "::test_unrecoverable_block_still_reports_no_tool_call",
+     "[f(a='x 'y' 'z), g(b='p 'q' 'r)]", "[f(a='x 'y' 'z), g(b='p 'q' 'r)]")
+case("pythonic", "mismatched_brackets", PY + "::test_streaming_mismatched_brackets_reported_once",
+     "[foo(x=1])]", "[foo(x=1])]")
+
+# ---------------------------------------------------------------- kimi_k2
+KIMI = "vllm-project/vllm@0825a6c3:tests/tool_parsers/test_kimi_k2_tool_parser.py"
+SB, SE, TB, TE, AB = ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+                      "<|tool_call_end|>", "<|tool_call_argument_begin|>")
+def ktool(i, a): return f"{TB}{i} {AB}{a}{TE}"
+def kwrap(*t): return SB + "".join(t) + SE
+case("kimi_k2", "no_tools", KIMI + "::test_no_tools", "This is a test", "This is a test")
+case("kimi_k2", "single", KIMI + "::single_tool_call", "I'll check. " + kwrap(ktool("functions.get_weather:0", '{"city": "Beijing"}')),
+     "I'll check. ", calls=[("get_weather", {"city": "Beijing"}, "functions.get_weather:0")])
+case("kimi_k2", "parallel", KIMI + "::parallel_tool_calls", "Compare weather. " + kwrap(
+    ktool("functions.get_weather:0", '{"city": "Beijing"}'), ktool("functions.get_weather:1", '{"city": "Shanghai"}')),
+     "Compare weather. ", calls=[("get_weather", {"city": "Beijing"}, "functions.get_weather:0"),
+                                 ("get_weather", {"city": "Shanghai"}, "functions.get_weather:1")])
+case("kimi_k2", "three", KIMI + "::three_tool_calls", "Multiple tasks. " + kwrap(
+    ktool("functions.get_weather:0", '{"city": "New York"}'), ktool("functions.get_news:1", '{"topic": "technology"}'),
+    ktool("functions.send_email:2", '{"to": "user@example.com", "subject": "Daily Update"}')),
+     "Multiple tasks. ", calls=[("get_weather", {"city": "New York"}), ("get_news", {"topic": "technology"}),
+                                ("send_email", {"to": "user@example.com", "subject": "Daily Update"})])
+case("kimi_k2", "angle_brackets", KIMI + "::angle_brackets_in_json", "Process HTML. " + kwrap(
+    ktool("functions.process_html:0", '{"html": "<div>content</div>"}')), "Process HTML. ",
+     calls=[("process_html", {"html": "<div>content</div>"})])
+case("kimi_k2", "multiline_json", KIMI + "::multiline_json", "Formatted. " + kwrap(
+    ktool("functions.process_data:0", '{\n  "name": "test",\n  "value": 123\n}')), "Formatted. ",
+     calls=[("process_data", {"name": "test", "value": 123})])
+case("kimi_k2", "no_prefix", KIMI + "::no_functions_prefix", "No prefix. " + kwrap(ktool("get_weather:0", '{"city": "Tokyo"}')),
+     "No prefix. ", calls=[("get_weather", {"city": "Tokyo"}, "get_weather:0")])
+case("kimi_k2", "empty_args", KIMI + "::empty_arguments", "Empty args. " + kwrap(ktool("functions.test:0", "{}")),
+     "Empty args. ", calls=[("test", {})])
+case("kimi_k2", "invalid_json_kept", KIMI + "::test_invalid_json_still_extracted", "Help. " + SB +
+     ktool("functions.bad:0", '{"city": "Beijing"') + ktool("functions.good:1", '{"city": "Shanghai"}') + SE,
+     "Help. ", calls=[("bad", '{"city": "Beijing"'), ("good", {"city": "Shanghai"})], warnings=["invalid_arguments"])
+case("kimi_k2", "native_id", KIMI + "::test_native_id_extracted", "Checking weather. " + kwrap(ktool("functions.get_weather:0", '{"city": "Tokyo"}')),
+     "Checking weather. ", calls=[("get_weather", {"city": "Tokyo"}, "functions.get_weather:0")])
