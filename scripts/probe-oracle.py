@@ -333,8 +333,14 @@ def measure_frame(r):
     if between is not None:
         gp = frame["generation_prompt"]
         split = between.rfind(gp) if gp else -1
-        if split < 0 and gp and gp.strip(WHITESPACE):
-            split = between.rfind(gp.strip(WHITESPACE))
+        if split < 0 and gp:
+            # The prompt may open more than a history turn shows (e.g. "<think>\n"): try it
+            # shortened by whole atoms, longest first.
+            for end in reversed(tokens(gp)[1:] + [len(gp)]):
+                candidate = gp[:end].strip(WHITESPACE)
+                if candidate and between.rfind(candidate) >= 0:
+                    split = between.rfind(candidate)
+                    break
         if split < 0:
             split = 0
         frame["user_suffix"] = between[:split]
@@ -394,17 +400,20 @@ def measure_reasoning_markers(r, frame):
     a_pos = out.find(S["answer"], r_pos)
     if a_pos < 0:
         return result
-    prefix = (frame["generation_prompt"] or frame["assistant_prefix"] or "").strip(WHITESPACE)
-    open_from = q_end
-    if prefix:
-        hit = out.rfind(prefix, q_end, r_pos)
+    # The reasoning opens after the assistant header: the history prefix, else the prompt's.
+    open_from, header = q_end, ""
+    for candidate in ((frame["assistant_prefix"] or "").strip(WHITESPACE),
+                      (frame["generation_prompt"] or "").strip(WHITESPACE)):
+        hit = out.rfind(candidate, q_end, r_pos) if candidate else -1
         if hit >= 0:
-            open_from = hit + len(prefix)
+            open_from, header = hit + len(candidate), candidate
+            break
     opener = out[open_from:r_pos]
     closer = out[r_pos + len(S[result["field"]]):a_pos]
     result["open"] = opener.strip(WHITESPACE)
     result["close"] = closer.strip(WHITESPACE)
-    result["style"] = "channel" if prefix and prefix in closer else "tags"
+    # A new assistant header between reasoning and answer: reasoning is a message of its own.
+    result["style"] = "channel" if header and header in closer else "tags"
     return result
 
 

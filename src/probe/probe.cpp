@@ -358,9 +358,18 @@ void measure_frame(Renderer& r, Profile& p) {
   if (between) {
     const std::string gp = frame.generation_prompt.value_or("");
     std::size_t split = gp.empty() ? std::string::npos : between->rfind(gp);
-    std::string_view gp_stripped = text::strip(gp);
-    if (split == std::string::npos && !gp.empty() && !gp_stripped.empty())
-      split = between->rfind(gp_stripped);
+    if (split == std::string::npos && !gp.empty()) {
+      // The prompt may open more than a history turn shows (e.g. "<think>\n"): try it
+      // shortened by whole atoms, longest first.
+      auto ends = text::atom_starts(gp);
+      for (std::size_t i = ends.size(); i-- > 1;) {
+        std::string candidate(text::strip(std::string_view(gp).substr(0, ends[i])));
+        if (!candidate.empty() && between->rfind(candidate) != std::string::npos) {
+          split = between->rfind(candidate);
+          break;
+        }
+      }
+    }
     if (split == std::string::npos) split = 0;
     frame.user_suffix = between->substr(0, split);
     frame.assistant_prefix = between->substr(split);
@@ -424,19 +433,26 @@ void measure_reasoning_markers(Renderer& r, Profile& p) {
   if (r_pos == std::string::npos) return;
   std::size_t a_pos = out.find(S("answer"), r_pos);
   if (a_pos == std::string::npos) return;
-  std::string prefix(
-      text::strip(first_nonempty(p.frame.generation_prompt, p.frame.assistant_prefix)));
+  // The reasoning opens after the assistant header: the history prefix, else the prompt's.
   std::size_t open_from = q_end;
-  if (!prefix.empty() && r_pos >= q_end) {
-    std::size_t hit = std::string_view(out).substr(q_end, r_pos - q_end).rfind(prefix);
-    if (hit != std::string::npos) open_from = q_end + hit + prefix.size();
+  std::string header;
+  for (const auto& candidate :
+       {stripped(p.frame.assistant_prefix), stripped(p.frame.generation_prompt)}) {
+    if (candidate.empty()) continue;
+    std::size_t hit = std::string_view(out).substr(q_end, r_pos - q_end).rfind(candidate);
+    if (hit != std::string::npos) {
+      open_from = q_end + hit + candidate.size();
+      header = candidate;
+      break;
+    }
   }
   std::string_view opener = std::string_view(out).substr(open_from, r_pos - open_from);
   std::size_t close_from = r_pos + S(*result.field).size();
   std::string_view closer = std::string_view(out).substr(close_from, a_pos - close_from);
   result.open = std::string(text::strip(opener));
   result.close = std::string(text::strip(closer));
-  result.style = !prefix.empty() && text::contains(closer, prefix) ? "channel" : "tags";
+  // A new assistant header between reasoning and answer: reasoning is a message of its own.
+  result.style = !header.empty() && text::contains(closer, header) ? "channel" : "tags";
 }
 
 struct Search {

@@ -140,8 +140,6 @@ std::string marker_core(std::string_view marker) {
   return std::string(marker.substr(begin, end - begin));
 }
 
-namespace {
-
 std::vector<std::size_t> atom_starts(std::string_view s) {
   std::vector<std::size_t> starts;
   for (std::size_t i = 0; i < s.size();) {
@@ -152,8 +150,6 @@ std::vector<std::size_t> atom_starts(std::string_view s) {
   starts.push_back(s.size());
   return starts;
 }
-
-}  // namespace
 
 DiffRegion diff_region(std::string_view a, std::string_view b) {
   auto ta = atom_starts(a), tb = atom_starts(b);

@@ -28,6 +28,9 @@ std::vector<std::string> markers(std::string_view s);
 // The marker with its bracket characters (<>[]|｜) stripped from both ends.
 std::string marker_core(std::string_view marker);
 
+// Where the atoms of `s` start (whole markers or single code points), then s.size().
+std::vector<std::size_t> atom_starts(std::string_view s);
+
 // The region where a and b differ once their common prefix and suffix (counted in atoms:
 // whole markers or single code points) are removed.
 struct DiffRegion {
