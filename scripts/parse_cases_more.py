@@ -120,3 +120,66 @@ case("kimi_k2", "invalid_json_kept", KIMI + "::test_invalid_json_still_extracted
      "Help. ", calls=[("bad", '{"city": "Beijing"'), ("good", {"city": "Shanghai"})], warnings=["invalid_arguments"])
 case("kimi_k2", "native_id", KIMI + "::test_native_id_extracted", "Checking weather. " + kwrap(ktool("functions.get_weather:0", '{"city": "Tokyo"}')),
      "Checking weather. ", calls=[("get_weather", {"city": "Tokyo"}, "functions.get_weather:0")])
+
+# ---------------------------------------------------------------- qwen3_coder
+Q3C = "vllm-project/vllm@049d8df2:tests/tool_parsers/test_qwen3coder_tool_parser.py"
+WEATHER_PARAMS = {"type": "object", "properties": {
+    "city": {"type": "string", "description": "The city name"}, "state": {"type": "string", "description": "The state code"},
+    "unit": {"type": "string", "enum": ["fahrenheit", "celsius"]}}, "required": ["city", "state"]}
+AREA_PARAMS = {"type": "object", "properties": {"shape": {"type": "string"}, "dimensions": {"type": "object"},
+                                                "precision": {"type": "integer"}}}
+Q3TOOLS = [{"type": "function", "function": {"name": "get_current_weather", "description": "Get the current weather", "parameters": WEATHER_PARAMS}},
+           {"type": "function", "function": {"name": "calculate_area", "description": "Calculate area of a shape", "parameters": AREA_PARAMS}}]
+def q3call(name, params):
+    return "<tool_call>\n<function=%s>\n" % name + "".join("<parameter=%s>\n%s\n</parameter>\n" % kv for kv in params) + "</function>\n</tool_call>"
+W_DALLAS = q3call("get_current_weather", [("city", "Dallas"), ("state", "TX"), ("unit", "fahrenheit")])
+W_DALLAS_C = ("get_current_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"})
+case("qwen3_coder", "no_tools", Q3C + "::test_extract_tool_calls_no_tools", "This is a test response without any tool calls",
+     "This is a test response without any tool calls", tools=Q3TOOLS)
+case("qwen3_coder", "single_tool", Q3C + "::test_extract_tool_calls[single_tool]", W_DALLAS, calls=[W_DALLAS_C], tools=Q3TOOLS)
+case("qwen3_coder", "single_tool_with_content", Q3C + "::test_extract_tool_calls[single_tool_with_content]",
+     "Sure! Let me check the weather for you." + W_DALLAS, "Sure! Let me check the weather for you.", calls=[W_DALLAS_C], tools=Q3TOOLS)
+case("qwen3_coder", "multiline_param", Q3C + "::test_extract_tool_calls[single_tool_multiline_param]",
+     q3call("calculate_area", [("shape", "rectangle"), ("dimensions", '{"width": 10, \n "height": 20}'), ("precision", "2")]),
+     calls=[("calculate_area", {"shape": "rectangle", "dimensions": {"width": 10, "height": 20}, "precision": 2})], tools=Q3TOOLS)
+case("qwen3_coder", "parallel_tools", Q3C + "::test_extract_tool_calls[parallel_tools]",
+     W_DALLAS + "\n" + q3call("get_current_weather", [("city", "Orlando"), ("state", "FL"), ("unit", "fahrenheit")]),
+     calls=[W_DALLAS_C, ("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"})], tools=Q3TOOLS)
+case("qwen3_coder", "typed_params", Q3C + "::test_extract_tool_calls[tool_with_typed_params]",
+     "Let me calculate that area for you." + q3call("calculate_area", [("shape", "circle"), ("dimensions", '{"radius": 15.5}'), ("precision", "3")]),
+     "Let me calculate that area for you.",
+     calls=[("calculate_area", {"shape": "circle", "dimensions": {"radius": 15.5}, "precision": 3})], tools=Q3TOOLS)
+case("qwen3_coder", "fallback_no_tags", Q3C + "::test_extract_tool_calls_fallback_no_tags",
+     "<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n</function>",
+     calls=[("get_current_weather", {"city": "Dallas", "state": "TX"})], tools=Q3TOOLS)
+TT = [{"type": "function", "function": {"name": "test_types", "parameters": {"type": "object", "properties": {
+    "int_param": {"type": "integer"}, "float_param": {"type": "float"}, "bool_param": {"type": "boolean"},
+    "str_param": {"type": "string"}, "obj_param": {"type": "object"}}}}}]
+case("qwen3_coder", "type_conversion", Q3C + "::test_extract_tool_calls_type_conversion",
+     q3call("test_types", [("int_param", "42"), ("float_param", "3.14"), ("bool_param", "true"), ("str_param", "hello world"), ("obj_param", '{"key": "value"}')]),
+     calls=[("test_types", {"int_param": 42, "float_param": 3.14, "bool_param": True, "str_param": "hello world", "obj_param": {"key": "value"}})], tools=TT)
+ANY = [{"type": "function", "function": {"name": "test_anyof", "parameters": {"type": "object", "properties": {
+    "anyof_int": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": 5},
+    "anyof_str": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    "anyof_array": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
+    "anyof_obj": {"anyOf": [{"type": "object"}, {"type": "null"}]},
+    "type_as_array": {"type": ["integer", "null"]},
+    "multi_non_null": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}}}}}]
+case("qwen3_coder", "anyof_conversion", Q3C + "::test_extract_tool_calls_anyof_type_conversion",
+     q3call("test_anyof", [("anyof_int", "5"), ("anyof_str", "hello"), ("anyof_array", '["a", "b", "c"]'), ("anyof_obj", '{"key": "value"}'),
+                           ("type_as_array", "42"), ("multi_non_null", "some text")]),
+     calls=[("test_anyof", {"anyof_int": 5, "anyof_str": "hello", "anyof_array": ["a", "b", "c"], "anyof_obj": {"key": "value"},
+                            "type_as_array": 42, "multi_non_null": "some text"})], tools=ANY)
+SW = [{"type": "function", "function": {"name": "search_web", "parameters": {"type": "object", "properties": {
+    "query": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "count": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": 5},
+    "verbose": {"anyOf": [{"type": "boolean"}, {"type": "null"}]}}}}}]
+case("qwen3_coder", "anyof_streaming", Q3C + "::test_extract_tool_calls_anyof_type_conversion_streaming",
+     q3call("search_web", [("query", "vllm tool parser"), ("count", "10"), ("verbose", "true")]),
+     calls=[("search_web", {"query": "vllm tool parser", "count": 10, "verbose": True})], tools=SW)
+case("qwen3_coder", "missing_closing_parameter", Q3C + "::test_extract_tool_calls_missing_closing_parameter_tag",
+     "Let me check the weather for you:\n<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tool_call>",
+     "Let me check the weather for you:\n", calls=[W_DALLAS_C], tools=Q3TOOLS, warnings=["missing_marker"])
+case("qwen3_coder", "incremental", Q3C + "::test_extract_tool_calls_streaming_incremental",
+     "I'll check the weather.<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n</function>\n</tool_call>",
+     "I'll check the weather.", calls=[("get_current_weather", {"city": "Dallas", "state": "TX"})], tools=Q3TOOLS)
+case("qwen3_coder", "no_schema_strings", Q3C + "::single_tool (request without tools)", W_DALLAS, calls=[W_DALLAS_C])

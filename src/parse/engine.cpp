@@ -1574,7 +1574,7 @@ class Engine {
 
   bool streams_as_string() const {
     if (json_value_) return false;
-    if (types_.known) return types_.only_string();
+    if (types_.known) return types_.first == &ParamTypes::string;
     return d_.untyped == UntypedValues::kString;
   }
 
@@ -1595,10 +1595,8 @@ class Engine {
       value_started_ = true;
       streaming_value_ = streams_as_string();
       mark_ = pos_;
-      if (streaming_value_) {
-        param_prefix();
-        em_.args("\"");
-      }
+      quote_open_ = false;
+      if (streaming_value_) param_prefix();
     }
     MarkerSet::Hit hit = search(value_markers_);
     bool found = hit.kind == MarkerSet::Hit::kFound;
@@ -1613,8 +1611,10 @@ class Engine {
           while (end > pos_ && is_ws(buf_[end - 1])) --end;
         }
         end = emit_end(end);
-        if (end > pos_) {
-          std::string escaped;
+        // A string value is held until it cannot be the literal null (read as JSON null).
+        if (end > pos_ && (quote_open_ || end - mark_ > 4)) {
+          std::string escaped = quote_open_ ? "" : "\"";
+          quote_open_ = true;
           append_json_escaped(escaped, std::string_view(buf_).substr(pos_, end - pos_));
           em_.args(escaped);
           pos_ = end;
@@ -1633,9 +1633,15 @@ class Engine {
     }
     if (!found) truncated("a parameter value");
     if (streaming_value_) {
+      std::string_view rest = std::string_view(buf_).substr(pos_, stop - pos_);
       std::string escaped;
-      append_json_escaped(escaped, std::string_view(buf_).substr(pos_, stop - pos_));
-      escaped += '"';
+      if (!quote_open_ && (trim(rest) == "null" || trim(rest) == "None") && types_.known) {
+        escaped = "null";
+      } else {
+        if (!quote_open_) escaped = "\"";
+        append_json_escaped(escaped, rest);
+        escaped += '"';
+      }
       em_.args(escaped);
     } else {
       std::string_view raw = std::string_view(buf_).substr(mark_, stop - mark_);
@@ -1858,7 +1864,8 @@ class Engine {
   // XML parameters
   std::string param_;
   ParamTypes types_;
-  bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false;
+  bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
+       quote_open_ = false;
   // pythonic
   std::string_view py_close_;
   int py_depth_ = 0;

@@ -110,6 +110,8 @@ struct ParamTypes {
   bool known = false;
   bool string = false, integer = false, number = false, boolean = false, object = false,
        array = false, null = false;
+  // The first non-null type the schema names: it decides the coercion (as vLLM's parsers do).
+  bool ParamTypes::*first = nullptr;
   bool only_string() const {
     return known && string && !integer && !number && !boolean && !object && !array && !null;
   }

@@ -67,6 +67,7 @@ void add_schema_types(const Json& schema, ParamTypes& types, int depth) {
       if (t.name == name) {
         types.*(t.flag) = true;
         types.known = true;
+        if (!types.first && t.flag != &ParamTypes::null) types.first = t.flag;
       }
     }
   };
@@ -85,6 +86,7 @@ void add_schema_types(const Json& schema, ParamTypes& types, int depth) {
   if (!types.known && schema.contains("enum")) {
     types.string = true;
     types.known = true;
+    types.first = &ParamTypes::string;
   }
 }
 
@@ -508,27 +510,32 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
     }
     return as_string();
   }
-  if (types.only_string()) return as_string();
   std::string_view t = trim(raw);
   std::string low = lower(t);
-  if (low == "null" || low == "none") {
-    if (types.null || !types.string) return "null";
+  if (low == "null" || low == "none") return "null";  // as the reference parsers read it
+  // The first non-null type decides; when its conversion fails the raw text stays a string.
+  auto first = types.first;
+  if (!first || first == &ParamTypes::string) return as_string();
+  if (first == &ParamTypes::integer) {
+    if (is_integer_text(t)) return integer_json(t);
+    // "5.0" for an integer: Python's int(float(v)) when the value is integral.
+    if (number_json(t, out) && out.find_first_of(".e") == std::string::npos) return out;
   }
-  if (types.string) return as_string();  // a union with string keeps the text (decided once)
-  if (types.integer && is_integer_text(t)) return integer_json(t);
-  if (types.number && number_json(t, out)) return out;
-  if (types.boolean && (low == "true" || low == "false")) return low;
-  if (types.object || types.array) {
+  if (first == &ParamTypes::number && number_json(t, out)) {
+    return out;
+  }
+  if (first == &ParamTypes::boolean && (low == "true" || low == "false")) return low;
+  if (first == &ParamTypes::object || first == &ParamTypes::array) {
+    bool want_object = first == &ParamTypes::object;
     if (Json::accept(t)) {
       Json v = Json::parse(t);
-      if ((types.object && v.is_object()) || (types.array && v.is_array())) return v.dump();
+      if (want_object ? v.is_object() : v.is_array()) return v.dump();
     }
     PyReader reader(t, 256);
     std::string json;
     if (reader.value(json, 0)) {
       reader.skip_ws();
-      if (reader.at_end() && ((types.object && json[0] == '{') || (types.array && json[0] == '[')))
-        return json;
+      if (reader.at_end() && json[0] == (want_object ? '{' : '[')) return json;
     }
   }
   if (coerced_ok) *coerced_ok = false;
