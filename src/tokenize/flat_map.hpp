@@ -2,6 +2,7 @@
 // merge. Built once at load, read-only afterwards (so safe to share between threads).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -84,6 +85,50 @@ class StringIdMap {
         return true;
       }
       i = (i + 1) & mask_;
+    }
+  }
+  // Looks up n keys at once, prefetching slots and key bytes in stages so that the cache misses of
+  // a large table overlap (loading Gemma 3's 515k merges is 1.5M random lookups).
+  void get_batch(const std::string_view* keys, std::size_t n, std::uint32_t* values,
+                 bool* found) const {
+    constexpr std::size_t kMaxBatch = 512;
+    std::uint64_t hashes[kMaxBatch];
+    std::size_t slot[kMaxBatch];
+    for (std::size_t start = 0; start < n; start += kMaxBatch) {
+      std::size_t m = std::min(kMaxBatch, n - start);
+      for (std::size_t k = 0; k < m; ++k) {
+        found[start + k] = false;
+        if (slots_.empty()) continue;
+        hashes[k] = hash_bytes(keys[start + k].data(), keys[start + k].size());
+        __builtin_prefetch(&slots_[hashes[k] & mask_]);
+      }
+      if (slots_.empty()) continue;
+      for (std::size_t k = 0; k < m; ++k) {
+        // First slot whose tag matches (or the empty slot ending the probe).
+        std::size_t i = hashes[k] & mask_;
+        const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
+        while (slots_[i].len != kEmpty &&
+               !(slots_[i].hash == tag && slots_[i].len == keys[start + k].size())) {
+          i = (i + 1) & mask_;
+        }
+        slot[k] = i;
+        if (slots_[i].len != kEmpty) __builtin_prefetch(arena_.data() + slots_[i].offset);
+      }
+      for (std::size_t k = 0; k < m; ++k) {
+        std::string_view key = keys[start + k];
+        std::size_t i = slot[k];
+        const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
+        while (slots_[i].len != kEmpty) {
+          const Slot& s = slots_[i];
+          if (s.hash == tag && s.len == key.size() &&
+              std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+            values[start + k] = s.value;
+            found[start + k] = true;
+            break;
+          }
+          i = (i + 1) & mask_;
+        }
+      }
     }
   }
   std::size_t size() const { return size_; }

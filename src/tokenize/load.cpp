@@ -557,9 +557,51 @@ class Loader {
       return Error{"LimitError", "more merges than max_merges", 0, 0, "model.merges"};
     }
     d_.merges.reserve(merges->count);
-    std::string ka, kb, kn, merged;
-    std::uint32_t rank = 0;
+    // In batches: the three vocab lookups per merge go through get_batch (prefetched).
+    constexpr std::size_t kBatch = 256;
+    struct Pending {
+      std::string_view a, b;
+      std::size_t key_offset[3], key_len[3];
+    };
+    std::vector<Pending> batch;
+    batch.reserve(kBatch);
+    std::string keys_buffer, tmp;
+    std::vector<std::string_view> keys(3 * kBatch);
+    std::vector<std::uint32_t> ids(3 * kBatch);
+    std::unique_ptr<bool[]> found(new bool[3 * kBatch]);
+    std::uint32_t rank = 0, batch_rank = 0;
     const std::size_t prefix_len = d_.continuing_subword_prefix.size();
+    auto add_key = [&](Pending& p, int k, std::string_view token) {
+      p.key_offset[k] = keys_buffer.size();
+      keys_buffer.append(key_of(token, tmp));
+      p.key_len[k] = keys_buffer.size() - p.key_offset[k];
+    };
+    auto flush = [&]() -> Result<bool> {
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        for (int k = 0; k < 3; ++k) {
+          keys[3 * i + k] =
+              std::string_view(keys_buffer).substr(batch[i].key_offset[k], batch[i].key_len[k]);
+        }
+      }
+      d_.vocab.get_batch(keys.data(), 3 * batch.size(), ids.data(), found.get());
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        std::string path = "model.merges[" + std::to_string(batch_rank + i) + "]";
+        if (!found[3 * i] || !found[3 * i + 1]) {
+          return tokenizer_error(path, "merge token not in the vocab: '" + std::string(batch[i].a) +
+                                           "' '" + std::string(batch[i].b) + "'");
+        }
+        if (!found[3 * i + 2]) {
+          return tokenizer_error(path, "merged token not in the vocab: '" +
+                                           std::string(batch[i].a) + std::string(batch[i].b) + "'");
+        }
+        d_.merges.put(
+            (std::uint64_t{ids[3 * i]} << 32) | ids[3 * i + 1],
+            (std::uint64_t{batch_rank + static_cast<std::uint32_t>(i)} << 32) | ids[3 * i + 2]);
+      }
+      batch.clear();
+      keys_buffer.clear();
+      return true;
+    };
     for (const Node* c = doc_.first(*merges); c; c = doc_.next(*c), ++rank) {
       std::string_view a, b;
       if (c->kind == Kind::kString) {
@@ -578,22 +620,23 @@ class Loader {
         return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
                                "merge is neither \"a b\" nor [a, b]");
       }
-      std::uint32_t ia, ib, in;
-      if (!d_.vocab.get(key_of(a, ka), ia) || !d_.vocab.get(key_of(b, kb), ib)) {
-        return tokenizer_error(
-            "model.merges[" + std::to_string(rank) + "]",
-            "merge token not in the vocab: '" + std::string(a) + "' '" + std::string(b) + "'");
-      }
-      merged.assign(a);
+      if (batch.empty()) batch_rank = rank;
+      Pending p{a, b, {}, {}};
+      add_key(p, 0, a);
+      add_key(p, 1, b);
+      std::string merged(a);
       merged.append(b.size() >= prefix_len &&
                             b.substr(0, prefix_len) == d_.continuing_subword_prefix
                         ? b.substr(prefix_len)
                         : b);
-      if (!d_.vocab.get(key_of(merged, kn), in)) {
-        return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
-                               "merged token not in the vocab: '" + merged + "'");
+      add_key(p, 2, merged);
+      batch.push_back(p);
+      if (batch.size() == kBatch) {
+        if (auto r = flush(); !r) return r;
       }
-      d_.merges.put((std::uint64_t{ia} << 32) | ib, (std::uint64_t{rank} << 32) | in);
+    }
+    if (!batch.empty()) {
+      if (auto r = flush(); !r) return r;
     }
     return true;
   }
