@@ -183,3 +183,65 @@ case("qwen3_coder", "incremental", Q3C + "::test_extract_tool_calls_streaming_in
      "I'll check the weather.<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n</function>\n</tool_call>",
      "I'll check the weather.", calls=[("get_current_weather", {"city": "Dallas", "state": "TX"})], tools=Q3TOOLS)
 case("qwen3_coder", "no_schema_strings", Q3C + "::single_tool (request without tools)", W_DALLAS, calls=[W_DALLAS_C])
+
+# ---------------------------------------------------------------- glm45
+G = "vllm-project/vllm@024364d6:tests/tool_parsers/test_glm4_moe_tool_parser.py"
+GT = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+def gcall(name, kv, ind="    "):
+    return "<tool_call>" + name + "\n" + "".join(f"{ind}<arg_key>{k}</arg_key>\n{ind}<arg_value>{v}</arg_value>\n" for k, v in kv) + ind + "</tool_call>"
+DAL = [("city", "Dallas"), ("state", "TX"), ("unit", "fahrenheit")]
+case("glm45", "no_tools", G + "::test_extract_tool_calls_no_tools", "This is a test", "This is a test", tools=GT)
+case("glm45", "single", G + "::single_tool_call", gcall("get_current_weather", DAL),
+     calls=[("get_current_weather", dict(DAL))], tools=GT)
+case("glm45", "multiple", G + "::multiple_tool_calls", gcall("get_current_weather", DAL) + "\n    " +
+     gcall("get_current_weather", [("city", "Orlando"), ("state", "FL"), ("unit", "fahrenheit")]),
+     calls=[("get_current_weather", dict(DAL)), ("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"})], tools=GT)
+case("glm45", "content_before", G + "::tool_call_with_content_before", "I'll help you check the weather. " +
+     gcall("get_current_weather", [("city", "Seattle"), ("state", "WA"), ("unit", "celsius")]), "I'll help you check the weather. ",
+     calls=[("get_current_weather", {"city": "Seattle", "state": "WA", "unit": "celsius"})], tools=GT)
+case("glm45", "mixed_args", G + "::tool_call_with_mixed_args", gcall("get_current_weather", [("city", "New York"), ("state", "NY"), ("unit", "celsius")]),
+     calls=[("get_current_weather", {"city": "New York", "state": "NY", "unit": "celsius"})], tools=GT)
+case("glm45", "date_value", G + "::tool_call_with_chinese_content", "I will help you get the weather." +
+     gcall("get_weather", [("city", "Beijing"), ("date", "2025-08-01")]), "I will help you get the weather.",
+     calls=[("get_weather", {"city": "Beijing", "date": "2025-08-01"})], tools=GT)
+case("glm45", "thinking_tags", G + "::test_extract_tool_calls_with_thinking_tags",
+     "<think>I want to get the weather.</think>\n\nI will help you get the weather.\n" + gcall("get_weather", [("city", "Beijing"), ("date", "2025-08-01")], ""),
+     "\n\nI will help you get the weather.\n", "I want to get the weather.",
+     calls=[("get_weather", {"city": "Beijing", "date": "2025-08-01"})], tools=GT,
+     note="upstream tool parser alone leaves the think block in content; the reasoning split is ours")
+case("glm45", "empty_arguments", G + "::test_extract_tool_calls_empty_arguments", "<tool_call>get_current_time\n</tool_call>",
+     calls=[("get_current_time", {})], tools=GT)
+case("glm45", "mixed_content", G + "::test_extract_tool_calls_mixed_content",
+     "I will help you get the weather info.\n\n" + gcall("get_weather", [("city", "Beijing"), ("date", "2025-08-01")], "") +
+     "\n\nmeaningwhile, I will also check the weather in Shanghai.\n\n" + gcall("get_weather", [("city", "Shanghai"), ("date", "2025-08-01")], ""),
+     "I will help you get the weather info.\n\n\n\nmeaningwhile, I will also check the weather in Shanghai.\n\n",
+     calls=[("get_weather", {"city": "Beijing", "date": "2025-08-01"}), ("get_weather", {"city": "Shanghai", "date": "2025-08-01"})], tools=GT,
+     compare="strip", note="upstream keeps only the prefix; prose between calls is content here (lossless)")
+case("glm45", "special_characters", G + "::test_extract_tool_calls_special_characters",
+     gcall("send_message", [("recipient", "Amy"), ("message", "It is a nice day"), ("priority", "high")], ""),
+     calls=[("send_message", {"recipient": "Amy", "message": "It is a nice day", "priority": "high"})], tools=GT)
+case("glm45", "zero_arg_compact", "llama.cpp@0042e207:tests/test-chat.cpp::GLM zero-arg", "<tool_call>get_time</tool_call>",
+     calls=[("get_time", {})])
+case("glm45", "untyped_scalars", "research parsers.md::GLM schema-less scalar typing (42, 3.14, true)",
+     "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>42</arg_value>\n<arg_key>b</arg_key>\n<arg_value>3.14</arg_value>\n<arg_key>c</arg_key>\n<arg_value>true</arg_value>\n<arg_key>d</arg_key>\n<arg_value>天气</arg_value>\n</tool_call>",
+     calls=[("f", {"a": 42, "b": 3.14, "c": True, "d": "天气"})])
+
+# ---------------------------------------------------------------- seed_oss
+S = "vllm-project/vllm@0f120751:tests/tool_parsers/test_seed_oss_tool_parser.py"
+ST = [{"type": "function", "function": {"name": "get_weather", "description": "Get current temperature for a given location.",
+       "parameters": {"type": "object", "properties": {"location": {"type": "string"}, "unit": {"type": "string"}}, "required": ["location"]}}}]
+BARCA = "<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n</function>\n</seed:tool_call>"
+case("seed_oss", "no_tools", S + "::test_extract_tool_calls_no_tools", "This is a test response without any tool calls",
+     "This is a test response without any tool calls", tools=ST)
+case("seed_oss", "budget_0", S + "::tool_call_0_thinking_budget", BARCA, calls=[("get_weather", {"location": "Barcelona, Spain"})], tools=ST)
+THINK512 = ("The user's current thinking budget is 512.</seed:cot_budget_reflect>\nLet me analyze the question. "
+            "\n<seed:cot_budget_reflect>I have used 131 tokens.</seed:cot_budget_reflect>\n The unit parameter can be omitted since it's optional.")
+case("seed_oss", "budget_512", S + "::tool_call_512_thinkg_budget (reasoning shortened)",
+     "<seed:think>" + THINK512 + "</seed:think>\n" + BARCA, None, THINK512,
+     calls=[("get_weather", {"location": "Barcelona, Spain"})], tools=ST,
+     note="upstream tool parser leaves the think block in content; split here")
+case("seed_oss", "unlimited", S + "::tool_call_unlimited_thinking_budget (reasoning shortened)",
+     "<seed:think>\nThe format is <seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n</function>\n</seed:tool_call>. Let me go with that.</seed:think>"
+     "<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n<parameter=unit>celsius</parameter>\n</function>\n</seed:tool_call>",
+     None, "\nThe format is <seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n</function>\n</seed:tool_call>. Let me go with that.",
+     calls=[("get_weather", {"location": "Barcelona, Spain", "unit": "celsius"})], tools=ST)

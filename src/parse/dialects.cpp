@@ -168,6 +168,7 @@ std::vector<Dialect> build_table() {
         "<seed:tool_call><function=f><parameter=p>v</parameter></function></seed:tool_call>";
     d.think_open = "<seed:think>";
     d.think_close = "</seed:think>";
+    d.call_ends_reasoning = false;  // Seed quotes the call format while thinking
     d.syntax = CallSyntax::kXmlParams;
     d.section_open = "<seed:tool_call>";
     d.section_close = "</seed:tool_call>";

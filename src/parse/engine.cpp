@@ -1139,21 +1139,32 @@ class Engine {
 
   // ---- header + JSON arguments ----
   bool hj_start() {
-    if (!skip_ws()) return false;
+    // Whitespace after a call is layout only if another call follows: look before consuming.
+    const std::size_t before_ws = pos_;
+    std::size_t p = pos_;
+    while (p < buf_.size() && is_ws(buf_[p])) ++p;
+    if (p == buf_.size() && !eof_) return false;
+    pos_ = p;
     if (pos_ == buf_.size()) {
       if (in_section_) truncated("a tool-call section");
       end_block_or_fallback();
       return true;
     }
     Tri t = at(d_.section_open);
-    if (t == Tri::kMore) return false;
+    if (t == Tri::kMore) {
+      pos_ = before_ws;
+      return false;
+    }
     if (t == Tri::kYes && !in_section_) {
       pos_ += d_.section_open.size();
       in_section_ = true;
       return true;
     }
     t = at(d_.call_open);
-    if (t == Tri::kMore) return false;
+    if (t == Tri::kMore) {
+      pos_ = before_ws;
+      return false;
+    }
     if (t == Tri::kYes) {
       pos_ += d_.call_open.size();
       mark_ = pos_;
@@ -1164,7 +1175,10 @@ class Engine {
     }
     if (in_section_) {
       t = at(d_.section_close);
-      if (t == Tri::kMore) return false;
+      if (t == Tri::kMore) {
+        pos_ = before_ws;
+        return false;
+      }
       if (t == Tri::kYes) {
         pos_ += d_.section_close.size();
         end_block_or_fallback();
@@ -1172,7 +1186,10 @@ class Engine {
       }
       for (auto noise : d_.noise) {
         t = at(noise);
-        if (t == Tri::kMore) return false;
+        if (t == Tri::kMore) {
+          pos_ = before_ws;
+          return false;
+        }
         if (t == Tri::kYes) {
           pos_ += noise.size();
           return true;
@@ -1180,6 +1197,7 @@ class Engine {
       }
       em_.warn("malformed_call", "unexpected text inside the tool-call section", abs(pos_));
     }
+    if (!in_section_) pos_ = before_ws;  // what follows the call is text, with its layout
     end_block_or_fallback();
     return true;
   }
@@ -1384,21 +1402,32 @@ class Engine {
 
   // ---- XML parameters ----
   bool xp_start() {
-    if (!skip_ws()) return false;
+    // Whitespace after a call is layout only if another call follows: look before consuming.
+    const std::size_t before_ws = pos_;
+    std::size_t p = pos_;
+    while (p < buf_.size() && is_ws(buf_[p])) ++p;
+    if (p == buf_.size() && !eof_) return false;
+    pos_ = p;
     if (pos_ == buf_.size()) {
       if (in_section_) truncated("a tool-call section");
       end_block_or_fallback();
       return true;
     }
     Tri t = at(d_.section_open);
-    if (t == Tri::kMore) return false;
+    if (t == Tri::kMore) {
+      pos_ = before_ws;
+      return false;
+    }
     if (t == Tri::kYes && !in_section_) {
       pos_ += d_.section_open.size();
       in_section_ = true;
       return true;
     }
     t = at(d_.call_open);
-    if (t == Tri::kMore) return false;
+    if (t == Tri::kMore) {
+      pos_ = before_ws;
+      return false;
+    }
     if (t == Tri::kYes) {
       pos_ += d_.call_open.size();
       mark_ = pos_;
@@ -1407,7 +1436,10 @@ class Engine {
     }
     if (in_section_) {
       t = at(d_.section_close);
-      if (t == Tri::kMore) return false;
+      if (t == Tri::kMore) {
+        pos_ = before_ws;
+        return false;
+      }
       if (t == Tri::kYes) {
         pos_ += d_.section_close.size();
         end_block_or_fallback();
@@ -1415,7 +1447,10 @@ class Engine {
       }
       for (auto noise : d_.noise) {
         t = at(noise);
-        if (t == Tri::kMore) return false;
+        if (t == Tri::kMore) {
+          pos_ = before_ws;
+          return false;
+        }
         if (t == Tri::kYes) {
           pos_ += noise.size();
           return true;
@@ -1423,6 +1458,7 @@ class Engine {
       }
       if (committed_) em_.warn("missing_marker", "tool-call section not closed", abs(pos_));
     }
+    if (!in_section_) pos_ = before_ws;  // what follows the call is text, with its layout
     end_block_or_fallback();
     return true;
   }
