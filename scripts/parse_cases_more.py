@@ -245,3 +245,59 @@ case("seed_oss", "unlimited", S + "::tool_call_unlimited_thinking_budget (reason
      "<seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n<parameter=unit>celsius</parameter>\n</function>\n</seed:tool_call>",
      None, "\nThe format is <seed:tool_call>\n<function=get_weather>\n<parameter=location>Barcelona, Spain</parameter>\n</function>\n</seed:tool_call>. Let me go with that.",
      calls=[("get_weather", {"location": "Barcelona, Spain", "unit": "celsius"})], tools=ST)
+
+# ---------------------------------------------------------------- minimax_m2
+MM = "vllm-project/vllm@0c927c34:tests/tool_parsers/test_minimax_m2_tool_parser.py"
+def minv(name, kv):
+    return f'<invoke name="{name}">' + "".join(f'<parameter name="{k}">{v}</parameter>' for k, v in kv) + "</invoke>"
+MS, ME = "<minimax:tool_call>", "</minimax:tool_call>"
+case("minimax_m2", "plain_content", MM + "::test_plain_content", "Hello world", "Hello world")
+case("minimax_m2", "content_before", MM + "::test_content_before_tool_call", "Let me check. " + MS + minv("get_weather", [("city", "Seattle")]) + ME,
+     "Let me check. ", calls=[("get_weather", {"city": "Seattle"})])
+case("minimax_m2", "multiple_params", MM + "::test_multiple_params", MS + minv("get_weather", [("city", "Seattle"), ("days", "5")]) + ME,
+     calls=[("get_weather", {"city": "Seattle", "days": "5"})])
+case("minimax_m2", "two_invokes", MM + "::test_two_invokes_incremental", MS + minv("search_web", [("query", "OpenAI")]) + minv("search_web", [("query", "Gemini")]) + ME,
+     calls=[("search_web", {"query": "OpenAI"}), ("search_web", {"query": "Gemini"})])
+case("minimax_m2", "different_functions", MM + "::test_different_functions", MS + minv("get_weather", [("city", "NYC")]) + minv("get_stock", [("ticker", "AAPL")]) + ME,
+     calls=[("get_weather", {"city": "NYC"}), ("get_stock", {"ticker": "AAPL"})])
+case("minimax_m2", "typed_by_schema", MM + "::TestAnyOfNullableParam (shape)", MS + minv("get_weather", [("city", "Seattle"), ("days", "5")]) + ME,
+     calls=[("get_weather", {"city": "Seattle", "days": 5})],
+     tools=[tool("get_weather", {"city": {"type": "string"}, "days": {"anyOf": [{"type": "integer"}, {"type": "null"}]}})])
+case("minimax_m2", "prefilled_think", "research parsers.md::MiniMax prompt ends in <think>",
+     "The user wants weather.</think>\n\n" + MS + "\n" + minv("get_weather", [("city", "Paris")]) + "\n" + ME, None, "The user wants weather.",
+     calls=[("get_weather", {"city": "Paris"})], options={"reasoning_prefilled": True})
+case("minimax_m2", "empty_invoke", "research parsers.md::MiniMax empty invoke -> {}", MS + '<invoke name="get_time"></invoke>' + ME,
+     calls=[("get_time", {})])
+
+# ---------------------------------------------------------------- harmony (gpt-oss)
+OA = "vllm-project/vllm@15c99cb1:tests/tool_parsers/test_openai_tool_parser.py"
+ANALYSIS = 'User asks: "What is the weather in Tokyo?" We need to use get_current_weather tool.'
+def hcall(name, body, ctype=" json", end="<|call|>"):
+    return f"<|start|>assistant to=functions.{name}<|channel|>commentary{ctype}<|message|>{body}{end}"
+case("harmony", "no_tools", OA + "::test_extract_tool_calls_no_tools", "<|channel|>final<|message|>This is a test<|return|>", "This is a test")
+for i, args in enumerate(['{"location": "Tokyo"}', '{\n"location": "Tokyo"\n}']):
+    case("harmony", f"single_tool_{i}", OA + "::test_extract_tool_calls_single_tool",
+         f"<|channel|>analysis<|message|>{ANALYSIS}<|end|>" + hcall("get_current_weather", args), None, ANALYSIS,
+         calls=[("get_current_weather", {"location": "Tokyo"})])
+MULTI_A = 'User asks: "What is the weather in Tokyo?" based on their location. We need to use get_current_weather tool and get_user_location tool.'
+case("harmony", "multiple_tools", OA + "::test_extract_tool_calls_multiple_tools",
+     f"<|channel|>analysis<|message|>{MULTI_A}<|end|>" + hcall("get_current_weather", '{"location": "Tokyo"}') +
+     hcall("get_user_location", '{"location": "Tokyo"}') + hcall("no_content_type", '{"location": "Tokyo"}', "") +
+     hcall("not_json_no_content_type", "foo", "") + hcall("empty_args", "{}") + hcall("no_args", ""),
+     None, MULTI_A, calls=[("get_current_weather", {"location": "Tokyo"}), ("get_user_location", {"location": "Tokyo"}),
+                           ("no_content_type", {"location": "Tokyo"}), ("not_json_no_content_type", "foo"),
+                           ("empty_args", {}), ("no_args", {})],
+     note="upstream gives no_args arguments ''; zero-argument calls are {} here (issue 6)")
+case("harmony", "with_content", OA + "::test_extract_tool_calls_with_content",
+     f"<|channel|>analysis<|message|>{MULTI_A}<|end|>" + hcall("get_current_weather", '{"location": "Tokyo"}') +
+     "<|start|>assistant<|channel|>final<|message|>This tool call will get the weather.<|return|>",
+     "This tool call will get the weather.", MULTI_A, calls=[("get_current_weather", {"location": "Tokyo"})])
+case("harmony", "recipient_in_channel", "research parsers.md::harmony recipient in channel header",
+     "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
+     None, "Need weather.", calls=[("get_weather", {"city": "Paris"})])
+case("harmony", "preamble", "research parsers.md::commentary without recipient = preamble content",
+     "<|channel|>commentary<|message|>Let me look that up.<|end|>" + hcall("search", '{"q": "x"}'),
+     "Let me look that up.", calls=[("search", {"q": "x"})])
+case("harmony", "no_call_terminator", "research parsers.md::missing <|call|> (stop token stripped)",
+     "<|channel|>analysis<|message|>Thinking.<|end|>" + hcall("get_weather", '{"city": "Oslo"}', end=""),
+     None, "Thinking.", calls=[("get_weather", {"city": "Oslo"})])

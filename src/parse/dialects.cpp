@@ -138,7 +138,6 @@ std::vector<Dialect> build_table() {
     d.param_name_end = ">";
     d.value_close = "</parameter>";
     d.framing = ValueFraming::kTrim;
-    d.untyped = UntypedValues::kJsonGuess;
     t.push_back(d);
   }
   {
