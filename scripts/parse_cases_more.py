@@ -301,3 +301,62 @@ case("harmony", "preamble", "research parsers.md::commentary without recipient =
 case("harmony", "no_call_terminator", "research parsers.md::missing <|call|> (stop token stripped)",
      "<|channel|>analysis<|message|>Thinking.<|end|>" + hcall("get_weather", '{"city": "Oslo"}', end=""),
      None, "Thinking.", calls=[("get_weather", {"city": "Oslo"})])
+
+# ---------------------------------------------------------------- deepseek_v31 / deepseek_r1 (V3 format) / deepseek_v32
+D31 = "vllm-project/vllm@100fe7e0:tests/tool_parsers/test_deepseekv31_tool_parser.py"
+CB, CE, TB1, TS, TE1 = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>"
+case("deepseek_v31", "with_tool", D31 + "::test_extract_tool_calls_with_tool",
+     "normal text" + CB + TB1 + 'foo' + TS + '{"x":1}' + TE1 + CE, "normal text", calls=[("foo", {"x": 1})])
+case("deepseek_v31", "multiple_tools", D31 + "::test_extract_tool_calls_with_multiple_tools",
+     "some prefix text" + CB + TB1 + "foo" + TS + '{"x":1}' + TE1 + TB1 + "bar" + TS + '{"y":2}' + TE1 + CE + " some suffix text",
+     "some prefix text some suffix text", calls=[("foo", {"x": 1}), ("bar", {"y": 2})],
+     note="upstream content is the prefix only; the suffix is kept here (lossless)")
+case("deepseek_v31", "unparsable_cut_off", D31 + "::test_extract_tool_calls_unparsable_block[0]",
+     "Let me look that up." + CB + "get_weather", "Let me look that up." + CB + "get_weather")
+case("deepseek_v31", "unparsable_no_call_markers", D31 + "::test_extract_tool_calls_unparsable_block[1]",
+     CB + 'foo' + TS + '{"x":1}' + CE, CB + 'foo' + TS + '{"x":1}' + CE)
+case("deepseek_v31", "thinking_then_call", "llama.cpp@0042e207:tests/test-chat.cpp::DeepSeek V3.1 reasoning + call",
+     "I'm\nthinking</think>Hello" + CB + TB1 + "special_function" + TS + '{"arg1": 1}' + TE1 + CE,
+     "Hello", "I'm\nthinking", calls=[("special_function", {"arg1": 1})], options={"reasoning_prefilled": True})
+case("deepseek_r1", "v3_call", "llama.cpp@0042e207:tests/test-chat.cpp::DeepSeek R1 tool call (V3 fenced format)",
+     "I'm\nthinking</think>\n\n" + CB + TB1 + "function" + TS + "special_function\n```json\n{\"arg1\": 1}\n```" + TE1 + CE,
+     None, "I'm\nthinking", calls=[("special_function", {"arg1": 1})])
+case("deepseek_r1", "v3_two_calls", "research parsers.md::DeepSeek V3 parallel calls",
+     "</think>" + CB + TB1 + "function" + TS + "get_weather\n```json\n{\"city\": \"Tokyo\"}\n```" + TE1 + "\n" +
+     TB1 + "function" + TS + "get_time\n```json\n{}\n```" + TE1 + CE,
+     None, None, calls=[("get_weather", {"city": "Tokyo"}), ("get_time", {})])
+
+D32 = "vllm-project/vllm@00816550:tests/tool_parsers/test_deepseekv32_tool_parser.py"
+FCS, FCE, INV, INVE, PAR, PARE = "<｜DSML｜function_calls>", "</｜DSML｜function_calls>", '<｜DSML｜invoke name="', "</｜DSML｜invoke>", '<｜DSML｜parameter name="', "</｜DSML｜parameter>"
+def dsml(name, params, string="true"):
+    ps = "".join(f'{PAR}{k}" string="{string}">{v}{PARE}' for k, v in params)
+    return f'{FCS}\n{INV}{name}">\n{ps}\n{INVE}\n{FCE}'
+case("deepseek_v32", "no_tool_call", D32 + "::test_no_tool_call", "just some text", "just some text")
+case("deepseek_v32", "no_params", D32 + "::test_single_tool_no_params", f'{FCS}\n{INV}get_time">\n{INVE}\n{FCE}', calls=[("get_time", {})])
+case("deepseek_v32", "with_params", D32 + "::test_single_tool_with_params", dsml("get_weather", [("location", "SF"), ("date", "2024-01-16")]),
+     calls=[("get_weather", {"location": "SF", "date": "2024-01-16"})])
+case("deepseek_v32", "content_before", D32 + "::test_content_before_tool_call", "Sure, let me check! " + dsml("get_weather", [("location", "NYC")]),
+     "Sure, let me check! ", calls=[("get_weather", {"location": "NYC"})])
+case("deepseek_v32", "multiple", D32 + "::test_multiple_tools",
+     f'{FCS}\n{INV}get_weather">\n{PAR}location" string="true">SF{PARE}\n{INVE}\n{INV}get_weather">\n{PAR}location" string="true">NYC{PARE}\n{INVE}\n{FCE}',
+     calls=[("get_weather", {"location": "SF"}), ("get_weather", {"location": "NYC"})])
+case("deepseek_v32", "type_conversion", D32 + "::test_type_conversion_in_non_streaming",
+     dsml("toggle", [("enabled", "true"), ("count", "42")], "false"), calls=[("toggle", {"enabled": True, "count": 42})],
+     tools=[tool("toggle", {"enabled": {"type": "boolean"}, "count": {"type": "integer"}})])
+case("deepseek_v32", "string_true_schema_int", D32 + "::test_string_attr_true_coerced_by_schema", dsml("score", [("value", "42")]),
+     calls=[("score", {"value": 42})], tools=[tool("score", {"value": {"type": "integer"}})])
+case("deepseek_v32", "string_false_schema_int", D32 + "::test_string_attr_false_allows_schema_conversion", dsml("score", [("value", "42")], "false"),
+     calls=[("score", {"value": 42})], tools=[tool("score", {"value": {"type": "integer"}})])
+case("deepseek_v32", "composed_schema", D32 + "::test_composed_schema_converts_object_and_array_params",
+     dsml("set_timer", [("wait", '{"type":"for","minutes":2880}'), ("patches", '[{"op":"replace","path":"/schedule","value":"quiet"}]')], "false"),
+     calls=[("set_timer", {"wait": {"type": "for", "minutes": 2880}, "patches": [{"op": "replace", "path": "/schedule", "value": "quiet"}]})],
+     tools=[tool("set_timer", {"wait": {"anyOf": [{"type": "object", "properties": {"type": {"const": "until"}}}, {"type": "object"}]},
+                               "patches": {"oneOf": [{"type": "array", "items": {"type": "object"}}, {"type": "null"}]}})])
+case("deepseek_v32", "string_true_composed_object", D32 + "::test_string_attr_true_coerced_by_composed_schema",
+     dsml("set_timer", [("wait", '{"type":"for","minutes":2880}')]), calls=[("set_timer", {"wait": {"type": "for", "minutes": 2880}})],
+     tools=[tool("set_timer", {"wait": {"anyOf": [{"type": "object"}, {"type": "null"}]}})])
+case("deepseek_v32", "object_and_array", D32 + "::test_object_and_array_params",
+     dsml("update", [("tags", '["a", "b"]'), ("meta", '{"k": 1}')], "false"), calls=[("update", {"tags": ["a", "b"], "meta": {"k": 1}})],
+     tools=[tool("update", {"tags": {"type": "array"}, "meta": {"type": "object"}})])
+case("deepseek_v32", "no_schema_string_false", "research parsers.md::DSML string=false -> JSON value",
+     dsml("f", [("n", "-3.5"), ("b", "false"), ("a", "[1, 2]")], "false"), calls=[("f", {"n": -3.5, "b": False, "a": [1, 2]})])

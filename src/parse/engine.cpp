@@ -425,10 +425,6 @@ class Engine {
     if (d_.bare_anywhere) content_markers_.add("{", kTagBare);
     content_markers_.add(d_.think_open, kTagThinkOpen);
     content_markers_.add(d_.think_close, kTagThinkClose);
-    // Stray closers of the call syntax are framing, never content.
-    for (const auto& s : d_.sections) content_markers_.add(s.close, kTagDrop);
-    content_markers_.add(d_.section_close, kTagDrop);
-    content_markers_.add(d_.call_close, kTagDrop);
     reasoning_markers_.add(d_.think_close, kTagThinkClose);
     if (d_.call_ends_reasoning) add_common(reasoning_markers_);
     for (auto m : d_.dropped) reasoning_markers_.add(m, kTagDrop);
@@ -1609,7 +1605,7 @@ class Engine {
   }
 
   bool streams_as_string() const {
-    if (json_value_) return false;
+    if (json_value_ && !types_.known) return false;
     if (types_.known) return types_.first == &ParamTypes::string;
     return d_.untyped == UntypedValues::kString;
   }
@@ -1682,7 +1678,7 @@ class Engine {
     } else {
       std::string_view raw = std::string_view(buf_).substr(mark_, stop - mark_);
       std::string value;
-      if (json_value_) {
+      if (json_value_ && !types_.known) {
         std::string_view t = trim(raw);
         if (Json::accept(t)) {
           value.assign(t);
