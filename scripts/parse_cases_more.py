@@ -360,3 +360,44 @@ case("deepseek_v32", "object_and_array", D32 + "::test_object_and_array_params",
      tools=[tool("update", {"tags": {"type": "array"}, "meta": {"type": "object"}})])
 case("deepseek_v32", "no_schema_string_false", "research parsers.md::DSML string=false -> JSON value",
      dsml("f", [("n", "-3.5"), ("b", "false"), ("a", "[1, 2]")], "false"), calls=[("f", {"n": -3.5, "b": False, "a": [1, 2]})])
+
+# ---------------------------------------------------------------- olmo3
+O3 = "vllm-project/vllm@2aac44dc:tests/tool_parsers/test_olmo3_tool_parser.py"
+MORE_JSONLIT = "register_user(name='John Doe', age=37, address={'city': 'San Francisco', 'state': 'CA'}, role=null, passed_test=true, aliases=['John', 'Johnny'])"
+def fc(x): return f"<function_calls>{x}</function_calls>"
+case("olmo3", "no_tool_call", O3 + "::test_no_tool_call", "How can I help you today?", "How can I help you today?")
+case("olmo3", "simple", O3 + "::simple_nonstreaming", fc(SIMPLE), calls=[SIMPLE_C])
+case("olmo3", "more_types", O3 + "::more_types_nonstreaming", fc(MORE), calls=[MORE_C])
+case("olmo3", "json_literals", O3 + "::more_types_nonstreaming_json_literals", fc(MORE_JSONLIT), calls=[MORE_C])
+case("olmo3", "parameterless", O3 + "::parameterless_nonstreaming", fc("get_weather()"), calls=[("get_weather", {})])
+case("olmo3", "empty_dict", O3 + "::empty_dict_nonstreaming", fc("do_something_cool(additional_data={})"), calls=[("do_something_cool", {"additional_data": {}})])
+case("olmo3", "empty_list", O3 + "::empty_list_nonstreaming", fc("do_something_cool(steps=[])"), calls=[("do_something_cool", {"steps": []})])
+case("olmo3", "escaped", O3 + "::escaped_string_nonstreaming", fc(r"get_weather(city='Martha\'s Vineyard', metric='\"cool units\"')"),
+     calls=[("get_weather", {"city": "Martha's Vineyard", "metric": '"cool units"'})])
+case("olmo3", "parallel", O3 + "::parallel_calls_nonstreaming", fc(SIMPLE + "\n" + MORE), calls=[SIMPLE_C, MORE_C])
+case("olmo3", "large_steps", O3 + "::test_streaming_tool_call_with_large_steps",
+     fc(SIMPLE + "\nget_weather()\ndo_something_cool(steps=[])"), calls=[SIMPLE_C, ("get_weather", {}), ("do_something_cool", {"steps": []})])
+case("olmo3", "regex_timeout_input", O3 + "::test_regex_timeout_handling", "hello world[A(A=" + "\t)A(A=,\t" * 2, "hello world[A(A=" + "\t)A(A=,\t" * 2)
+case("olmo3", "bad_sibling", O3 + "::test_bad_sibling_call_does_not_drop_good_calls", fc("bad(x=b'z')\n" + SIMPLE), calls=[SIMPLE_C], warnings=["invalid_call"])
+case("olmo3", "non_finite", O3 + "::test_non_finite_argument_rejected", fc("calc(x=1e999)\n" + SIMPLE), calls=[SIMPLE_C], warnings=["invalid_call"])
+case("olmo3", "mismatched_brackets", O3 + "::test_streaming_mismatched_brackets_reported_once", fc("foo(x=1])"), fc("foo(x=1])"),
+     warnings=["not_a_call"])
+
+# ---------------------------------------------------------------- xlam
+X = "vllm-project/vllm@10a67515:tests/tool_parsers/test_xlam_tool_parser.py"
+XD = '{"name": "get_current_weather", "arguments": {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}}'
+XD_C = ("get_current_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"})
+XO = '{"name": "get_current_weather", "arguments": {"city": "Orlando", "state": "FL", "unit": "fahrenheit"}}'
+case("xlam", "no_tools", X + "::test_extract_tool_calls_no_tools", "This is a test", "This is a test")
+case("xlam", "parallel", X + "::parallel_tool_calls", f"[{XD}, {XO}]", calls=[XD_C, ("get_current_weather", {"city": "Orlando", "state": "FL", "unit": "fahrenheit"})])
+case("xlam", "think_tag", X + "::single_tool_with_think_tag", f"<think>I'll help you with that.</think>[{XD}]", None, "I'll help you with that.",
+     calls=[XD_C], note="upstream keeps the think block in content; split here")
+case("xlam", "json_code_block", X + "::single_tool_with_json_code_block", f"I'll help you with that.\n```json\n[{XD}]\n```",
+     "I'll help you with that.", calls=[XD_C], compare="strip")
+case("xlam", "tool_calls_tag", X + "::single_tool_with_tool_calls_tag", f"I'll check the weather for you.[TOOL_CALLS][{XD}]",
+     "I'll check the weather for you.", calls=[XD_C])
+case("xlam", "tool_call_xml_tags", X + "::single_tool_with_tool_call_xml_tags", f"I'll help you check the weather.<tool_call>[{XD}]</tool_call>",
+     "I'll help you check the weather.", calls=[XD_C])
+case("xlam", "list_structure", X + "::list_structured_tool_call",
+     '[{"name": "get_current_weather", "arguments": {"city": "Seattle", "state": "WA", "unit": "celsius"}}]',
+     calls=[("get_current_weather", {"city": "Seattle", "state": "WA", "unit": "celsius"})])
