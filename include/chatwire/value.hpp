@@ -210,6 +210,9 @@ class Value {
   // Fast path for attribute-style string keys; `hash` = hash_string(key).
   const Value* dict_find(std::string_view key) const noexcept;
   const Value* dict_find(std::string_view key, std::uint64_t hash) const noexcept;
+  const Value* dict_find(const char* key) const noexcept {
+    return dict_find(std::string_view(key));
+  }
 
   // Object
   Object* as_object() const noexcept;

@@ -56,6 +56,21 @@ std::string group_digits(const std::string& body, char sep, int every) {
   return out;
 }
 
+// With '0' fill and '=' alignment Python grows the digit run itself, separators
+// included: format(42, '+08,d') == '+000,042'.
+std::string grouped_zero_fill(const std::string& body, char sep, int every,
+                              std::size_t min_length) {
+  std::size_t end = body.find_first_not_of(every == 4 ? "0123456789abcdefABCDEF" : "0123456789");
+  if (end == std::string::npos) end = body.size();
+  std::string digits = body.substr(0, end), rest = body.substr(end);
+  std::string grouped = group_digits(digits, sep, every);
+  while (grouped.size() + rest.size() < min_length) {
+    digits.insert(0, 1, '0');
+    grouped = group_digits(digits, sep, every);
+  }
+  return grouped + rest;
+}
+
 Result<std::int64_t> float_to_int(double d) {
   if (std::isnan(d)) return value_error("cannot convert float NaN to integer");
   if (std::isinf(d)) return make_error("OverflowError", "cannot convert float infinity to integer");
@@ -265,8 +280,16 @@ Status format_float_spec(std::string& out, double d, const Spec& spec,
   }
   if (negative && spec.no_neg_zero && body.find_first_of("123456789") == std::string::npos)
     negative = false;
-  if (spec.grouping) body = group_digits(body, spec.grouping, 3);
-  pad(out, spec, sign_string(negative, spec.sign), body);
+  std::string sign = sign_string(negative, spec.sign);
+  if (spec.grouping) {
+    if (spec.fill == '0' && spec.align == '=' && spec.width > 0 &&
+        static_cast<std::size_t>(spec.width) > sign.size() && std::isfinite(d))
+      body = grouped_zero_fill(body, spec.grouping, 3,
+                               static_cast<std::size_t>(spec.width) - sign.size());
+    else
+      body = group_digits(body, spec.grouping, 3);
+  }
+  pad(out, spec, sign, body);
   return ok_status();
 }
 
@@ -307,11 +330,19 @@ Status format_int_spec(std::string& out, std::int64_t i, const Spec& spec) {
   if (spec.grouping == ',' && base != 10)
     return value_error(std::string("Cannot specify ',' with '") + type + "'.");
   std::string body = unsigned_digits(magnitude_of(i), base, type == 'X');
-  if (spec.grouping) body = group_digits(body, spec.grouping, base == 10 ? 3 : 4);
   std::string prefix = sign_string(i < 0, spec.sign);
   if (spec.alternate && base != 10) {
     prefix += '0';
     prefix += type;
+  }
+  if (spec.grouping) {
+    int every = base == 10 ? 3 : 4;
+    if (spec.fill == '0' && spec.align == '=' && spec.width > 0 &&
+        static_cast<std::size_t>(spec.width) > prefix.size())
+      body = grouped_zero_fill(body, spec.grouping, every,
+                               static_cast<std::size_t>(spec.width) - prefix.size());
+    else
+      body = group_digits(body, spec.grouping, every);
   }
   pad(out, spec, prefix, body);
   return ok_status();
@@ -753,6 +784,8 @@ struct Formatter {
         }
         ++j;
       }
+      if (j >= fmt.size() && i + 1 == fmt.size())
+        return value_error("Single '{' encountered in format string");
       if (j >= fmt.size()) {
         return value_error(nesting > 1 ? "unmatched '{' in format spec"
                                        : "expected '}' before end of string");

@@ -515,13 +515,13 @@ struct Parser {
         continue;
       }
       auto unit = hex4(pos + 2);
-      if (unit < 0) return error_at(pos, "Invalid \\uXXXX escape");
+      if (unit < 0) return error_at(pos + 1, "Invalid \\uXXXX escape");
       pos += 6;
       char32_t cp = static_cast<char32_t>(unit);
       if (cp >= 0xD800 && cp <= 0xDBFF && pos + 1 < text.size() && text[pos] == '\\' &&
           text[pos + 1] == 'u') {
         auto low = hex4(pos + 2);
-        if (low < 0) return error_at(pos, "Invalid \\uXXXX escape");
+        if (low < 0) return error_at(pos + 1, "Invalid \\uXXXX escape");
         if (low >= 0xDC00 && low <= 0xDFFF) {
           cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<char32_t>(low) - 0xDC00);
           pos += 6;

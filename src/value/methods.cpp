@@ -181,7 +181,8 @@ Result<Value> do_split(const Value& self, const CallArgs& args, bool from_right,
   auto b = bind(args, from_right ? "rsplit" : "split", {"sep", "maxsplit"}, 0, true);
   if (!b) return b.error();
   const Value* sep = (*b)[0];
-  if (sep && !sep->is_none() && !sep->is_string()) return must_be_str(*sep);
+  if (sep && !sep->is_none() && !sep->is_string())
+    return type_error("must be str or None, not " + std::string(type_name(*sep)));
   auto maxsplit_arg = int_arg((*b)[1], -1);
   if (!maxsplit_arg) return maxsplit_arg.error();
   std::int64_t maxsplit =
@@ -585,7 +586,7 @@ Result<Value> no_args(const CallArgs& args, std::string_view name) {
 
 #define CASE_METHOD(fn, op, pyname)                                                      \
   Result<Value> fn(const Value& self, const CallArgs& args, const ValueLimits& limits) { \
-    if (auto a = no_args(args, pyname); !a) return a.error();                            \
+    if (auto a = no_args(args, "str." pyname); !a) return a.error();                     \
     return change_case(self, op, limits);                                                \
   }
 CASE_METHOD(str_upper_m, CaseOp::Upper, "upper")
@@ -619,7 +620,7 @@ bool ascii_cp(char32_t c) noexcept {
 
 #define PREDICATE(fn, pred, pyname, empty)                                        \
   Result<Value> fn(const Value& self, const CallArgs& args, const ValueLimits&) { \
-    return all_of<pred>(self, args, pyname, empty);                               \
+    return all_of<pred>(self, args, "str." pyname, empty);                        \
   }
 PREDICATE(str_isalpha, unicode::is_alpha, "isalpha", false)
 PREDICATE(str_isdigit, unicode::is_digit, "isdigit", false)
@@ -632,7 +633,7 @@ PREDICATE(str_isascii, ascii_cp, "isascii", true)
 #undef PREDICATE
 
 Result<Value> str_islower(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "islower"); !a) return a.error();
+  if (auto a = no_args(args, "str.islower"); !a) return a.error();
   std::string_view s = self.as_string();
   bool cased = false;
   for (std::size_t i = 0; i < s.size();) {
@@ -644,7 +645,7 @@ Result<Value> str_islower(const Value& self, const CallArgs& args, const ValueLi
 }
 
 Result<Value> str_isupper(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "isupper"); !a) return a.error();
+  if (auto a = no_args(args, "str.isupper"); !a) return a.error();
   std::string_view s = self.as_string();
   bool cased = false;
   for (std::size_t i = 0; i < s.size();) {
@@ -656,7 +657,7 @@ Result<Value> str_isupper(const Value& self, const CallArgs& args, const ValueLi
 }
 
 Result<Value> str_istitle(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "istitle"); !a) return a.error();
+  if (auto a = no_args(args, "str.istitle"); !a) return a.error();
   std::string_view s = self.as_string();
   bool cased = false, previous_cased = false;
   for (std::size_t i = 0; i < s.size();) {
@@ -675,7 +676,7 @@ Result<Value> str_istitle(const Value& self, const CallArgs& args, const ValueLi
 }
 
 Result<Value> str_isidentifier(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "isidentifier"); !a) return a.error();
+  if (auto a = no_args(args, "str.isidentifier"); !a) return a.error();
   std::string_view s = self.as_string();
   if (s.empty()) return Value(false);
   std::size_t i = 0;
@@ -970,15 +971,15 @@ class DictView final : public Object {
 };
 
 Result<Value> dict_items(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "items"); !a) return a.error();
+  if (auto a = no_args(args, "dict.items"); !a) return a.error();
   return Value::make_object<DictView>(self, ViewKind::Items);
 }
 Result<Value> dict_keys(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "keys"); !a) return a.error();
+  if (auto a = no_args(args, "dict.keys"); !a) return a.error();
   return Value::make_object<DictView>(self, ViewKind::Keys);
 }
 Result<Value> dict_values(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "values"); !a) return a.error();
+  if (auto a = no_args(args, "dict.values"); !a) return a.error();
   return Value::make_object<DictView>(self, ViewKind::Values);
 }
 Result<Value> dict_get(const Value& self, const CallArgs& args, const ValueLimits&) {
@@ -992,7 +993,7 @@ Result<Value> dict_get(const Value& self, const CallArgs& args, const ValueLimit
   return (*b)[1] ? *(*b)[1] : Value::none();
 }
 Result<Value> copy_self(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "copy"); !a) return a.error();
+  if (auto a = no_args(args, std::string(type_name(self)) + ".copy"); !a) return a.error();
   return self;  // values are immutable: a copy is indistinguishable
 }
 

@@ -108,7 +108,10 @@ Result<Value> arithmetic(BinaryOp op, const Value& a, const Value& b) {
         return Value(static_cast<double>(x) / static_cast<double>(y));
       case BinaryOp::FloorDiv:
       case BinaryOp::Mod: {
-        if (y == 0) return make_error("ZeroDivisionError", "integer division or modulo by zero");
+        if (y == 0)
+          return make_error("ZeroDivisionError", op == BinaryOp::Mod
+                                                     ? "integer modulo by zero"
+                                                     : "integer division or modulo by zero");
         if (x == std::numeric_limits<std::int64_t>::min() && y == -1) {
           if (op == BinaryOp::Mod) return Value(0);
           return overflow();
