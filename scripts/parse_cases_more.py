@@ -401,3 +401,80 @@ case("xlam", "tool_call_xml_tags", X + "::single_tool_with_tool_call_xml_tags", 
 case("xlam", "list_structure", X + "::list_structured_tool_call",
      '[{"name": "get_current_weather", "arguments": {"city": "Seattle", "state": "WA", "unit": "celsius"}}]',
      calls=[("get_current_weather", {"city": "Seattle", "state": "WA", "unit": "celsius"})])
+
+# ---------------------------------------------------------------- SGLang pythonic / mistral
+SG = "sgl-project/sglang@03400a9e:test/srt/test_function_call_parser.py"
+case("pythonic", "sg_no_brackets", SG + "::TestPythonicDetector.test_parse_streaming_no_brackets",
+     "This is just normal text without any tool calls.", "This is just normal text without any tool calls.")
+case("pythonic", "sg_complete_call", SG + "::TestPythonicDetector.test_parse_streaming_complete_tool_call",
+     "Here's a tool call: [get_weather(location='New York', unit='celsius')]", "Here's a tool call: ",
+     calls=[("get_weather", {"location": "New York", "unit": "celsius"})])
+case("pythonic", "sg_text_before", SG + "::TestPythonicDetector.test_parse_streaming_text_before_tool_call",
+     "This is some text before [get_weather(location='London')]", "This is some text before ", calls=[("get_weather", {"location": "London"})])
+case("pythonic", "sg_partial", SG + "::TestPythonicDetector.test_parse_streaming_partial_tool_call",
+     "Let me check the weather: [get_weather(location='Paris')]", "Let me check the weather: ", calls=[("get_weather", {"location": "Paris"})])
+case("pythonic", "sg_no_text_before", SG + "::TestPythonicDetector.test_parse_streaming_bracket_without_text_before",
+     "[search(query='python programming')]", calls=[("search", {"query": "python programming"})])
+case("pythonic", "sg_text_after", SG + "::TestPythonicDetector.test_parse_streaming_text_after_tool_call",
+     "[get_weather(location='Tokyo')] Here's the forecast:", " Here's the forecast:", calls=[("get_weather", {"location": "Tokyo"})])
+case("pythonic", "sg_multiple", SG + "::TestPythonicDetector.test_parse_streaming_multiple_tool_calls",
+     "[get_weather(location='Berlin')] and [search(query='restaurants')]", " and ",
+     calls=[("get_weather", {"location": "Berlin"}), ("search", {"query": "restaurants"})])
+case("pythonic", "sg_opening_bracket_only", SG + "::TestPythonicDetector.test_parse_streaming_opening_bracket_only",
+     "Let's try this: [", "Let's try this: [")
+case("pythonic", "sg_nested_brackets", SG + "::TestPythonicDetector.test_parse_streaming_nested_brackets",
+     "[get_weather(location='New York', unit='celsius', data=[1, 2, 3])]",
+     calls=[("get_weather", {"location": "New York", "unit": "celsius", "data": [1, 2, 3]})])
+case("pythonic", "sg_nested_dict", SG + "::TestPythonicDetector.test_parse_streaming_nested_brackets_dict",
+     "[search(query='test', config={'options': [1, 2], 'nested': {'key': 'value'}})]",
+     calls=[("search", {"query": "test", "config": {"options": [1, 2], "nested": {"key": "value"}}})])
+case("pythonic", "sg_multiple_nested", SG + "::TestPythonicDetector.test_parse_streaming_multiple_tools_with_nested_brackets",
+     "[get_weather(location='Paris', data=[10, 20]), search(query='test', filters=['a', 'b'])]",
+     calls=[("get_weather", {"location": "Paris", "data": [10, 20]}), ("search", {"query": "test", "filters": ["a", "b"]})])
+case("pythonic", "sg_partial_nested", SG + "::TestPythonicDetector.test_parse_streaming_partial_nested_brackets",
+     "Here's a call: [get_weather(location='Tokyo', data=[1, 2, 3])]", "Here's a call: ",
+     calls=[("get_weather", {"location": "Tokyo", "data": [1, 2, 3]})])
+case("pythonic", "sg_python_start_end", SG + "::TestPythonicDetector.test_parse_streaming_with_python_start_and_end_token",
+     "Here's a call: <|python_start|>[get_weather(location='Tokyo', data=[1, 2, 3])]<|python_end|>", "Here's a call: ",
+     calls=[("get_weather", {"location": "Tokyo", "data": [1, 2, 3]})])
+case("pythonic", "sg_python_tokens_text_after", SG + "::TestPythonicDetector.test_detect_and_parse_with_python_start_and_end_token",
+     "User wants to get the weather in Mars. <|python_start|>[get_weather(location='Mars', unit='celsius')]<|python_end|> In this way we will get the weather in Mars.",
+     "User wants to get the weather in Mars.  In this way we will get the weather in Mars.",
+     calls=[("get_weather", {"location": "Mars", "unit": "celsius"})])
+case("pythonic", "lfm2_markers", "research parsers.md::LFM2 <|tool_call_start|>[..]<|tool_call_end|>",
+     "<|tool_call_start|>[get_candidate_status(candidate_id=\"12345\")]<|tool_call_end|>Checking the status.",
+     "Checking the status.", calls=[("get_candidate_status", {"candidate_id": "12345"})])
+
+MIST_LONG = "```\\nTOOL: Access a weather API or service\\nOBSERVATION: Retrieve the current weather data for the top 5 populated cities in the US\\nANSWER: The weather in the top 5 populated cities in the US is as follows: [City Name] - [Weather Conditions] - [Temperature]\\n```"
+case("mistral_v03", "sg_nested_brackets", SG + "::TestMistralDetector.test_detect_and_parse_with_nested_brackets_in_content",
+     '[TOOL_CALLS] [{"name":"make_next_step_decision", "arguments":{"decision":"","content":"' + MIST_LONG + '"}}]',
+     calls=[("make_next_step_decision", {"decision": "", "content": json.loads('"' + MIST_LONG + '"')})])
+case("mistral_v03", "sg_simple", SG + "::TestMistralDetector.test_detect_and_parse_simple_case",
+     '[TOOL_CALLS] [{"name":"make_next_step_decision", "arguments":{"decision":"TOOL", "content":"Use weather API"}}]',
+     calls=[("make_next_step_decision", {"decision": "TOOL", "content": "Use weather API"})])
+case("mistral_v03", "sg_no_tool_calls", SG + "::TestMistralDetector.test_detect_and_parse_no_tool_calls",
+     "This is just normal text without any tool calls.", "This is just normal text without any tool calls.")
+case("mistral_v03", "sg_text_before", SG + "::TestMistralDetector.test_detect_and_parse_with_text_before_tool_call",
+     'Here is some text before the tool call: [TOOL_CALLS] [{"name":"make_next_step_decision", "arguments":{"decision":"ANSWER", "content":"The answer is 42"}}]',
+     "Here is some text before the tool call: ", calls=[("make_next_step_decision", {"decision": "ANSWER", "content": "The answer is 42"})],
+     compare="strip")
+SGM = "sgl-project/sglang@c3df60d2:test/srt/function_call/test_mistral_detector.py"
+case("mistral_v03", "sg_canonical", SGM + "::test_canonical_format", '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+     calls=[("get_weather", {"city": "Paris"})])
+case("mistral_v03", "sg_compact", SGM + "::test_compact_format", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+     calls=[("get_weather", {"city": "Paris"})])
+case("mistral_v11", "sg_compact", SGM + "::test_compact_format", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+     calls=[("get_weather", {"city": "Paris"})])
+case("mistral_v11", "sg_canonical", SGM + "::test_canonical_format", '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+     calls=[("get_weather", {"city": "Paris"})])
+case("mistral_v03", "native_id", "research parsers.md::Mistral 9-character id preserved",
+     '[TOOL_CALLS] [{"name": "add", "arguments": {"a": 3, "b": 4}, "id": "123456789"}, {"id": "abcDEF123", "name": "mul", "arguments": {"a": 1}}]',
+     calls=[("add", {"a": 3, "b": 4}, "123456789"), ("mul", {"a": 1}, "abcDEF123")])
+case("mistral_v03", "args_before_name", "research parsers.md::Mistral args-before-name key order",
+     '[TOOL_CALLS] [{"arguments": {"city": "Paris"}, "name": "get_weather"}]', calls=[("get_weather", {"city": "Paris"})])
+case("mistral_v11", "call_ids", "research parsers.md::Mistral v11 repeated [TOOL_CALLS] with ids",
+     'Sure.[TOOL_CALLS]add[CALL_ID]abc123XYZ[ARGS]{"a": 1, "b": 2}[TOOL_CALLS]mul[CALL_ID]def456UVW[ARGS]{"a": 3}',
+     "Sure.", calls=[("add", {"a": 1, "b": 2}, "abc123XYZ"), ("mul", {"a": 3}, "def456UVW")])
+case("mistral_v11", "think", "research parsers.md::Magistral [THINK]..[/THINK]",
+     '[THINK]Let me add.[/THINK]The sum is coming.[TOOL_CALLS]add[ARGS]{"a": 1}', "The sum is coming.", "Let me add.",
+     calls=[("add", {"a": 1})])

@@ -76,6 +76,7 @@ std::vector<Dialect> build_table() {
         "<|tool_call_start|>..<|tool_call_end|> (LFM2)";
     d.syntax = CallSyntax::kPythonic;
     d.pythonic_bare = true;
+    d.bare_anywhere = true;
     d.pythonic_sections = {{"<|python_start|>", "<|python_end|>"},
                            {"<|tool_call_start|>", "<|tool_call_end|>"}};
     d.dropped = {"<|eom|>", "<|eot|>"};
@@ -96,6 +97,8 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"[TOOL_CALLS]", ""}};
     d.id_keys = {"id"};
+    d.header_end = {"[ARGS]"};  // the v11 form after the same marker
+    d.id_marker = "[CALL_ID]";
     d.dropped = {"</s>"};
     t.push_back(d);
   }
@@ -111,6 +114,8 @@ std::vector<Dialect> build_table() {
     d.call_open = "[TOOL_CALLS]";
     d.header_end = {"[ARGS]"};
     d.id_marker = "[CALL_ID]";
+    d.json_list_calls = true;  // the v0.3 form after the same marker
+    d.id_keys = {"id"};
     d.dropped = {"</s>"};
     t.push_back(d);
   }

@@ -422,7 +422,8 @@ class Engine {
         break;
     }
     add_common(content_markers_);
-    if (d_.bare_anywhere) content_markers_.add("{", kTagBare);
+    if (d_.bare_anywhere)
+      content_markers_.add(d_.syntax == CallSyntax::kPythonic ? "[" : "{", kTagBare);
     content_markers_.add(d_.think_open, kTagThinkOpen);
     content_markers_.add(d_.think_close, kTagThinkClose);
     reasoning_markers_.add(d_.think_close, kTagThinkClose);
@@ -693,11 +694,7 @@ class Engine {
           pos_ = p;
           cand_ = pos_;
           committed_ = false;
-          py_depth_ = 0;
-          py_quote_ = 0;
-          py_escape_ = false;
-          py_checked_ = false;
-          go(St::kPyBare);
+          start_py_bare();
           content_start_ = false;
           return true;
         }
@@ -742,6 +739,10 @@ class Engine {
     if (hit.tag == kTagBare) {
       cand_ = pos_;
       committed_ = false;
+      if (d_.syntax == CallSyntax::kPythonic) {
+        start_py_bare();
+        return true;
+      }
       jo_close_ = {};
       jo_bare_ = true;
       go(St::kJoBody);
@@ -814,6 +815,15 @@ class Engine {
     if (jo_builtin_) {
       mark_ = pos_;
       go(St::kBuiltin);
+      return true;
+    }
+    if (!d_.header_end.empty() && !jo_bare_) {
+      // Mistral: `[TOOL_CALLS]name[ARGS]{..}` after the same marker as the JSON list form.
+      mark_ = pos_;
+      name_.clear();
+      id_.clear();
+      in_section_ = false;
+      go(St::kHjHeader);
       return true;
     }
     fallback("not_a_call", "expected a JSON object or array after the call marker");
@@ -1218,6 +1228,20 @@ class Engine {
   }
 
   bool hj_header() {
+    if (d_.json_list_calls && pos_ == mark_) {
+      // Mistral: `[TOOL_CALLS][{"name": .., "arguments": ..}]` after the same marker.
+      std::size_t p = pos_;
+      while (p < buf_.size() && is_ws(buf_[p])) ++p;
+      if (p == buf_.size() && !eof_) return false;
+      if (p < buf_.size() && (buf_[p] == '[' || buf_[p] == '{')) {
+        pos_ = p;
+        jo_close_ = {};
+        jo_bare_ = false;
+        jo_builtin_ = false;
+        go(St::kJoBody);
+        return true;
+      }
+    }
     MarkerSet::Hit hit = search(header_markers_);
     if (hit.kind != MarkerSet::Hit::kFound) {
       if (!eof_) return false;
@@ -1710,6 +1734,14 @@ class Engine {
   }
 
   // ---- pythonic ----
+  void start_py_bare() {
+    py_depth_ = 0;
+    py_quote_ = 0;
+    py_escape_ = false;
+    py_checked_ = false;
+    go(St::kPyBare);
+  }
+
   // Bare `[f(a=1), ...]`: held until the list closes (strings and brackets tracked), parsed once.
   bool py_bare() {
     if (!py_checked_) {
@@ -1728,6 +1760,8 @@ class Engine {
         pos_ = cand_;
         cand_ = kNone;
         content_start_ = false;
+        emit(Route::kContent, std::string_view(buf_).substr(pos_, 1));  // the '[' is text
+        ++pos_;
         go(St::kText);
         return true;
       }

@@ -80,6 +80,7 @@ struct Dialect {
   bool fenced_args = false;                  // arguments inside ```json ... ``` (DeepSeek V3)
   bool header_at_start = false;              // the output may begin with a header (Functionary)
   std::string_view content_name;             // a header naming content, not a call ("all")
+  bool json_list_calls = false;              // the marker may also start a JSON call list
 
   // kXmlParams.
   std::vector<std::string_view> name_end;   // ends the function name (consumed)
