@@ -52,6 +52,9 @@ struct Keyword {
 
 struct Expr {
   ExprKind kind;
+  // The value is a markupsafe.Markup (from |safe, |e, ...): in `Markup + str` Python
+  // escapes the plain string. Tracked statically, per expression.
+  bool markup = false;
   std::uint32_t line = 0, column = 0;
   explicit Expr(ExprKind k) : kind(k) {}
   virtual ~Expr() = default;

@@ -12,7 +12,7 @@ namespace chatwire::jinja {
 
 struct CompiledTemplate {
   ParsedTemplate parsed;
-  std::vector<Value> globals;  // per SymbolId: the global function, or Undefined
+  std::vector<Value> globals;    // per SymbolId: the global function, or Undefined
   bool uses_generation = false;  // the oracle's text test for generation tracking
   // Symbols of the implicit variables (kNoSymbol when the template never names them).
   static constexpr SymbolId kNoSymbol = 0xFFFFFFFFu;

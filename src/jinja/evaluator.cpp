@@ -13,7 +13,9 @@
 
 namespace chatwire::jinja {
 
-void raise(Error error) { throw RenderError{std::move(error)}; }
+void raise(Error error) {
+  throw RenderError{std::move(error)};
+}
 void raise(std::string type, std::string message) {
   throw RenderError{Error{std::move(type), std::move(message), 0, 0, {}}};
 }
@@ -43,14 +45,18 @@ RenderState::RenderState(const CompiledTemplate& t, const Value& ctx, const Rend
   context_value.assign(n, nullptr);
 }
 
-void RenderState::fuel_exhausted() { raise(limit_error("max_steps", lim.max_steps)); }
+void RenderState::fuel_exhausted() {
+  raise(limit_error("max_steps", lim.max_steps));
+}
 
 Value RenderState::lookup(Frame* frame, SymbolId symbol) {
   for (Frame* f = frame; f; f = f->parent)
     if (const Value* v = f->find_local(symbol)) return *v;
   std::uint8_t& st = context_state[symbol];
   if (st == 0) {
-    const Value* v = context.is_dict() ? context.dict_find(std::string_view(tmpl.parsed.symbols[symbol])) : nullptr;
+    const Value* v = context.is_dict()
+                         ? context.dict_find(std::string_view(tmpl.parsed.symbols[symbol]))
+                         : nullptr;
     context_value[symbol] = v;
     st = v ? 1 : 2;
   }
@@ -77,10 +83,13 @@ struct StackGuard {
   static constexpr std::size_t kBudget = 4u << 20;
   static thread_local char* base;
   static void check() {
-    char here;
-    if (base && static_cast<std::size_t>(base - &here) > kBudget)
+    char* here = static_cast<char*>(__builtin_frame_address(0));
+    if (base && here<base&& static_cast<std::size_t>(base - here)> kBudget)
       raise(Error{"LimitError",
-                  "evaluation nested too deeply (C++ stack budget of 4 MiB exceeded)", 0, 0, {}});
+                  "evaluation nested too deeply (C++ stack budget of 4 MiB exceeded)",
+                  0,
+                  0,
+                  {}});
   }
 };
 thread_local char* StackGuard::base = nullptr;
@@ -89,15 +98,46 @@ enum class Flow : std::uint8_t { Normal, Break, Continue };
 
 // Python dunder attributes every object has: the sandbox reports them as unsafe.
 bool is_real_dunder(std::string_view name) {
-  static constexpr std::string_view kDunders[] = {
-      "__class__",    "__doc__",      "__init__",     "__new__",          "__repr__",
-      "__str__",      "__hash__",     "__eq__",       "__ne__",           "__lt__",
-      "__le__",       "__gt__",       "__ge__",       "__dir__",          "__sizeof__",
-      "__reduce__",   "__reduce_ex__", "__getattribute__", "__setattr__", "__delattr__",
-      "__format__",   "__subclasshook__", "__init_subclass__", "__len__", "__getitem__",
-      "__iter__",     "__contains__", "__add__",      "__mul__",          "__module__",
-      "__dict__",     "__globals__",  "__code__",     "__self__",         "__func__",
-      "__base__",     "__bases__",    "__mro__",      "__subclasses__",   "__builtins__"};
+  static constexpr std::string_view kDunders[] = {"__class__",
+                                                  "__doc__",
+                                                  "__init__",
+                                                  "__new__",
+                                                  "__repr__",
+                                                  "__str__",
+                                                  "__hash__",
+                                                  "__eq__",
+                                                  "__ne__",
+                                                  "__lt__",
+                                                  "__le__",
+                                                  "__gt__",
+                                                  "__ge__",
+                                                  "__dir__",
+                                                  "__sizeof__",
+                                                  "__reduce__",
+                                                  "__reduce_ex__",
+                                                  "__getattribute__",
+                                                  "__setattr__",
+                                                  "__delattr__",
+                                                  "__format__",
+                                                  "__subclasshook__",
+                                                  "__init_subclass__",
+                                                  "__len__",
+                                                  "__getitem__",
+                                                  "__iter__",
+                                                  "__contains__",
+                                                  "__add__",
+                                                  "__mul__",
+                                                  "__module__",
+                                                  "__dict__",
+                                                  "__globals__",
+                                                  "__code__",
+                                                  "__self__",
+                                                  "__func__",
+                                                  "__base__",
+                                                  "__bases__",
+                                                  "__mro__",
+                                                  "__subclasses__",
+                                                  "__builtins__"};
   for (auto d : kDunders)
     if (d == name) return true;
   return false;
@@ -169,6 +209,10 @@ Value call_value(RenderState& state, const Value& callee, const CallArgs& args) 
 
 namespace {
 
+bool is_escape_filter(std::string_view name) {
+  return name == "e" || name == "escape";
+}
+
 class Evaluator {
  public:
   explicit Evaluator(RenderState& s) : st_(s) {}
@@ -220,6 +264,11 @@ class Evaluator {
         const auto& b = static_cast<const BinaryExpr&>(e);
         Value left = eval(*b.left, f);
         Value right = eval(*b.right, f);
+        if (b.markup && b.op == BinaryOp::Add && left.is_string() && right.is_string()) {
+          // Markup + str escapes the plain side (markupsafe).
+          if (!b.left->markup) left = escaped(left);
+          if (!b.right->markup) right = escaped(right);
+        }
         return at(e, [&] { return check(binary_op(b.op, left, right, st_.limits)); });
       }
       case ExprKind::Concat: {
@@ -340,8 +389,8 @@ class Evaluator {
     if (a.dyn_kwargs) {
       out.kw_source = eval(*a.dyn_kwargs, f);
       if (!out.kw_source.is_dict())
-        raise("TypeError", "argument after ** must be a mapping, not " +
-                               std::string(type_name(out.kw_source)));
+        raise("TypeError",
+              "argument after ** must be a mapping, not " + std::string(type_name(out.kw_source)));
       for (const auto& [k, v] : out.kw_source.dict_entries()) {
         if (!k.is_string()) raise("TypeError", "keywords must be strings");
         out.keyword.push_back(NamedArg{k.as_string(), v});
@@ -372,15 +421,23 @@ class Evaluator {
     return at(c, [&] { return call_value(st_, callee, args.view()); });
   }
 
+  static Value escaped(const Value& v) {
+    std::string out;
+    html_escape(out, v.as_string());
+    return Value(std::move(out));
+  }
+
   // `body` (non-null) replaces a missing innermost operand (filter blocks, set blocks).
   Value eval_filter(const FilterExpr& fe, Frame* f, const Value* body) {
-    Value operand = fe.operand ? (fe.operand->kind == ExprKind::Filter
-                                      ? eval_filter(static_cast<const FilterExpr&>(*fe.operand),
-                                                    f, body)
-                                      : eval(*fe.operand, f))
-                               : (body ? *body : Value());
+    Value operand = fe.operand
+                        ? (fe.operand->kind == ExprKind::Filter
+                               ? eval_filter(static_cast<const FilterExpr&>(*fe.operand), f, body)
+                               : eval(*fe.operand, f))
+                        : (body ? *body : Value());
     Args args;
     eval_args(fe.arguments, f, args);
+    if (fe.operand && fe.operand->markup && fe.markup && is_escape_filter(fe.name))
+      return operand;  // escaping a Markup leaves it unchanged
     return at(fe, [&]() -> Value {
       if (!fe.filter) raise("TemplateRuntimeError", "No filter named '" + fe.name + "' found.");
       st_.step();
@@ -453,29 +510,37 @@ class Evaluator {
         Value ns = st_.lookup(f, t.symbol);
         auto* obj = ns.is_object() ? dynamic_cast<NamespaceObject*>(ns.as_object()) : nullptr;
         if (!obj)
-          raise(Error{"TemplateRuntimeError", "cannot assign attribute on non-namespace object",
-                      t.line, t.column, {}});
+          raise(Error{"TemplateRuntimeError",
+                      "cannot assign attribute on non-namespace object",
+                      t.line,
+                      t.column,
+                      {}});
         obj->set_attr(t.attr, value);
         return;
       }
       case Target::Kind::Tuple: {
-        if (!(value.is_sequence() || value.is_string() || value.is_dict() ||
-              value.is_undefined() || value.is_object()))
+        if (!(value.is_sequence() || value.is_string() || value.is_dict() || value.is_undefined() ||
+              value.is_object()))
           raise(Error{"TypeError",
                       "cannot unpack non-iterable " + std::string(type_name(value)) + " object",
-                      t.line, t.column, {}});
+                      t.line,
+                      t.column,
+                      {}});
         Value items = check(iterate(value));
         auto list = items.as_list();
         if (list.size() < t.items.size())
           raise(Error{"ValueError",
                       "not enough values to unpack (expected " + std::to_string(t.items.size()) +
                           ", got " + std::to_string(list.size()) + ")",
-                      t.line, t.column, {}});
+                      t.line,
+                      t.column,
+                      {}});
         if (list.size() > t.items.size())
           raise(Error{"ValueError",
-                      "too many values to unpack (expected " + std::to_string(t.items.size()) +
-                          ")",
-                      t.line, t.column, {}});
+                      "too many values to unpack (expected " + std::to_string(t.items.size()) + ")",
+                      t.line,
+                      t.column,
+                      {}});
         for (std::size_t i = 0; i < list.size(); ++i) assign(t.items[i], list[i], f);
         return;
       }
@@ -547,8 +612,7 @@ class Evaluator {
       case StmtKind::SetBlock: {
         const auto& set = static_cast<const SetBlockStmt&>(s);
         Value body = capture(set.body, f);
-        if (set.filter)
-          body = eval_filter(static_cast<const FilterExpr&>(*set.filter), f, &body);
+        if (set.filter) body = eval_filter(static_cast<const FilterExpr&>(*set.filter), f, &body);
         assign(set.target, body, f);
         return Flow::Normal;
       }
@@ -755,9 +819,8 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
                                      const RenderOptions& options) {
   RenderState state(tmpl, context, options);
   state.track_generation = tmpl.uses_generation && tmpl.parsed.uses_generation;
-  char stack_base;
   char* saved_base = StackGuard::base;
-  if (!saved_base) StackGuard::base = &stack_base;
+  if (!saved_base) StackGuard::base = static_cast<char*>(__builtin_frame_address(0));
   RenderResult result;
   result.uses_generation = tmpl.uses_generation;
   try {

@@ -25,7 +25,9 @@ std::string soft_str(const Value& v) {
   append_str(s, v);
   return s;
 }
-Value str_value(const Value& v) { return v.is_string() ? v : Value(soft_str(v)); }
+Value str_value(const Value& v) {
+  return v.is_string() ? v : Value(soft_str(v));
+}
 
 std::int64_t int_arg(const Value& v, const char* what) {
   if (v.is_int() || v.is_bool()) return v.as_integer();
@@ -69,7 +71,9 @@ Value lower_if_string(const Value& v, RenderState& state, bool case_sensitive) {
   return v;
 }
 
-bool less(const Value& a, const Value& b) { return check(compare(CompareOp::Lt, a, b)); }
+bool less(const Value& a, const Value& b) {
+  return check(compare(CompareOp::Lt, a, b));
+}
 
 // ------------------------------------------------------------------ filters
 
@@ -120,7 +124,7 @@ Result<Value> f_batch(RenderState& state, const Value& v, const CallArgs& args) 
       while (static_cast<std::int64_t>(cur.size()) < n) cur.push_back(*b.slot[1]);
     out.push_back(Value::list(std::move(cur)));
   }
-  return Value::list(std::move(out));
+  return make_generator(Value::list(std::move(out)), "do_batch");
 }
 
 Result<Value> f_capitalize(RenderState& state, const Value& v, const CallArgs&) {
@@ -165,6 +169,8 @@ Result<Value> f_dictsort(RenderState& state, const Value& v, const CallArgs& arg
   return Value::list(std::move(out));
 }
 
+}  // namespace
+
 void html_escape(std::string& out, std::string_view s) {
   for (char c : s) {
     switch (c) {
@@ -188,6 +194,8 @@ void html_escape(std::string& out, std::string_view s) {
     }
   }
 }
+
+namespace {
 
 Result<Value> f_escape(RenderState&, const Value& v, const CallArgs&) {
   std::string out;
@@ -245,7 +253,8 @@ bool parse_python_float(std::string_view text, double& out) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '_') {
-      if (i == 0 || i + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i - 1])) ||
+      if (i == 0 || i + 1 >= text.size() ||
+          !std::isdigit(static_cast<unsigned char>(text[i - 1])) ||
           !std::isdigit(static_cast<unsigned char>(text[i + 1])))
         return false;
       continue;
@@ -289,14 +298,16 @@ Result<Value> f_format(RenderState& state, const Value& v, const CallArgs& args)
     for (const auto& kw : args.keyword) entries.emplace_back(Value(kw.name), kw.value);
     return percent_format(fmt.as_string(), Value::dict_unchecked(std::move(entries)), state.limits);
   }
-  return percent_format(fmt.as_string(),
-                        Value::tuple(std::vector<Value>(args.positional.begin(), args.positional.end())),
-                        state.limits);
+  return percent_format(
+      fmt.as_string(),
+      Value::tuple(std::vector<Value>(args.positional.begin(), args.positional.end())),
+      state.limits);
 }
 
 Result<Value> f_groupby(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<3>("do_groupby", args, {"attribute", "default", "case_sensitive"});
-  if (!b.has(0)) raise("TypeError", "do_groupby() missing 1 required positional argument: 'attribute'");
+  if (!b.has(0))
+    raise("TypeError", "do_groupby() missing 1 required positional argument: 'attribute'");
   bool case_sensitive = b.has(2) && truthy(*b.slot[2]);
   Value holder;
   auto items = items_of(v, holder);
@@ -312,7 +323,8 @@ Result<Value> f_groupby(RenderState& state, const Value& v, const CallArgs& args
   for (std::size_t i = 0; i < keyed.size();) {
     std::size_t j = i;
     std::vector<Value> members;
-    while (j < keyed.size() && equals(keyed[j].first, keyed[i].first)) members.push_back(keyed[j++].second);
+    while (j < keyed.size() && equals(keyed[j].first, keyed[i].first))
+      members.push_back(keyed[j++].second);
     Value grouper = keyed[i].first;
     if (!case_sensitive) grouper = attr_path(members.front(), *b.slot[0]);
     groups.push_back(Value::tuple({grouper, Value::list(std::move(members))}));
@@ -367,9 +379,12 @@ bool parse_python_int(std::string_view text, int base, std::int64_t& out) {
     neg = text[0] == '-';
     text = text.substr(1);
   }
-  if (base == 16 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'x') text = text.substr(2);
-  if (base == 8 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'o') text = text.substr(2);
-  if (base == 2 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'b') text = text.substr(2);
+  if (base == 16 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'x')
+    text = text.substr(2);
+  if (base == 8 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'o')
+    text = text.substr(2);
+  if (base == 2 && text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'b')
+    text = text.substr(2);
   if (text.empty()) return false;
   unsigned __int128 value = 0;
   bool prev_digit = false;
@@ -379,7 +394,9 @@ bool parse_python_int(std::string_view text, int base, std::int64_t& out) {
       prev_digit = false;
       continue;
     }
-    int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'z' ? (c | 0x20) - 'a' + 10 : 99;
+    int d = c >= '0' && c <= '9'                     ? c - '0'
+            : (c | 0x20) >= 'a' && (c | 0x20) <= 'z' ? (c | 0x20) - 'a' + 10
+                                                     : 99;
     if (d >= base) return false;
     value = value * static_cast<unsigned>(base) + static_cast<unsigned>(d);
     if (value > static_cast<unsigned __int128>(INT64_MAX) + 1) return false;
@@ -387,7 +404,8 @@ bool parse_python_int(std::string_view text, int base, std::int64_t& out) {
   }
   if (!prev_digit) return false;
   if (!neg && value > static_cast<unsigned __int128>(INT64_MAX)) return false;
-  out = neg ? static_cast<std::int64_t>(-static_cast<__int128>(value)) : static_cast<std::int64_t>(value);
+  out = neg ? static_cast<std::int64_t>(-static_cast<__int128>(value))
+            : static_cast<std::int64_t>(value);
   return true;
 }
 
@@ -462,6 +480,8 @@ Result<Value> f_title(RenderState& state, const Value& v, const CallArgs&) {
   return str_title(str_value(v), state.limits);
 }
 
+Value map_items(RenderState& state, const Value& v, const CallArgs& args);
+
 Result<Value> apply_filter_by_name(RenderState& state, const Value& name, const Value& operand,
                                    const CallArgs& args) {
   const FilterEntry* f = find_filter(name.is_string() ? name.as_string() : std::string_view());
@@ -471,7 +491,13 @@ Result<Value> apply_filter_by_name(RenderState& state, const Value& name, const 
 }
 
 Result<Value> f_map(RenderState& state, const Value& v, const CallArgs& args) {
+  Value r = map_items(state, v, args);
+  return make_generator(std::move(r), "do_map");
+}
+
+Value map_items(RenderState& state, const Value& v, const CallArgs& args) {
   Value holder;
+  if (!truthy(v)) return Value::empty_list();  // `if value:` in do_map
   auto items = items_of(v, holder);
   std::vector<Value> out;
   out.reserve(items.size());
@@ -491,7 +517,8 @@ Result<Value> f_map(RenderState& state, const Value& v, const CallArgs& args) {
     return Value::list(std::move(out));
   }
   CallArgs rest{args.positional.subspan(1), args.keyword};
-  for (const auto& item : items) out.push_back(check(apply_filter_by_name(state, args.positional[0], item, rest)));
+  for (const auto& item : items)
+    out.push_back(check(apply_filter_by_name(state, args.positional[0], item, rest)));
   return Value::list(std::move(out));
 }
 
@@ -501,7 +528,8 @@ Result<Value> min_max(RenderState& state, const Value& v, const CallArgs& args, 
   bool case_sensitive = b.has(0) && truthy(*b.slot[0]);
   Value holder;
   auto items = items_of(v, holder);
-  if (items.empty()) return Value::undefined(Value(), {}, std::string("No aggregated item, sequence was empty."));
+  if (items.empty())
+    return Value::undefined(Value(), {}, std::string("No aggregated item, sequence was empty."));
   std::size_t best = 0;
   Value best_key;
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -514,10 +542,16 @@ Result<Value> min_max(RenderState& state, const Value& v, const CallArgs& args, 
   }
   return items[best];
 }
-Result<Value> f_max(RenderState& s, const Value& v, const CallArgs& a) { return min_max(s, v, a, true, "do_max"); }
-Result<Value> f_min(RenderState& s, const Value& v, const CallArgs& a) { return min_max(s, v, a, false, "do_min"); }
+Result<Value> f_max(RenderState& s, const Value& v, const CallArgs& a) {
+  return min_max(s, v, a, true, "do_max");
+}
+Result<Value> f_min(RenderState& s, const Value& v, const CallArgs& a) {
+  return min_max(s, v, a, false, "do_min");
+}
 
-Result<Value> f_pprint(RenderState&, const Value& v, const CallArgs&) { return Value(to_repr(v)); }
+Result<Value> f_pprint(RenderState&, const Value& v, const CallArgs&) {
+  return Value(to_repr(v));
+}
 
 Result<Value> f_random(RenderState&, const Value& v, const CallArgs&) {
   Value holder;
@@ -535,6 +569,7 @@ bool run_test(RenderState& state, const Value& name, const Value& item, const Ca
 
 Result<Value> select_reject(RenderState& state, const Value& v, const CallArgs& args, bool select,
                             bool lookup_attr) {
+  if (!truthy(v)) return make_generator(Value::empty_list(), "select_or_reject");
   std::size_t off = lookup_attr ? 1 : 0;
   if (lookup_attr && args.positional.empty())
     raise("TypeError", "Missing parameter for attribute name");
@@ -542,18 +577,27 @@ Result<Value> select_reject(RenderState& state, const Value& v, const CallArgs& 
   auto items = items_of(v, holder);
   std::vector<Value> out;
   bool has_test = args.positional.size() > off;
-  CallArgs rest{has_test ? args.positional.subspan(off + 1) : std::span<const Value>(), args.keyword};
+  CallArgs rest{has_test ? args.positional.subspan(off + 1) : std::span<const Value>(),
+                args.keyword};
   for (const auto& item : items) {
     Value subject = lookup_attr ? attr_path(item, args.positional[0]) : item;
     bool r = has_test ? run_test(state, args.positional[off], subject, rest) : truthy(subject);
     if (r == select) out.push_back(item);
   }
-  return Value::list(std::move(out));
+  return make_generator(Value::list(std::move(out)), "select_or_reject");
 }
-Result<Value> f_select(RenderState& s, const Value& v, const CallArgs& a) { return select_reject(s, v, a, true, false); }
-Result<Value> f_reject(RenderState& s, const Value& v, const CallArgs& a) { return select_reject(s, v, a, false, false); }
-Result<Value> f_selectattr(RenderState& s, const Value& v, const CallArgs& a) { return select_reject(s, v, a, true, true); }
-Result<Value> f_rejectattr(RenderState& s, const Value& v, const CallArgs& a) { return select_reject(s, v, a, false, true); }
+Result<Value> f_select(RenderState& s, const Value& v, const CallArgs& a) {
+  return select_reject(s, v, a, true, false);
+}
+Result<Value> f_reject(RenderState& s, const Value& v, const CallArgs& a) {
+  return select_reject(s, v, a, false, false);
+}
+Result<Value> f_selectattr(RenderState& s, const Value& v, const CallArgs& a) {
+  return select_reject(s, v, a, true, true);
+}
+Result<Value> f_rejectattr(RenderState& s, const Value& v, const CallArgs& a) {
+  return select_reject(s, v, a, false, true);
+}
 
 Result<Value> f_replace(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<3>("do_replace", args, {"old", "new", "count"});
@@ -573,11 +617,17 @@ Result<Value> f_reverse(RenderState&, const Value& v, const CallArgs&) {
     }
     std::string out;
     out.reserve(s.size());
-    for (auto it = cps.rbegin(); it != cps.rend(); ++it) out.append(s.substr(it->first, it->second));
+    for (auto it = cps.rbegin(); it != cps.rend(); ++it)
+      out.append(s.substr(it->first, it->second));
     return Value(std::move(out));
   }
   Value holder = check(iterate(v));
   std::vector<Value> items(holder.as_list().rbegin(), holder.as_list().rend());
+  if (v.is_list())
+    return Value::make_object<GeneratorObject>(Value::list(std::move(items)),
+                                               "list_reverseiterator", "");
+  if (v.is_tuple() || v.is_dict())
+    return Value::make_object<GeneratorObject>(Value::list(std::move(items)), "reversed", "");
   return Value::list(std::move(items));
 }
 
@@ -587,7 +637,8 @@ Result<Value> f_round(RenderState&, const Value& v, const CallArgs& args) {
   std::string how = b.has(1) ? soft_str(*b.slot[1]) : "common";
   if (how != "common" && how != "ceil" && how != "floor")
     raise("FilterArgumentError", "method must be common, ceil or floor");
-  if (!v.is_number()) raise("TypeError", "type " + std::string(type_name(v)) + " doesn't define __round__ method");
+  if (!v.is_number())
+    raise("TypeError", "type " + std::string(type_name(v)) + " doesn't define __round__ method");
   if (how == "common") {
     if (v.is_int() || v.is_bool()) {
       std::int64_t i = v.as_integer();
@@ -614,7 +665,9 @@ Result<Value> f_round(RenderState&, const Value& v, const CallArgs& args) {
   return Value(d / scale);
 }
 
-Result<Value> f_safe(RenderState&, const Value& v, const CallArgs&) { return str_value(v); }
+Result<Value> f_safe(RenderState&, const Value& v, const CallArgs&) {
+  return str_value(v);
+}
 
 Result<Value> f_slice(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<2>("do_slice", args, {"slices", "fill_with"});
@@ -630,12 +683,13 @@ Result<Value> f_slice(RenderState& state, const Value& v, const CallArgs& args) 
     state.step();
     std::size_t start = offset + i * per, end = start + per;
     if (i < extra) ++offset;
-    std::vector<Value> part(seq.begin() + static_cast<std::ptrdiff_t>(start),
-                            seq.begin() + static_cast<std::ptrdiff_t>(std::min(end + (i < extra ? 1 : 0), seq.size())));
+    std::vector<Value> part(
+        seq.begin() + static_cast<std::ptrdiff_t>(start),
+        seq.begin() + static_cast<std::ptrdiff_t>(std::min(end + (i < extra ? 1 : 0), seq.size())));
     if (b.has(1) && !b.slot[1]->is_none() && i >= extra) part.push_back(*b.slot[1]);
     out.push_back(Value::list(std::move(part)));
   }
-  return Value::list(std::move(out));
+  return make_generator(Value::list(std::move(out)), "do_slice");
 }
 
 Result<Value> f_sort(RenderState& state, const Value& v, const CallArgs& args) {
@@ -659,7 +713,9 @@ Result<Value> f_sort(RenderState& state, const Value& v, const CallArgs& args) {
   return Value::list(std::move(out));
 }
 
-Result<Value> f_string(RenderState&, const Value& v, const CallArgs&) { return str_value(v); }
+Result<Value> f_string(RenderState&, const Value& v, const CallArgs&) {
+  return str_value(v);
+}
 
 Result<Value> f_striptags(RenderState& state, const Value& v, const CallArgs&) {
   std::string s = soft_str(v), out;
@@ -714,13 +770,13 @@ Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args)
     if (ind.is_string())
       o.indent = std::string(ind.as_string());
     else
-      o.indent = std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(ind, "indent"))), ' ');
+      o.indent = std::string(
+          static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(ind, "indent"))), ' ');
   }
   if (b.has(2) && !b.slot[2]->is_none()) {
     Value seps = check(iterate(*b.slot[2]));
     auto list = seps.as_list();
-    if (list.size() != 2)
-      raise("ValueError", "too many values to unpack (expected 2)");
+    if (list.size() != 2) raise("ValueError", "too many values to unpack (expected 2)");
     if (!list[0].is_string() || !list[1].is_string())
       raise("TypeError", "separators must be strings");
     o.item_separator = std::string(list[0].as_string());
@@ -748,7 +804,9 @@ Result<Value> f_truncate(RenderState& state, const Value& v, const CallArgs& arg
   Value s = str_value(v);
   std::int64_t n = static_cast<std::int64_t>(s.string_length());
   std::int64_t end_len = static_cast<std::int64_t>(utf8::length(end));
-  if (len < end_len) raise("AssertionError", "expected length >= " + std::to_string(end_len) + ", got " + std::to_string(len));
+  if (len < end_len)
+    raise("AssertionError",
+          "expected length >= " + std::to_string(end_len) + ", got " + std::to_string(len));
   if (leeway < 0) raise("AssertionError", "expected leeway >= 0, got " + std::to_string(leeway));
   if (n <= len + leeway) return s;
   Value head = check(slice(s, std::nullopt, len - end_len, std::nullopt, state.limits));
@@ -776,14 +834,15 @@ Result<Value> f_unique(RenderState& state, const Value& v, const CallArgs& args)
     seen.push_back(key);
     out.push_back(item);
   }
-  return Value::list(std::move(out));
+  return make_generator(Value::list(std::move(out)), "sync_do_unique");
 }
 
 Result<Value> f_urlencode(RenderState&, const Value& v, const CallArgs&) {
   auto quote = [](std::string_view s, std::string& out, bool plus_safe) {
     static const char* kHex = "0123456789ABCDEF";
     for (unsigned char c : s) {
-      if (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '~' || (plus_safe && c == '/')) {
+      if (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '~' ||
+          (plus_safe && c == '/')) {
         out += static_cast<char>(c);
       } else {
         out += '%';
@@ -817,7 +876,8 @@ Result<Value> f_wordcount(RenderState& state, const Value& v, const CallArgs&) {
   bool in_word = false;
   for (std::size_t pos = 0; pos < s.size();) {
     char32_t c = utf8::decode(s, pos);
-    bool word = c == '_' || (c < 0x80 ? std::isalnum(static_cast<int>(c)) != 0 : !utf8::is_space(c));
+    bool word =
+        c == '_' || (c < 0x80 ? std::isalnum(static_cast<int>(c)) != 0 : !utf8::is_space(c));
     if (word && !in_word) ++count;
     in_word = word;
   }
@@ -826,14 +886,16 @@ Result<Value> f_wordcount(RenderState& state, const Value& v, const CallArgs&) {
 }
 
 Result<Value> f_wordwrap(RenderState& state, const Value& v, const CallArgs& args) {
-  auto b = bind_args<4>("do_wordwrap", args, {"width", "break_long_words", "wrapstring", "break_on_hyphens"});
+  auto b = bind_args<4>("do_wordwrap", args,
+                        {"width", "break_long_words", "wrapstring", "break_on_hyphens"});
   std::int64_t width = b.has(0) ? int_arg(*b.slot[0], "wordwrap") : 79;
   std::string wrap = b.has(2) && !b.slot[2]->is_none() ? soft_str(*b.slot[2]) : "\n";
   Value words = method(str_value(v), "split", {}, state);
   std::string out, line;
   for (const auto& w : words.as_list()) {
     std::string_view word = w.as_string();
-    if (!line.empty() && static_cast<std::int64_t>(utf8::length(line) + 1 + utf8::length(word)) > width) {
+    if (!line.empty() &&
+        static_cast<std::int64_t>(utf8::length(line) + 1 + utf8::length(word)) > width) {
       out += line + wrap;
       line.clear();
     }
@@ -847,7 +909,8 @@ Result<Value> f_wordwrap(RenderState& state, const Value& v, const CallArgs& arg
 Result<Value> f_xmlattr(RenderState&, const Value& v, const CallArgs& args) {
   auto b = bind_args<1>("do_xmlattr", args, {"autospace"});
   bool autospace = !b.has(0) || truthy(*b.slot[0]);
-  if (!v.is_dict()) raise("AttributeError", "'" + std::string(type_name(v)) + "' object has no attribute 'items'");
+  if (!v.is_dict())
+    raise("AttributeError", "'" + std::string(type_name(v)) + "' object has no attribute 'items'");
   std::string out;
   for (const auto& [k, val] : v.dict_entries()) {
     if (val.is_none() || val.is_undefined()) continue;
@@ -865,7 +928,9 @@ Result<Value> f_xmlattr(RenderState&, const Value& v, const CallArgs& args) {
   return Value(std::move(out));
 }
 
-Result<Value> f_urlize(RenderState&, const Value& v, const CallArgs&) { return str_value(v); }
+Result<Value> f_urlize(RenderState&, const Value& v, const CallArgs&) {
+  return str_value(v);
+}
 
 constexpr FilterEntry kFilters[] = {
     {"abs", f_abs},

@@ -14,7 +14,8 @@ namespace {
 
 std::int64_t as_index(const Value& v) {
   if (v.is_int() || v.is_bool()) return v.as_integer();
-  raise("TypeError", "'" + std::string(type_name(v)) + "' object cannot be interpreted as an integer");
+  raise("TypeError",
+        "'" + std::string(type_name(v)) + "' object cannot be interpreted as an integer");
 }
 
 Result<Value> global_range(RenderState& state, const CallArgs& args) {
@@ -80,7 +81,8 @@ Result<Value> global_namespace(RenderState&, const CallArgs& args) {
   auto* ns = new NamespaceObject;
   Value holder = Value::adopt(ns);
   Value d = check(Value::dict(dict_entries(args, "dict")));
-  for (const auto& [k, v] : d.dict_entries()) ns->set_attr(k.is_string() ? k.as_string() : to_str(k), v);
+  for (const auto& [k, v] : d.dict_entries())
+    ns->set_attr(k.is_string() ? k.as_string() : to_str(k), v);
   return holder;
 }
 
@@ -109,8 +111,8 @@ Result<Value> global_lipsum(RenderState& state, const CallArgs& args) {
   std::int64_t max_words = b.has(3) ? as_index(*b.slot[3]) : 100;
   std::int64_t min_words = b.has(2) ? as_index(*b.slot[2]) : 20;
   if (max_words < min_words) max_words = min_words;
-  static constexpr std::string_view kWords[] = {"lorem", "ipsum", "dolor", "sit", "amet",
-                                                "consectetur", "adipiscing", "elit"};
+  static constexpr std::string_view kWords[] = {"lorem", "ipsum",       "dolor",      "sit",
+                                                "amet",  "consectetur", "adipiscing", "elit"};
   std::string out;
   for (std::int64_t p = 0; p < n; ++p) {
     state.step();
@@ -187,7 +189,8 @@ Result<Value> global_strftime_now(RenderState& state, const CallArgs& args) {
     raise("TypeError", "strftime_now() missing 1 required positional argument: 'format'");
   const Value& fmt_value = args.positional[0];
   if (!fmt_value.is_string())
-    raise("TypeError", "strftime() argument 1 must be str, not " + std::string(type_name(fmt_value)));
+    raise("TypeError",
+          "strftime() argument 1 must be str, not " + std::string(type_name(fmt_value)));
   std::tm tm{};
   long micros = 0;
   if (!state.options.now.empty()) {

@@ -61,20 +61,24 @@ struct OperatorSpelling {
 };
 // Longest first, as jinja2's operator regex is sorted.
 constexpr OperatorSpelling kOperators[] = {
-    {"//", Tok::FloorDiv}, {"**", Tok::Pow},     {"==", Tok::Eq},        {"!=", Tok::Ne},
-    {">=", Tok::GtEq},     {"<=", Tok::LtEq},    {"+", Tok::Add},        {"-", Tok::Sub},
-    {"/", Tok::Div},       {"*", Tok::Mul},      {"%", Tok::Mod},        {"~", Tok::Tilde},
-    {"[", Tok::LBracket},  {"]", Tok::RBracket}, {"(", Tok::LParen},     {")", Tok::RParen},
-    {"{", Tok::LBrace},    {"}", Tok::RBrace},   {">", Tok::Gt},         {"<", Tok::Lt},
-    {"=", Tok::Assign},    {".", Tok::Dot},      {":", Tok::Colon},      {"|", Tok::Pipe},
+    {"//", Tok::FloorDiv}, {"**", Tok::Pow},     {"==", Tok::Eq},    {"!=", Tok::Ne},
+    {">=", Tok::GtEq},     {"<=", Tok::LtEq},    {"+", Tok::Add},    {"-", Tok::Sub},
+    {"/", Tok::Div},       {"*", Tok::Mul},      {"%", Tok::Mod},    {"~", Tok::Tilde},
+    {"[", Tok::LBracket},  {"]", Tok::RBracket}, {"(", Tok::LParen}, {")", Tok::RParen},
+    {"{", Tok::LBrace},    {"}", Tok::RBrace},   {">", Tok::Gt},     {"<", Tok::Lt},
+    {"=", Tok::Assign},    {".", Tok::Dot},      {":", Tok::Colon},  {"|", Tok::Pipe},
     {",", Tok::Comma},     {";", Tok::Semicolon}};
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 bool is_name_start(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
          static_cast<unsigned char>(c) >= 0x80;
 }
-bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
+bool is_name_char(char c) {
+  return is_name_start(c) || is_digit(c);
+}
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -484,9 +488,10 @@ class Lexer {
             cp = cp * 16 + static_cast<char32_t>(v);
           }
           if (cp > 0x10FFFF)
-            return fail("(unicode error) 'unicodeescape' codec can't decode bytes: illegal "
-                        "Unicode character",
-                        pos_);
+            return fail(
+                "(unicode error) 'unicodeescape' codec can't decode bytes: illegal "
+                "Unicode character",
+                pos_);
           utf8::append(out, cp);
           i += n;
           break;
@@ -494,8 +499,8 @@ class Lexer {
         default:
           if (e >= '0' && e <= '7') {
             char32_t cp = static_cast<char32_t>(e - '0');
-            for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7';
-                 ++k)
+            for (int k = 0;
+                 k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7'; ++k)
               cp = cp * 8 + static_cast<char32_t>(body[++i] - '0');
             utf8::append(out, cp);
           } else {  // unknown escapes keep their backslash
@@ -511,6 +516,8 @@ class Lexer {
 
 }  // namespace
 
-Result<std::vector<Token>> tokenize(std::string_view source) { return Lexer(source).run(); }
+Result<std::vector<Token>> tokenize(std::string_view source) {
+  return Lexer(source).run();
+}
 
 }  // namespace chatwire::jinja

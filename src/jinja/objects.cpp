@@ -7,7 +7,9 @@
 namespace chatwire::jinja {
 
 namespace {
-RenderState& render_state(CallContext& context) { return static_cast<RenderState&>(context); }
+RenderState& render_state(CallContext& context) {
+  return static_cast<RenderState&>(context);
+}
 
 void recursion_enter(RenderState& state) {
   if (++state.depth > state.lim.max_recursion) {
@@ -37,10 +39,11 @@ Result<Value> NamespaceObject::get_attr(std::string_view name) const {
   for (const auto& [k, v] : attrs)
     if (k == name) return v;
   return Value::undefined_attribute(name, Value::adopt([this] {
-    // The Undefined message names the object ("'Namespace' object has no attribute").
-    this->refs.fetch_add(1, std::memory_order_relaxed);
-    return const_cast<NamespaceObject*>(this);
-  }()));
+                                      // The Undefined message names the object ("'Namespace' object
+                                      // has no attribute").
+                                      this->refs.fetch_add(1, std::memory_order_relaxed);
+                                      return const_cast<NamespaceObject*>(this);
+                                    }()));
 }
 
 void NamespaceObject::set_attr(std::string_view name, Value value) {
@@ -122,8 +125,12 @@ void LoopObject::repr(std::string& out) const {
 Result<Value> LoopObject::call(const CallArgs& args, CallContext& context) const {
   RenderState& state = render_state(context);
   if (!alive || !stmt || !stmt->recursive)
-    return Error{"TypeError", "Tried to call non recursive loop.  Maybe you forgot the "
-                              "'recursive' modifier.", 0, 0, {}};
+    return Error{"TypeError",
+                 "Tried to call non recursive loop.  Maybe you forgot the "
+                 "'recursive' modifier.",
+                 0,
+                 0,
+                 {}};
   if (args.positional.size() != 1 || !args.keyword.empty())
     return Error{"TypeError", "loop() takes exactly one argument", 0, 0, {}};
   recursion_enter(state);
@@ -193,19 +200,25 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
                        "macro '" + name +
                            "' was invoked with two values for the special caller argument. This "
                            "is most likely a bug.",
-                       0, 0, {}};
+                       0,
+                       0,
+                       {}};
       return Error{"TypeError",
                    "macro '" + name + "' takes no keyword argument '" +
                        std::string(args.keyword[k].name) + "'",
-                   0, 0, {}};
+                   0,
+                   0,
+                   {}};
     }
     extra_kwargs.emplace_back(Value(args.keyword[k].name), args.keyword[k].value);
   }
   if (!d.uses_varargs && args.positional.size() > count)
-    return Error{"TypeError",
-                 "macro '" + name + "' takes not more than " + std::to_string(count) +
-                     " argument(s)",
-                 0, 0, {}};
+    return Error{
+        "TypeError",
+        "macro '" + name + "' takes not more than " + std::to_string(count) + " argument(s)",
+        0,
+        0,
+        {}};
   recursion_enter(state);
   struct DepthRestore {
     RenderState& s;
@@ -220,8 +233,8 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
     } else if (p.default_value) {
       frame.set(p.symbol, eval_expression(state, *p.default_value, &frame));
     } else {
-      frame.set(p.symbol, Value::undefined(Value(p.name), {},
-                                           "parameter '" + p.name + "' was not provided"));
+      frame.set(p.symbol,
+                Value::undefined(Value(p.name), {}, "parameter '" + p.name + "' was not provided"));
     }
   }
   const CompiledTemplate& tmpl = state.tmpl;

@@ -112,6 +112,36 @@ class JoinerObject : public Object {
   void repr(std::string& out) const override { out += "<jinja2.utils.Joiner object>"; }
 };
 
+// A Python generator/iterator returned by lazy filters (select, map, unique, batch,
+// reverse of a list, ...): iterable once, no len(), not JSON serializable, prints as
+// "<generator object select_or_reject>".
+class GeneratorObject : public Object {
+ public:
+  GeneratorObject(Value items, std::string type, std::string function)
+      : items_(std::move(items)), type_(std::move(type)), function_(std::move(function)) {}
+  std::string_view type_name() const override { return type_; }
+  void repr(std::string& out) const override {
+    out += "<" + type_ + " object" + (function_.empty() ? "" : " " + function_) + ">";
+  }
+  Result<Value> iterate() const override {
+    if (consumed_) return Value::empty_list();
+    consumed_ = true;
+    return items_;
+  }
+  Result<std::size_t> length() const override {
+    return Error{"TypeError", "object of type '" + type_ + "' has no len()", 0, 0, {}};
+  }
+
+ private:
+  Value items_;
+  std::string type_, function_;
+  mutable bool consumed_ = false;
+};
+
+inline Value make_generator(Value items, const char* function) {
+  return Value::make_object<GeneratorObject>(std::move(items), "generator", function);
+}
+
 // Global functions by name (globals.cpp); nullptr when not a global.
 BuiltinFn find_global(std::string_view name);
 

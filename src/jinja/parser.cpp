@@ -72,7 +72,9 @@ class Parser {
         throw ParseFailure{Error{"LimitError",
                                  "template nesting too deep: max_parse_depth=" +
                                      std::to_string(p.limits_.max_parse_depth) + " exceeded",
-                                 p.current().line, p.current().column, {}}};
+                                 p.current().line,
+                                 p.current().column,
+                                 {}}};
     }
     ~DepthGuard() { --p.depth_; }
   };
@@ -223,7 +225,8 @@ class Parser {
         message += " Jinja was looking for the following tags: " + currently_looking + ".";
     }
     if (!tag_stack_.empty())
-      message += " The innermost block that needs to be closed is " + quote(tag_stack_.back()) + ".";
+      message +=
+          " The innermost block that needs to be closed is " + quote(tag_stack_.back()) + ".";
     fail(message, at);
   }
 
@@ -302,10 +305,12 @@ class Parser {
     } else if (name == "break" || name == "continue") {
       const Token& at = next();
       if (loop_depth_ == 0)
-        throw ParseFailure{Error{"SyntaxError",
-                                 name == "break" ? "'break' outside loop"
-                                                 : "'continue' not properly in loop",
-                                 at.line, at.column, {}}};
+        throw ParseFailure{
+            Error{"SyntaxError",
+                  name == "break" ? "'break' outside loop" : "'continue' not properly in loop",
+                  at.line,
+                  at.column,
+                  {}}};
       result = make(at, new SimpleStmt(name == "break" ? StmtKind::Break : StmtKind::Continue));
     } else if (name == "generation") {
       const Token& at = next();
@@ -496,10 +501,10 @@ class Parser {
         t.items.push_back(to_target(*item));
       return t;
     }
-    static const char* const kNodeNames[] = {
-        "const",  "name",   "list", "tuple", "dict", "getattr", "getitem",
-        "slice",  "call",   "filter", "test", "not",  "neg",     "pos",
-        "and",    "or",     "binexpr", "concat", "compare", "condexpr"};
+    static const char* const kNodeNames[] = {"const",   "name",    "list",   "tuple",   "dict",
+                                             "getattr", "getitem", "slice",  "call",    "filter",
+                                             "test",    "not",     "neg",    "pos",     "and",
+                                             "or",      "binexpr", "concat", "compare", "condexpr"};
     Token at;
     at.line = e.line;
     at.column = e.column;
@@ -507,8 +512,7 @@ class Parser {
   }
 
   Target parse_assign_target(bool with_tuple, bool name_only,
-                             const std::vector<std::string>& extra_end_rules,
-                             bool with_namespace) {
+                             const std::vector<std::string>& extra_end_rules, bool with_namespace) {
     if (name_only || (with_namespace && look().type == Tok::Dot)) {
       const Token& name = expect(Tok::Name);
       Target t;
@@ -773,8 +777,7 @@ class Parser {
     }
     if (!is_tuple) {
       if (!args.empty()) return std::move(args[0]);
-      if (!explicit_parens)
-        fail("Expected an expression, got " + quote(describe_token(current())));
+      if (!explicit_parens) fail("Expected an expression, got " + quote(describe_token(current())));
     }
     auto node = make(at, new SequenceExpr(ExprKind::Tuple));
     node->items = std::move(args);
@@ -992,6 +995,19 @@ class Parser {
 // the compiler's "soft frame" rule: inside `if` statements and conditional
 // expressions an unknown filter/test only fails when it is evaluated.
 
+// Filters whose result is a Markup in a non-autoescaping environment, and those
+// that keep a Markup operand a Markup (str methods called on Markup).
+bool is_markup_filter(std::string_view name) {
+  return name == "safe" || name == "e" || name == "escape" || name == "forceescape";
+}
+bool keeps_markup(std::string_view name) {
+  static constexpr std::string_view kKeep[] = {"upper",  "lower",  "title",  "capitalize", "trim",
+                                               "string", "center", "indent", "format"};
+  for (auto k : kKeep)
+    if (k == name) return true;
+  return false;
+}
+
 struct Resolver {
   Error error;
   bool failed = false;
@@ -999,8 +1015,11 @@ struct Resolver {
   void fail_unknown(const char* kind, const std::string& name, const Expr& at) {
     if (failed) return;
     failed = true;
-    error = Error{"TemplateAssertionError", std::string("No ") + kind + " named '" + name + "'.",
-                  at.line, at.column, {}};
+    error = Error{"TemplateAssertionError",
+                  std::string("No ") + kind + " named '" + name + "'.",
+                  at.line,
+                  at.column,
+                  {}};
   }
 
   void args(const CallArguments& a, bool soft) {
@@ -1050,6 +1069,8 @@ struct Resolver {
         if (!f->filter && !soft) fail_unknown("filter", f->name, *f);
         expr(f->operand.get(), soft);
         args(f->arguments, soft);
+        f->markup = is_markup_filter(f->name) ||
+                    (f->operand && f->operand->markup && keeps_markup(f->name));
         return;
       }
       case ExprKind::Test: {
@@ -1068,10 +1089,15 @@ struct Resolver {
       case ExprKind::And:
       case ExprKind::Or:
       case ExprKind::Binary:
-      case ExprKind::Concat:
-        expr(static_cast<BinaryExpr*>(e)->left.get(), soft);
-        expr(static_cast<BinaryExpr*>(e)->right.get(), soft);
+      case ExprKind::Concat: {
+        auto* b = static_cast<BinaryExpr*>(e);
+        expr(b->left.get(), soft);
+        expr(b->right.get(), soft);
+        if (e->kind == ExprKind::Binary)
+          b->markup = (b->op == BinaryOp::Add && (b->left->markup || b->right->markup)) ||
+                      (b->op == BinaryOp::Mod && b->left->markup);
         return;
+      }
       case ExprKind::Compare:
         expr(static_cast<CompareExpr*>(e)->first.get(), soft);
         for (const auto& [op, x] : static_cast<CompareExpr*>(e)->rest) expr(x.get(), soft);

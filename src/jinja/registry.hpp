@@ -23,6 +23,9 @@ struct TestEntry {
   TestFn fn;
 };
 
+// HTML-escapes `s` as markupsafe.escape does (& < > " ').
+void html_escape(std::string& out, std::string_view s);
+
 const FilterEntry* find_filter(std::string_view name);
 const TestEntry* find_test(std::string_view name);
 

@@ -1,6 +1,5 @@
 // The public API: Template::compile / render.
 #include "chatwire/jinja.hpp"
-
 #include "jinja/compiled.hpp"
 #include "jinja/lexer.hpp"
 #include "jinja/objects.hpp"
@@ -21,7 +20,8 @@ Result<Template> Template::compile(std::string_view source, const CompileOptions
   impl->globals.resize(symbols.size());
   for (SymbolId i = 0; i < symbols.size(); ++i) {
     const std::string& name = symbols[i];
-    if (BuiltinFn fn = find_global(name)) impl->globals[i] = Value::make_object<BuiltinFunction>(name, fn);
+    if (BuiltinFn fn = find_global(name))
+      impl->globals[i] = Value::make_object<BuiltinFunction>(name, fn);
     if (name == "loop") impl->sym_loop = i;
     if (name == "caller") impl->sym_caller = i;
     if (name == "kwargs") impl->sym_kwargs = i;
@@ -32,11 +32,17 @@ Result<Template> Template::compile(std::string_view source, const CompileOptions
 
 Result<RenderResult> Template::render(const Value& context, const RenderOptions& options) const {
   if (!context.is_dict() && !context.is_undefined() && !context.is_none())
-    return Error{"TypeError", "the render context must be a dict, not " + std::string(type_name(context)), 0, 0, {}};
+    return Error{"TypeError",
+                 "the render context must be a dict, not " + std::string(type_name(context)),
+                 0,
+                 0,
+                 {}};
   return render_template(*impl_, context, options);
 }
 
-bool Template::uses_generation() const { return impl_->uses_generation; }
+bool Template::uses_generation() const {
+  return impl_->uses_generation;
+}
 
 Template::Template(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 Template::Template(Template&&) noexcept = default;

@@ -12,12 +12,18 @@ const Value& arg0(const CallArgs& args, const char* test) {
   raise("TypeError", std::string("test_") + test + "() missing 1 required positional argument");
 }
 
-Result<bool> t_boolean(RenderState&, const Value& v, const CallArgs&) { return v.is_bool(); }
+Result<bool> t_boolean(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_bool();
+}
 Result<bool> t_callable(RenderState&, const Value& v, const CallArgs&) {
   return v.is_object() && v.as_object()->is_callable();
 }
-Result<bool> t_defined(RenderState&, const Value& v, const CallArgs&) { return !v.is_undefined(); }
-Result<bool> t_undefined(RenderState&, const Value& v, const CallArgs&) { return v.is_undefined(); }
+Result<bool> t_defined(RenderState&, const Value& v, const CallArgs&) {
+  return !v.is_undefined();
+}
+Result<bool> t_undefined(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_undefined();
+}
 Result<bool> t_divisibleby(RenderState&, const Value& v, const CallArgs& a) {
   Value r = check(binary_op(BinaryOp::Mod, v, arg0(a, "divisibleby")));
   return equals(r, Value(0));
@@ -28,25 +34,51 @@ Result<bool> t_even(RenderState&, const Value& v, const CallArgs&) {
 Result<bool> t_odd(RenderState&, const Value& v, const CallArgs&) {
   return equals(check(binary_op(BinaryOp::Mod, v, Value(2))), Value(1));
 }
-Result<bool> t_eq(RenderState&, const Value& v, const CallArgs& a) { return equals(v, arg0(a, "eq")); }
-Result<bool> t_ne(RenderState&, const Value& v, const CallArgs& a) { return !equals(v, arg0(a, "ne")); }
-Result<bool> t_lt(RenderState&, const Value& v, const CallArgs& a) { return compare(CompareOp::Lt, v, arg0(a, "lt")); }
-Result<bool> t_le(RenderState&, const Value& v, const CallArgs& a) { return compare(CompareOp::Le, v, arg0(a, "le")); }
-Result<bool> t_gt(RenderState&, const Value& v, const CallArgs& a) { return compare(CompareOp::Gt, v, arg0(a, "gt")); }
-Result<bool> t_ge(RenderState&, const Value& v, const CallArgs& a) { return compare(CompareOp::Ge, v, arg0(a, "ge")); }
-Result<bool> t_escaped(RenderState&, const Value&, const CallArgs&) { return false; }
-Result<bool> t_false(RenderState&, const Value& v, const CallArgs&) { return v.is_bool() && !v.as_bool(); }
-Result<bool> t_true(RenderState&, const Value& v, const CallArgs&) { return v.is_bool() && v.as_bool(); }
+Result<bool> t_eq(RenderState&, const Value& v, const CallArgs& a) {
+  return equals(v, arg0(a, "eq"));
+}
+Result<bool> t_ne(RenderState&, const Value& v, const CallArgs& a) {
+  return !equals(v, arg0(a, "ne"));
+}
+Result<bool> t_lt(RenderState&, const Value& v, const CallArgs& a) {
+  return compare(CompareOp::Lt, v, arg0(a, "lt"));
+}
+Result<bool> t_le(RenderState&, const Value& v, const CallArgs& a) {
+  return compare(CompareOp::Le, v, arg0(a, "le"));
+}
+Result<bool> t_gt(RenderState&, const Value& v, const CallArgs& a) {
+  return compare(CompareOp::Gt, v, arg0(a, "gt"));
+}
+Result<bool> t_ge(RenderState&, const Value& v, const CallArgs& a) {
+  return compare(CompareOp::Ge, v, arg0(a, "ge"));
+}
+Result<bool> t_escaped(RenderState&, const Value&, const CallArgs&) {
+  return false;
+}
+Result<bool> t_false(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_bool() && !v.as_bool();
+}
+Result<bool> t_true(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_bool() && v.as_bool();
+}
 Result<bool> t_filter(RenderState&, const Value& v, const CallArgs&) {
   return v.is_string() && find_filter(v.as_string()) != nullptr;
 }
 Result<bool> t_test(RenderState&, const Value& v, const CallArgs&) {
   return v.is_string() && find_test(v.as_string()) != nullptr;
 }
-Result<bool> t_float(RenderState&, const Value& v, const CallArgs&) { return v.is_float(); }
-Result<bool> t_integer(RenderState&, const Value& v, const CallArgs&) { return v.is_int(); }
-Result<bool> t_number(RenderState&, const Value& v, const CallArgs&) { return v.is_number(); }
-Result<bool> t_in(RenderState&, const Value& v, const CallArgs& a) { return contains(arg0(a, "in"), v); }
+Result<bool> t_float(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_float();
+}
+Result<bool> t_integer(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_int();
+}
+Result<bool> t_number(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_number();
+}
+Result<bool> t_in(RenderState&, const Value& v, const CallArgs& a) {
+  return contains(arg0(a, "in"), v);
+}
 Result<bool> t_iterable(RenderState&, const Value& v, const CallArgs&) {
   switch (v.kind()) {
     case Kind::String:
@@ -69,8 +101,12 @@ Result<bool> t_upper(RenderState&, const Value& v, const CallArgs&) {
   std::string s = to_str(v);
   return truthy(check(call_method(Value(s), "isupper", CallArgs{})));
 }
-Result<bool> t_mapping(RenderState&, const Value& v, const CallArgs&) { return v.is_dict(); }
-Result<bool> t_none(RenderState&, const Value& v, const CallArgs&) { return v.is_none(); }
+Result<bool> t_mapping(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_dict();
+}
+Result<bool> t_none(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_none();
+}
 Result<bool> t_sameas(RenderState&, const Value& v, const CallArgs& a) {
   const Value& other = arg0(a, "sameas");
   if (v.kind() != other.kind()) return false;
@@ -88,7 +124,9 @@ Result<bool> t_sameas(RenderState&, const Value& v, const CallArgs& a) {
 Result<bool> t_sequence(RenderState&, const Value& v, const CallArgs&) {
   return v.is_string() || v.is_sequence() || v.is_dict();
 }
-Result<bool> t_string(RenderState&, const Value& v, const CallArgs&) { return v.is_string(); }
+Result<bool> t_string(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_string();
+}
 
 constexpr TestEntry kTests[] = {
     {"boolean", t_boolean},
