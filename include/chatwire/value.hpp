@@ -213,6 +213,9 @@ class Value {
   const Value* dict_find(const char* key) const noexcept {
     return dict_find(std::string_view(key));
   }
+  const Value* dict_find(const std::string& key) const noexcept {
+    return dict_find(std::string_view(key));
+  }
 
   // Object
   Object* as_object() const noexcept;
