@@ -258,6 +258,51 @@ class Value {
 
 static_assert(sizeof(Value) == 16, "Value is a 16-byte tagged union");
 
+// Heap payload layouts, visible so that the accessors on hot paths inline.
+// Treat as private: build values through Value's constructors.
+namespace detail {
+struct StringData final : RefCounted {
+  std::string bytes;
+  std::size_t code_points = 0;
+  bool ascii = true;
+  mutable std::atomic<std::uint64_t> hash{0};  // 0 = not computed yet
+};
+struct ListData final : RefCounted {
+  std::vector<Value> items;
+};
+// Insertion-ordered dict. Small dicts are scanned linearly (hashes compared first);
+// larger ones get an open-addressing index of entry positions.
+struct DictData final : RefCounted {
+  static constexpr std::size_t kLinearMax = 8;
+  std::vector<std::pair<Value, Value>> entries;
+  std::vector<std::uint64_t> hashes;  // parallel to entries
+  std::vector<std::uint32_t> index;   // slot -> entry position + 1; 0 = empty
+  long find(const Value& key, std::uint64_t hash) const noexcept;  // position or -1
+  long find_str(std::string_view key, std::uint64_t hash) const noexcept;
+  void set(Value key, Value value, std::uint64_t hash);  // keeps the first position
+  void rebuild_index();
+};
+}  // namespace detail
+
+inline std::string_view Value::as_string() const noexcept {
+  return static_cast<const detail::StringData*>(u_.ptr)->bytes;
+}
+inline bool Value::string_is_ascii() const noexcept {
+  return static_cast<const detail::StringData*>(u_.ptr)->ascii;
+}
+inline std::size_t Value::string_length() const noexcept {
+  return static_cast<const detail::StringData*>(u_.ptr)->code_points;
+}
+inline std::span<const Value> Value::as_list() const noexcept {
+  return static_cast<const detail::ListData*>(u_.ptr)->items;
+}
+inline std::size_t Value::dict_size() const noexcept {
+  return static_cast<const detail::DictData*>(u_.ptr)->entries.size();
+}
+inline std::span<const std::pair<Value, Value>> Value::dict_entries() const noexcept {
+  return static_cast<const detail::DictData*>(u_.ptr)->entries;
+}
+
 // Keyword argument of a call.
 struct NamedArg {
   std::string_view name;

@@ -140,16 +140,6 @@ double Value::to_double() const noexcept {
   }
 }
 
-std::string_view Value::as_string() const noexcept {
-  assert(kind_ == Kind::String);
-  return ValueAccess::str(*this)->bytes;
-}
-bool Value::string_is_ascii() const noexcept {
-  return ValueAccess::str(*this)->ascii;
-}
-std::size_t Value::string_length() const noexcept {
-  return ValueAccess::str(*this)->code_points;
-}
 std::uint64_t Value::string_hash() const noexcept {
   const StringData* data = ValueAccess::str(*this);
   std::uint64_t h = data->hash.load(std::memory_order_relaxed);
@@ -161,17 +151,6 @@ std::uint64_t Value::string_hash() const noexcept {
   return h;
 }
 
-std::span<const Value> Value::as_list() const noexcept {
-  assert(kind_ == Kind::List || kind_ == Kind::Tuple);
-  return ValueAccess::list(*this)->items;
-}
-
-std::size_t Value::dict_size() const noexcept {
-  return ValueAccess::dict(*this)->entries.size();
-}
-std::span<const std::pair<Value, Value>> Value::dict_entries() const noexcept {
-  return ValueAccess::dict(*this)->entries;
-}
 const Value* Value::dict_find(const Value& key) const noexcept {
   std::uint64_t hash;
   if (!hash_value(key, hash)) return nullptr;

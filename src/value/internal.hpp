@@ -11,33 +11,6 @@
 
 namespace chatwire::detail {
 
-struct StringData final : RefCounted {
-  std::string bytes;
-  std::size_t code_points = 0;
-  bool ascii = true;
-  mutable std::atomic<std::uint64_t> hash{0};  // 0 = not computed yet
-};
-
-struct ListData final : RefCounted {
-  std::vector<Value> items;
-};
-
-// Insertion-ordered dict. Small dicts are scanned linearly (hashes compared first);
-// larger ones get an open-addressing index of entry positions.
-struct DictData final : RefCounted {
-  static constexpr std::size_t kLinearMax = 8;
-  std::vector<std::pair<Value, Value>> entries;
-  std::vector<std::uint64_t> hashes;  // parallel to entries
-  std::vector<std::uint32_t> index;   // slot -> entry position + 1; 0 = empty
-
-  // Position of `key` (hash `hash`) or -1.
-  long find(const Value& key, std::uint64_t hash) const noexcept;
-  long find_str(std::string_view key, std::uint64_t hash) const noexcept;
-  // Inserts or overwrites (keeping the first position).
-  void set(Value key, Value value, std::uint64_t hash);
-  void rebuild_index();
-};
-
 struct UndefinedData final : RefCounted {
   Value name;               // missing name / key (Undefined = unknown)
   std::string object_type;  // object_type_repr of the object ("" = no object)
