@@ -478,3 +478,11 @@ case("mistral_v11", "call_ids", "research parsers.md::Mistral v11 repeated [TOOL
 case("mistral_v11", "think", "research parsers.md::Magistral [THINK]..[/THINK]",
      '[THINK]Let me add.[/THINK]The sum is coming.[TOOL_CALLS]add[ARGS]{"a": 1}', "The sum is coming.", "Let me add.",
      calls=[("add", {"a": 1})])
+
+# ---------------------------------------------------------------- fuzz findings (fuzz/parse_stream.cpp)
+case("harmony", "fuzz_empty_recipient", "chatwire fuzz/parse_stream.cpp finding: recipient 'functions.' with no name",
+     "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.<|constrain|>json<|message|>{\"city\": 1}<|call|>",
+     '{"city": 1}', "Need weather.", warnings=["not_a_call"])
+case("hermes", "fuzz_empty_name", "chatwire fuzz/parse_stream.cpp: a call object whose name is empty is not a call",
+     '<tool_call>{"name": "", "arguments": {"a": 1}}</tool_call>', '<tool_call>{"name": "", "arguments": {"a": 1}}</tool_call>',
+     warnings=["not_a_call"])

@@ -58,6 +58,9 @@ struct Options {
   std::size_t max_held_bytes = std::size_t{16} << 20;     // a call held back before deciding
   std::size_t max_tool_calls = 4096;                      // calls per response
   std::size_t max_json_depth = 512;                       // nesting inside one argument value
+  // Arguments up to this size are fully validated as JSON (a warning when not); larger ones are
+  // checked structurally only, so a long file argument costs one pass.
+  std::size_t max_validated_argument_bytes = std::size_t{64} << 10;
 };
 
 struct ToolCallDelta {

@@ -203,6 +203,8 @@ class Emitter {
   Message msg;
   std::vector<Warning> warnings;
   std::vector<Delta> out;
+  bool collect_deltas = true;  // false for one-shot parses: only the message is wanted
+  std::size_t validate_limit = 0;
 
   void content(std::string_view s) { text(s, false); }
   void reasoning(std::string_view s) { text(s, true); }
@@ -211,13 +213,15 @@ class Emitter {
     ToolCall call;
     call.id = std::move(id);
     call.name = std::move(name);
-    Delta d;
-    ToolCallDelta td;
-    td.index = msg.tool_calls.size();
-    td.id = call.id;
-    td.name = call.name;
-    d.tool_calls.push_back(std::move(td));
-    out.push_back(std::move(d));
+    if (collect_deltas) {
+      Delta d;
+      ToolCallDelta td;
+      td.index = msg.tool_calls.size();
+      td.id = call.id;
+      td.name = call.name;
+      d.tool_calls.push_back(std::move(td));
+      out.push_back(std::move(d));
+    }
     msg.tool_calls.push_back(std::move(call));
     in_call_ = true;
   }
@@ -225,6 +229,7 @@ class Emitter {
   void args(std::string_view s) {
     if (s.empty() || !in_call_) return;
     msg.tool_calls.back().arguments.append(s);
+    if (!collect_deltas) return;
     if (!out.empty() && !out.back().tool_calls.empty() &&
         out.back().tool_calls.back().index == msg.tool_calls.size() - 1) {
       out.back().tool_calls.back().arguments.append(s);
@@ -244,7 +249,8 @@ class Emitter {
     if (trim(call.arguments).empty()) {
       call.arguments.clear();
       args("{}");
-    } else if (checked && !Json::accept(call.arguments)) {
+    } else if (checked && call.arguments.size() <= validate_limit &&
+               !Json::accept(call.arguments)) {
       warn("invalid_arguments",
            "arguments of call " + std::to_string(msg.tool_calls.size() - 1) + " (" + call.name +
                ") are not valid JSON; kept as written",
@@ -279,6 +285,7 @@ class Emitter {
       s = joined;
     }
     (reasoning ? msg.reasoning_content : msg.content).append(s);
+    if (!collect_deltas) return;
     if (!out.empty() && out.back().tool_calls.empty()) {
       Delta& last = out.back();
       if (reasoning && last.content.empty()) {
@@ -305,6 +312,7 @@ class Engine {
   Engine(const Dialect& dialect, Json tools, Options options)
       : d_(dialect), tools_(std::move(tools)), opt_(std::move(options)) {
     build_markers();
+    em_.validate_limit = opt_.max_validated_argument_bytes;
     if (opt_.reasoning_prefilled) {
       in_reasoning_ = true;
     } else if (opt_.enable_thinking.has_value()) {
@@ -352,6 +360,8 @@ class Engine {
 
   const Message& message() const { return em_.msg; }
   const std::vector<Warning>& warnings() const { return em_.warnings; }
+  void one_shot() { em_.collect_deltas = false; }
+  ParseResult take_result() { return ParseResult{std::move(em_.msg), std::move(em_.warnings)}; }
 
  private:
   enum class St {
@@ -959,7 +969,7 @@ class Engine {
         break;
       case Sink::kName:
         name_ = decode_string(raw);
-        has_name_ = true;
+        has_name_ = valid_name(name_);
         break;
       case Sink::kId:
         id_ = decode_string(raw);
@@ -1003,6 +1013,7 @@ class Engine {
     if (pos_ == buf_.size()) return jo_truncated();
     Sink sink = Sink::kSkip;
     if (one_of(d_.name_keys, key_) && !has_name_ && buf_[pos_] == '"') {
+      // (an empty or invalid name makes the object not a call; checked when it is decoded)
       sink = Sink::kName;
     } else if (one_of(d_.id_keys, key_) && !has_id_) {
       sink = Sink::kId;
@@ -1528,7 +1539,7 @@ class Engine {
 
   void close_xml_call() {
     em_.args("}");
-    close_call();
+    close_call(false);  // built by us from escaped values: valid by construction
   }
 
   bool xp_params() {
@@ -1858,9 +1869,14 @@ class Engine {
       channel.assign(v.substr(0, e));
     }
     cand_ = kNone;
-    if (!recipient.empty()) {
-      std::string name = recipient;
-      if (name.starts_with("functions.")) name.erase(0, 10);
+    std::string name = recipient;
+    if (name.starts_with("functions.")) name.erase(0, 10);
+    if (!recipient.empty() && !valid_name(name)) {
+      em_.warn("not_a_call",
+               "harmony recipient '" + recipient + "' is not a function name; body kept as content",
+               abs(mark_));
+      hm_route_ = Route::kContent;
+    } else if (!recipient.empty()) {
       open_call("", name);
       hm_route_ = Route::kArgs;
     } else if (channel == "analysis") {
@@ -1978,9 +1994,10 @@ Result<ParseResult> parse(std::string_view text, std::string_view dialect, const
                           const Options& options) {
   auto engine = make_engine(dialect, tools, options);
   if (!engine) return engine.error();
+  (*engine)->one_shot();
   (*engine)->feed(text);
   (*engine)->finish();
-  return ParseResult{(*engine)->message(), (*engine)->warnings()};
+  return (*engine)->take_result();
 }
 
 StreamParser::StreamParser(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
