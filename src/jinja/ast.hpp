@@ -280,6 +280,8 @@ struct SimpleStmt : Stmt {  // Break, Continue
 
 struct BodyStmt : Stmt {  // Generation, Block
   Body body;
+  std::string name;       // Block
+  bool required = false;  // Block: `required` blocks fail when rendered
   explicit BodyStmt(StmtKind k) : Stmt(k) {}
 };
 

@@ -357,11 +357,13 @@ class Evaluator {
       auto start = slice_bound(s.start.get(), f);
       auto stop = slice_bound(s.stop.get(), f);
       auto step = slice_bound(s.step.get(), f);
+      // A slice is a direct Python subscript in compiled Jinja2: errors propagate.
       return at(g, [&]() -> Value {
         if (obj.is_undefined()) raise(obj.undefined_error());
         if (obj.is_string() || obj.is_sequence())
           return check(slice(obj, start, stop, step, st_.limits));
-        return Value::undefined(Value(), object_type_repr(obj), {});
+        if (obj.is_dict()) raise("TypeError", "unhashable type: 'slice'");
+        raise("TypeError", "'" + std::string(type_name(obj)) + "' object is not subscriptable");
       });
     }
     Value key = eval(*g.index, f);
@@ -449,6 +451,17 @@ class Evaluator {
     Value operand = eval(*te.operand, f);
     Args args;
     eval_args(te.arguments, f, args);
+    if (te.test && te.name == "escaped") return te.operand->markup;
+    if (te.test && args.positional.size() + args.keyword.size() > te.test->arity) {
+      std::size_t given = args.positional.size() + 1;
+      raise(Error{"TypeError",
+                  std::string(te.test->python_name) + "() takes " +
+                      std::to_string(te.test->arity + 1) + " positional argument" +
+                      (te.test->arity ? "s" : "") + " but " + std::to_string(given) + " were given",
+                  te.line,
+                  te.column,
+                  {}});
+    }
     bool result = false;
     at(te, [&]() -> Value {
       if (!te.test) raise("TemplateRuntimeError", "No test named '" + te.name + "' found.");
@@ -648,6 +661,9 @@ class Evaluator {
       case StmtKind::Generation:
         return exec_generation(static_cast<const BodyStmt&>(s), f);
       case StmtKind::Block: {
+        const auto& block = static_cast<const BodyStmt&>(s);
+        if (block.required)
+          raise("TemplateRuntimeError", "Required block '" + block.name + "' not found");
         Frame inner;
         inner.parent = f;
         exec(static_cast<const BodyStmt&>(s).body, &inner);

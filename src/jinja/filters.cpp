@@ -427,17 +427,22 @@ Result<Value> f_int(RenderState&, const Value& v, const CallArgs& args) {
     std::int64_t i;
     if (parse_python_int(v.as_string(), base, i)) return Value(static_cast<long long>(i));
     double d;
-    if (parse_python_float(v.as_string(), d)) return from_double(d);
+    if (parse_python_float(v.as_string(), d)) {
+      if (std::isinf(d)) return fallback;  // OverflowError is caught on this path
+      return from_double(d);
+    }
   }
   return fallback;
 }
 
 Result<Value> f_items(RenderState&, const Value& v, const CallArgs&) {
-  if (v.is_undefined()) return Value::empty_list();
-  if (!v.is_dict()) raise("TypeError", "Can only get item pairs from a mapping.");
+  if (v.is_undefined()) return make_generator(Value::empty_list(), "do_items");
+  if (!v.is_dict())
+    return GeneratorObject::failing(
+        Error{"TypeError", "Can only get item pairs from a mapping.", 0, 0, {}}, "do_items");
   std::vector<Value> out;
   for (const auto& [k, val] : v.dict_entries()) out.push_back(Value::tuple({k, val}));
-  return Value::list(std::move(out));
+  return make_generator(Value::list(std::move(out)), "do_items");
 }
 
 Result<Value> f_join(RenderState& state, const Value& v, const CallArgs& args) {
@@ -476,8 +481,29 @@ Result<Value> f_lower(RenderState& state, const Value& v, const CallArgs&) {
 Result<Value> f_upper(RenderState& state, const Value& v, const CallArgs&) {
   return str_upper(str_value(v), state.limits);
 }
+// Jinja2's do_title: split on runs of [-\s({[<], upper-case the first character of
+// each piece and lower-case the rest.
 Result<Value> f_title(RenderState& state, const Value& v, const CallArgs&) {
-  return str_title(str_value(v), state.limits);
+  Value s = str_value(v);
+  std::string_view text = s.as_string();
+  std::string out;
+  bool at_start = true;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t start = pos;
+    char32_t c = utf8::decode(text, pos);
+    Value piece(text.substr(start, pos - start));
+    bool separator = c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || utf8::is_space(c);
+    if (separator) {
+      out += piece.as_string();
+      at_start = true;
+      continue;
+    }
+    Value mapped =
+        check(at_start ? str_upper(piece, state.limits) : str_lower(piece, state.limits));
+    out += mapped.as_string();
+    at_start = false;
+  }
+  return Value(std::move(out));
 }
 
 Value map_items(RenderState& state, const Value& v, const CallArgs& args);
@@ -492,7 +518,7 @@ Result<Value> apply_filter_by_name(RenderState& state, const Value& name, const 
 
 Result<Value> f_map(RenderState& state, const Value& v, const CallArgs& args) {
   Value r = map_items(state, v, args);
-  return make_generator(std::move(r), "do_map");
+  return make_generator(std::move(r), "sync_do_map");
 }
 
 Value map_items(RenderState& state, const Value& v, const CallArgs& args) {
@@ -601,7 +627,9 @@ Result<Value> f_rejectattr(RenderState& s, const Value& v, const CallArgs& a) {
 
 Result<Value> f_replace(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<3>("do_replace", args, {"old", "new", "count"});
-  std::vector<Value> call{b.get(0, kNone), b.get(1, kNone)};
+  if (!b.has(0) || !b.has(1))
+    raise("TypeError", "do_replace() missing required argument: 'old' and 'new'");
+  std::vector<Value> call{str_value(*b.slot[0]), str_value(*b.slot[1])};
   if (b.has(2) && !b.slot[2]->is_none()) call.push_back(*b.slot[2]);
   return method(str_value(v), "replace", std::move(call), state);
 }
@@ -689,7 +717,7 @@ Result<Value> f_slice(RenderState& state, const Value& v, const CallArgs& args) 
     if (b.has(1) && !b.slot[1]->is_none() && i >= extra) part.push_back(*b.slot[1]);
     out.push_back(Value::list(std::move(part)));
   }
-  return make_generator(Value::list(std::move(out)), "do_slice");
+  return make_generator(Value::list(std::move(out)), "sync_do_slice");
 }
 
 Result<Value> f_sort(RenderState& state, const Value& v, const CallArgs& args) {
@@ -705,8 +733,10 @@ Result<Value> f_sort(RenderState& state, const Value& v, const CallArgs& args) {
   }
   std::vector<std::size_t> order(items.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // do_sort's keys are one-element lists: equal keys never reach `<`.
+  auto key_less = [&](const Value& a, const Value& c) { return !equals(a, c) && less(a, c); };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
-    return reverse ? less(keys[c], keys[a]) : less(keys[a], keys[c]);
+    return reverse ? key_less(keys[c], keys[a]) : key_less(keys[a], keys[c]);
   });
   std::vector<Value> out;
   for (auto i : order) out.push_back(items[i]);
@@ -860,6 +890,20 @@ Result<Value> f_urlencode(RenderState&, const Value& v, const CallArgs&) {
       quote(soft_str(k), out, false);
       out += '=';
       quote(soft_str(val), out, false);
+    }
+    return Value(std::move(out));
+  }
+  if (v.is_sequence() || v.is_object()) {
+    Value holder = check(iterate(v));
+    bool first = true;
+    for (const auto& pair : holder.as_list()) {
+      Value kv = check(iterate(pair));
+      if (kv.as_list().size() != 2) raise("ValueError", "too many values to unpack (expected 2)");
+      if (!first) out += '&';
+      first = false;
+      quote(soft_str(kv.as_list()[0]), out, false);
+      out += '=';
+      quote(soft_str(kv.as_list()[1]), out, false);
     }
     return Value(std::move(out));
   }

@@ -3,6 +3,13 @@
 // lstrip/trim, lstrip_blocks strips spaces before `{%`/`{#` only when the tag starts
 // its line, trim_blocks eats one newline after `%}`/`#}`.
 #include "jinja/lexer.hpp"
+// GCC 12 reports a false -Wrestrict inside std::string concatenation at -O3
+// (GCC bug 105329); it is not a property of this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
+#include <utf8proc.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -72,12 +79,44 @@ constexpr OperatorSpelling kOperators[] = {
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
-bool is_name_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-         static_cast<unsigned char>(c) >= 0x80;
+bool is_ascii_name_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-bool is_name_char(char c) {
-  return is_name_start(c) || is_digit(c);
+// Python identifiers (XID_Start / XID_Continue), approximated by Unicode categories.
+bool is_unicode_name_char(char32_t cp, bool start) {
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_NL:
+      return true;
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_PC:
+      return !start;
+    default:
+      return false;
+  }
+}
+// Byte length of the name at the start of `s` (0 when none).
+std::size_t name_length(std::string_view s) {
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    char c = s[pos];
+    if (is_ascii_name_start(c) || (pos > 0 && is_digit(c))) {
+      ++pos;
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x80) break;
+    std::size_t next = pos;
+    char32_t cp = utf8::decode(s, next);
+    if (!is_unicode_name_char(cp, pos == 0)) break;
+    pos = next;
+  }
+  return pos;
 }
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -284,9 +323,7 @@ class Lexer {
         if (!lex_number()) return false;
         continue;
       }
-      if (is_name_start(c)) {
-        std::size_t n = 1;
-        while (n < rest.size() && is_name_char(rest[n])) ++n;
+      if (std::size_t n = name_length(rest)) {
         push(Tok::Name, pos_, std::string(rest.substr(0, n)));
         pos_ += n;
         continue;

@@ -148,7 +148,15 @@ Result<Value> LoopObject::call(const CallArgs& args, CallContext& context) const
 // ------------------------------------------------------------------ macros
 
 Result<Value> MacroObject::get_attr(std::string_view name) const {
-  if (name == "name") return Value(def->name);
+  if (name == "name") return is_caller ? Value::none() : Value(def->name);
+  if (name == "arguments") {
+    std::vector<Value> names;
+    for (const auto& p : def->params) names.emplace_back(p.name);
+    return Value::tuple(std::move(names));
+  }
+  if (name == "catch_kwargs") return Value(def->uses_kwargs);
+  if (name == "catch_varargs") return Value(def->uses_varargs);
+  if (name == "caller") return Value(def->uses_caller);
   return Value::undefined(Value(name), "Macro object", {});
 }
 

@@ -21,7 +21,9 @@ class BuiltinFunction : public Object {
   std::string_view type_name() const override { return "function"; }
   bool is_callable() const override { return true; }
   Result<Value> call(const CallArgs& args, CallContext& context) const override;
-  void repr(std::string& out) const override { out += "<function " + name_ + ">"; }
+  void repr(std::string& out) const override {
+    out += "<function " + name_ + " at 0x7f0000000000>";
+  }
   const std::string& name() const { return name_; }
 
  private:
@@ -59,6 +61,12 @@ class LoopObject : public Object {
   Result<Value> call(const CallArgs& args, CallContext& context) const override;
   void repr(std::string& out) const override;
   Result<std::size_t> length() const override { return items.size(); }
+  // Iterating the loop object yields the items not reached yet.
+  Result<Value> iterate() const override {
+    return Value::list(std::vector<Value>(
+        items.begin() + static_cast<std::ptrdiff_t>(std::min(index0 + 1, items.size())),
+        items.end()));
+  }
 };
 
 // A method of an engine object bound to it (loop.cycle, cycler.next, ...).
@@ -99,7 +107,9 @@ class CyclerObject : public Object {
   std::size_t pos = 0;
   std::string_view type_name() const override { return "Cycler"; }
   Result<Value> get_attr(std::string_view name) const override;
-  void repr(std::string& out) const override { out += "<jinja2.utils.Cycler object>"; }
+  void repr(std::string& out) const override {
+    out += "<jinja2.utils.Cycler object at 0x7f0000000000>";
+  }
 };
 
 class JoinerObject : public Object {
@@ -109,7 +119,9 @@ class JoinerObject : public Object {
   std::string_view type_name() const override { return "Joiner"; }
   bool is_callable() const override { return true; }
   Result<Value> call(const CallArgs& args, CallContext& context) const override;
-  void repr(std::string& out) const override { out += "<jinja2.utils.Joiner object>"; }
+  void repr(std::string& out) const override {
+    out += "<jinja2.utils.Joiner object at 0x7f0000000000>";
+  }
 };
 
 // A Python generator/iterator returned by lazy filters (select, map, unique, batch,
@@ -119,11 +131,24 @@ class GeneratorObject : public Object {
  public:
   GeneratorObject(Value items, std::string type, std::string function)
       : items_(std::move(items)), type_(std::move(type)), function_(std::move(function)) {}
+  // A generator whose first iteration raises `error` (e.g. do_items on a non-mapping).
+  static Value failing(Error error, std::string function) {
+    auto* g = new GeneratorObject(Value::empty_list(), "generator", std::move(function));
+    g->error_ = std::move(error);
+    g->has_error_ = true;
+    return Value::adopt(g);
+  }
   std::string_view type_name() const override { return type_; }
   void repr(std::string& out) const override {
-    out += "<" + type_ + " object" + (function_.empty() ? "" : " " + function_) + ">";
+    // CPython prints an address; a fixed one keeps output deterministic.
+    out += "<" + type_ + " object" + (function_.empty() ? "" : " " + function_) +
+           " at 0x7f0000000000>";
   }
   Result<Value> iterate() const override {
+    if (has_error_ && !consumed_) {
+      consumed_ = true;
+      return error_;
+    }
     if (consumed_) return Value::empty_list();
     consumed_ = true;
     return items_;
@@ -135,6 +160,8 @@ class GeneratorObject : public Object {
  private:
   Value items_;
   std::string type_, function_;
+  Error error_;
+  bool has_error_ = false;
   mutable bool consumed_ = false;
 };
 

@@ -2,6 +2,11 @@
 // not / compare / math1 / concat / math2 / pow / unary / primary / postfix /
 // filter_expr, and the error messages of TokenStream.expect and fail_unknown_tag.
 #include "jinja/parser.hpp"
+// GCC 12 reports a false -Wrestrict inside std::string concatenation at -O3
+// (GCC bug 105329); it is not a property of this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 #include <unordered_map>
 
@@ -62,6 +67,7 @@ class Parser {
   std::unordered_map<std::string, SymbolId> symbols_;
   std::vector<std::string> symbol_names_;
   bool uses_generation_ = false;
+  std::vector<std::string> block_names_;
   int loop_depth_ = 0;  // for break/continue: Python's "outside loop" check
 
   // Depth guard for every recursive entry point.
@@ -340,6 +346,7 @@ class Parser {
     const Token& at = expect_name("for");
     auto node = make(at, new ForStmt);
     node->target = parse_assign_target(true, false, {"name:in"}, false);
+    check_not_loop(node->target);
     expect_name("in");
     node->iter = parse_tuple(false, false, {"name:recursive"}, false);
     if (skip_if_name("if")) node->filter = parse_expression(true);
@@ -351,6 +358,16 @@ class Parser {
       node->otherwise = parse_statements({"name:endfor"}, true);
     }
     return node;
+  }
+
+  void check_not_loop(const Target& t) {
+    if (t.kind == Target::Kind::Name && t.name == "loop")
+      throw ParseFailure{Error{"TemplateAssertionError",
+                               "Can't assign to special loop variable in for-loop target",
+                               t.line,
+                               t.column,
+                               {}}};
+    for (const auto& item : t.items) check_not_loop(item);
   }
 
   StmtPtr parse_if() {
@@ -398,6 +415,13 @@ class Parser {
         have_default = true;
       } else if (have_default) {
         fail("non-default argument follows default argument");
+      } else if (name.text == "caller") {
+        throw ParseFailure{Error{"TemplateAssertionError",
+                                 "When defining macros or call blocks the special \"caller\" "
+                                 "argument must be omitted or be given a default.",
+                                 name.line,
+                                 name.column,
+                                 {}}};
       }
       def.params.push_back(std::move(param));
     }
@@ -462,9 +486,24 @@ class Parser {
     auto node = make(at, new BodyStmt(StmtKind::Block));
     const Token& name = expect(Tok::Name);
     std::string block_name = name.text;
+    for (const auto& seen : block_names_)
+      if (seen == block_name)
+        throw ParseFailure{Error{"TemplateAssertionError",
+                                 "block '" + block_name + "' defined twice",
+                                 name.line,
+                                 name.column,
+                                 {}}};
+    block_names_.push_back(block_name);
+    node->name = block_name;
     skip_if_name("scoped");
-    skip_if_name("required");
+    node->required = skip_if_name("required");
     node->body = parse_statements({"name:endblock"}, true);
+    if (node->required)
+      for (const auto& st : node->body)
+        if (st->kind != StmtKind::Output ||
+            static_cast<const OutputStmt&>(*st).text.find_first_not_of(" \t\r\n") !=
+                std::string::npos)
+          fail("Required blocks can only contain comments or whitespace", at);
     if (current().type == Tok::Name) {
       if (current().text != block_name) fail("mismatching name of block '" + current().text + "'");
       next();
@@ -511,9 +550,43 @@ class Parser {
     fail(std::string("can't assign to ") + quote(kNodeNames[static_cast<int>(e.kind)]), at);
   }
 
+  // `set` targets: names, ns.attr references, and tuples of them (Jinja2 3.1.6).
+  Target parse_namespace_target_item() {
+    if (current().type == Tok::Name && look().type == Tok::Dot) {
+      const Token& name = next();
+      next();  // dot
+      Target t;
+      t.kind = Target::Kind::NamespaceAttr;
+      t.line = name.line;
+      t.column = name.column;
+      t.name = name.text;
+      t.symbol = intern(name.text);
+      t.attr = expect(Tok::Name).text;
+      return t;
+    }
+    return to_target(*parse_primary());
+  }
+
+  Target parse_namespace_targets() {
+    Target first = parse_namespace_target_item();
+    if (current().type != Tok::Comma) return first;
+    Target tuple;
+    tuple.kind = Target::Kind::Tuple;
+    tuple.line = first.line;
+    tuple.column = first.column;
+    tuple.items.push_back(std::move(first));
+    while (skip_if(Tok::Comma)) {
+      Tok t = current().type;
+      if (t == Tok::Assign || t == Tok::BlockEnd || t == Tok::Pipe) break;
+      tuple.items.push_back(parse_namespace_target_item());
+    }
+    return tuple;
+  }
+
   Target parse_assign_target(bool with_tuple, bool name_only,
                              const std::vector<std::string>& extra_end_rules, bool with_namespace) {
-    if (name_only || (with_namespace && look().type == Tok::Dot)) {
+    if (with_namespace && !name_only) return parse_namespace_targets();
+    if (name_only) {
       const Token& name = expect(Tok::Name);
       Target t;
       t.line = name.line;

@@ -1,6 +1,7 @@
 // The filter and test tables (filters.cpp, tests.cpp): name -> function.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "chatwire/value.hpp"
@@ -21,6 +22,8 @@ struct FilterEntry {
 struct TestEntry {
   std::string_view name;
   TestFn fn;
+  std::string_view python_name;  // for arity messages ("test_even")
+  std::uint8_t arity = 0;        // arguments after the operand
 };
 
 // HTML-escapes `s` as markupsafe.escape does (& < > " ').

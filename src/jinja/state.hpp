@@ -2,6 +2,11 @@
 // {% generation %} tracking, fuel and recursion counters. Lives on the stack of
 // Template::render; nothing here is shared between renders.
 #pragma once
+// GCC 12 reports a false -Wrestrict inside std::string concatenation at -O3
+// (GCC bug 105329); it is not a property of this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 #include <cstdint>
 #include <memory>
