@@ -80,6 +80,17 @@ texts = [
     "mixed 中文 and English 混合 text with 数字123 and emoji 🎉 together",
     "ALL CAPS SENTENCE WITH NUMBERS 123ABC abc123 a1b2c3 CamelCaseWord snake_case_word kebab-case-word",
     "The quick brown fox jumps over the lazy dog. " * 5,
+    # added-token flags (data/tokenizers/synthetic_flags) and small pipelines (synthetic_*)
+    " <mask> hi a <mask>b x<mask>   <mask>   end",
+    "<R>   next a <R>\n\n b <R>",
+    "<LR> and   <LR>   x<LR>y",
+    "word a word here words sword word_ x word. word,word 1word word1 éword",
+    "[SW] x x[SW] y [SW]z  [SW]  ",
+    "Hello HELLO hello Héllo ﬁ Hello",
+    "<think>x</think> <th <thin <think",
+    "hello world 123 4567 ... Hello, World! It's 2 a.m. e.g. v1.2.3",
+    "Ünïcödé café NAÏVE   multiple   spaces  here  ",
+    "chat wire CHAT, wire. unknown words ?! 42",
 ]
 
 inputs_path = os.path.join(ROOT, "data/tokenizers/_golden/multilingual/inputs.json")

@@ -209,6 +209,29 @@ void bpe_word(const TokenizerData& d, std::string_view word, Scratch& sc,
   for (const Symbol& s : sc.symbols) out.push_back({s.id, s.len});
 }
 
+void run_cached(const TokenizerData& d, std::string_view word, std::vector<TokenPiece>& out);
+
+// Cuts a SentencePiece-style text before each U+2581 that no token can join to what precedes it.
+void run_metaspace_split(const TokenizerData& d, std::string_view word,
+                         std::vector<TokenPiece>& out) {
+  static constexpr std::string_view kMeta = "\xE2\x96\x81";
+  std::size_t start = 0;
+  std::size_t pos = word.find(kMeta, 1);
+  while (pos != std::string_view::npos) {
+    std::size_t prev = pos - 1;
+    while (prev > start && (static_cast<unsigned char>(word[prev]) & 0xC0) == 0x80) --prev;
+    std::size_t len;
+    char32_t before = unicode::decode_utf8(word, prev, len);
+    if (before != 0x2581 && std::find(d.metaspace_glue.begin(), d.metaspace_glue.end(), before) ==
+                                d.metaspace_glue.end()) {
+      run_cached(d, word.substr(start, pos - start), out);
+      start = pos;
+    }
+    pos = word.find(kMeta, pos + kMeta.size());
+  }
+  run_cached(d, word.substr(start), out);
+}
+
 }  // namespace
 
 Result<bool> run_model(const TokenizerData& d, std::string_view word,
@@ -226,6 +249,18 @@ Result<bool> run_model(const TokenizerData& d, std::string_view word,
     }
     return true;
   }
+  if (d.metaspace_split) {
+    run_metaspace_split(d, word, out);
+  } else {
+    run_cached(d, word, out);
+  }
+  return true;
+}
+
+namespace {
+
+void run_cached(const TokenizerData& d, std::string_view word, std::vector<TokenPiece>& out) {
+  if (word.empty()) return;
   thread_local Scratch sc;
   if (sc.serial != d.serial) {
     sc.cache.clear();
@@ -234,13 +269,13 @@ Result<bool> run_model(const TokenizerData& d, std::string_view word,
   }
   if (word.size() > kCacheMaxWordBytes) {
     bpe_word(d, word, sc, out);
-    return true;
+    return;
   }
   auto it = sc.cache.find(word);
   if (it != sc.cache.end()) {
     out.insert(out.end(), sc.pool.begin() + it->second.first,
                sc.pool.begin() + it->second.first + it->second.second);
-    return true;
+    return;
   }
   std::size_t before = out.size();
   bpe_word(d, word, sc, out);
@@ -252,7 +287,7 @@ Result<bool> run_model(const TokenizerData& d, std::string_view word,
   sc.pool.insert(sc.pool.end(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
   sc.cache.emplace(std::string(word),
                    std::make_pair(offset, static_cast<std::uint32_t>(out.size() - before)));
-  return true;
 }
 
+}  // namespace
 }  // namespace chatwire::tokenize

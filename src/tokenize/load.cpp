@@ -542,6 +542,27 @@ class Loader {
     return true;
   }
 
+  void find_metaspace_glue() {
+    static constexpr std::string_view kMeta = "\xE2\x96\x81";
+    std::vector<char32_t> glue;
+    for (std::string_view text : d_.id_text) {
+      std::size_t pos = text.find(kMeta, 1);
+      while (pos != std::string_view::npos) {
+        std::size_t start = pos - 1;
+        while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+        std::size_t len;
+        char32_t before = unicode::decode_utf8(text, start, len);
+        if (before != 0x2581 && std::find(glue.begin(), glue.end(), before) == glue.end()) {
+          glue.push_back(before);
+          if (glue.size() > 64) return;  // not SentencePiece-like: keep whole words
+        }
+        pos = text.find(kMeta, pos + kMeta.size());
+      }
+    }
+    d_.metaspace_glue = std::move(glue);
+    d_.metaspace_split = true;
+  }
+
   // The vocab key of a token as spelled in the file.
   std::string_view key_of(std::string_view token, std::string& buf) const {
     if (d_.byte_level && alphabet().to_bytes(token, buf)) return buf;
@@ -702,6 +723,10 @@ class Loader {
     }
     for (std::size_t id = 0; id < text_at.size(); ++id) {
       d_.id_text[id] = std::string_view(d_.arena.data() + text_at[id].first, text_at[id].second);
+    }
+    if (!d_.byte_level && d_.model == ModelKind::kBpe && d_.pre_tokenizers.empty() &&
+        d_.simple_bpe) {
+      find_metaspace_glue();
     }
     if (d_.byte_level) {
       d_.id_bytes.resize(text_at.size());

@@ -131,6 +131,12 @@ struct TokenizerData {
   std::array<std::uint32_t, 256> byte_fallback_id{};  // "<0xXX>" tokens
   std::array<std::uint32_t, 128> ascii_id{};          // SentencePiece-style: one ASCII char
   bool simple_bpe = false;  // no prefix/suffix: the fast symbol path applies
+  // SentencePiece-style files have no pre-tokenizer: the whole text is one BPE word. When no vocab
+  // token holds U+2581 after a character c (except the few in `metaspace_glue`), no merge can cross
+  // "c|U+2581", so the word is cut there into independent (and cacheable) words: same result,
+  // linear.
+  bool metaspace_split = false;
+  std::vector<char32_t> metaspace_glue;
 
   // id -> token text as in the file (for decode and id_to_token); byte-level raw bytes per id.
   std::vector<std::string_view> id_text;
