@@ -97,7 +97,7 @@ int run_batch(const RenderArgs& args) {
 int run_chat(const RenderArgs& args) {
   auto text = read_all(args.request_file);
   if (!text) return 1;
-  auto request = chat::parse_request_json(*text);
+  auto request = chat::parse_request_json(*text, {}, !args.no_validate);
   if (!request) {
     print_error(request.error());
     return 1;

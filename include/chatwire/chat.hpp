@@ -74,8 +74,9 @@ Status validate(const ChatRequest& request);
 // path); `validate` is not called. Unknown fields are ignored, as transformers ignores them.
 Result<ChatRequest> request_from_value(const Value& chat);
 // Parses request JSON text: refused with the byte position when it is not valid UTF-8, not
-// JSON or not an object. Then request_from_value and validate.
-Result<ChatRequest> parse_request_json(std::string_view json, const InputLimits& limits = {});
+// JSON or not an object. Then request_from_value and (when `check` is true) validate.
+Result<ChatRequest> parse_request_json(std::string_view json, const InputLimits& limits = {},
+                                       bool check = true);
 
 struct RenderOptions {
   jinja::Limits limits;
