@@ -52,16 +52,18 @@ def flags_tokenizer():
         vocab.setdefault(a + b, len(vocab))
         merges.append(f"{a} {b}")
     n = len(vocab)
+    # Ids as HF assigns them when loading (a content already in the vocab keeps its vocab id), so
+    # that the file is consistent for every reader.
     tokens = [
         added(n, "<|endoftext|>", special=True),
         added(n + 1, "<mask>", special=True, lstrip=True),
         added(n + 2, "<R>", special=True, rstrip=True),
-        added(n + 3, "word", single_word=True),
-        added(n + 4, "<LR>", special=True, lstrip=True, rstrip=True),
-        added(n + 5, "[SW]", special=False, single_word=True, lstrip=True),
-        added(n + 6, "Hello", special=False, normalized=True),
-        added(n + 7, "<think>", special=False),
-        added(n + 8, "<th", special=False),
+        added(vocab["word"], "word", single_word=True),
+        added(n + 3, "<LR>", special=True, lstrip=True, rstrip=True),
+        added(n + 4, "[SW]", special=False, single_word=True, lstrip=True),
+        added(n + 5, "Hello", special=False, normalized=True),
+        added(n + 6, "<think>", special=False),
+        added(n + 7, "<th", special=False),
     ]
     tok = {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": tokens,

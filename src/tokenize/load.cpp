@@ -669,28 +669,41 @@ class Loader {
     if (list.count > opt_.max_added_tokens) {
       return Error{"LimitError", "more added tokens than max_added_tokens", 0, 0, "added_tokens"};
     }
+    // HF re-assigns the ids as it adds the tokens (the file's ids are only checked, with a
+    // warning): a content already in the vocab keeps its vocab id, a new one gets the next id
+    // after max(vocab size - 1, largest added id); an empty or repeated content is ignored.
+    const auto vocab_len = static_cast<std::uint32_t>(d_.vocab.size());
+    std::optional<std::uint32_t> max_added;
+    std::string key;
     std::size_t i = 0;
     for (const Node* c = doc_.first(list); c; c = doc_.next(*c), ++i) {
       std::string path = "added_tokens[" + std::to_string(i) + "]";
       if (c->kind != Kind::kObject) return tokenizer_error(path, "added token is not an object");
       AddedToken t;
       const Node* content = doc_.get(*c, "content");
-      std::uint64_t id;
       if (!json::is_string(content)) return tokenizer_error(path + ".content", "missing content");
-      if (!json::as_uint(doc_.get(*c, "id"), id) || id >= opt_.max_vocab + opt_.max_added_tokens) {
-        return tokenizer_error(path + ".id", "missing or invalid id");
-      }
       if (content->text.size() > opt_.max_token_bytes) {
         return Error{"LimitError", "token longer than max_token_bytes", 0, 0, path};
       }
+      std::uint32_t id;
+      if (content->text.empty() || d_.added_content.get(content->text, id)) continue;
+      if (!d_.vocab.get(key_of(content->text, key), id)) {
+        id = !max_added ? vocab_len : (*max_added >= vocab_len ? *max_added + 1 : vocab_len);
+      }
+      if (id >= opt_.max_vocab + opt_.max_added_tokens) {
+        return Error{"LimitError", "added token id beyond max_vocab + max_added_tokens", 0, 0,
+                     path};
+      }
+      max_added = max_added ? std::max(*max_added, id) : id;
       t.content = std::string(content->text);
-      t.id = static_cast<std::uint32_t>(id);
+      t.id = id;
       t.special = json::as_bool(doc_.get(*c, "special"), false);
       t.normalized = json::as_bool(doc_.get(*c, "normalized"), !t.special);
       t.lstrip = json::as_bool(doc_.get(*c, "lstrip"), false);
       t.rstrip = json::as_bool(doc_.get(*c, "rstrip"), false);
       t.single_word = json::as_bool(doc_.get(*c, "single_word"), false);
       set_text(t.id, content->text);
+      d_.added_content.put(t.content, t.id);
       d_.added.push_back(std::move(t));
     }
     return true;
@@ -739,7 +752,6 @@ class Loader {
       const AddedToken& t = d_.added[i];
       d_.id_flags[t.id] |= 2;
       if (t.special) d_.id_flags[t.id] |= 1;
-      d_.added_content.put(t.content, t.id);
       if (t.special) d_.special_content.put(t.content, t.id);
       if (t.content.empty()) continue;
       if (t.normalized && !d_.normalizers.empty()) {

@@ -295,7 +295,11 @@ void decode_chain(const TokenizerData& d, const DecoderStep& step,
       auto flush = [&] {
         if (pending.empty()) return;
         out.emplace_back();
-        lossy(out.back(), pending);
+        // transformers.js decodes these bytes with a default TextDecoder, which drops a leading
+        // BOM.
+        std::string_view bytes(pending);
+        if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
+        lossy(out.back(), bytes);
         pending.clear();
       };
       auto hex = [](char c) -> int {

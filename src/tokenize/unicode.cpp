@@ -101,10 +101,15 @@ std::vector<std::pair<char32_t, char32_t>> class_ranges(std::string_view name) {
     if (kShort[i] == name) mask = bit(static_cast<GeneralCategory>(i));
   }
   if (name == "White_Space" || name == "space") white_space = true;
+  const bool word = name == "word";  // + Alphabetic + Join_Control
+  const bool alphabetic = name == "Alphabetic" || name == "Alpha";
+  if (alphabetic) mask = 0;
   std::vector<std::pair<char32_t, char32_t>> ranges;
-  if (mask == 0 && !white_space) return ranges;
+  if (mask == 0 && !white_space && !alphabetic) return ranges;
   for (char32_t cp = 0; cp <= 0x10FFFF; ++cp) {
     bool in = white_space ? is_white_space(cp) : ((mask >> category(cp)) & 1) != 0;
+    if ((word || alphabetic) && is_alphabetic(cp)) in = true;
+    if (word && (cp == 0x200C || cp == 0x200D)) in = true;
     if (cp >= 0xD800 && cp <= 0xDFFF) in = false;  // surrogates never occur in UTF-8 text
     if (!in) continue;
     if (!ranges.empty() && ranges.back().second + 1 == cp) {

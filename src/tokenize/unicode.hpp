@@ -58,6 +58,9 @@ inline GeneralCategory category(char32_t cp) {
 inline bool is_white_space(char32_t cp) {
   return (raw_properties(cp) & 0x80) != 0;
 }
+inline bool is_alphabetic(char32_t cp) {
+  return (raw_properties(cp) & 0x40) != 0;
+}
 inline bool is_letter(char32_t cp) {
   auto c = category(cp);
   return c >= kLu && c <= kLo;
@@ -78,10 +81,10 @@ inline bool is_symbol(char32_t cp) {
   auto c = category(cp);
   return c >= kSm && c <= kSo;
 }
-// Rust's char::is_alphanumeric (Alphabetic || Numeric), approximated by L|Nl|N, plus '_':
-// the "word character" test of HF's single_word added tokens.
+// Rust's char::is_alphanumeric (Alphabetic || Numeric) plus '_': the "word character" test of HF's
+// single_word added tokens.
 inline bool is_word_char(char32_t cp) {
-  return cp == '_' || is_letter(cp) || is_number(cp);
+  return cp == '_' || is_alphabetic(cp) || is_number(cp);
 }
 
 // Decodes one UTF-8 character at s[i] (i < n). Invalid bytes decode as themselves (as U+FFFD would
