@@ -1,5 +1,8 @@
 // `chatwire survey`: the probe over every template in a directory (.jinja files and model
 // directories), printed as the survey's tables (Markdown) or as JSON.
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -28,11 +31,18 @@ void add_survey(CLI::App& root, int& exit_code) {
     const std::string* format = &args->format;
     const bool* quiet = &args->quiet;
     auto started = std::chrono::steady_clock::now();
+    // A progress line rewritten in place on a terminal; into a log, one line per tenth.
+    const bool terminal = isatty(fileno(stderr)) != 0;
     auto progress = [&](std::size_t done, std::size_t total, std::string_view name) {
       if (*quiet) return;
-      std::fprintf(stderr, "\rchatwire survey: [%zu/%zu] %-60.60s", done, total,
-                   std::string(name).c_str());
-      if (done == total) std::fprintf(stderr, "\n");
+      if (terminal) {
+        std::fprintf(stderr, "\rchatwire survey: [%zu/%zu] %-60.60s", done, total,
+                     std::string(name).c_str());
+        if (done == total) std::fprintf(stderr, "\n");
+      } else if (done == total || done % std::max<std::size_t>(1, total / 10) == 0) {
+        std::fprintf(stderr, "chatwire survey: [%zu/%zu] %s\n", done, total,
+                     std::string(name).c_str());
+      }
       std::fflush(stderr);
     };
     auto entries = probe::survey(*dir, {}, progress);

@@ -254,6 +254,9 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
 
   // 8. Template bugs.
   md += "\n## Template bugs\n\n| template | bug | detail |\n|---|---|---|\n";
+  std::size_t bug_count = 0;
+  for (const auto& o : ok) bug_count += o.profile->template_bugs.size();
+  if (bug_count == 0) md += "| (none found) | | |\n";
   for (const auto& [name, p] : ok) {
     for (const auto& bug : p->template_bugs) {
       std::string detail = bug.kind == "tool_result_under_assistant"
