@@ -1,13 +1,14 @@
 // The reference engines' language test suites (llama.cpp, @huggingface/jinja, minijinja,
-// pallets/jinja), extracted into data/suites/<suite>.jsonl with the oracle's results
+// pallets/jinja, minja), extracted into data/suites/<suite>.jsonl with the oracle's results
 // (scripts/extract-suites/, scripts/regen-suite-goldens), rendered through the public API.
 //
-// A case passes when chatwire renders byte-identical output where the oracle renders, and
-// fails with the same error_type where the oracle raises. Where the oracle ran out of
-// resources (RecursionError, MemoryError, or no answer within 5 s: "OracleTimeout"),
-// chatwire must stop with a LimitError (or the same error). Any other mismatch fails the
-// test unless data/suites/known_differences.tsv lists the case with a reason, and a suite
-// fails if its listed cases exceed 1% of its cases (issue 3 wants >= 99% identical).
+// A case passes when chatwire renders byte-identical output where the oracle renders (and
+// the same {% generation %} spans where the oracle recorded them), and fails with the same
+// error_type where the oracle raises. Where the oracle ran out of resources
+// (RecursionError, MemoryError, or no answer within 5 s: "OracleTimeout"), chatwire must
+// stop with a LimitError (or the same error). Any other mismatch fails the test unless
+// data/suites/known_differences.tsv lists the case with a reason, and a suite fails if its
+// listed cases exceed 1% of its cases (issue 3 wants >= 99% identical).
 //
 // One test per suite file; each prints a summary line. With CHATWIRE_SUITES_REPORT=<file>
 // every case's result is appended to <file> as JSON Lines, which
@@ -62,6 +63,9 @@ struct SuiteCase {
   // How the output can be compared (oracle "compare"): exactly; with every 0x... address
   // masked (Python object reprs); or not at all (the random filter), only success.
   enum class Compare { Exact, MaskAddresses, SuccessOnly } compare = Compare::Exact;
+  // {% generation %} spans (code points) when the oracle recorded them.
+  bool has_generation = false;
+  std::vector<std::pair<std::size_t, std::size_t>> generation;
 };
 
 // Python reprs such as "<generator object ... at 0x7f...>" with the address masked.
@@ -133,6 +137,15 @@ chatwire::Result<SuiteCase> parse_case(const std::string& line) {
   const std::string compare = string_field(*oracle, "compare");
   if (compare == "mask_addresses") c.compare = SuiteCase::Compare::MaskAddresses;
   if (compare == "success_only") c.compare = SuiteCase::Compare::SuccessOnly;
+  if (const Value* spans = oracle->dict_find(std::string_view("generation"));
+      spans != nullptr && spans->is_sequence()) {
+    c.has_generation = true;
+    for (const Value& span : spans->as_list()) {
+      if (!span.is_sequence() || span.as_list().size() != 2) continue;
+      c.generation.emplace_back(static_cast<std::size_t>(span.as_list()[0].as_integer()),
+                                static_cast<std::size_t>(span.as_list()[1].as_integer()));
+    }
+  }
   return c;
 }
 
@@ -212,6 +225,15 @@ struct CaseResult {
   std::string got_error_type, got_message, got_output, detail;
 };
 
+std::string spans_text(const std::vector<std::pair<std::size_t, std::size_t>>& spans) {
+  std::string out = "[";
+  for (const auto& [begin, end] : spans) {
+    if (out.size() > 1) out += ", ";
+    out += "(" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+  }
+  return out + "]";
+}
+
 bool same_output(const SuiteCase& c, const std::string& output) {
   switch (c.compare) {
     case SuiteCase::Compare::Exact:
@@ -248,6 +270,14 @@ CaseResult run_case(const SuiteCase& c) {
     } else if (!same_output(c, rendered->output)) {
       r.outcome = Outcome::WrongOutput;
       r.detail = chatwire::test::describe_difference(c.oracle_output, rendered->output);
+    } else if (c.has_generation) {
+      std::vector<std::pair<std::size_t, std::size_t>> got;
+      for (const auto& span : rendered->generation) got.emplace_back(span.begin, span.end);
+      if (got != c.generation) {
+        r.outcome = Outcome::WrongOutput;
+        r.detail = "output identical, {% generation %} spans differ: expected " +
+                   spans_text(c.generation) + ", got " + spans_text(got);
+      }
     }
     return r;
   }
