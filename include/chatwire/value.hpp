@@ -281,6 +281,7 @@ struct DictData final : RefCounted {
   long find_str(std::string_view key, std::uint64_t hash) const noexcept;
   void set(Value key, Value value, std::uint64_t hash);  // keeps the first position
   void rebuild_index();
+  bool build_unique_index();  // false when two keys are equal
 };
 }  // namespace detail
 

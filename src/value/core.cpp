@@ -74,12 +74,32 @@ Result<Value> Value::dict(std::vector<std::pair<Value, Value>> entries) {
 Value Value::dict_unchecked(std::vector<std::pair<Value, Value>> entries) {
   auto* data = new DictData;
   Value result = ValueAccess::from_payload(Kind::Dict, data);
-  data->entries.reserve(entries.size());
-  data->hashes.reserve(entries.size());
-  for (auto& [key, value] : entries) {
-    std::uint64_t hash = 0;
-    hash_value(key, hash);
-    data->set(std::move(key), std::move(value), hash);
+  // Fast path: take the entries as they are and only fall back to inserting one by one
+  // when a duplicate key shows up (JSON rarely has them).
+  data->entries = std::move(entries);
+  std::size_t n = data->entries.size();
+  data->hashes.resize(n);
+  for (std::size_t i = 0; i < n; ++i) hash_value(data->entries[i].first, data->hashes[i]);
+  bool duplicate = false;
+  if (n <= DictData::kLinearMax) {
+    for (std::size_t i = 1; i < n && !duplicate; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (data->hashes[i] == data->hashes[j] &&
+            equals(data->entries[i].first, data->entries[j].first)) {
+          duplicate = true;
+          break;
+        }
+  } else {
+    duplicate = !data->build_unique_index();
+  }
+  if (duplicate) {
+    std::vector<std::pair<Value, Value>> pending = std::move(data->entries);
+    std::vector<std::uint64_t> hashes = std::move(data->hashes);
+    data->entries.clear();
+    data->hashes.clear();
+    data->index.clear();
+    for (std::size_t i = 0; i < pending.size(); ++i)
+      data->set(std::move(pending[i].first), std::move(pending[i].second), hashes[i]);
   }
   return result;
 }
@@ -261,6 +281,24 @@ void DictData::rebuild_index() {
     while (index[slot] != 0) slot = (slot + 1) & mask;
     index[slot] = static_cast<std::uint32_t>(i + 1);
   }
+}
+
+bool DictData::build_unique_index() {
+  std::size_t size = 16;
+  while (size < entries.size() * 2) size <<= 1;
+  index.assign(size, 0);
+  std::size_t mask = size - 1;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::size_t slot = slot_of(hashes[i], mask);
+    while (index[slot] != 0) {
+      std::uint32_t other = index[slot] - 1;
+      if (hashes[other] == hashes[i] && equals(entries[other].first, entries[i].first))
+        return false;
+      slot = (slot + 1) & mask;
+    }
+    index[slot] = static_cast<std::uint32_t>(i + 1);
+  }
+  return true;
 }
 
 void DictData::set(Value key, Value value, std::uint64_t hash) {

@@ -55,17 +55,27 @@ bool append_short_escape(std::string& out, char32_t c) {
   }
 }
 
+// Bytes copied verbatim: [0] for ensure_ascii=False, [1] for ensure_ascii=True.
+struct PlainBytes {
+  bool plain[2][256];
+  constexpr PlainBytes() : plain{} {
+    for (int c = 0; c < 256; ++c) {
+      bool base = c >= 0x20 && c != '"' && c != '\\';
+      plain[0][c] = base;
+      plain[1][c] = base && c < 0x7F;
+    }
+  }
+};
+constexpr PlainBytes kPlainBytes;
+
 void append_json_string(std::string& out, std::string_view s, bool ensure_ascii) {
   out += '"';
+  const bool* plain = kPlainBytes.plain[ensure_ascii ? 1 : 0];
   std::size_t i = 0;
   while (i < s.size()) {
     // Copy the longest run that needs no escaping in one go.
     std::size_t run = i;
-    while (run < s.size()) {
-      auto c = static_cast<unsigned char>(s[run]);
-      if (c < 0x20 || c == '"' || c == '\\' || (ensure_ascii && c >= 0x7F)) break;
-      ++run;
-    }
+    while (run < s.size() && plain[static_cast<unsigned char>(s[run])]) ++run;
     out.append(s.data() + i, run - i);
     i = run;
     if (i >= s.size()) break;
@@ -266,18 +276,24 @@ struct Dumper {
       return ok_status();
     }
     if (auto s = enter(); !s) return s;
-    std::vector<const std::pair<Value, Value>*> order;
-    order.reserve(entries.size());
-    for (const auto& e : entries) order.push_back(&e);
-    if (options.sort_keys)
-      if (auto s = python_sort_keys(order); !s) return s;
-    out += '{';
-    for (std::size_t i = 0; i < order.size(); ++i) {
+    auto item = [&](std::size_t i, const std::pair<Value, Value>& entry) -> Status {
       if (i) out += item_separator;
       if (options.indent) newline_indent(depth);
-      if (auto s = key(order[i]->first); !s) return s;
+      if (auto s = key(entry.first); !s) return s;
       out += key_separator;
-      if (auto s = value(order[i]->second); !s) return s;
+      return value(entry.second);
+    };
+    out += '{';
+    if (options.sort_keys) {
+      std::vector<const std::pair<Value, Value>*> order;
+      order.reserve(entries.size());
+      for (const auto& e : entries) order.push_back(&e);
+      if (auto s = python_sort_keys(order); !s) return s;
+      for (std::size_t i = 0; i < order.size(); ++i)
+        if (auto s = item(i, *order[i]); !s) return s;
+    } else {
+      for (std::size_t i = 0; i < entries.size(); ++i)
+        if (auto s = item(i, entries[i]); !s) return s;
     }
     if (options.indent) newline_indent(depth - 1);
     out += '}';
@@ -319,6 +335,10 @@ struct Parser {
   // Escape-free object keys shared within one document ("role", "content", ...):
   // one allocation per distinct key, and its hash is computed once.
   std::unordered_map<std::string_view, Value> key_cache;
+  // Scratch stacks shared by all nesting levels: a container's items are collected
+  // here and moved into one exactly-sized vector when it closes.
+  std::vector<Value> item_stack;
+  std::vector<std::pair<Value, Value>> entry_stack;
 
   Error error_at(std::size_t at, std::string what, std::string type = "JSONDecodeError") {
     std::size_t line = 1, line_start = 0;
@@ -634,18 +654,18 @@ struct Parser {
     std::size_t start = pos;
     if (auto s = enter(start); !s) return s.error();
     ++pos;
-    std::vector<Value> items;
+    std::size_t base = item_stack.size();
     skip_ws();
     if (pos < text.size() && text[pos] == ']') {
       ++pos;
       --depth;
-      return Value::list(std::move(items));
+      return Value::list({});
     }
     while (true) {
       auto v = value();
       if (!v) return v.error();
-      items.push_back(std::move(*v));
-      if (items.size() > options.max_container_items)
+      item_stack.push_back(std::move(*v));
+      if (item_stack.size() - base > options.max_container_items)
         return error_at(start,
                         "max_container_items=" + std::to_string(options.max_container_items) +
                             " exceeded by array starting at",
@@ -662,6 +682,9 @@ struct Parser {
       return error_at(pos, "Expecting ',' delimiter");
     }
     --depth;
+    std::vector<Value> items(std::make_move_iterator(item_stack.begin() + static_cast<long>(base)),
+                             std::make_move_iterator(item_stack.end()));
+    item_stack.resize(base);
     return Value::list(std::move(items));
   }
 
@@ -669,12 +692,12 @@ struct Parser {
     std::size_t start = pos;
     if (auto s = enter(start); !s) return s.error();
     ++pos;
-    std::vector<std::pair<Value, Value>> entries;
+    std::size_t base = entry_stack.size();
     skip_ws();
     if (pos < text.size() && text[pos] == '}') {
       ++pos;
       --depth;
-      return Value::dict_unchecked(std::move(entries));
+      return Value::empty_dict();
     }
     while (true) {
       skip_ws();
@@ -687,8 +710,8 @@ struct Parser {
       ++pos;
       auto v = value();
       if (!v) return v.error();
-      entries.emplace_back(std::move(*k), std::move(*v));
-      if (entries.size() > options.max_container_items)
+      entry_stack.emplace_back(std::move(*k), std::move(*v));
+      if (entry_stack.size() - base > options.max_container_items)
         return error_at(start,
                         "max_container_items=" + std::to_string(options.max_container_items) +
                             " exceeded by object starting at",
@@ -705,6 +728,10 @@ struct Parser {
       return error_at(pos, "Expecting ',' delimiter");
     }
     --depth;
+    std::vector<std::pair<Value, Value>> entries(
+        std::make_move_iterator(entry_stack.begin() + static_cast<long>(base)),
+        std::make_move_iterator(entry_stack.end()));
+    entry_stack.resize(base);
     return Value::dict_unchecked(std::move(entries));
   }
 };
@@ -712,7 +739,7 @@ struct Parser {
 }  // namespace
 
 Result<Value> parse_json(std::string_view text, const JsonParseOptions& options) {
-  Parser parser{text, options, 0, 0, {}};
+  Parser parser{text, options, 0, 0, {}, {}, {}};
   auto v = parser.value();
   if (!v) return v.error();
   parser.skip_ws();

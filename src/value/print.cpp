@@ -25,6 +25,16 @@ void append_string_repr(std::string& out, const Value& v) {
   bool ascii = v.string_is_ascii();
   std::size_t i = 0;
   while (i < s.size()) {
+    // Copy the longest run of printable ASCII other than the quote and backslash.
+    std::size_t run = i;
+    while (run < s.size()) {
+      auto b = static_cast<unsigned char>(s[run]);
+      if (b < 0x20 || b >= 0x7F || b == '\\' || b == static_cast<unsigned char>(quote)) break;
+      ++run;
+    }
+    out.append(s.data() + i, run - i);
+    i = run;
+    if (i >= s.size()) break;
     char32_t c = ascii ? static_cast<unsigned char>(s[i++]) : utf8::decode(s, i);
     if (c == static_cast<char32_t>(quote) || c == '\\') {
       out += '\\';
