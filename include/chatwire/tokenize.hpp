@@ -117,7 +117,9 @@ class DecodeStream {
   std::vector<std::uint32_t> ids_;
   std::size_t prefix_offset_ = 0;  // ids_[prefix_offset_:] is re-decoded for context
   std::size_t read_offset_ = 0;    // text of ids_[prefix_offset_:read_offset_] was already emitted
-  std::string emitted_;            // all text emitted so far
+  bool cleanup_ = false;           // clean_up_tokenization_spaces, applied to the emitted text
+  std::string held_;               // decoded text held back for clean-up
+  std::string emit(std::string raw, bool final);
 };
 
 }  // namespace chatwire::tokenize

@@ -1,6 +1,7 @@
 // Normalizers: one function per kind, each rewriting a Text (and its alignment when tracked).
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "tokenize/pipeline.hpp"
@@ -16,8 +17,49 @@ bool is_ascii(std::string_view s) {
   return true;
 }
 
-// utf8proc normalization of one run of text.
+#include "tokenize/nfc_legacy_marks.inc"
+
+// Marks that utf8proc gives a combining class but HF's older tables do not (so HF never reorders
+// or composes across them), sorted.
+const std::vector<char32_t>& legacy_marks() {
+  static const std::vector<char32_t> marks = [] {
+    std::vector<char32_t> v;
+    for (char32_t cp : kNfcLegacyMarks) {
+      if (utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class != 0)
+        v.push_back(cp);
+    }
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  return marks;
+}
+
+bool is_legacy_mark(char32_t cp) {
+  const auto& marks = legacy_marks();
+  return cp >= 0x300 && std::binary_search(marks.begin(), marks.end(), cp);
+}
+
+bool utf8proc_normalize(std::string_view in, NormalizerKind kind, std::string& out);
+
+// Normalization of one run of text as HF does it: utf8proc, with the run cut at the marks HF sees
+// as starters (each such mark stays where it is).
 bool unicode_normalize(std::string_view in, NormalizerKind kind, std::string& out) {
+  std::size_t start = 0, i = 0;
+  while (i < in.size()) {
+    std::size_t len;
+    char32_t cp = unicode::decode_utf8(in, i, len);
+    if (cp >= 0x300 && is_legacy_mark(cp)) {
+      if (!utf8proc_normalize(in.substr(start, i - start), kind, out)) return false;
+      out.append(in.substr(i, len));
+      start = i + len;
+    }
+    i += len;
+  }
+  return utf8proc_normalize(in.substr(start), kind, out);
+}
+
+bool utf8proc_normalize(std::string_view in, NormalizerKind kind, std::string& out) {
+  if (in.empty()) return true;
   int options = UTF8PROC_STABLE;
   switch (kind) {
     case NormalizerKind::kNfc:

@@ -513,12 +513,48 @@ std::optional<std::string> Tokenizer::eos_token() const {
 }
 
 // ---- streaming ----
+//
+// The windows are decoded without clean-up (it is not prefix-stable: " ." becomes "." once the "."
+// arrives); clean-up is applied to the emitted text instead, holding back a tail that could still
+// start one of its patterns.
+
+namespace {
+
+// Length of the tail of `s` that clean-up might still rewrite once more text arrives.
+std::size_t cleanup_holdback(std::string_view s) {
+  static constexpr std::string_view kPatterns[] = {" .",   " ?",  " !",  " ,",   " ' ",
+                                                   " n't", " 'm", " 's", " 've", " 're"};
+  for (std::size_t j = s.size() > 4 ? s.size() - 4 : 0; j < s.size(); ++j) {
+    if (s[j] != ' ') continue;
+    std::string_view tail = s.substr(j);
+    for (std::string_view p : kPatterns) {
+      if (tail.size() < p.size() && p.substr(0, tail.size()) == tail) return s.size() - j;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
 
 DecodeStream::DecodeStream(Tokenizer tokenizer, DecodeOptions options)
-    : tokenizer_(std::move(tokenizer)), options_(options) {}
+    : tokenizer_(std::move(tokenizer)), options_(options) {
+  cleanup_ = options_.clean_up_tokenization_spaces.value_or(
+      tokenizer_.data().clean_up_tokenization_spaces);
+  options_.clean_up_tokenization_spaces = false;
+}
 
 Result<std::string> DecodeStream::push(std::uint32_t id) {
   return push(std::span<const std::uint32_t>(&id, 1));
+}
+
+std::string DecodeStream::emit(std::string raw, bool final) {
+  if (!cleanup_) return raw;
+  held_ += raw;
+  std::size_t keep = final ? 0 : cleanup_holdback(held_);
+  std::string out = held_.substr(0, held_.size() - keep);
+  held_.erase(0, held_.size() - keep);
+  clean_up(out);
+  return out;
 }
 
 Result<std::string> DecodeStream::push(std::span<const std::uint32_t> ids) {
@@ -532,15 +568,11 @@ Result<std::string> DecodeStream::push(std::span<const std::uint32_t> ids) {
   // Wait while the text ends in an incomplete character (decoded as U+FFFD) or has not grown.
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
   bool incomplete = full->size() >= 3 && full->compare(full->size() - 3, 3, kReplacement) == 0;
-  if (full->size() <= prefix->size() || incomplete ||
-      full->compare(0, prefix->size(), *prefix) != 0) {
-    return std::string();
-  }
+  if (full->size() <= prefix->size() || incomplete) return std::string();
   std::string fresh = full->substr(prefix->size());
   prefix_offset_ = read_offset_;
   read_offset_ = ids_.size();
-  emitted_ += fresh;
-  return fresh;
+  return emit(std::move(fresh), false);
 }
 
 Result<std::string> DecodeStream::finish() {
@@ -551,12 +583,9 @@ Result<std::string> DecodeStream::finish() {
   auto full = tokenizer_.decode(all.subspan(prefix_offset_), options_);
   if (!full) return full.error();
   std::string fresh;
-  if (full->size() > prefix->size() && full->compare(0, prefix->size(), *prefix) == 0) {
-    fresh = full->substr(prefix->size());
-  }
+  if (full->size() > prefix->size()) fresh = full->substr(prefix->size());
   prefix_offset_ = read_offset_ = ids_.size();
-  emitted_ += fresh;
-  return fresh;
+  return emit(std::move(fresh), true);
 }
 
 }  // namespace chatwire::tokenize
