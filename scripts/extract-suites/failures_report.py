@@ -38,6 +38,7 @@ def cause_of(row):
     message = row["got_message"]
     message = re.sub(r" \(line \d+(, column \d+)?\)$", "", message)
     message = re.sub(r"\b\d+\b", "N", message)
+    message = re.sub(r"unexpected char '.'", "unexpected char '?'", message)  # one cause, many chars
     if status == "unexpected_error":
         return f"chatwire fails where the oracle renders: {message[:160]}"
     return (f"oracle raises {row['oracle_error_type']}, chatwire {row['got_error_type']}: "
