@@ -3,7 +3,10 @@
 a JSON context, a line `---`, then the template) into data/suites/minijinja.jsonl,
 then runs the oracle over them.
 
-Usage: minijinja.py <checkout>/minijinja/tests/inputs COMMIT
+Usage: minijinja.py <checkout>/minijinja/tests/inputs COMMIT [<checkout>/minijinja-contrib/tests/pycompat.rs]
+
+With the third argument, the Python-method expressions of minijinja-contrib's pycompat
+tests are added as "{{ expression }}" cases.
 
 minijinja renders these with its own settings: trim_blocks=false,
 lstrip_blocks=false, keep_trailing_newline=false, lenient undefined unless the JSON
@@ -17,6 +20,7 @@ skipped and listed in minijinja.skipped.tsv. Upstream snapshots are not used.
 """
 import json
 import os
+import re
 import sys
 
 import jinja2
@@ -48,8 +52,58 @@ def render_jinja2(template, context, s, refs):
     return suitelib.jinja2_outcome(env, template, context)
 
 
+# minijinja-contrib/tests/pycompat.rs evaluates Python-method expressions with
+# eval_expr("...") / eval_err_expr("..."); each becomes the template "{{ <expr> }}".
+PYCOMPAT_FILE = "minijinja-contrib/tests/pycompat.rs"
+EVAL_CALL = re.compile(r'\beval(?:_err)?_expr\(\s*"((?:[^"\\]|\\.)*)"\s*\)', re.S)
+RUST_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
+
+
+def rust_string(body):
+    """Value of a Rust "..." literal body (simple escapes and \\u{...})."""
+    out, i = [], 0
+    while i < len(body):
+        if body[i] != "\\":
+            out.append(body[i])
+            i += 1
+        elif body[i + 1] == "u":
+            end = body.index("}", i)
+            out.append(chr(int(body[i + 3:end], 16)))
+            i = end + 1
+        else:
+            out.append(RUST_ESCAPES[body[i + 1]])
+            i += 2
+    return "".join(out)
+
+
+def pycompat_cases(path, commit):
+    with open(path, encoding="utf-8") as fh:
+        src = fh.read()
+    cases = []
+    for m in EVAL_CALL.finditer(src):
+        line = src.count("\n", 0, m.start()) + 1
+        cases.append({"id": f"minijinja/pycompat/line{line}",
+                      "source": f"{REPO}@{commit}:{PYCOMPAT_FILE}:{line}",
+                      "template": "{{ " + rust_string(m.group(1)) + " }}", "context": {},
+                      "upstream_settings": {"expression": True, "unknown_method_callback": "pycompat"},
+                      "notes": "an expression upstream evaluates with compile_expression(); "
+                               "rendered here as {{ expression }}"})
+    return cases
+
+
+def pycompat_skipped(path, commit):
+    """Expressions the pycompat tests evaluate with a host function registered."""
+    with open(path, encoding="utf-8") as fh:
+        src = fh.read()
+    return [(f"minijinja/pycompat/line{src.count(chr(10), 0, m.start()) + 1}",
+             f"{REPO}@{commit}:{PYCOMPAT_FILE}:{src.count(chr(10), 0, m.start()) + 1}",
+             "uses a Rust host function registered with add_global")
+            for m in re.finditer(r'\.compile_expression\(\s*"', src)]
+
+
 def main(argv):
     inputs, commit = argv[1], argv[2]
+    pycompat = argv[3] if len(argv) > 3 else None
     refs = {}
     for f in sorted(os.listdir(os.path.join(inputs, "refs"))):
         with open(os.path.join(inputs, "refs", f), encoding="utf-8") as fh:
@@ -76,10 +130,16 @@ def main(argv):
         case = {"id": cid, "source": source, "template": template, "context": context,
                 "upstream_settings": settings}
         cases.append(case)
+    if pycompat:
+        cases += pycompat_cases(pycompat, commit)
+        skipped += pycompat_skipped(pycompat, commit)
     suitelib.run_oracle(cases)
     hf_settings = {"trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": False,
                    "undefined": "lenient", "autoescape": False}
     for case in cases:
+        if "expression" in case["upstream_settings"]:
+            case["depends_on_settings"] = False  # no template settings apply to an expression
+            continue
         if (case["oracle"].get("timeout") or case["oracle"].get("error_type") == "MemoryError"
                 or "compare" in case["oracle"]):
             case["depends_on_settings"] = None  # unknown: a resource bomb, or output not a function of input
