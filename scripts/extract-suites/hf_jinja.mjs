@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Extracts the cases of @huggingface/jinja's tests (huggingface/huggingface.js,
-// packages/jinja/test/templates.test.js and e2e.test.js) into
+// packages/jinja/test/templates.test.js, e2e.test.js and the whitespace cases of
+// interpreter.test.js) into
 // data/suites/hf_jinja.jsonl (inputs only; the oracle fills "oracle" afterwards via
 // scripts/regen-suite-goldens).
 //
-// Usage: node hf_jinja.mjs <dir with templates.test.js and e2e.test.js> <commit>
+// Usage: node hf_jinja.mjs <dir with templates.test.js, e2e.test.js, interpreter.test.js> <commit>
 //
 // The test files keep their cases in top-level object literals (TEST_STRINGS,
 // TEST_CONTEXT, TEST_DEFAULT_TEMPLATES, TEST_CUSTOM_TEMPLATES). Those declarations
@@ -148,6 +149,32 @@ function add(id, source, template, context, notes) {
   for (const name of Object.keys(decl.TEST_CUSTOM_FORMATTING)) {
     skipped.push([`hf_jinja/e2e-format/${name}`, `${REPO}@${commit}:${file}:${keyLine(lines, name, start)}`,
       "tests HF.js's template pretty-printer, no render input"]);
+  }
+}
+
+// --- interpreter.test.js ---------------------------------------------------------
+// The whitespace-control test renders a few templates under several lstrip/trim option
+// sets; HF always uses both, so each distinct (template, data) is one case.
+{
+  const file = "packages/jinja/test/interpreter.test.js";
+  const src = fs.readFileSync(path.join(dir, "interpreter.test.js"), "utf8");
+  const lines = src.split("\n");
+  const open = 'it("should handle whitespace control", () => {';
+  const start = src.indexOf(open);
+  const stop = src.indexOf("for (const test of TESTS)", start);
+  if (start < 0 || stop < 0) throw new Error("interpreter.test.js: whitespace test not found");
+  const TESTS = vm.runInNewContext(`${src.slice(start + open.length, stop)}\n;TESTS`, {}, { timeout: 5000 });
+  const line = lineOf(lines, /^\s*const TESTS = \[/);
+  const distinct = new Map();
+  for (const t of TESTS) {
+    const key = JSON.stringify([t.template, t.data]);
+    if (!distinct.has(key)) distinct.set(key, { test: t, options: [] });
+    distinct.get(key).options.push(t.options);
+  }
+  let n = 0;
+  for (const { test, options } of distinct.values()) {
+    add(`hf_jinja/interpreter/whitespace_${++n}`, `${REPO}@${commit}:${file}:${line}`, test.template, test.data,
+      `upstream renders this under ${options.length} lstrip_blocks/trim_blocks settings; HF uses both`);
   }
 }
 
