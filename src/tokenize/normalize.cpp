@@ -39,6 +39,20 @@ bool is_legacy_mark(char32_t cp) {
   return cp >= 0x300 && std::binary_search(marks.begin(), marks.end(), cp);
 }
 
+// Characters HF's NFC/NFKC tables have no decomposition for (newer than its Unicode version).
+bool is_opaque(char32_t cp, NormalizerKind kind) {
+  static const auto sorted = [](const char32_t* b, const char32_t* e) {
+    std::vector<char32_t> v(b, e);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  static const std::vector<char32_t> nfc = sorted(std::begin(kNfcOpaque), std::end(kNfcOpaque));
+  static const std::vector<char32_t> nfkc = sorted(std::begin(kNfkcOpaque), std::end(kNfkcOpaque));
+  bool compat = kind == NormalizerKind::kNfkc || kind == NormalizerKind::kNfkd;
+  const auto& list = compat ? nfkc : nfc;
+  return cp >= 0xA0 && std::binary_search(list.begin(), list.end(), cp);
+}
+
 bool utf8proc_normalize(std::string_view in, NormalizerKind kind, std::string& out);
 
 // Normalization of one run of text as HF does it: utf8proc, with the run cut at the marks HF sees
@@ -48,7 +62,7 @@ bool unicode_normalize(std::string_view in, NormalizerKind kind, std::string& ou
   while (i < in.size()) {
     std::size_t len;
     char32_t cp = unicode::decode_utf8(in, i, len);
-    if (cp >= 0x300 && is_legacy_mark(cp)) {
+    if (cp >= 0xA0 && (is_legacy_mark(cp) || is_opaque(cp, kind))) {
       if (!utf8proc_normalize(in.substr(start, i - start), kind, out)) return false;
       out.append(in.substr(i, len));
       start = i + len;
