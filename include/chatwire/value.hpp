@@ -511,7 +511,8 @@ struct JsonParseOptions {
 };
 Result<Value> parse_json(std::string_view text, const JsonParseOptions& options = {});
 
-// nlohmann interop (other components use nlohmann for I/O). Undefined/Object values →
+// nlohmann interop (other components use nlohmann for I/O); callers of to_json include
+// <nlohmann/json.hpp> themselves (this header only forward-declares it). Undefined/Object values →
 // TypeError as in dump_json. Strings that are not valid UTF-8 (lone surrogates) are
 // converted with U+FFFD replacement because nlohmann requires UTF-8.
 Value from_json(const nlohmann::ordered_json& json);
