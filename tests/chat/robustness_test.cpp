@@ -1,0 +1,112 @@
+// Hostile request lines: truncated, byte-flipped and type-swapped versions of every golden
+// request go through the batch protocol. Each must give exactly one well-formed result line
+// and nothing may crash (this suite also runs under ASan+UBSan).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "chatwire/chat.hpp"
+
+namespace {
+
+using nlohmann::ordered_json;
+
+std::vector<std::string> golden_requests() {
+  std::ifstream in(std::string(CHATWIRE_DATA_DIR) + "/goldens/chat/requests.jsonl",
+                   std::ios::binary);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+void expect_one_result(chatwire::chat::BatchRenderer& renderer, const std::string& line) {
+  std::string result = renderer.render_line(line);
+  if (result.empty()) return;  // a blank line is skipped, as the oracle does
+  EXPECT_EQ(result.find('\n'), std::string::npos) << line.substr(0, 200);
+  auto parsed = ordered_json::parse(result, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << result.substr(0, 300);
+  ASSERT_TRUE(parsed.is_object());
+  ASSERT_TRUE(parsed.contains("ok"));
+  if (!parsed["ok"].get<bool>()) {
+    EXPECT_FALSE(parsed["error_type"].get<std::string>().empty());
+    EXPECT_FALSE(parsed["message"].get<std::string>().empty()) << result;
+  }
+}
+
+// Replaces values inside the request by values of other JSON types.
+void swap_types(ordered_json& j, std::mt19937& rng, int& budget) {
+  static const ordered_json kReplacements[] = {nullptr,
+                                               0,
+                                               -1,
+                                               1.5,
+                                               true,
+                                               "",
+                                               "x",
+                                               ordered_json::array(),
+                                               ordered_json::object(),
+                                               ordered_json::array({1, "a"})};
+  if (budget <= 0) return;
+  if (j.is_object() || j.is_array()) {
+    for (auto& child : j) {
+      if (budget <= 0) return;
+      if (rng() % 7 == 0) {
+        child = kReplacements[rng() % std::size(kReplacements)];
+        --budget;
+      } else {
+        swap_types(child, rng, budget);
+      }
+    }
+  }
+}
+
+TEST(ChatRobustness, MutatedRequestsNeverCrash) {
+  chatwire::chat::BatchOptions options;
+  options.base_dir = CHATWIRE_DATA_DIR;
+  options.limits.max_steps = 200'000;
+  chatwire::chat::BatchRenderer renderer(options);
+  std::mt19937 rng(20260819);
+  std::size_t cases = 0;
+  for (const std::string& line : golden_requests()) {
+    // Truncations at a few positions.
+    for (std::size_t cut : {line.size() / 3, line.size() / 2, line.size() - 1}) {
+      expect_one_result(renderer, line.substr(0, cut));
+      ++cases;
+    }
+    // Byte flips (also produce invalid UTF-8).
+    std::string flipped = line;
+    for (int k = 0; k < 3; ++k) flipped[rng() % flipped.size()] = static_cast<char>(rng() % 256);
+    expect_one_result(renderer, flipped);
+    ++cases;
+    // Type swaps inside the chat object.
+    auto j = ordered_json::parse(line);
+    for (int round = 0; round < 3; ++round) {
+      ordered_json copy = j;
+      int budget = 2;
+      swap_types(copy, rng, budget);
+      expect_one_result(renderer, copy.dump());
+      ++cases;
+    }
+  }
+  EXPECT_GT(cases, 1000u);
+}
+
+TEST(ChatRobustness, DeepAndHugeRequestsHitLimits) {
+  chatwire::chat::BatchRenderer renderer;
+  std::string deep = R"({"id": 1, "template": "x", "chat": {"messages": )" +
+                     std::string(100000, '[') + std::string(100000, ']') + "}}";
+  expect_one_result(renderer, deep);
+  chatwire::chat::InputLimits small;
+  small.max_request_bytes = 64;
+  auto request = chatwire::chat::parse_request_json(
+      R"({"messages": [{"role": "user", "content": "this request is longer than sixty-four bytes"}]})",
+      small);
+  ASSERT_FALSE(request.ok());
+  EXPECT_EQ(request.error().type, "LimitError");
+}
+
+}  // namespace
