@@ -33,7 +33,10 @@ std::string summary(const probe::Profile& p) {
   s += "tool calls:        " + std::string(p.tool_calls.rendered ? "rendered" : "not rendered") +
        "\n";
   if (p.tool_calls.example)
-    s += "call syntax:       " + nlohmann::json(*p.tool_calls.example).dump() + "\n";
+    s += "call syntax:       " +
+         nlohmann::json(*p.tool_calls.example)
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
   s += "tool results:      " +
        (p.tool_results.role ? "under " + *p.tool_results.role : std::string("not rendered")) + "\n";
   s +=
@@ -92,7 +95,10 @@ void add_probe(CLI::App& root, int& exit_code) {
       exit_code = 1;
       return;
     }
-    write_out(args->json ? profile->to_json().dump(1) + "\n" : summary(*profile));
+    write_out(args->json ? profile->to_json().dump(
+                               1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                               "\n"
+                         : summary(*profile));
     exit_code = 0;
   });
 }

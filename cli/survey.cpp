@@ -46,8 +46,11 @@ void add_survey(CLI::App& root, int& exit_code) {
       std::fflush(stderr);
     };
     auto entries = probe::survey(*dir, {}, progress);
-    std::string out = *format == "json" ? probe::survey_json(entries).dump(1) + "\n"
-                                        : probe::survey_markdown(entries);
+    std::string out = *format == "json"
+                          ? probe::survey_json(entries).dump(
+                                1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                                "\n"
+                          : probe::survey_markdown(entries);
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
     double seconds =

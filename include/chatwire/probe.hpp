@@ -137,6 +137,8 @@ struct Profile {
 
   // nullptr when the key is unknown.
   const Convention* convention(std::string_view key) const noexcept;
+  // True when the convention renders without losing anything (status ok).
+  bool accepts(std::string_view key) const noexcept;
   bool has_silent_failure(std::string_view name) const noexcept;
   // The profile as JSON, the same keys as scripts/probe-oracle.py writes.
   nlohmann::ordered_json to_json() const;

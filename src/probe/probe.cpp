@@ -646,6 +646,11 @@ const Convention* Profile::convention(std::string_view key) const noexcept {
   return nullptr;
 }
 
+bool Profile::accepts(std::string_view key) const noexcept {
+  const Convention* c = convention(key);
+  return c != nullptr && c->status == Status::ok;
+}
+
 bool Profile::has_silent_failure(std::string_view name) const noexcept {
   return std::find(silent_failures.begin(), silent_failures.end(), name) != silent_failures.end();
 }

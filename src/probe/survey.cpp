@@ -147,7 +147,7 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
   std::size_t renders =
       std::count_if(ok.begin(), ok.end(), [](const Ok& o) { return o.profile->renders; });
   md += "# Chat template survey\n\n";
-  md += std::to_string(entries.size()) + " templates, " + std::to_string(ok.size()) + " compile, " +
+  md += std::to_string(entries.size()) + " templates, " + std::to_string(ok.size()) + " probed, " +
         std::to_string(renders) + " render a sentinel conversation, " + std::to_string(tool_conv) +
         " render the whole tool-calling conversation (system, question, assistant tool call with "
         "reasoning, "
@@ -155,7 +155,8 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
   std::vector<std::string> failed;
   for (const auto& e : entries)
     if (!e.profile) failed.push_back(stem(e.name) + " (" + e.profile.error().type + ")");
-  if (!failed.empty()) md += "\nDo not compile: " + join(failed) + ".\n";
+  if (!failed.empty())
+    md += "\nCould not be probed (no template, or it does not compile): " + join(failed) + ".\n";
 
   // 1. Turn frames by family.
   md +=

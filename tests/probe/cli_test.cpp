@@ -1,0 +1,67 @@
+// The commands: `chatwire survey` over every bundled template (the main job of `make run`)
+// prints the survey's tables in under 10 seconds; `chatwire probe` prints one profile.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct CommandResult {
+  int status = -1;
+  std::string out;
+};
+
+CommandResult run(const std::string& command) {
+  CommandResult r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[65536];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  r.status = pclose(pipe);
+  return r;
+}
+
+bool have_cli() {
+  return std::filesystem::exists(CHATWIRE_CLI);
+}
+
+TEST(ProbeCli, SurveyOfAllBundledTemplatesUnderTenSeconds) {
+  if (!have_cli()) GTEST_SKIP() << "the CLI is not built: " << CHATWIRE_CLI;
+  auto started = std::chrono::steady_clock::now();
+  CommandResult r = run(std::string(CHATWIRE_CLI) + " survey " + CHATWIRE_DATA_DIR + "/templates --quiet");
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(r.status, 0);
+  EXPECT_LT(seconds, 10.0);
+  for (const char* table : {"## Turn frames by family", "## Reasoning",
+                            "## Where tool definitions go", "## Call syntax", "## Tool-result role",
+                            "## Input conventions", "## Silent failures", "## Template bugs"})
+    EXPECT_NE(r.out.find(table), std::string::npos) << table;
+  EXPECT_NE(r.out.find("199 templates"), std::string::npos);
+}
+
+TEST(ProbeCli, ProbeJsonHasTheIssueKeys) {
+  if (!have_cli()) GTEST_SKIP() << "the CLI is not built: " << CHATWIRE_CLI;
+  CommandResult r = run(std::string(CHATWIRE_CLI) + " probe --json --template " + CHATWIRE_DATA_DIR +
+              "/templates/Qwen--Qwen3-0.6B.jinja");
+  ASSERT_EQ(r.status, 0);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["tools"]["definitions_location"], "system");
+  EXPECT_EQ(j["tool_results"]["role"], "user");
+  EXPECT_EQ(j["frame"]["family"], "ChatML");
+  for (const char* key : {"arguments_dict", "arguments_string", "long_call_id", "flat_tools"})
+    EXPECT_TRUE(j["conventions"].contains(key)) << key;
+}
+
+TEST(ProbeCli, ProbeNeedsExactlyOneInput) {
+  if (!have_cli()) GTEST_SKIP() << "the CLI is not built: " << CHATWIRE_CLI;
+  CommandResult r = run(std::string(CHATWIRE_CLI) + " probe 2>/dev/null");
+  EXPECT_NE(r.status, 0);
+}
+
+}  // namespace
