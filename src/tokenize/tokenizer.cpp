@@ -520,18 +520,31 @@ std::optional<std::string> Tokenizer::eos_token() const {
 
 namespace {
 
-// Length of the tail of `s` that clean-up might still rewrite once more text arrives.
+// Length of the tail of `s` that clean-up might still rewrite once more text arrives: from the
+// first space that could start a pattern, moved back so that no pattern straddles the cut.
 std::size_t cleanup_holdback(std::string_view s) {
   static constexpr std::string_view kPatterns[] = {" .",   " ?",  " !",  " ,",   " ' ",
                                                    " n't", " 'm", " 's", " 've", " 're"};
-  for (std::size_t j = s.size() > 4 ? s.size() - 4 : 0; j < s.size(); ++j) {
+  std::size_t cut = s.size();
+  for (std::size_t j = s.size() > 4 ? s.size() - 4 : 0; j < s.size() && cut == s.size(); ++j) {
     if (s[j] != ' ') continue;
     std::string_view tail = s.substr(j);
     for (std::string_view p : kPatterns) {
-      if (tail.size() < p.size() && p.substr(0, tail.size()) == tail) return s.size() - j;
+      if (tail.size() <= p.size() && p.substr(0, tail.size()) == tail) cut = j;
     }
   }
-  return 0;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (std::string_view p : kPatterns) {
+      std::size_t from = cut >= p.size() ? cut - p.size() + 1 : 0;
+      std::size_t o = s.find(p, from);
+      if (o != std::string_view::npos && o < cut && o + p.size() > cut) {
+        cut = o;
+        moved = true;
+      }
+    }
+  }
+  return s.size() - cut;
 }
 
 }  // namespace
