@@ -13,8 +13,9 @@ rendered output.
 
 Usage (standard library + Jinja2, from anywhere):
   scripts/probe-oracle.py                       # regenerate data/goldens/probe/ (data/templates/ and
-                                                # the crafted test templates in data/goldens/probe/crafted/)
-  scripts/probe-oracle.py FILE.jinja...         # print the profiles of these templates
+                                                # the crafted test templates in data/goldens/probe/crafted/,
+                                                # the model directories of data/models/ -> models/)
+  scripts/probe-oracle.py FILE.jinja|DIR...     # print the profiles of these templates / model dirs
   scripts/probe-oracle.py --out DIR DIR_OR_FILE...
 """
 import itertools
@@ -179,14 +180,15 @@ def plain(*turns, generation_prompt=False, tools=None):
 
 
 class Renderer:
-    def __init__(self, source):
+    def __init__(self, source, special_tokens):
         self.source = source
+        self.special_tokens = special_tokens
         self.count = 0
 
     def render(self, chat):
         """(output, None) or (None, "ErrorType: message")."""
         self.count += 1
-        chat = dict(chat, special_tokens_map=SPECIAL_TOKENS)
+        chat = dict(chat, special_tokens_map=self.special_tokens)
         hf_render.FROZEN_NOW = hf_render.datetime.datetime.fromisoformat(FROZEN_NOW)
         try:
             out, _ = hf_render.render_chat(self.source, chat)
@@ -531,8 +533,8 @@ def call_example(r, conv, shape, baseline_out):
     return with_call[start:end]
 
 
-def probe_template(source):
-    r = Renderer(source)
+def probe_template(source, special_tokens=SPECIAL_TOKENS):
+    r = Renderer(source, special_tokens)
     profile = {"profile_version": PROFILE_VERSION}
     frame, system, alternation = measure_frame(r)
     pattern = header_pattern(frame["user_prefix"] or "")
@@ -637,23 +639,51 @@ def probe_template(source):
     return profile
 
 
+MODEL_FILES = ("tokenizer_config.json", "chat_template.jinja", "chat_template.json")
+
+
+def is_model_dir(path):
+    return os.path.isdir(path) and any(os.path.exists(os.path.join(path, f)) for f in MODEL_FILES)
+
+
+def probe_path(path):
+    """The profile of a .jinja file, or of a model directory's template (the one
+    transformers picks when tools are given) with the directory's special tokens; a
+    template that cannot be loaded or compiled gives {"error": ...}."""
+    try:
+        if is_model_dir(path):
+            templates, tokens = hf_render.load_model_dir(path)
+            source = hf_render.select_template(templates, None, [tool_definition("nested")])
+        else:
+            with open(path, encoding="utf-8") as f:
+                source = f.read()
+            tokens = SPECIAL_TOKENS
+        hf_render.compile_template(source)
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    return probe_template(source, tokens)
+
+
 def probe_files(files, out_dir):
     for n, path in enumerate(files, 1):
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
-        profile = dict({"template": os.path.basename(path)}, **probe_template(source))
+        name = os.path.basename(path.rstrip("/"))
+        profile = dict({"template": name}, **probe_path(path))
         text_ = json.dumps(profile, ensure_ascii=False, indent=1) + "\n"
         if out_dir:
-            name = os.path.basename(path)[:-len(".jinja")] + ".json"
-            with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
+            stem = name[:-len(".jinja")] if name.endswith(".jinja") else name
+            with open(os.path.join(out_dir, stem + ".json"), "w", encoding="utf-8") as f:
                 f.write(text_)
-            print(f"[{n}/{len(files)}] {os.path.basename(path)}", file=sys.stderr)
+            print(f"[{n}/{len(files)}] {name}", file=sys.stderr)
         else:
             sys.stdout.write(text_)
 
 
 def jinja_files(directory):
-    return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".jinja"))
+    """The .jinja files and model directories directly under directory, sorted."""
+    if is_model_dir(directory):
+        return [directory]
+    return sorted(os.path.join(directory, f) for f in os.listdir(directory)
+                  if f.endswith(".jinja") or is_model_dir(os.path.join(directory, f)))
 
 
 def main(argv):
@@ -670,6 +700,11 @@ def main(argv):
         os.makedirs(goldens, exist_ok=True)
         probe_files(jinja_files(os.path.join(ROOT, "data", "templates")), goldens)
         probe_files(jinja_files(crafted), crafted)
+        # The chat layer's model directories: templates found and special tokens read as
+        # transformers does.
+        models = os.path.join(goldens, "models")
+        os.makedirs(models, exist_ok=True)
+        probe_files(jinja_files(os.path.join(ROOT, "data", "models")), models)
         return
     files = []
     for path in argv:
