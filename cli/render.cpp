@@ -27,6 +27,7 @@ struct RenderArgs {
   bool batch = false;
   bool json = false;
   bool no_validate = false;
+  std::size_t repeat = 0;
   std::string base_dir;
   jinja::Limits limits;
 };
@@ -82,6 +83,7 @@ int run_batch(const RenderArgs& args) {
   options.limits = args.limits;
   options.base_dir = args.base_dir;
   options.validate = !args.no_validate;
+  options.repeat = args.repeat;
   chat::BatchRenderer renderer(std::move(options));
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -214,6 +216,9 @@ void add_render(CLI::App& root, int& exit_code) {
                 "read oracle request lines on stdin, write result lines on stdout");
   cmd->add_option("--base-dir", args->base_dir,
                   "with --batch: resolve relative paths against this directory");
+  cmd->add_option("--repeat", args->repeat,
+                  "with --batch: render each request N more times and report \"us\" per render (as "
+                  "the oracle)");
   cmd->add_flag("--json", args->json,
                 "print {output, generation, generation_bytes, warnings} as JSON");
   cmd->add_flag("--no-validate", args->no_validate,

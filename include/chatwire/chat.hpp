@@ -148,6 +148,9 @@ struct BatchOptions {
   std::filesystem::path base_dir;  // empty = the current directory
   bool validate = true;            // validate chat requests (RequestError before rendering)
   InputLimits input;
+  // Timing, as the oracle's --repeat N: each successful request is rendered N more times and
+  // its result gains "us", the mean microseconds of one render (compile excluded).
+  std::size_t repeat = 0;
 };
 
 class BatchRenderer {

@@ -1,6 +1,8 @@
 // The oracle's JSON Lines protocol (scripts/oracle/hf_render.py `main`): one request line in,
 // one result line out, formatted as Python's json.dumps(result, ensure_ascii=False), so that
 // chatwire and the oracle can be compared line by line.
+#include <chrono>
+#include <optional>
 #include <unordered_map>
 
 #include "chat/internal.hpp"
@@ -65,11 +67,21 @@ Value spans_value(const std::vector<jinja::GenerationSpan>& spans) {
   return Value::list(std::move(items));
 }
 
-std::string ok_line(const Value& id, std::string output, bool uses_generation,
-                    const std::vector<jinja::GenerationSpan>& spans) {
-  std::vector<std::pair<Value, Value>> entries{
-      {Value("id"), id}, {Value("ok"), Value(true)}, {Value("output"), Value(std::move(output))}};
-  if (uses_generation) entries.emplace_back(Value("generation"), spans_value(spans));
+// One successful render, whichever kind of request produced it.
+struct Rendered {
+  std::string output;
+  bool uses_generation = false;
+  std::vector<jinja::GenerationSpan> spans;
+};
+
+// `us` (mean microseconds of one repeated render) comes right after the id, as in the oracle.
+std::string ok_line(const Value& id, Rendered rendered, std::optional<double> us) {
+  std::vector<std::pair<Value, Value>> entries{{Value("id"), id}};
+  if (us) entries.emplace_back(Value("us"), Value(*us));
+  entries.emplace_back(Value("ok"), Value(true));
+  entries.emplace_back(Value("output"), Value(std::move(rendered.output)));
+  if (rendered.uses_generation)
+    entries.emplace_back(Value("generation"), spans_value(rendered.spans));
   return dump_result(Value::dict_unchecked(std::move(entries)));
 }
 
@@ -146,9 +158,13 @@ struct BatchRenderer::Impl {
       if (!loaded) return error_line(id, loaded.error());
       auto chat_request = request_from_value(*chat);
       if (!chat_request) return error_line(id, chat_request.error());
-      auto result = (*loaded)->render(*chat_request, render_options);
-      if (!result) return error_line(id, result.error());
-      return ok_line(id, std::move(result->text), result->uses_generation, result->generation);
+      std::shared_ptr<const Model> model_ptr = *loaded;
+      return finish(id, [&]() -> Result<Rendered> {
+        auto result = model_ptr->render(*chat_request, render_options);
+        if (!result) return result.error();
+        return Rendered{std::move(result->text), result->uses_generation,
+                        std::move(result->generation)};
+      });
     }
 
     Result<std::shared_ptr<const jinja::Template>> tmpl = Error{};
@@ -171,9 +187,12 @@ struct BatchRenderer::Impl {
     if (const Value* chat = request.dict_find(std::string_view("chat"))) {
       auto chat_request = request_from_value(*chat);
       if (!chat_request) return error_line(id, chat_request.error());
-      auto result = chat::render(**tmpl, *chat_request, Value::empty_dict(), render_options);
-      if (!result) return error_line(id, result.error());
-      return ok_line(id, std::move(result->text), result->uses_generation, result->generation);
+      return finish(id, [&]() -> Result<Rendered> {
+        auto result = chat::render(**tmpl, *chat_request, Value::empty_dict(), render_options);
+        if (!result) return result.error();
+        return Rendered{std::move(result->text), result->uses_generation,
+                        std::move(result->generation)};
+      });
     }
     const Value* context = request.dict_find(std::string_view("context"));
     Value variables = context != nullptr ? *context : Value::empty_dict();
@@ -184,9 +203,28 @@ struct BatchRenderer::Impl {
     jinja::RenderOptions jinja_options;
     jinja_options.limits = options.limits;
     jinja_options.now = render_options.now;
-    auto result = (*tmpl)->render(variables, jinja_options);
-    if (!result) return error_line(id, result.error());
-    return ok_line(id, std::move(result->output), result->uses_generation, result->generation);
+    return finish(id, [&]() -> Result<Rendered> {
+      auto result = (*tmpl)->render(variables, jinja_options);
+      if (!result) return result.error();
+      return Rendered{std::move(result->output), result->uses_generation,
+                      std::move(result->generation)};
+    });
+  }
+
+  // Renders once for the result; with `repeat`, renders that many more times and reports the
+  // mean time of one render (compile excluded: templates and models are cached by then).
+  template <typename RenderOnce>
+  std::string finish(const Value& id, RenderOnce&& render_once) {
+    auto first = render_once();
+    if (!first) return error_line(id, first.error());
+    std::optional<double> us;
+    if (options.repeat > 0) {
+      auto start = std::chrono::steady_clock::now();
+      for (std::size_t i = 0; i < options.repeat; ++i) (void)render_once();
+      std::chrono::duration<double, std::micro> elapsed = std::chrono::steady_clock::now() - start;
+      us = elapsed.count() / static_cast<double>(options.repeat);
+    }
+    return ok_line(id, std::move(*first), us);
   }
 };
 

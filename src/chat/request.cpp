@@ -8,7 +8,6 @@
 namespace chatwire::chat {
 
 using detail::json_kind;
-using detail::request_error;
 
 namespace {
 
@@ -22,13 +21,38 @@ constexpr ModeName kModeNames[] = {
     {Mode::training, "training"},
 };
 
-std::string index_path(std::string_view base, std::size_t i) {
-  return std::string(base) + "[" + std::to_string(i) + "]";
-}
+// A field path such as messages[2].tool_calls[0].function.name, kept as a chain of stack
+// nodes and spelled out only when an error needs it (validation runs on every render).
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view field;  // empty for an index step
+  std::size_t index = 0;
 
-std::string field_path(std::string_view base, std::string_view field) {
-  if (base.empty()) return std::string(field);
-  return std::string(base) + "." + std::string(field);
+  Path at(std::size_t i) const { return Path{this, {}, i}; }
+  Path dot(std::string_view name) const { return Path{this, name, 0}; }
+  void append_to(std::string& out) const {
+    if (parent != nullptr) parent->append_to(out);
+    if (field.empty()) {
+      out += '[';
+      out += std::to_string(index);
+      out += ']';
+    } else {
+      if (!out.empty()) out += '.';
+      out += field;
+    }
+  }
+  std::string str() const {
+    std::string out;
+    append_to(out);
+    return out;
+  }
+};
+
+Error request_error(const Path& path, std::string message) {
+  return detail::request_error(path.str(), std::move(message));
+}
+Error request_error(std::string path, std::string message) {
+  return detail::request_error(std::move(path), std::move(message));
 }
 
 const Value* find(const Value& dict, std::string_view key) {
@@ -41,7 +65,7 @@ const Value* present(const Value& dict, std::string_view key) {
   return v != nullptr && !v->is_none() ? v : nullptr;
 }
 
-Status expect_non_empty_string(const Value* v, const std::string& path, bool required) {
+Status expect_non_empty_string(const Value* v, const Path& path, bool required) {
   if (v == nullptr) {
     if (!required) return ok_status();
     return request_error(path, "is required (a non-empty string)");
@@ -52,19 +76,19 @@ Status expect_non_empty_string(const Value* v, const std::string& path, bool req
 }
 
 // A list of objects or null ("tools", "documents").
-Status expect_list_of_objects(const Value& v, const std::string& path) {
+Status expect_list_of_objects(const Value& v, const Path& path) {
   if (v.is_none()) return ok_status();
   if (!v.is_list())
     return request_error(path, "must be an array of objects or null, got " + json_kind(v));
   auto items = v.as_list();
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!items[i].is_dict())
-      return request_error(index_path(path, i), "must be an object, got " + json_kind(items[i]));
+      return request_error(path.at(i), "must be an object, got " + json_kind(items[i]));
   }
   return ok_status();
 }
 
-Status validate_content(const Value& content, const std::string& path) {
+Status validate_content(const Value& content, const Path& path) {
   if (content.is_none() || content.is_string()) return ok_status();
   if (!content.is_list()) {
     return request_error(
@@ -72,16 +96,16 @@ Status validate_content(const Value& content, const std::string& path) {
   }
   auto parts = content.as_list();
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    std::string part_path = index_path(path, i);
+    Path part_path = path.at(i);
     const Value& part = parts[i];
     if (!part.is_dict())
       return request_error(part_path, "must be an object with a \"type\", got " + json_kind(part));
     const Value* type = find(part, "type");
-    if (auto s = expect_non_empty_string(type, field_path(part_path, "type"), true); !s) return s;
+    if (auto s = expect_non_empty_string(type, part_path.dot("type"), true); !s) return s;
     if (type->as_string() == "text") {
       const Value* text = find(part, "text");
       if (text == nullptr || !text->is_string()) {
-        return request_error(field_path(part_path, "text"),
+        return request_error(part_path.dot("text"),
                              "a \"text\" part needs a string \"text\", got " +
                                  (text == nullptr ? std::string("nothing") : json_kind(*text)));
       }
@@ -90,51 +114,48 @@ Status validate_content(const Value& content, const std::string& path) {
   return ok_status();
 }
 
-Status validate_arguments(const Value* arguments, const std::string& path) {
+Status validate_arguments(const Value* arguments, const Path& path) {
   if (arguments == nullptr) return ok_status();
   if (arguments->is_string() || arguments->is_dict()) return ok_status();
   return request_error(path, "must be a JSON string or an object, got " + json_kind(*arguments));
 }
 
-Status validate_tool_call(const Value& call, const std::string& path) {
+Status validate_tool_call(const Value& call, const Path& path) {
   if (!call.is_dict()) return request_error(path, "must be an object, got " + json_kind(call));
   if (const Value* type = present(call, "type"); type && !type->is_string())
-    return request_error(field_path(path, "type"), "must be a string, got " + json_kind(*type));
+    return request_error(path.dot("type"), "must be a string, got " + json_kind(*type));
   if (const Value* id = present(call, "id"); id && !id->is_string())
-    return request_error(field_path(path, "id"), "must be a string, got " + json_kind(*id));
+    return request_error(path.dot("id"), "must be a string, got " + json_kind(*id));
   const Value* function = find(call, "function");
   if (function == nullptr) {
     // The flat form some templates read: {name, arguments} without the "function" wrapper.
     if (find(call, "name") == nullptr)
-      return request_error(field_path(path, "function"), "is required (an object with a \"name\")");
-    if (auto s = expect_non_empty_string(find(call, "name"), field_path(path, "name"), true); !s)
-      return s;
-    return validate_arguments(find(call, "arguments"), field_path(path, "arguments"));
+      return request_error(path.dot("function"), "is required (an object with a \"name\")");
+    if (auto s = expect_non_empty_string(find(call, "name"), path.dot("name"), true); !s) return s;
+    return validate_arguments(find(call, "arguments"), path.dot("arguments"));
   }
-  std::string function_path = field_path(path, "function");
+  Path function_path = path.dot("function");
   if (!function->is_dict())
     return request_error(function_path, "must be an object, got " + json_kind(*function));
-  if (auto s =
-          expect_non_empty_string(find(*function, "name"), field_path(function_path, "name"), true);
+  if (auto s = expect_non_empty_string(find(*function, "name"), function_path.dot("name"), true);
       !s)
     return s;
-  return validate_arguments(find(*function, "arguments"), field_path(function_path, "arguments"));
+  return validate_arguments(find(*function, "arguments"), function_path.dot("arguments"));
 }
 
-Status validate_message(const Value& message, const std::string& path) {
+Status validate_message(const Value& message, const Path& path) {
   if (!message.is_dict())
     return request_error(path, "must be an object with a \"role\", got " + json_kind(message));
-  if (auto s = expect_non_empty_string(find(message, "role"), field_path(path, "role"), true); !s)
-    return s;
+  if (auto s = expect_non_empty_string(find(message, "role"), path.dot("role"), true); !s) return s;
   if (const Value* content = find(message, "content"))
-    if (auto s = validate_content(*content, field_path(path, "content")); !s) return s;
+    if (auto s = validate_content(*content, path.dot("content")); !s) return s;
   if (const Value* calls = present(message, "tool_calls")) {
-    std::string calls_path = field_path(path, "tool_calls");
+    Path calls_path = path.dot("tool_calls");
     if (!calls->is_list())
       return request_error(calls_path, "must be an array of tool calls, got " + json_kind(*calls));
     auto items = calls->as_list();
     for (std::size_t i = 0; i < items.size(); ++i)
-      if (auto s = validate_tool_call(items[i], index_path(calls_path, i)); !s) return s;
+      if (auto s = validate_tool_call(items[i], calls_path.at(i)); !s) return s;
   }
   return ok_status();
 }
@@ -176,10 +197,11 @@ Status validate(const ChatRequest& request) {
     return request_error("messages", "must be an array of messages, got " + json_kind(messages));
   auto items = messages.as_list();
   if (items.empty()) return request_error("messages", "must not be empty");
+  const Path messages_path{nullptr, "messages"};
   for (std::size_t i = 0; i < items.size(); ++i)
-    if (auto s = validate_message(items[i], index_path("messages", i)); !s) return s;
-  if (auto s = expect_list_of_objects(request.tools, "tools"); !s) return s;
-  if (auto s = expect_list_of_objects(request.documents, "documents"); !s) return s;
+    if (auto s = validate_message(items[i], messages_path.at(i)); !s) return s;
+  if (auto s = expect_list_of_objects(request.tools, Path{nullptr, "tools"}); !s) return s;
+  if (auto s = expect_list_of_objects(request.documents, Path{nullptr, "documents"}); !s) return s;
   return ok_status();
 }
 
