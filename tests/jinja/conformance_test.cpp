@@ -241,6 +241,24 @@ TEST(RenderConformanceKnownDifferences, AreFewAndNameFailingPairs) {
       << " pairs the oracle rejects";
 }
 
+// Every template has goldens for exactly the current conversations (a template or
+// conversation added without running scripts/regen-render-goldens shows up here).
+TEST(RenderConformanceGoldens, CoverEveryTemplateAndConversation) {
+  std::set<std::string> conversations;
+  for (const auto& [name, context] : contexts()) conversations.insert(name);
+  ASSERT_FALSE(conversations.empty()) << "no parsable contexts in data/conversations";
+  for (const auto& stem : template_stems()) {
+    std::set<std::string> covered;
+    for (const auto& line :
+         chatwire::test::read_lines(data_path("goldens/render/" + stem + ".jsonl"))) {
+      const auto golden = nlohmann::json::parse(line, nullptr, false);
+      if (!golden.is_discarded()) covered.insert(golden.value("conversation", ""));
+    }
+    EXPECT_EQ(covered, conversations)
+        << stem << ": goldens out of date, run scripts/regen-render-goldens";
+  }
+}
+
 // Prints the run's numbers once every test has finished.
 class SummaryPrinter : public ::testing::Environment {
  public:
