@@ -188,13 +188,13 @@ Result<ChatResult> render(const jinja::Template& tmpl, const ChatRequest& reques
   variables.emplace_back(Value("tools"), request.tools);
   variables.emplace_back(Value("documents"), request.documents);
   variables.emplace_back(Value("add_generation_prompt"), Value(agp));
-  auto context = Value::dict(std::move(variables));
-  if (!context) return context.error();
+  // Every key comes from a dict or is a literal string, so all are hashable.
+  const Value context = Value::dict_unchecked(std::move(variables));
 
   jinja::RenderOptions render_options;
   render_options.limits = options.limits;
   render_options.now = options.now;
-  auto rendered = tmpl.render(*context, render_options);
+  auto rendered = tmpl.render(context, render_options);
   if (!rendered) return rendered.error();
   result.text = std::move(rendered->output);
   result.uses_generation = rendered->uses_generation;
