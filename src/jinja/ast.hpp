@@ -55,6 +55,7 @@ struct Expr {
   // The value is a markupsafe.Markup (from |safe, |e, ...): in `Markup + str` Python
   // escapes the plain string. Tracked statically, per expression.
   bool markup = false;
+  std::uint32_t height = 1;  // of the subtree; bounded by Limits::max_parse_depth
   std::uint32_t line = 0, column = 0;
   explicit Expr(ExprKind k) : kind(k) {}
   virtual ~Expr() = default;

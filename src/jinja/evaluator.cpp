@@ -220,6 +220,7 @@ class Evaluator {
   // -------------------------------------------------------------- expressions
 
   Value eval(const Expr& e, Frame* f) {
+    StackGuard::check();
     switch (e.kind) {
       case ExprKind::Const:
         return static_cast<const ConstExpr&>(e).value;
@@ -363,6 +364,8 @@ class Evaluator {
         if (obj.is_string() || obj.is_sequence())
           return check(slice(obj, start, stop, step, st_.limits));
         if (obj.is_dict()) raise("TypeError", "unhashable type: 'slice'");
+        if (obj.is_object() && dynamic_cast<const RangeObject*>(obj.as_object()))
+          return check(slice(check(iterate(obj)), start, stop, step, st_.limits));
         raise("TypeError", "'" + std::string(type_name(obj)) + "' object is not subscriptable");
       });
     }
@@ -582,6 +585,7 @@ class Evaluator {
 
   Flow exec_stmt(const Stmt& s, Frame* f) {
     StackGuard::check();
+    st_.step();
     try {
       return exec_stmt_inner(s, f);
     } catch (RenderError& err) {
@@ -729,6 +733,25 @@ class Evaluator {
 
   // Shared by plain loops and recursive loop(...) calls.
   void run_loop(const ForStmt& loop, Frame* f, const Value& iterable, std::size_t depth0) {
+    if (!loop.filter && !loop.uses_loop && iterable.is_object()) {
+      if (auto* range = dynamic_cast<const RangeObject*>(iterable.as_object())) {
+        // range() without `loop`: no list is built.
+        Frame iteration;
+        iteration.parent = f;
+        for (std::size_t i = 0; i < range->count; ++i) {
+          st_.step();
+          iteration.vars.clear();
+          assign(loop.target, Value(static_cast<long long>(range->at(i))), &iteration);
+          if (exec(loop.body, &iteration) == Flow::Break) break;
+        }
+        if (range->count == 0 && !loop.otherwise.empty()) {
+          Frame inner;
+          inner.parent = f;
+          exec(loop.otherwise, &inner);
+        }
+        return;
+      }
+    }
     Value seq;
     try {
       seq = check(iterate(iterable));

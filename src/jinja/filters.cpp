@@ -106,22 +106,26 @@ Result<Value> f_attr(RenderState&, const Value& v, const CallArgs& args) {
 
 Result<Value> f_batch(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<2>("do_batch", args, {"linecount", "fill_with"});
-  std::int64_t n = b.has(0) ? int_arg(*b.slot[0], "batch") : 0;
-  if (n <= 0) raise("ValueError", "batch size must be positive");
+  if (!b.has(0))
+    raise("TypeError", "do_batch() missing 1 required positional argument: 'linecount'");
+  std::int64_t n = int_arg(*b.slot[0], "batch");
   Value holder;
   auto items = items_of(v, holder);
   std::vector<Value> out, cur;
   for (const auto& item : items) {
     state.step();
-    cur.push_back(item);
     if (static_cast<std::int64_t>(cur.size()) == n) {
       out.push_back(Value::list(std::move(cur)));
       cur.clear();
     }
+    cur.push_back(item);
   }
   if (!cur.empty()) {
-    if (b.has(1) && !b.slot[1]->is_none())
+    if (b.has(1) && !b.slot[1]->is_none() && n > 0) {
+      if (n > static_cast<std::int64_t>(state.lim.max_container_items))
+        raise(limit_error("max_container_items", state.lim.max_container_items));
       while (static_cast<std::int64_t>(cur.size()) < n) cur.push_back(*b.slot[1]);
+    }
     out.push_back(Value::list(std::move(cur)));
   }
   return make_generator(Value::list(std::move(out)), "do_batch");
@@ -336,12 +340,14 @@ Result<Value> f_groupby(RenderState& state, const Value& v, const CallArgs& args
 Result<Value> f_indent(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<3>("do_indent", args, {"width", "first", "blank"});
   std::string indention;
-  if (b.has(0) && b.slot[0]->is_string())
+  if (b.has(0) && b.slot[0]->is_string()) {
     indention = std::string(b.slot[0]->as_string());
-  else
-    indention = std::string(static_cast<std::size_t>(std::max<std::int64_t>(
-                                0, b.has(0) ? int_arg(*b.slot[0], "indent") : 4)),
-                            ' ');
+  } else {
+    std::int64_t width = b.has(0) ? int_arg(*b.slot[0], "indent") : 4;
+    if (width > static_cast<std::int64_t>(state.lim.max_string_bytes))
+      raise(limit_error("max_string_bytes", state.lim.max_string_bytes));
+    indention = std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, width)), ' ');
+  }
   bool first = b.has(1) && truthy(*b.slot[1]);
   bool blank = b.has(2) && truthy(*b.slot[2]);
   std::string s = soft_str(v) + "\n";
@@ -362,7 +368,6 @@ Result<Value> f_indent(RenderState& state, const Value& v, const CallArgs& args)
     }
   }
   if (first) rv = indention + rv;
-  check(append_checked(indention, "", state.limits));
   if (rv.size() > state.lim.max_string_bytes)
     raise(limit_error("max_string_bytes", state.lim.max_string_bytes));
   return Value(std::move(rv));
@@ -799,9 +804,12 @@ Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args)
     const Value& ind = *b.slot[1];
     if (ind.is_string())
       o.indent = std::string(ind.as_string());
-    else
-      o.indent = std::string(
-          static_cast<std::size_t>(std::max<std::int64_t>(0, int_arg(ind, "indent"))), ' ');
+    else {
+      std::int64_t width = int_arg(ind, "indent");
+      if (width > static_cast<std::int64_t>(state.lim.max_string_bytes))
+        raise(limit_error("max_string_bytes", state.lim.max_string_bytes));
+      o.indent = std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, width)), ' ');
+    }
   }
   if (b.has(2) && !b.slot[2]->is_none()) {
     Value seps = check(iterate(*b.slot[2]));
@@ -933,6 +941,7 @@ Result<Value> f_wordwrap(RenderState& state, const Value& v, const CallArgs& arg
   auto b = bind_args<4>("do_wordwrap", args,
                         {"width", "break_long_words", "wrapstring", "break_on_hyphens"});
   std::int64_t width = b.has(0) ? int_arg(*b.slot[0], "wordwrap") : 79;
+  if (width <= 0) raise("ValueError", "invalid width " + std::to_string(width) + " (must be > 0)");
   std::string wrap = b.has(2) && !b.slot[2]->is_none() ? soft_str(*b.slot[2]) : "\n";
   Value words = method(str_value(v), "split", {}, state);
   std::string out, line;

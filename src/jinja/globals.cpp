@@ -38,11 +38,7 @@ Result<Value> global_range(RenderState& state, const CallArgs& args) {
   if (count > state.lim.max_range)
     raise("OverflowError", "Range too big. The sandbox blocks ranges larger than MAX_RANGE (" +
                                std::to_string(state.lim.max_range) + ").");
-  std::vector<Value> items;
-  items.reserve(static_cast<std::size_t>(count));
-  for (__int128 i = 0; i < count; ++i)
-    items.emplace_back(static_cast<long long>(start + static_cast<std::int64_t>(i) * step));
-  return Value::list(std::move(items));
+  return Value::make_object<RangeObject>(start, stop, step, static_cast<std::size_t>(count));
 }
 
 // dict(mapping_or_pairs?, **kwargs)

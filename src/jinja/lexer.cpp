@@ -153,13 +153,24 @@ class Lexer {
   std::vector<Token> tokens_;
   Error error_;
 
-  void locate(Token& t, std::size_t offset) const {
+  // Line and column (in code points) of `offset`. Tokens arrive in increasing order,
+  // so the column is counted incrementally from the previous token on the same line
+  // (a template on one huge line must not cost O(n^2)).
+  void locate(Token& t, std::size_t offset) {
     auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
     std::size_t line = static_cast<std::size_t>(it - line_starts_.begin());
+    std::size_t line_start = line_starts_[line - 1];
+    if (line != cursor_line_ || offset < cursor_offset_) {
+      cursor_line_ = line;
+      cursor_offset_ = line_start;
+      cursor_column_ = 0;
+    }
+    cursor_column_ += utf8::length(src_.substr(cursor_offset_, offset - cursor_offset_));
+    cursor_offset_ = offset;
     t.line = static_cast<std::uint32_t>(line);
-    t.column = static_cast<std::uint32_t>(
-        utf8::length(src_.substr(line_starts_[line - 1], offset - line_starts_[line - 1])) + 1);
+    t.column = static_cast<std::uint32_t>(cursor_column_ + 1);
   }
+  std::size_t cursor_line_ = 0, cursor_offset_ = 0, cursor_column_ = 0;
 
   bool fail(std::string message, std::size_t offset) {
     Token t;

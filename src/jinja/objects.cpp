@@ -7,6 +7,8 @@
 namespace chatwire::jinja {
 
 namespace {
+constexpr int kMacroCallSteps = 5;
+
 RenderState& render_state(CallContext& context) {
   return static_cast<RenderState&>(context);
 }
@@ -167,10 +169,27 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
   Frame frame;
   frame.parent = closure;
   std::size_t count = d.params.size();
-  std::vector<const Value*> bound(count, nullptr);
+  // Small fixed buffers: most macros take a handful of arguments.
+  constexpr std::size_t kInline = 16;
+  const Value* bound_inline[kInline];
+  bool used_inline[kInline];
+  std::vector<const Value*> bound_heap;
+  std::vector<char> used_heap;
+  const Value** bound = bound_inline;
+  bool* used_kw = used_inline;
+  if (count > kInline) {
+    bound_heap.assign(count, nullptr);
+    bound = bound_heap.data();
+  }
+  if (args.keyword.size() > kInline) {
+    used_heap.assign(args.keyword.size(), 0);
+    used_kw = reinterpret_cast<bool*>(used_heap.data());
+  }
+  for (std::size_t i = 0; i < count; ++i) bound[i] = nullptr;
+  for (std::size_t i = 0; i < args.keyword.size(); ++i) used_kw[i] = false;
   std::size_t positional = std::min(count, args.positional.size());
   for (std::size_t i = 0; i < positional; ++i) bound[i] = &args.positional[i];
-  std::vector<bool> used_kw(args.keyword.size(), false);
+  frame.vars.reserve(count + 1);
   bool found_caller = false;
   if (positional != count) {
     for (std::size_t i = positional; i < count; ++i) {
@@ -232,7 +251,9 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
     RenderState& s;
     ~DepthRestore() { --s.depth; }
   } restore{state};
-  state.step();
+  // A macro call allocates a scope and an output buffer: it costs more fuel than a
+  // plain statement.
+  for (int i = 0; i < kMacroCallSteps; ++i) state.step();
   // Bind parameters in order; defaults see the parameters before them.
   for (std::size_t i = 0; i < count; ++i) {
     const MacroParam& p = d.params[i];

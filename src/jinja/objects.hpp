@@ -69,6 +69,51 @@ class LoopObject : public Object {
   }
 };
 
+// Python's range object from the sandboxed range(): lazy, prints as "range(0, 3)".
+class RangeObject : public Object {
+ public:
+  RangeObject(std::int64_t start, std::int64_t stop, std::int64_t step, std::size_t count)
+      : start(start), stop(stop), step(step), count(count) {}
+  std::int64_t start, stop, step;
+  std::size_t count;
+
+  std::int64_t at(std::size_t i) const { return start + static_cast<std::int64_t>(i) * step; }
+  std::string_view type_name() const override { return "range"; }
+  void repr(std::string& out) const override {
+    out += "range(" + std::to_string(start) + ", " + std::to_string(stop);
+    if (step != 1) out += ", " + std::to_string(step);
+    out += ")";
+  }
+  bool truthy() const override { return count != 0; }
+  Result<std::size_t> length() const override { return count; }
+  Result<Value> iterate() const override {
+    std::vector<Value> items;
+    items.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) items.emplace_back(static_cast<long long>(at(i)));
+    return Value::list(std::move(items));
+  }
+  Result<Value> get_item(const Value& key) const override {
+    if (!(key.is_int() || key.is_bool()))
+      return Error{
+          "TypeError",
+          "range indices must be integers or slices, not " + std::string(chatwire::type_name(key)),
+          0,
+          0,
+          {}};
+    std::int64_t i = key.as_integer();
+    if (i < 0) i += static_cast<std::int64_t>(count);
+    if (i < 0 || static_cast<std::size_t>(i) >= count)
+      return Error{"IndexError", "range object index out of range", 0, 0, {}};
+    return Value(static_cast<long long>(at(static_cast<std::size_t>(i))));
+  }
+  Result<bool> contains(const Value& item) const override {
+    if (!(item.is_int() || item.is_bool() || item.is_float())) return false;
+    for (std::size_t i = 0; i < count; ++i)
+      if (equals(Value(static_cast<long long>(at(i))), item)) return true;
+    return false;
+  }
+};
+
 // A method of an engine object bound to it (loop.cycle, cycler.next, ...).
 class BoundObjectMethod : public Object {
  public:

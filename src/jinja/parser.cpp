@@ -196,6 +196,34 @@ class Parser {
     return it->second;
   }
 
+  // Long flat chains (a + b + c ..., a.b.c ..., x|f|g ...) are built by loops, not
+  // recursion, but evaluating them recurses: their height is bounded too.
+  void set_height(Expr& node, std::initializer_list<const Expr*> children) {
+    std::uint32_t h = 0;
+    for (const Expr* c : children)
+      if (c && c->height > h) h = c->height;
+    node.height = h + 1;
+    if (node.height > limits_.max_parse_depth)
+      throw ParseFailure{Error{"LimitError",
+                               "expression nested too deeply: max_parse_depth=" +
+                                   std::to_string(limits_.max_parse_depth) + " exceeded",
+                               node.line,
+                               node.column,
+                               {}}};
+  }
+
+  // Sets node.height to one more than `child_height`, within the limit.
+  void bound_height(Expr& node, std::uint32_t child_height) {
+    node.height = child_height + 1;
+    if (node.height > limits_.max_parse_depth)
+      throw ParseFailure{Error{"LimitError",
+                               "expression nested too deeply: max_parse_depth=" +
+                                   std::to_string(limits_.max_parse_depth) + " exceeded",
+                               node.line,
+                               node.column,
+                               {}}};
+  }
+
   template <typename T>
   std::unique_ptr<T> make(const Token& at, T* node) {
     node->line = at.line;
@@ -632,6 +660,7 @@ class Parser {
       auto node = make(at, new BinaryExpr(ExprKind::Or));
       node->left = std::move(left);
       node->right = parse_and();
+      set_height(*node, {node->left.get(), node->right.get()});
       left = std::move(node);
     }
     return left;
@@ -644,6 +673,7 @@ class Parser {
       auto node = make(at, new BinaryExpr(ExprKind::And));
       node->left = std::move(left);
       node->right = parse_not();
+      set_height(*node, {node->left.get(), node->right.get()});
       left = std::move(node);
     }
     return left;
@@ -694,6 +724,9 @@ class Parser {
     auto node = make(at, new CompareExpr);
     node->first = std::move(expr);
     node->rest = std::move(ops);
+    std::uint32_t h = node->first->height;
+    for (const auto& [k, e] : node->rest) h = std::max(h, e->height);
+    bound_height(*node, h);
     return node;
   }
 
@@ -702,6 +735,7 @@ class Parser {
     node->op = op;
     node->left = std::move(left);
     node->right = std::move(right);
+    set_height(*node, {node->left.get(), node->right.get()});
     return node;
   }
 
@@ -887,6 +921,8 @@ class Parser {
   ExprPtr parse_postfix(ExprPtr node) {
     while (true) {
       Tok t = current().type;
+      const Expr* inner = node.get();
+      std::uint32_t inner_height = inner->height;
       if (t == Tok::Dot || t == Tok::LBracket) {
         node = parse_subscript(std::move(node));
       } else if (t == Tok::LParen) {
@@ -894,11 +930,13 @@ class Parser {
       } else {
         return node;
       }
+      bound_height(*node, std::max(node->height - 1, inner_height));
     }
   }
 
   ExprPtr parse_filter_expr(ExprPtr node) {
     while (true) {
+      std::uint32_t inner_height = node->height;
       if (current().type == Tok::Pipe) {
         node = parse_filter(std::move(node), false);
       } else if (current().is_name("is")) {
@@ -908,6 +946,7 @@ class Parser {
       } else {
         return node;
       }
+      bound_height(*node, std::max(node->height - 1, inner_height));
     }
   }
 
@@ -1028,6 +1067,7 @@ class Parser {
         f->name += "." + expect(Tok::Name).text;
       }
       if (current().type == Tok::LParen) parse_call_args(f->arguments);
+      if (node) bound_height(*f, node->height);
       f->operand = std::move(node);
       node = std::move(f);
       start_inline = false;
