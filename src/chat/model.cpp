@@ -232,6 +232,20 @@ Result<Model> Model::load(const fs::path& dir, const jinja::CompileOptions& comp
         return limit_error("max_templates", limits.max_templates);
       templates = Value::none();
     }
+    if (templates.is_dict()) {
+      // A mapping of name -> template (in tokenizer_config.json or chat_template.json) is
+      // chosen from like the named set it is.
+      for (const auto& [name, source] : templates.dict_entries()) {
+        if (!name.is_string()) {
+          return make_error("TypeError",
+                            dir.generic_string() + ": chat template names must be strings");
+        }
+        named.emplace_back(std::string(name.as_string()), source);
+      }
+      if (named.size() > limits.max_templates)
+        return limit_error("max_templates", limits.max_templates);
+      templates = Value::none();
+    }
     if (named.empty()) single_source = templates;
   }
 

@@ -86,6 +86,21 @@ TEST(ChatModel, LegacyListBecomesNamedTemplates) {
   EXPECT_EQ(token(m, "bos_token"), "<BOS_TOKEN>");
 }
 
+TEST(ChatModel, MappingsOfNamedTemplatesAreNamedSets) {
+  Model config = load("config-dict");
+  EXPECT_EQ(config.template_names(), (std::vector<std::string>{"default", "tool_use"}));
+  Model json = load("chat-template-json-named");
+  EXPECT_EQ(json.template_names(), (std::vector<std::string>{"default", "rag"}));
+  auto rag = json.select(std::string("rag"), false);
+  EXPECT_TRUE(rag.ok());
+}
+
+TEST(ChatModel, JinjaFileBeatsALegacyList) {
+  Model m = load("jinja-beats-legacy-list");
+  EXPECT_TRUE(m.template_names().empty());  // one file: a single template, not the list
+  EXPECT_TRUE(m.has_template());
+}
+
 TEST(ChatModel, ChatTemplateJsonIsReadOnlyWithoutAConfigTemplate) {
   Model m = load("chat-template-json");
   ASSERT_TRUE(m.has_template());
