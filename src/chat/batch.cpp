@@ -137,6 +137,22 @@ struct BatchRenderer::Impl {
     return loaded;
   }
 
+  std::string last_valid_now;
+  std::optional<jinja::Template> clock_probe;
+
+  Status check_now(const std::string& now) {
+    if (!clock_probe) {
+      auto compiled = jinja::Template::compile("{{ strftime_now('') }}");
+      if (!compiled) return compiled.error();
+      clock_probe = std::move(*compiled);
+    }
+    jinja::RenderOptions probe_options;
+    probe_options.now = now;
+    auto rendered = clock_probe->render(Value::empty_dict(), probe_options);
+    if (!rendered) return rendered.error();
+    return ok_status();
+  }
+
   std::string handle(const Value& request, const Value& id) {
     RenderOptions render_options;
     render_options.limits = options.limits;
@@ -146,6 +162,12 @@ struct BatchRenderer::Impl {
       if (!now->is_string())
         return error_line(id, make_error("TypeError", "fromisoformat: argument must be str"));
       render_options.now = std::string(now->as_string());
+      // The oracle parses "now" before anything else, used or not; the engine parses it only
+      // when strftime_now is called. Checking it with a one-call template gives the same error.
+      if (render_options.now != last_valid_now) {
+        if (auto s = check_now(render_options.now); !s) return error_line(id, s.error());
+        last_valid_now = render_options.now;
+      }
     }
 
     if (request.dict_find(std::string_view("model_dir")) != nullptr) {
