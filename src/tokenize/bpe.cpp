@@ -124,23 +124,34 @@ void initial_symbols(const TokenizerData& d, std::string_view word, Scratch& sc)
 }
 
 // Small words: repeatedly merge the best adjacent pair (same result as the heap, less overhead).
+// The rank of every adjacent pair is kept, so a merge costs two lookups, not a rescan.
+constexpr std::size_t kSmallWord = 48;
 void merge_small(const TokenizerData& d, std::vector<Symbol>& sy) {
-  while (sy.size() > 1) {
-    std::uint32_t best_rank = 0xFFFFFFFFu, best_id = 0;
+  constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+  std::uint32_t rank[kSmallWord], merged[kSmallWord];
+  std::size_t n = sy.size();
+  auto pair_rank = [&](std::size_t i) {
+    if (!lookup_merge(d, sy[i].id, sy[i + 1].id, rank[i], merged[i])) rank[i] = kNone;
+  };
+  for (std::size_t i = 0; i + 1 < n; ++i) pair_rank(i);
+  while (n > 1) {
     std::size_t best = 0;
-    for (std::size_t i = 0; i + 1 < sy.size(); ++i) {
-      std::uint32_t rank, id;
-      if (lookup_merge(d, sy[i].id, sy[i + 1].id, rank, id) && rank < best_rank) {
-        best_rank = rank;
-        best_id = id;
-        best = i;
-      }
+    for (std::size_t i = 1; i + 1 < n; ++i) {
+      if (rank[i] < rank[best]) best = i;
     }
-    if (best_rank == 0xFFFFFFFFu) return;
-    sy[best].id = best_id;
+    if (rank[best] == kNone) break;
+    sy[best].id = merged[best];
     sy[best].len += sy[best + 1].len;
-    sy.erase(sy.begin() + static_cast<std::ptrdiff_t>(best + 1));
+    for (std::size_t i = best + 1; i + 1 < n; ++i) {
+      sy[i] = sy[i + 1];
+      rank[i] = rank[i + 1];
+      merged[i] = merged[i + 1];
+    }
+    --n;
+    if (best > 0) pair_rank(best - 1);
+    if (best + 1 < n) pair_rank(best);
   }
+  sy.resize(n);
 }
 
 // Long words: HF's priority queue over a linked list, O(n log n).
@@ -201,7 +212,7 @@ void bpe_word(const TokenizerData& d, std::string_view word, Scratch& sc,
     }
   }
   initial_symbols(d, word, sc);
-  if (sc.symbols.size() <= 48) {
+  if (sc.symbols.size() <= kSmallWord) {
     merge_small(d, sc.symbols);
   } else {
     merge_heap(d, sc);

@@ -55,9 +55,57 @@ bool is_opaque(char32_t cp, NormalizerKind kind) {
 
 bool utf8proc_normalize(std::string_view in, NormalizerKind kind, std::string& out);
 
+// Characters that the normalization form leaves unchanged and that never combine with what precedes
+// them (quick-check Yes starters): runs of them are copied without calling utf8proc. Only a
+// character right before an unstable one may still compose with it, so it joins that run.
+bool quick_stable(char32_t cp, NormalizerKind kind) {
+  if (cp < 0x80) return true;
+  if ((cp >= 0x4E00 && cp <= 0x9FFF)) return true;  // CJK unified ideographs: no decomposition
+  if (kind == NormalizerKind::kNfc) {
+    return cp < 0x300 || (cp >= 0x400 && cp <= 0x482) || (cp >= 0x48A && cp <= 0x52F) ||
+           (cp >= 0x3000 && cp <= 0x3029) || (cp >= 0x3030 && cp <= 0x303F) ||
+           (cp >= 0x3041 && cp <= 0x3096) || (cp >= 0x30A1 && cp <= 0x30FA) ||
+           (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xFF01 && cp <= 0xFF60);
+  }
+  if (kind == NormalizerKind::kNfkc) return cp >= 0xAC00 && cp <= 0xD7A3;
+  return false;
+}
+
+bool normalize_region(std::string_view in, NormalizerKind kind, std::string& out);
+
+bool unicode_normalize(std::string_view in, NormalizerKind kind, std::string& out) {
+  std::size_t flushed = 0;                           // in[0, flushed) is in `out`
+  std::size_t region = std::string_view::npos;       // start of the pending unstable run
+  std::size_t last_stable = std::string_view::npos;  // start of the last stable character
+  std::size_t i = 0;
+  while (i < in.size()) {
+    std::size_t len;
+    char32_t cp = static_cast<unsigned char>(in[i]) < 0x80 ? static_cast<unsigned char>(in[i])
+                                                           : unicode::decode_utf8(in, i, len);
+    if (cp < 0x80) len = 1;
+    if (quick_stable(cp, kind)) {
+      if (region != std::string_view::npos) {
+        if (!normalize_region(in.substr(region, i - region), kind, out)) return false;
+        flushed = i;
+        region = std::string_view::npos;
+      }
+      last_stable = i;
+    } else if (region == std::string_view::npos) {
+      std::size_t start =
+          (last_stable != std::string_view::npos && last_stable >= flushed) ? last_stable : i;
+      out.append(in.substr(flushed, start - flushed));
+      region = start;
+    }
+    i += len;
+  }
+  if (region != std::string_view::npos) return normalize_region(in.substr(region), kind, out);
+  out.append(in.substr(flushed));
+  return true;
+}
+
 // Normalization of one run of text as HF does it: utf8proc, with the run cut at the marks HF sees
 // as starters (each such mark stays where it is).
-bool unicode_normalize(std::string_view in, NormalizerKind kind, std::string& out) {
+bool normalize_region(std::string_view in, NormalizerKind kind, std::string& out) {
   std::size_t start = 0, i = 0;
   while (i < in.size()) {
     std::size_t len;
