@@ -418,6 +418,9 @@ std::string percent_sign(bool negative, const PercentSpec& spec) {
 }
 
 Status percent_one(std::string& out, char conversion, const PercentSpec& spec, const Value& arg) {
+  // Numeric conversions call int()/float() on the argument, which an Undefined refuses.
+  if (arg.is_undefined() && conversion != 's' && conversion != 'r' && conversion != 'a')
+    return arg.undefined_error();
   switch (conversion) {
     case 's':
     case 'r':

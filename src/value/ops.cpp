@@ -282,6 +282,8 @@ std::string_view op_symbol(CompareOp op) noexcept {
 }
 
 Result<Value> binary_op(BinaryOp op, const Value& a, const Value& b, const ValueLimits& limits) {
+  // str.__mod__ accepts any right operand, Undefined included ('%s' % u is '').
+  if (op == BinaryOp::Mod && a.is_string()) return percent_format(a.as_string(), b, limits);
   if (a.is_undefined()) return a.undefined_error();
   if (b.is_undefined()) return b.undefined_error();
   if (a.is_number() && b.is_number()) return arithmetic(op, a, b);
@@ -398,7 +400,6 @@ Result<bool> contains(const Value& container, const Value& item) {
     case Kind::Undefined:
       return false;
     case Kind::String:
-      if (item.is_undefined()) return item.undefined_error();
       if (!item.is_string())
         return type_error("'in <string>' requires string as left operand, not " +
                           std::string(type_name(item)));

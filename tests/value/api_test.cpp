@@ -119,6 +119,12 @@ TEST(Undefined, DefaultSemantics) {
   EXPECT_EQ(json.error().to_string(),
             "TypeError: Object of type Undefined is not JSON serializable");
   EXPECT_TRUE(equals(u, Value()));
+  // str % anything goes through str.__mod__ first, so '%s' % u is '' (jinja.jsonl).
+  EXPECT_EQ(to_str(*binary_op(BinaryOp::Mod, Value("%s|"), u)), "|");
+  EXPECT_EQ(binary_op(BinaryOp::Mod, Value("%d"), u).error().to_string(),
+            "UndefinedError: 'u' is undefined");
+  EXPECT_EQ(contains(Value("abc"), u).error().to_string(),
+            "TypeError: 'in <string>' requires string as left operand, not Undefined");
 }
 
 TEST(Methods, TableAndSandbox) {
