@@ -331,7 +331,7 @@ Result<Value> f_groupby(RenderState& state, const Value& v, const CallArgs& args
       members.push_back(keyed[j++].second);
     Value grouper = keyed[i].first;
     if (!case_sensitive) grouper = attr_path(members.front(), *b.slot[0]);
-    groups.push_back(Value::tuple({grouper, Value::list(std::move(members))}));
+    groups.push_back(Value::make_object<GroupTuple>(grouper, Value::list(std::move(members))));
     i = j;
   }
   return Value::list(std::move(groups));
@@ -876,12 +876,16 @@ Result<Value> f_unique(RenderState& state, const Value& v, const CallArgs& args)
 }
 
 Result<Value> f_urlencode(RenderState&, const Value& v, const CallArgs&) {
-  auto quote = [](std::string_view s, std::string& out, bool plus_safe) {
+  // urllib.parse.quote: `slash_safe` for plain strings; query parts (for_qs) quote
+  // '/' too and turn spaces into '+'.
+  auto quote = [](std::string_view s, std::string& out, bool slash_safe) {
     static const char* kHex = "0123456789ABCDEF";
     for (unsigned char c : s) {
       if (std::isalnum(c) || c == '_' || c == '.' || c == '-' || c == '~' ||
-          (plus_safe && c == '/')) {
+          (slash_safe && c == '/')) {
         out += static_cast<char>(c);
+      } else if (c == ' ' && !slash_safe) {
+        out += '+';
       } else {
         out += '%';
         out += kHex[c >> 4];
@@ -937,25 +941,47 @@ Result<Value> f_wordcount(RenderState& state, const Value& v, const CallArgs&) {
   return Value(static_cast<long long>(count));
 }
 
+// textwrap.TextWrapper as do_wordwrap configures it (words split on whitespace,
+// long words broken at `width` when break_long_words), lines joined by wrapstring.
 Result<Value> f_wordwrap(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<4>("do_wordwrap", args,
                         {"width", "break_long_words", "wrapstring", "break_on_hyphens"});
   std::int64_t width = b.has(0) ? int_arg(*b.slot[0], "wordwrap") : 79;
   if (width <= 0) raise("ValueError", "invalid width " + std::to_string(width) + " (must be > 0)");
+  bool break_long = !b.has(1) || truthy(*b.slot[1]);
   std::string wrap = b.has(2) && !b.slot[2]->is_none() ? soft_str(*b.slot[2]) : "\n";
   Value words = method(str_value(v), "split", {}, state);
-  std::string out, line;
-  for (const auto& w : words.as_list()) {
-    std::string_view word = w.as_string();
-    if (!line.empty() &&
-        static_cast<std::int64_t>(utf8::length(line) + 1 + utf8::length(word)) > width) {
-      out += line + wrap;
-      line.clear();
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t line_len = 0, w = static_cast<std::size_t>(width);
+  for (const auto& word_value : words.as_list()) {
+    std::string word(word_value.as_string());
+    std::size_t len = utf8::length(word);
+    if (line_len && line_len + 1 + len <= w) {
+      line += ' ';
+      line += word;
+      line_len += 1 + len;
+      continue;
     }
-    if (!line.empty()) line += ' ';
-    line += word;
+    if (line_len) lines.push_back(std::move(line));
+    line.clear();
+    line_len = 0;
+    while (break_long && len > w) {
+      Value head = check(slice(Value(word), std::nullopt, width, std::nullopt, state.limits));
+      Value tail = check(slice(Value(word), width, std::nullopt, std::nullopt, state.limits));
+      lines.emplace_back(head.as_string());
+      word = std::string(tail.as_string());
+      len -= w;
+    }
+    line = word;
+    line_len = len;
   }
-  out += line;
+  if (line_len) lines.push_back(std::move(line));
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i) out += wrap;
+    check(append_checked(out, lines[i], state.limits));
+  }
   return Value(std::move(out));
 }
 

@@ -114,6 +114,41 @@ class RangeObject : public Object {
   }
 };
 
+// groupby's _GroupTuple(grouper, list): a 2-tuple with named fields.
+class GroupTuple : public Object {
+ public:
+  GroupTuple(Value grouper, Value list) : grouper_(std::move(grouper)), list_(std::move(list)) {}
+  std::string_view type_name() const override { return "_GroupTuple"; }
+  Result<Value> get_attr(std::string_view name) const override {
+    if (name == "grouper") return grouper_;
+    if (name == "list") return list_;
+    return Value::undefined(Value(name), "_GroupTuple object", {});
+  }
+  Result<Value> get_item(const Value& key) const override {
+    if (key.is_int() || key.is_bool()) {
+      std::int64_t i = key.as_integer();
+      if (i == 0 || i == -2) return grouper_;
+      if (i == 1 || i == -1) return list_;
+      return Error{"IndexError", "tuple index out of range", 0, 0, {}};
+    }
+    return Error{"TypeError", "tuple indices must be integers or slices", 0, 0, {}};
+  }
+  void repr(std::string& out) const override {
+    out += "_GroupTuple(grouper=";
+    append_repr(out, grouper_);
+    out += ", list=";
+    append_repr(out, list_);
+    out += ")";
+  }
+  Result<std::size_t> length() const override { return std::size_t{2}; }
+  Result<Value> iterate() const override { return Value::list({grouper_, list_}); }
+  bool json_serializable() const override { return true; }
+  Value json_value() const override { return Value::list({grouper_, list_}); }
+
+ private:
+  Value grouper_, list_;
+};
+
 // A method of an engine object bound to it (loop.cycle, cycler.next, ...).
 class BoundObjectMethod : public Object {
  public:

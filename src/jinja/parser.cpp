@@ -350,7 +350,10 @@ class Parser {
       const Token& at = next();
       uses_generation_ = true;
       auto gen = make(at, new BodyStmt(StmtKind::Generation));
+      int saved_loops = loop_depth_;
+      loop_depth_ = 0;  // transformers renders the body through caller(): a function
       gen->body = parse_statements({"name:endgeneration"}, true);
+      loop_depth_ = saved_loops;
       result = std::move(gen);
     } else if (name == "block") {
       result = parse_block();
