@@ -21,6 +21,7 @@ struct HeapEntry {
   std::uint32_t rank;
   std::uint32_t pos;
   std::uint32_t new_id;
+  std::uint32_t left, right;  // the pair it was made for (a cheap validity check)
 };
 // std::push_heap builds a max-heap: "less" means lower priority (higher rank, then higher pos).
 struct HeapLess {
@@ -133,6 +134,9 @@ void merge_small(const TokenizerData& d, std::vector<Symbol>& sy) {
   auto pair_rank = [&](std::size_t i) {
     if (!lookup_merge(d, sy[i].id, sy[i + 1].id, rank[i], merged[i])) rank[i] = kNone;
   };
+  // The merge table is large (Gemma 3: 16 MB): start all the first lookups' loads at once.
+  for (std::size_t i = 0; i + 1 < n; ++i)
+    d.merges.prefetch((std::uint64_t{sy[i].id} << 32) | sy[i + 1].id);
   for (std::size_t i = 0; i + 1 < n; ++i) pair_rank(i);
   while (n > 1) {
     std::size_t best = 0;
@@ -165,9 +169,10 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
     sy[i].next = i + 1 < count ? i + 1 : -1;
   }
   for (std::int32_t i = 0; i + 1 < count; ++i) {
+    if (i + 16 + 1 < count) d.merges.prefetch((std::uint64_t{sy[i + 16].id} << 32) | sy[i + 17].id);
     std::uint32_t rank, id;
     if (lookup_merge(d, sy[i].id, sy[i + 1].id, rank, id)) {
-      heap.push_back({rank, static_cast<std::uint32_t>(i), id});
+      heap.push_back({rank, static_cast<std::uint32_t>(i), id, sy[i].id, sy[i + 1].id});
     }
   }
   std::make_heap(heap.begin(), heap.end(), HeapLess{});
@@ -179,7 +184,12 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
     if (cur.len == 0 || cur.next < 0) continue;
     Symbol right = sy[cur.next];
     std::uint32_t rank, id;
-    if (!lookup_merge(d, cur.id, right.id, rank, id) || id != top.new_id) continue;  // stale entry
+    // Stale entry? HF re-looks the pair up and compares the merged id; when the pair is the one
+    // the entry was made for, that lookup cannot fail, so it is skipped.
+    if (!(cur.id == top.left && right.id == top.right) &&
+        (!lookup_merge(d, cur.id, right.id, rank, id) || id != top.new_id)) {
+      continue;
+    }
     std::int32_t right_pos = cur.next;
     cur.id = top.new_id;
     cur.len += right.len;
@@ -187,11 +197,11 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
     sy[right_pos].len = 0;
     if (right.next >= 0) sy[right.next].prev = static_cast<std::int32_t>(top.pos);
     if (cur.prev >= 0 && lookup_merge(d, sy[cur.prev].id, cur.id, rank, id)) {
-      heap.push_back({rank, static_cast<std::uint32_t>(cur.prev), id});
+      heap.push_back({rank, static_cast<std::uint32_t>(cur.prev), id, sy[cur.prev].id, cur.id});
       std::push_heap(heap.begin(), heap.end(), HeapLess{});
     }
     if (cur.next >= 0 && lookup_merge(d, cur.id, sy[cur.next].id, rank, id)) {
-      heap.push_back({rank, top.pos, id});
+      heap.push_back({rank, top.pos, id, cur.id, sy[cur.next].id});
       std::push_heap(heap.begin(), heap.end(), HeapLess{});
     }
   }

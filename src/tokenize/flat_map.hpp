@@ -176,6 +176,10 @@ class U64Map {
     if (slots_[i].key == kEmpty) ++size_;
     slots_[i] = Slot{key, value};
   }
+  // Starts loading the slot of `key` so that a later get() does not wait for memory.
+  void prefetch(std::uint64_t key) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[mix64(key) & mask_]);
+  }
   bool get(std::uint64_t key, std::uint64_t& value) const {
     if (slots_.empty()) return false;
     std::size_t i = mix64(key) & mask_;

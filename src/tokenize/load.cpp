@@ -737,8 +737,7 @@ class Loader {
     for (std::size_t id = 0; id < text_at.size(); ++id) {
       d_.id_text[id] = std::string_view(d_.arena.data() + text_at[id].first, text_at[id].second);
     }
-    if (!d_.byte_level && d_.model == ModelKind::kBpe && d_.pre_tokenizers.empty() &&
-        d_.simple_bpe) {
+    if (!d_.byte_level && d_.model == ModelKind::kBpe && d_.simple_bpe && !d_.ignore_merges) {
       find_metaspace_glue();
     }
     if (d_.byte_level) {
