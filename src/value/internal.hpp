@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -116,8 +117,17 @@ inline std::size_t count(std::string_view s) noexcept {
 }
 
 inline bool all_ascii(std::string_view s) noexcept {
-  for (unsigned char c : s)
-    if (c >= 0x80) return false;
+  // Eight bytes at a time: any high bit set means a non-ASCII byte.
+  std::size_t i = 0;
+  std::uint64_t high = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    high |= word;
+  }
+  if (high & 0x8080808080808080ull) return false;
+  for (; i < s.size(); ++i)
+    if (static_cast<unsigned char>(s[i]) >= 0x80) return false;
   return true;
 }
 

@@ -1124,7 +1124,25 @@ std::span<const MethodEntry> methods_of(Kind kind) {
   }
 }
 
+// Bit (c - 'a') is set when some method of the table starts with letter c: most
+// attribute lookups are dict keys ("role", "content") and are rejected here at once.
+std::uint32_t first_letters(std::span<const MethodEntry> table) {
+  std::uint32_t mask = 0;
+  for (const MethodEntry& e : table) mask |= 1u << (e.name[0] - 'a');
+  return mask;
+}
+
 const MethodEntry* find_method(Kind kind, std::string_view name) {
+  static const std::uint32_t masks[] = {first_letters(kStrMethods), first_letters(kDictMethods),
+                                        first_letters(kListMethods), first_letters(kTupleMethods)};
+  int which = kind == Kind::String  ? 0
+              : kind == Kind::Dict  ? 1
+              : kind == Kind::List  ? 2
+              : kind == Kind::Tuple ? 3
+                                    : -1;
+  if (which < 0 || name.empty() || name[0] < 'a' || name[0] > 'z' ||
+      !(masks[which] & (1u << (name[0] - 'a'))))
+    return nullptr;
   auto table = methods_of(kind);
   auto it = std::lower_bound(table.begin(), table.end(), name,
                              [](const MethodEntry& e, std::string_view n) { return e.name < n; });
