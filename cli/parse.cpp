@@ -100,7 +100,8 @@ Json batch_line(const std::string& line) {
   std::string dialect = req["dialect"].get<std::string>();
   const std::string& input = req["input"].get_ref<const std::string&>();
   auto result = parse::parse(input, dialect, tools, options);
-  if (!result) return fail(result.error().type, result.error().to_string());
+  if (!result)
+    return fail(result.error().type, result.error().path + ": " + result.error().message);
   out["ok"] = true;
   out["message"] = parse::message_to_json(result->message);
   out["warnings"] = parse::warnings_to_json(result->warnings);

@@ -561,6 +561,7 @@ class Engine {
       go(St::kText);
       return;
     }
+    if (pos_ == start && pos_ < buf_.size()) ++pos_;  // always progress: the first byte is text
     emit(Route::kContent, std::string_view(buf_).substr(start, pos_ - start));
     cand_ = kNone;
     go(St::kText);
@@ -576,7 +577,7 @@ class Engine {
   }
 
   bool step() {
-    if (cand_ != kNone && !committed_ && buf_.size() - cand_ > opt_.max_held_bytes) {
+    if (cand_ != kNone && !committed_ && pos_ > cand_ && pos_ - cand_ > opt_.max_held_bytes) {
       fallback("limit", "held more than max_held_bytes while deciding whether this is a call");
       return true;
     }

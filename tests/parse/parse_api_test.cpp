@@ -1,0 +1,192 @@
+// The parser's API contract beyond the reference cases: registry, errors as values, UTF-8 never
+// split across deltas, limits that keep text, linear streaming, and the CLI protocols.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "chatwire/parse.hpp"
+
+namespace {
+
+namespace parse = chatwire::parse;
+using parse::Json;
+
+TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
+  for (const char* name : {"think",
+                           "hermes",
+                           "qwen3_coder",
+                           "llama3_json",
+                           "pythonic",
+                           "olmo3",
+                           "mistral_v03",
+                           "mistral_v11",
+                           "harmony",
+                           "minimax_m2",
+                           "step3",
+                           "seed_oss",
+                           "glm45",
+                           "kimi_k2",
+                           "deepseek_r1",
+                           "deepseek_v31",
+                           "deepseek_v32",
+                           "nemotron",
+                           "granite",
+                           "functionary_v3_1",
+                           "functionary_v3_2",
+                           "command_r7b",
+                           "xlam"}) {
+    EXPECT_TRUE(parse::has_dialect(name)) << name;
+    // Every dialect passes plain text through as content.
+    auto r = parse::parse("Hello there.", name, {}, {.enable_thinking = false});
+    ASSERT_TRUE(r.ok()) << name;
+    EXPECT_EQ(r->message.content, "Hello there.") << name;
+  }
+  EXPECT_EQ(parse::dialects().size(), 23u);
+}
+
+TEST(ParseApi, ErrorsAreValues) {
+  auto unknown = parse::parse("x", "no_such_dialect");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().type, "ValueError");
+  EXPECT_EQ(unknown.error().path, "dialect");
+  auto bad_tools = parse::parse("x", "hermes", Json::object());
+  ASSERT_FALSE(bad_tools.ok());
+  EXPECT_EQ(bad_tools.error().path, "tools");
+  EXPECT_FALSE(parse::StreamParser::create("no_such_dialect").ok());
+}
+
+TEST(ParseApi, MultiByteCharactersAreNeverSplitAcrossDeltas) {
+  const std::string text =
+      "<think>思考中…</think>天気は晴れ 🌞<tool_call>{\"name\": \"f\", \"arguments\": {\"q\": "
+      "\"東京 🗼\"}}</tool_call>";
+  auto stream = parse::StreamParser::create("hermes");
+  ASSERT_TRUE(stream.ok());
+  std::vector<parse::Delta> deltas;
+  for (char c : text) {
+    auto d = stream->feed(std::string_view(&c, 1));
+    deltas.insert(deltas.end(), d.begin(), d.end());
+  }
+  auto d = stream->finish();
+  deltas.insert(deltas.end(), d.begin(), d.end());
+  for (const auto& delta : deltas) {
+    for (const std::string* s : {&delta.content, &delta.reasoning_content}) {
+      EXPECT_NO_THROW((void)Json(*s).dump()) << *s;
+    }
+    for (const auto& t : delta.tool_calls) EXPECT_NO_THROW((void)Json(t.arguments).dump());
+  }
+  EXPECT_EQ(stream->message().content, "天気は晴れ 🌞");
+  EXPECT_EQ(stream->message().reasoning_content, "思考中…");
+}
+
+TEST(ParseApi, HeldBytesLimitKeepsTextAsContent) {
+  parse::Options options;
+  options.max_held_bytes = 16;
+  std::string text = "Here {\"name\": \"a_rather_long_function_name\", \"parameters\": {}} after";
+  auto r = parse::parse(text, "llama3_json", {}, options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->message.content, text);
+  EXPECT_TRUE(r->message.tool_calls.empty());
+  ASSERT_FALSE(r->warnings.empty());
+  EXPECT_EQ(r->warnings[0].code, "limit");
+}
+
+TEST(ParseApi, OutputLimitKeepsTheRestAsContent) {
+  parse::Options options;
+  options.max_output_bytes = 10;
+  auto r = parse::parse("Hello <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+                        "hermes", {}, options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->message.tool_calls.empty());
+  EXPECT_EQ(r->message.content,
+            "Hello <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
+}
+
+TEST(ParseApi, ArgumentsStreamAsGrowingFragments) {
+  // A long string argument arrives in many deltas, not in one at the end.
+  std::string body(5000, 'x');
+  std::string text = "<tool_call>\n<function=write>\n<parameter=content>\n" + body +
+                     "\n</parameter>\n</function>\n</tool_call>";
+  auto stream = parse::StreamParser::create("qwen3_coder");
+  std::size_t arg_deltas = 0;
+  for (std::size_t i = 0; i < text.size(); i += 100) {
+    for (const auto& d : stream->feed(std::string_view(text).substr(i, 100)))
+      arg_deltas += d.tool_calls.size();
+  }
+  stream->finish();
+  EXPECT_GT(arg_deltas, 40u);
+  EXPECT_EQ(Json::parse(stream->message().tool_calls.at(0).arguments)["content"], body);
+}
+
+TEST(ParseApi, OneByteStreamingIsLinear) {
+  // 1-byte feeding of a 16x larger output must not take ~256x longer (quadratic re-scanning).
+  auto run = [](std::size_t n) {
+    std::string text = "<tool_call>{\"name\": \"w\", \"arguments\": {\"c\": \"" +
+                       std::string(n, 'a') + "\"}}</tool_call>";
+    auto stream = parse::StreamParser::create("hermes");
+    auto start = std::chrono::steady_clock::now();
+    for (char c : text) stream->feed(std::string_view(&c, 1));
+    stream->finish();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  run(1000);  // warm up
+  double small = run(20000), large = run(320000);
+  EXPECT_LT(large, small * 64) << small << " s vs " << large << " s";
+}
+
+std::string run_cli(const std::string& args, const std::string& input) {
+  std::string in_path = ::testing::TempDir() + "/parse_cli_in.txt";
+  std::ofstream(in_path, std::ios::binary) << input;
+  std::string cmd = std::string(CHATWIRE_CLI) + " parse " + args + " < " + in_path;
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+  }
+  return out;
+}
+
+TEST(ParseCli, MessageStreamAndBatch) {
+  if (!std::filesystem::exists(CHATWIRE_CLI)) GTEST_SKIP() << "CLI not built";
+  std::string text =
+      "<think>hm</think>Sure.<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>";
+  Json message = Json::parse(run_cli("--dialect hermes", text));
+  EXPECT_EQ(message["content"], "Sure.");
+  EXPECT_EQ(message["reasoning_content"], "hm");
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "f");
+
+  std::string lines = run_cli("--dialect hermes --stream 5", text);
+  std::string content, args;
+  std::size_t count = 0, start = 0;
+  while (start < lines.size()) {
+    std::size_t end = lines.find('\n', start);
+    Json delta = Json::parse(lines.substr(start, end - start));
+    content += delta.value("content", "");
+    if (delta.contains("tool_calls"))
+      args += delta["tool_calls"][0]["function"]["arguments"].get<std::string>();
+    ++count;
+    start = end + 1;
+  }
+  EXPECT_GT(count, 3u);
+  EXPECT_EQ(content, "Sure.");
+  EXPECT_EQ(Json::parse(args), Json::parse("{\"a\": 1}"));
+
+  Json request = {{"id", "r1"}, {"dialect", "hermes"}, {"input", text}, {"chunk_sizes", {1, 2, 7}}};
+  std::string batch =
+      run_cli("--batch", request.dump() + "\n{\"id\": 2, \"dialect\": \"x\", \"input\": \"\"}\n");
+  std::size_t nl = batch.find('\n');
+  Json first = Json::parse(batch.substr(0, nl)), second = Json::parse(batch.substr(nl + 1));
+  EXPECT_EQ(first["id"], "r1");
+  EXPECT_EQ(first["ok"], true);
+  EXPECT_EQ(first["stream_consistent"], true);
+  EXPECT_EQ(first["message"]["content"], "Sure.");
+  EXPECT_EQ(second["ok"], false);
+  EXPECT_EQ(second["error"]["type"], "ValueError");
+}
+
+}  // namespace
