@@ -412,6 +412,8 @@ class Evaluator {
       if (k != Kind::Object && k != Kind::Undefined && has_method(k, g.attr)) {
         eval_args(c.arguments, f, args);
         if (extra) args.keyword.push_back(*extra);
+        if (g.object->markup && (g.attr == "format" || g.attr == "format_map"))
+          escape_format_args(args);
         st_.step();
         return at(c, [&] { return check(call_method(obj, g.attr, args.view(), st_.limits)); });
       }
@@ -424,6 +426,23 @@ class Evaluator {
     eval_args(c.arguments, f, args);
     if (extra) args.keyword.push_back(*extra);
     return at(c, [&] { return call_value(st_, callee, args.view()); });
+  }
+
+  // Markup.format escapes the values it formats (markupsafe's EscapeFormatter):
+  // strings among the arguments, and one level into dict arguments.
+  static void escape_format_args(Args& args) {
+    auto escape_value = [](const Value& v) -> Value {
+      if (v.is_string()) return escaped(v);
+      if (v.is_dict()) {
+        std::vector<std::pair<Value, Value>> entries;
+        for (const auto& [k, x] : v.dict_entries())
+          entries.emplace_back(k, x.is_string() ? escaped(x) : x);
+        return Value::dict_unchecked(std::move(entries));
+      }
+      return v;
+    };
+    for (auto& p : args.positional) p = escape_value(p);
+    for (auto& k : args.keyword) k.value = escape_value(k.value);
   }
 
   static Value escaped(const Value& v) {

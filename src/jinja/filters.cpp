@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <regex>
 #include <string>
 
 #include "jinja/args.hpp"
@@ -1007,8 +1009,120 @@ Result<Value> f_xmlattr(RenderState&, const Value& v, const CallArgs& args) {
   return Value(std::move(out));
 }
 
-Result<Value> f_urlize(RenderState&, const Value& v, const CallArgs&) {
-  return str_value(v);
+// jinja2.utils.urlize behind do_urlize (rel "noopener" from the default policies).
+std::string urlize_text(std::string_view text, std::optional<std::int64_t> trim_limit,
+                        const std::string& rel, const std::string& target,
+                        const std::vector<std::string>& extra_schemes) {
+  static const std::regex kHttp(
+      R"(^(((https?://|www\.)(([\w%-]+\.)+)?([a-z]{2,63}|xn--[\w%]{2,59}))|(([\w%-]{2,63}\.)+)"
+      R"((com|net|int|edu|gov|org|info|mil))|((https?://)((\d{1,3})(\.\d{1,3}){3}|)"
+      R"(\[([\da-f]{0,4}:){2}([\da-f]{0,4}:?){1,6}\])))(:\d{1,5})?([/?#]\S*)?$)",
+      std::regex::icase);
+  static const std::regex kEmail(R"(^\S+@\w[\w.-]*\.\w+$)");
+  static const std::regex kLead(R"(^([(<]|&lt;)+)");
+  static const std::regex kTrail(R"(([)>.,\n]|&gt;)+$)");
+  std::string escaped;
+  html_escape(escaped, text);
+  auto trim = [&](const std::string& x) {
+    if (trim_limit && static_cast<std::int64_t>(utf8::length(x)) > *trim_limit)
+      return std::string(Value(x).as_string().substr(0, static_cast<std::size_t>(*trim_limit))) +
+             "...";
+    return x;
+  };
+  std::string rel_attr = rel.empty() ? "" : " rel=\"" + rel + "\"";
+  std::string target_attr = target.empty() ? "" : " target=\"" + target + "\"";
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < escaped.size()) {
+    std::size_t space = pos;
+    while (space < escaped.size() && std::isspace(static_cast<unsigned char>(escaped[space])))
+      ++space;
+    out.append(escaped, pos, space - pos);
+    std::size_t end = space;
+    while (end < escaped.size() && !std::isspace(static_cast<unsigned char>(escaped[end]))) ++end;
+    if (end == space) break;
+    std::string middle = escaped.substr(space, end - space), head, tail;
+    pos = end;
+    std::smatch m;
+    if (std::regex_search(middle, m, kLead)) {
+      head = m.str();
+      middle = middle.substr(head.size());
+    }
+    if (std::regex_search(middle, m, kTrail)) {
+      tail = m.str();
+      middle = middle.substr(0, static_cast<std::size_t>(m.position()));
+    }
+    const std::pair<std::string, std::string> kPairs[] = {{"(", ")"}, {"<", ">"}, {"&lt;", "&gt;"}};
+    for (const auto& [open, close] : kPairs) {
+      auto count = [](const std::string& h, const std::string& needle) {
+        std::size_t n = 0;
+        for (std::size_t p = h.find(needle); p != std::string::npos;
+             p = h.find(needle, p + needle.size()))
+          ++n;
+        return n;
+      };
+      std::size_t starts = count(middle, open);
+      if (starts <= count(middle, close)) continue;
+      for (std::size_t k = std::min(starts, count(tail, close)); k > 0; --k) {
+        std::size_t end_index = tail.find(close) + close.size();
+        middle += tail.substr(0, end_index);
+        tail = tail.substr(end_index);
+      }
+    }
+    if (std::regex_match(middle, kHttp)) {
+      std::string href = middle.rfind("https://", 0) == 0 || middle.rfind("http://", 0) == 0
+                             ? middle
+                             : "https://" + middle;
+      middle = "<a href=\"" + href + "\"" + rel_attr + target_attr + ">" + trim(middle) + "</a>";
+    } else if (middle.rfind("mailto:", 0) == 0 && std::regex_match(middle.substr(7), kEmail)) {
+      middle = "<a href=\"" + middle + "\">" + middle.substr(7) + "</a>";
+    } else if (middle.find('@') != std::string::npos && middle.rfind("www.", 0) != 0 &&
+               middle.find(':') == std::string::npos && std::regex_match(middle, kEmail)) {
+      middle = "<a href=\"mailto:" + middle + "\">" + middle + "</a>";
+    } else {
+      for (const auto& scheme : extra_schemes)
+        if (middle != scheme && middle.rfind(scheme, 0) == 0)
+          middle = "<a href=\"" + middle + "\"" + rel_attr + target_attr + ">" + middle + "</a>";
+    }
+    out += head + middle + tail;
+  }
+  return out;
+}
+
+Result<Value> f_urlize(RenderState&, const Value& v, const CallArgs& args) {
+  auto b = bind_args<5>("do_urlize", args,
+                        {"trim_url_limit", "nofollow", "target", "rel", "extra_schemes"});
+  std::optional<std::int64_t> trim_limit;
+  if (b.has(0) && !b.slot[0]->is_none()) trim_limit = int_arg(*b.slot[0], "urlize");
+  std::vector<std::string> rel_parts{"noopener"};
+  if (b.has(3) && !b.slot[3]->is_none()) {
+    std::string rel = soft_str(*b.slot[3]);
+    std::size_t p = 0;
+    while (p < rel.size()) {
+      std::size_t q = rel.find(' ', p);
+      if (q == std::string::npos) q = rel.size();
+      if (q > p) rel_parts.push_back(rel.substr(p, q - p));
+      p = q + 1;
+    }
+  }
+  if (b.has(1) && truthy(*b.slot[1])) rel_parts.push_back("nofollow");
+  std::sort(rel_parts.begin(), rel_parts.end());
+  rel_parts.erase(std::unique(rel_parts.begin(), rel_parts.end()), rel_parts.end());
+  std::string rel, target;
+  for (const auto& part : rel_parts) rel += (rel.empty() ? "" : " ") + part;
+  if (b.has(2) && !b.slot[2]->is_none()) html_escape(target, soft_str(*b.slot[2]));
+  std::vector<std::string> schemes;
+  if (b.has(4) && !b.slot[4]->is_none()) {
+    Value holder = check(iterate(*b.slot[4]));
+    static const std::regex kScheme(R"(^[a-zA-Z][\w+.-]*:(//)?$)");
+    for (const auto& scheme : holder.as_list()) {
+      std::string text = soft_str(scheme);
+      if (!std::regex_match(text, kScheme))
+        raise("FilterArgumentError", to_repr(scheme) + " is not a valid URI scheme prefix.");
+      schemes.push_back(text);
+    }
+  }
+  return Value(urlize_text(soft_str(v), trim_limit, rel, target, schemes));
 }
 
 constexpr FilterEntry kFilters[] = {

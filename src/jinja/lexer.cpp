@@ -84,6 +84,10 @@ bool is_ascii_name_start(char c) {
 }
 // Python identifiers (XID_Start / XID_Continue), approximated by Unicode categories.
 bool is_unicode_name_char(char32_t cp, bool start) {
+  // Python's Other_ID_Start / Other_ID_Continue code points.
+  if (cp == 0x1885 || cp == 0x1886 || cp == 0x2118 || cp == 0x212E || cp == 0x309B || cp == 0x309C)
+    return true;
+  if (cp == 0x00B7 || cp == 0x0387 || (cp >= 0x1369 && cp <= 0x1371) || cp == 0x19DA) return !start;
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:

@@ -122,6 +122,9 @@ Result<bool> t_sameas(RenderState&, const Value& v, const CallArgs& a) {
   }
 }
 Result<bool> t_sequence(RenderState&, const Value& v, const CallArgs&) {
+  if (v.is_object())  // len() and __getitem__: range, groupby tuples
+    return dynamic_cast<const RangeObject*>(v.as_object()) != nullptr ||
+           dynamic_cast<const GroupTuple*>(v.as_object()) != nullptr;
   return v.is_string() || v.is_sequence() || v.is_dict() || v.is_undefined();
 }
 Result<bool> t_string(RenderState&, const Value& v, const CallArgs&) {
