@@ -496,8 +496,9 @@ class Evaluator {
 
   bool eval_compare(const CompareExpr& c, Frame* f) {
     Value left = eval(*c.first, f);
-    for (const auto& [op, expr] : c.rest) {
-      Value right = eval(*expr, f);
+    for (const auto& item : c.rest) {
+      const CompareKind op = item.first;  // not a structured binding: captured below
+      Value right = eval(*item.second, f);
       bool ok = false;
       at(c, [&]() -> Value {
         switch (op) {
