@@ -53,11 +53,7 @@ constexpr std::size_t kCacheMaxEntries = 200'000;
 
 inline bool lookup_merge(const TokenizerData& d, std::uint32_t a, std::uint32_t b,
                          std::uint32_t& rank, std::uint32_t& new_id) {
-  std::uint64_t v;
-  if (!d.merges.get((std::uint64_t{a} << 32) | b, v)) return false;
-  rank = static_cast<std::uint32_t>(v >> 32);
-  new_id = static_cast<std::uint32_t>(v);
-  return true;
+  return d.merges.get(a, b, rank, new_id);
 }
 
 void push_unk(const TokenizerData& d, std::vector<Symbol>& symbols, std::uint32_t len) {
@@ -135,8 +131,7 @@ void merge_small(const TokenizerData& d, std::vector<Symbol>& sy) {
     if (!lookup_merge(d, sy[i].id, sy[i + 1].id, rank[i], merged[i])) rank[i] = kNone;
   };
   // The merge table is large (Gemma 3: 16 MB): start all the first lookups' loads at once.
-  for (std::size_t i = 0; i + 1 < n; ++i)
-    d.merges.prefetch((std::uint64_t{sy[i].id} << 32) | sy[i + 1].id);
+  for (std::size_t i = 0; i + 1 < n; ++i) d.merges.prefetch(sy[i].id);
   for (std::size_t i = 0; i + 1 < n; ++i) pair_rank(i);
   while (n > 1) {
     std::size_t best = 0;
@@ -169,7 +164,7 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
     sy[i].next = i + 1 < count ? i + 1 : -1;
   }
   for (std::int32_t i = 0; i + 1 < count; ++i) {
-    if (i + 16 + 1 < count) d.merges.prefetch((std::uint64_t{sy[i + 16].id} << 32) | sy[i + 17].id);
+    if (i + 16 + 1 < count) d.merges.prefetch(sy[i + 16].id);
     std::uint32_t rank, id;
     if (lookup_merge(d, sy[i].id, sy[i + 1].id, rank, id)) {
       heap.push_back({rank, static_cast<std::uint32_t>(i), id, sy[i].id, sy[i + 1].id});

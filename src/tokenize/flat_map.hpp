@@ -218,4 +218,78 @@ class U64Map {
   std::size_t size_ = 0;
 };
 
+// BPE merges: (left id, right id) -> (rank, merged id), stored per left id (compressed sparse
+// rows) rather than hashed: the merges of frequent tokens stay together in cache, which a hash
+// table over Gemma 3's 515k merges (16 MB of random probes) does not allow.
+class MergeTable {
+ public:
+  void reserve(std::size_t n) { pending_.reserve(n); }
+  void put(std::uint32_t left, std::uint32_t right, std::uint32_t rank, std::uint32_t merged) {
+    pending_.push_back({left, right, rank, merged});
+  }
+  // Builds the rows. A pair listed twice keeps its last rank (HF collects the merges into a
+  // HashMap, where the last insertion wins).
+  void finish() {
+    std::sort(pending_.begin(), pending_.end(), [](const Pending& x, const Pending& y) {
+      if (x.left != y.left) return x.left < y.left;
+      if (x.right != y.right) return x.right < y.right;
+      return x.rank < y.rank;
+    });
+    std::uint32_t rows = pending_.empty() ? 0 : pending_.back().left + 1;
+    start_.assign(rows + 1, 0);
+    entries_.clear();
+    entries_.reserve(pending_.size());
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      const Pending& p = pending_[i];
+      if (i + 1 < pending_.size() && pending_[i + 1].left == p.left &&
+          pending_[i + 1].right == p.right)
+        continue;
+      entries_.push_back({p.right, p.rank, p.merged});
+      ++start_[p.left + 1];
+    }
+    for (std::uint32_t r = 0; r < rows; ++r) start_[r + 1] += start_[r];
+    pending_.clear();
+    pending_.shrink_to_fit();
+  }
+  bool get(std::uint32_t left, std::uint32_t right, std::uint32_t& rank,
+           std::uint32_t& merged) const {
+    if (left + 1 >= start_.size()) return false;
+    const Entry* b = entries_.data() + start_[left];
+    const Entry* e = entries_.data() + start_[left + 1];
+    if (e - b > 8) {
+      b = std::lower_bound(b, e, right,
+                           [](const Entry& x, std::uint32_t v) { return x.right < v; });
+      if (b != e && b->right == right) {
+        rank = b->rank;
+        merged = b->merged;
+        return true;
+      }
+      return false;
+    }
+    for (; b != e; ++b) {
+      if (b->right == right) {
+        rank = b->rank;
+        merged = b->merged;
+        return true;
+      }
+    }
+    return false;
+  }
+  void prefetch(std::uint32_t left) const {
+    if (left + 1 < start_.size()) __builtin_prefetch(entries_.data() + start_[left]);
+  }
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  struct Pending {
+    std::uint32_t left, right, rank, merged;
+  };
+  struct Entry {
+    std::uint32_t right, rank, merged;
+  };
+  std::vector<std::uint32_t> start_;  // row r = entries_[start_[r], start_[r + 1])
+  std::vector<Entry> entries_;
+  std::vector<Pending> pending_;
+};
+
 }  // namespace chatwire::tokenize

@@ -615,9 +615,8 @@ class Loader {
           return tokenizer_error(path, "merged token not in the vocab: '" +
                                            std::string(batch[i].a) + std::string(batch[i].b) + "'");
         }
-        d_.merges.put(
-            (std::uint64_t{ids[3 * i]} << 32) | ids[3 * i + 1],
-            (std::uint64_t{batch_rank + static_cast<std::uint32_t>(i)} << 32) | ids[3 * i + 2]);
+        d_.merges.put(ids[3 * i], ids[3 * i + 1], batch_rank + static_cast<std::uint32_t>(i),
+                      ids[3 * i + 2]);
       }
       batch.clear();
       keys_buffer.clear();
@@ -659,6 +658,7 @@ class Loader {
     if (!batch.empty()) {
       if (auto r = flush(); !r) return r;
     }
+    d_.merges.finish();
     return true;
   }
 

@@ -123,7 +123,7 @@ struct TokenizerData {
   ModelKind model = ModelKind::kBpe;
   bool byte_level = false;  // vocab keys are raw bytes (a ByteLevel pre-tokenizer is present)
   StringIdMap vocab;        // token bytes (raw for byte-level) -> id
-  U64Map merges;            // (left << 32 | right) -> (rank << 32 | merged id)
+  MergeTable merges;        // (left, right) -> (rank, merged id)
   std::uint32_t unk_id = kNoId;
   bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
   std::string continuing_subword_prefix, end_of_word_suffix;
