@@ -486,3 +486,78 @@ case("harmony", "fuzz_empty_recipient", "chatwire fuzz/parse_stream.cpp finding:
 case("hermes", "fuzz_empty_name", "chatwire fuzz/parse_stream.cpp: a call object whose name is empty is not a call",
      '<tool_call>{"name": "", "arguments": {"a": 1}}</tool_call>', '<tool_call>{"name": "", "arguments": {"a": 1}}</tool_call>',
      warnings=["not_a_call"])
+
+# ---------------------------------------------------------------- step3
+S3 = "vllm-project/vllm@04b590e6:tests/tool_parsers/test_step3_tool_parser.py"
+B3, E3, CB3, CE3 = "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>"
+def s3inv(name, kv): return f'<steptml:invoke name="{name}">' + "".join(f'<steptml:parameter name="{k}">{v}</steptml:parameter>' for k, v in kv) + "</steptml:invoke>"
+case("step3", "no_tool_calls", S3 + "::no_tool_calls_output", "This is a regular response without any tool calls.",
+     "This is a regular response without any tool calls.")
+case("step3", "single", S3 + "::single_tool_call_output", B3 + CB3 + s3inv("get_weather", [("city", "Tokyo")]) + CE3 + E3,
+     calls=[("get_weather", {"city": "Tokyo"})], note="upstream marks this xfail (parser bugs); expected per the format")
+case("step3", "parallel", S3 + "::parallel_tool_calls_output", B3 + CB3 + s3inv("get_weather", [("city", "Tokyo")]) + CE3 + "<｜tool_sep｜>" +
+     CB3 + s3inv("get_time", [("timezone", "Asia/Tokyo")]) + CE3 + E3,
+     calls=[("get_weather", {"city": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})])
+case("step3", "various_types_no_schema", S3 + "::various_data_types_output", B3 + CB3 + s3inv("test_function", [
+    ("string_field", "hello"), ("int_field", "42"), ("float_field", "3.14"), ("bool_field", "true"), ("null_field", "null"),
+    ("array_field", '["a", "b", "c"]'), ("object_field", '{"nested": "value"}')]) + CE3 + E3,
+     calls=[("test_function", {"string_field": "hello", "int_field": 42, "float_field": 3.14, "bool_field": True, "null_field": None,
+                               "array_field": ["a", "b", "c"], "object_field": {"nested": "value"}})])
+case("step3", "empty_arguments", S3 + "::empty_arguments_output", B3 + CB3 + '<steptml:invoke name="refresh"></steptml:invoke>' + CE3 + E3,
+     calls=[("refresh", {})])
+case("step3", "surrounding_text", S3 + "::surrounding_text_output", "Let me check the weather for you.\n\n" + B3 + CB3 +
+     s3inv("get_weather", [("city", "Tokyo")]) + CE3 + E3 + "\n\nI'll get that information.",
+     "Let me check the weather for you.\n\n\n\nI'll get that information.", calls=[("get_weather", {"city": "Tokyo"})])
+case("step3", "escaped_strings", S3 + "::escaped_strings_output", B3 + CB3 + s3inv("test_function", [
+    ("quoted", 'He said "hello"'), ("path", "C:\\Users\\file.txt"), ("newline", "line1\nline2")]) + CE3 + E3,
+     calls=[("test_function", {"quoted": 'He said "hello"', "path": "C:\\Users\\file.txt", "newline": "line1\nline2"})],
+     tools=[tool("test_function", {"quoted": {"type": "string"}, "path": {"type": "string"}, "newline": {"type": "string"}})])
+WS_TOOLS = [tool("edit_file", {"old_string": {"type": "string"}, "indent": {"type": "integer"}, "enabled": {"type": "boolean"}})]
+for i, v in enumerate(["    if x:", "return 1\n", "    if x:\n        return 1\n", "hello ", "hello\u00a0", "hello"]):
+    case("step3", f"whitespace_{i}", S3 + "::TestStep3ParameterWhitespace.test_string_value_preserved",
+         B3 + CB3 + "function<｜tool_sep｜>edit_file\n" + s3inv("edit_file", [("old_string", v), ("indent", " 4 "), ("enabled", " true ")]) + CE3 + E3,
+         calls=[("edit_file", {"old_string": v, "indent": 4, "enabled": True})], tools=WS_TOOLS)
+
+# ---------------------------------------------------------------- command_r7b
+LC = "ggml-org/llama.cpp@0042e207:tests/test-chat.cpp"
+case("command_r7b", "thoughts_call", LC + "::Command R7B thoughts + call (message_assist_thoughts_call_idx)",
+     "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"special_function\", \"parameters\": {\"arg1\": 1}}\n]<|END_ACTION|>",
+     None, "I'm\nthinking", calls=[("special_function", {"arg1": 1}, "0")])
+case("command_r7b", "thoughts_response", LC + "::Command R7B thoughts + response",
+     "<|START_THINKING|>I'm\nthinking<|END_THINKING|><|START_RESPONSE|>Hello, world!\nWhat's up?<|END_RESPONSE|>",
+     "Hello, world!\nWhat's up?", "I'm\nthinking")
+TF = "huggingface/transformers@0d7e95d:tests/utils/test_chat_parsing.py"
+case("command_r7b", "cohere_template", TF + "::test_cohere_template",
+     '<|START_THINKING|>I should call a tool.<|END_THINKING|><|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "simple_tool", "parameters": {"temperature_format": "Celsius"}}\n]<|END_ACTION|><|END_OF_TURN_TOKEN|>',
+     None, "I should call a tool.", calls=[("simple_tool", {"temperature_format": "Celsius"}, "0")])
+case("command_r7b", "two_calls", "ollama-style cohere parser test (TestCohereParseToolCall)",
+     '<|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}},\n    {"tool_call_id": "1", "tool_name": "get_time", "parameters": {}}\n]<|END_ACTION|>',
+     None, "plan", calls=[("get_weather", {"city": "Paris"}, "0"), ("get_time", {}, "1")])
+
+# ---------------------------------------------------------------- nemotron / granite / functionary (llama.cpp format tests)
+case("nemotron", "call", LC + "::NVIDIA-Nemotron-Nano-v2 tool call",
+     '<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}]</TOOLCALL>', calls=[("special_function", {"arg1": 1})])
+case("nemotron", "think_content_calls", LC + "::NVIDIA-Nemotron-Nano-v2 reasoning + parallel calls",
+     '<think>I\'m\nthinking</think>\nSure.<TOOLCALL>[{"name": "special_function", "arguments": {"arg1": 1}}, {"name": "special_function_with_opt", "arguments": {"arg1": 1, "arg2": 2}}]</TOOLCALL>',
+     "\nSure.", "I'm\nthinking", calls=[("special_function", {"arg1": 1}), ("special_function_with_opt", {"arg1": 1, "arg2": 2})])
+case("nemotron", "content_only", LC + "::NVIDIA-Nemotron-Nano-v2 content", "Hello, world!\nWhat's up?", "Hello, world!\nWhat's up?")
+case("granite", "call", LC + "::granite-3.3 tool call", '<|tool_call|>[{"name": "special_function", "arguments": {"arg1": 1}}]',
+     calls=[("special_function", {"arg1": 1})])
+case("granite", "think_response", LC + "::granite-3.3 thoughts + response",
+     "<think>I'm\nthinking</think><response>Hello, world!\nWhat's up?</response>", "Hello, world!\nWhat's up?", "I'm\nthinking")
+case("granite", "content_then_calls", LC + "::granite-3.3 content + parallel calls",
+     'Calling.<|tool_call|>[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]', "Calling.",
+     calls=[("a", {"x": 1}), ("b", {})])
+case("functionary_v3_1", "call", LC + "::functionary v3.1 (Llama 3.1) tool call",
+     '<function=special_function>{"arg1": 1}</function>', calls=[("special_function", {"arg1": 1})])
+case("functionary_v3_1", "content_then_call", LC + "::functionary v3.1 content + call",
+     'Hello, world!<function=special_function>{"arg1": 1}</function>', "Hello, world!", calls=[("special_function", {"arg1": 1})])
+case("functionary_v3_1", "content_only", LC + "::functionary v3.1 content", "Hello, world!\nWhat's up?", "Hello, world!\nWhat's up?")
+case("functionary_v3_2", "first_call_without_marker", LC + "::functionary v3.2 tool call",
+     'special_function\n{"arg1": 1}', calls=[("special_function", {"arg1": 1})])
+case("functionary_v3_2", "all_content", LC + "::functionary v3.2 content", "all\nHello, world!\nWhat's up?", "Hello, world!\nWhat's up?")
+case("functionary_v3_2", "content_then_call", LC + "::functionary v3.2 content + call",
+     'all\nHello, world!\n>>>special_function\n{"arg1": 1}', "Hello, world!\n", calls=[("special_function", {"arg1": 1})])
+case("functionary_v3_2", "two_calls", LC + "::functionary v3.2 parallel calls",
+     'special_function\n{"arg1": 1}>>>special_function_with_opt\n{"arg1": 1, "arg2": 2}',
+     calls=[("special_function", {"arg1": 1}), ("special_function_with_opt", {"arg1": 1, "arg2": 2})])

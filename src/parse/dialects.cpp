@@ -154,7 +154,8 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kXmlParams;
     d.section_open = "<｜tool_calls_begin｜>";
     d.section_close = "<｜tool_calls_end｜>";
-    d.noise = {"<｜tool_call_begin｜>", "function<｜tool_sep｜>", "<｜tool_call_end｜>"};
+    d.noise = {"<｜tool_call_begin｜>", "function<｜tool_sep｜>", "<｜tool_sep｜>",
+               "<｜tool_call_end｜>"};
     d.call_open = "<steptml:invoke";
     d.call_close = "</steptml:invoke>";
     d.name_end = {">"};

@@ -1488,6 +1488,27 @@ class Engine {
           return true;
         }
       }
+      // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`).
+      std::size_t q = pos_;
+      while (q < buf_.size() && q - pos_ < 256 &&
+             (std::isalnum(static_cast<unsigned char>(buf_[q])) || buf_[q] == '_' ||
+              buf_[q] == '-' || buf_[q] == '.' || is_ws(buf_[q])))
+        ++q;
+      if (q > pos_) {
+        if (q == buf_.size() && !eof_) {
+          pos_ = before_ws;
+          return false;
+        }
+        std::size_t save = pos_;
+        pos_ = q;
+        t = at(d_.call_open);
+        if (t == Tri::kMore) {
+          pos_ = before_ws;
+          return false;
+        }
+        if (t == Tri::kYes) return true;
+        pos_ = save;
+      }
       if (committed_) em_.warn("missing_marker", "tool-call section not closed", abs(pos_));
     }
     if (!in_section_) pos_ = before_ws;  // what follows the call is text, with its layout
