@@ -27,6 +27,7 @@ struct RenderArgs {
   bool batch = false;
   bool json = false;
   bool no_validate = false;
+  bool assistant_mask = false;
   std::size_t repeat = 0;
   std::string base_dir;
   jinja::Limits limits;
@@ -109,6 +110,7 @@ int run_chat(const RenderArgs& args) {
   options.limits = args.limits;
   options.now = args.now;
   options.validate = !args.no_validate;
+  options.assistant_mask = args.assistant_mask;
   if (!args.mode.empty()) options.mode = chat::parse_mode(args.mode);
   Result<chat::ChatResult> result = Error{};
   if (!args.model_dir.empty()) {
@@ -221,6 +223,9 @@ void add_render(CLI::App& root, int& exit_code) {
                   "the oracle)");
   cmd->add_flag("--json", args->json,
                 "print {output, generation, generation_bytes, warnings} as JSON");
+  cmd->add_flag(
+      "--assistant-mask", args->assistant_mask,
+      "the caller needs assistant masks: warn when the template has no {% generation %} blocks");
   cmd->add_flag("--no-validate", args->no_validate,
                 "skip request validation (render what transformers would)");
   cmd->add_option("--max-steps", args->limits.max_steps, "evaluation steps per render")

@@ -43,7 +43,11 @@ Result<Continuation> mark_final_message(const Value& messages) {
   const Value& last = items.back();
   if (!last.is_dict()) return make_error("TypeError", "the final message must be an object");
   const Value* content = last.dict_find(std::string_view("content"));
-  if (content == nullptr) return make_error("KeyError", "'content'");
+  if (content == nullptr) {
+    return make_error(
+        "KeyError",
+        "'content': continue_final_message needs the final message's content to continue");
+  }
   Value tag(kContinueTag);
   Continuation result;
   Value new_content;
@@ -76,7 +80,13 @@ Result<Continuation> mark_final_message(const Value& messages) {
         content->is_list() ? Value::list(std::move(new_parts)) : Value::tuple(std::move(new_parts));
   } else {
     auto marked = binary_op(BinaryOp::Add, *content, tag);
-    if (!marked) return marked.error();
+    if (!marked) {
+      // Python's own words first (transformers raises exactly this), then what to do.
+      Error e = marked.error();
+      e.message += " (continue_final_message needs the final message's content to be text, got " +
+                   detail::json_kind(*content) + ")";
+      return e;
+    }
     result.final_message = *content;
     new_content = std::move(*marked);
   }
