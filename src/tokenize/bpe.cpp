@@ -2,8 +2,8 @@
 // tokenizers' Word::merge_all) and WordLevel. A per-thread cache remembers the tokens of
 // recently seen words, keyed by the tokenizer's serial number.
 #include <algorithm>
+#include <cstring>
 #include <string>
-#include <unordered_map>
 
 #include "tokenize/pipeline.hpp"
 #include "tokenize/unicode.hpp"
@@ -31,25 +31,64 @@ struct HeapLess {
   }
 };
 
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return hash_bytes(s.data(), s.size()); }
+// Word -> tokens, open addressing over one key arena and one token pool: no allocation per word.
+// When full it starts again empty (a bounded memory footprint per thread).
+class WordCache {
+ public:
+  static constexpr std::uint32_t kSlots = 1u << 17;
+  static constexpr std::uint32_t kMaxEntries = kSlots / 2;
+  const TokenPiece* find(std::string_view word, std::uint64_t h, std::uint32_t& count) const {
+    if (slots_.empty()) return nullptr;
+    for (std::uint32_t i = static_cast<std::uint32_t>(h) & (kSlots - 1);;
+         i = (i + 1) & (kSlots - 1)) {
+      const Slot& s = slots_[i];
+      if (s.key_len == kEmpty) return nullptr;
+      if (s.hash == static_cast<std::uint32_t>(h >> 32) && s.key_len == word.size() &&
+          std::memcmp(keys_.data() + s.key_off, word.data(), word.size()) == 0) {
+        count = s.pool_len;
+        return pool_.data() + s.pool_off;
+      }
+    }
+  }
+  void insert(std::string_view word, std::uint64_t h, const TokenPiece* tokens,
+              std::uint32_t count) {
+    if (slots_.empty() || entries_ >= kMaxEntries) clear();
+    std::uint32_t i = static_cast<std::uint32_t>(h) & (kSlots - 1);
+    while (slots_[i].key_len != kEmpty) i = (i + 1) & (kSlots - 1);
+    slots_[i] = Slot{static_cast<std::uint32_t>(h >> 32), static_cast<std::uint32_t>(keys_.size()),
+                     static_cast<std::uint32_t>(word.size()),
+                     static_cast<std::uint32_t>(pool_.size()), count};
+    keys_.append(word);
+    pool_.insert(pool_.end(), tokens, tokens + count);
+    ++entries_;
+  }
+  void clear() {
+    slots_.assign(kSlots, Slot{});
+    keys_.clear();
+    pool_.clear();
+    entries_ = 0;
+  }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  struct Slot {
+    std::uint32_t hash = 0, key_off = 0, key_len = kEmpty, pool_off = 0, pool_len = 0;
+  };
+  std::vector<Slot> slots_;
+  std::string keys_;
+  std::vector<TokenPiece> pool_;
+  std::uint32_t entries_ = 0;
 };
 
 struct Scratch {
   std::vector<Symbol> symbols;
   std::vector<HeapEntry> heap;
   std::string key;
-  // Word cache: word -> [offset, count) in pool.
-  std::uint64_t serial = 0;
-  std::unordered_map<std::string, std::pair<std::uint32_t, std::uint32_t>, StringHash,
-                     std::equal_to<>>
-      cache;
-  std::vector<TokenPiece> pool;
+  std::uint64_t serial = 0;  // the tokenizer the cache belongs to
+  WordCache cache;
 };
 
 constexpr std::size_t kCacheMaxWordBytes = 256;
-constexpr std::size_t kCacheMaxEntries = 200'000;
 
 inline bool lookup_merge(const TokenizerData& d, std::uint32_t a, std::uint32_t b,
                          std::uint32_t& rank, std::uint32_t& new_id) {
@@ -280,29 +319,21 @@ void run_cached(const TokenizerData& d, std::string_view word, std::vector<Token
   thread_local Scratch sc;
   if (sc.serial != d.serial) {
     sc.cache.clear();
-    sc.pool.clear();
     sc.serial = d.serial;
   }
   if (word.size() > kCacheMaxWordBytes) {
     bpe_word(d, word, sc, out);
     return;
   }
-  auto it = sc.cache.find(word);
-  if (it != sc.cache.end()) {
-    out.insert(out.end(), sc.pool.begin() + it->second.first,
-               sc.pool.begin() + it->second.first + it->second.second);
+  std::uint64_t h = hash_bytes(word.data(), word.size());
+  std::uint32_t count = 0;
+  if (const TokenPiece* hit = sc.cache.find(word, h, count)) {
+    out.insert(out.end(), hit, hit + count);
     return;
   }
   std::size_t before = out.size();
   bpe_word(d, word, sc, out);
-  if (sc.cache.size() >= kCacheMaxEntries) {
-    sc.cache.clear();
-    sc.pool.clear();
-  }
-  auto offset = static_cast<std::uint32_t>(sc.pool.size());
-  sc.pool.insert(sc.pool.end(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
-  sc.cache.emplace(std::string(word),
-                   std::make_pair(offset, static_cast<std::uint32_t>(out.size() - before)));
+  sc.cache.insert(word, h, out.data() + before, static_cast<std::uint32_t>(out.size() - before));
 }
 
 }  // namespace
