@@ -174,6 +174,7 @@ enum class StmtKind : std::uint8_t {
   Continue,
   Generation,
   Block,
+  Autoescape,   // {% autoescape expr %}: prints escape non-Markup values while it is true
   Unsupported,  // include / import / from / extends: fail at render time like Jinja2
 };
 
@@ -279,8 +280,9 @@ struct SimpleStmt : Stmt {  // Break, Continue
   explicit SimpleStmt(StmtKind k) : Stmt(k) {}
 };
 
-struct BodyStmt : Stmt {  // Generation, Block
+struct BodyStmt : Stmt {  // Generation, Block, Autoescape
   Body body;
+  ExprPtr expr;           // Autoescape: the flag
   std::string name;       // Block
   bool required = false;  // Block: `required` blocks fail when rendered
   explicit BodyStmt(StmtKind k) : Stmt(k) {}

@@ -603,6 +603,24 @@ class Evaluator {
     }
   }
 
+  // Inside {% autoescape true %}: values that are not Markup are HTML-escaped; macro
+  // results are Markup there.
+  void write_autoescaped(const Expr& e, const Value& v, Frame* f) {
+    if (e.kind == ExprKind::Call) {
+      const Expr& callee = *static_cast<const CallExpr&>(e).callee;
+      if (callee.kind == ExprKind::Name) {
+        Value fn = st_.lookup(f, static_cast<const NameExpr&>(callee).symbol);
+        if (fn.is_object() && dynamic_cast<const MacroObject*>(fn.as_object()))
+          return write_value(v);
+      }
+    }
+    std::string text;
+    append_str(text, v);
+    std::string out;
+    html_escape(out, text);
+    st_.out.write(out);
+  }
+
   Flow exec_stmt(const Stmt& s, Frame* f) {
     StackGuard::check();
     st_.step();
@@ -628,6 +646,8 @@ class Evaluator {
           std::string text;
           concat_into(text, e, f);
           st_.out.write(text);
+        } else if (autoescape_ && !e.markup) {
+          write_autoescaped(e, eval(e, f), f);
         } else {
           write_value(eval(e, f));
         }
@@ -692,6 +712,20 @@ class Evaluator {
         inner.parent = f;
         exec(static_cast<const BodyStmt&>(s).body, &inner);
         return Flow::Normal;
+      }
+      case StmtKind::Autoescape: {
+        const auto& block = static_cast<const BodyStmt&>(s);
+        bool saved = autoescape_;
+        autoescape_ = truthy(eval(*block.expr, f));
+        Flow flow;
+        try {
+          flow = exec(block.body, f);
+        } catch (...) {
+          autoescape_ = saved;
+          throw;
+        }
+        autoescape_ = saved;
+        return flow;
       }
       case StmtKind::Unsupported:
         raise("TypeError", "no loader for this environment specified");
@@ -836,6 +870,7 @@ class Evaluator {
  private:
   RenderState& st_;
   std::string scratch_;
+  bool autoescape_ = false;
 };
 
 }  // namespace

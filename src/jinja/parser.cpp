@@ -361,8 +361,8 @@ class Parser {
       result = parse_unsupported(name);
     } else if (name == "autoescape") {
       next();
-      parse_expression(true);  // the flag; autoescape is off in this environment anyway
-      auto block = make(token, new BodyStmt(StmtKind::Block));
+      auto block = make(token, new BodyStmt(StmtKind::Autoescape));
+      block->expr = parse_expression(true);
       block->body = parse_statements({"name:endautoescape"}, true);
       result = std::move(block);
     } else {
@@ -1300,6 +1300,8 @@ struct Resolver {
       }
       case StmtKind::Generation:
       case StmtKind::Block:
+      case StmtKind::Autoescape:
+        expr(static_cast<BodyStmt*>(s)->expr.get(), soft);
         body(static_cast<BodyStmt*>(s)->body, false);
         return;
       case StmtKind::Unsupported:
@@ -1453,6 +1455,8 @@ struct Resolver {
           return;
         case StmtKind::Generation:
         case StmtKind::Block:
+        case StmtKind::Autoescape:
+          expr(static_cast<const BodyStmt*>(s)->expr.get());
           body(static_cast<const BodyStmt*>(s)->body);
           return;
         case StmtKind::Unsupported:
