@@ -423,7 +423,8 @@ Result<Value> slice(const Value& v, std::optional<std::int64_t> start,
 // iter(x) materialised as a List/Tuple value: list/tuple → itself, str → its code points,
 // dict → its keys, Undefined → empty, Object → Object::iterate().
 // TypeError "'int' object is not iterable" otherwise.
-Result<Value> iterate(const Value& v);
+// A string longer than limits.max_container_items code points is a LimitError.
+Result<Value> iterate(const Value& v, const ValueLimits& limits = {});
 
 // Concatenation helper for `~`-style building: checks max_string_bytes.
 Status append_checked(std::string& out, std::string_view piece, const ValueLimits& limits);

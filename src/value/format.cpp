@@ -174,6 +174,11 @@ Result<Spec> parse_spec(std::string_view text, char default_align) {
     if (!digits(spec.precision)) return value_error("Too many decimal digits in format string");
     if (i == start) return value_error("Format specifier missing precision");
   }
+  // format() has no limits argument: width and precision are capped at the default
+  // max_string_bytes rather than allocating whatever a template asks for.
+  if (spec.width > static_cast<std::int64_t>(ValueLimits{}.max_string_bytes) ||
+      spec.precision > static_cast<std::int64_t>(ValueLimits{}.max_string_bytes))
+    return limit_error("max_string_bytes", ValueLimits{}.max_string_bytes);
   if (text.size() - i > 1) return value_error("Invalid format specifier");
   if (i < text.size()) spec.type = text[i];
   if (!spec.align) spec.align = default_align;
@@ -595,7 +600,8 @@ Result<Value> percent_format(std::string_view fmt, const Value& args, const Valu
       std::int64_t n = -1;
       while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') {
         n = (n < 0 ? 0 : n) * 10 + (fmt[i] - '0');
-        if (n > 100'000'000) return value_error("width too big");
+        if (static_cast<std::uint64_t>(n) > limits.max_string_bytes)
+          return limit_error("max_string_bytes", limits.max_string_bytes);
         ++i;
       }
       if (n >= 0) target = n;
@@ -611,6 +617,9 @@ Result<Value> percent_format(std::string_view fmt, const Value& args, const Valu
       spec.precision = 0;
       if (auto s = number(spec.precision); !s) return s.error();
     }
+    if (spec.width > static_cast<std::int64_t>(limits.max_string_bytes) ||
+        spec.precision > static_cast<std::int64_t>(limits.max_string_bytes))
+      return limit_error("max_string_bytes", limits.max_string_bytes);
     while (i < fmt.size() && (fmt[i] == 'h' || fmt[i] == 'l' || fmt[i] == 'L')) ++i;
     if (i >= fmt.size()) return value_error("incomplete format");
     char conversion = fmt[i++];

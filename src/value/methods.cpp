@@ -875,6 +875,8 @@ Result<Value> str_expandtabs(const Value& self, const CallArgs& args, const Valu
     if (c == '\t') {
       if (*tabsize > 0) {
         std::int64_t spaces = *tabsize - (column % *tabsize);
+        if (out.size() + static_cast<std::uint64_t>(spaces) > limits.max_string_bytes)
+          return limit_error("max_string_bytes", limits.max_string_bytes);
         column += spaces;
         out.append(static_cast<std::size_t>(spaces), ' ');
       }

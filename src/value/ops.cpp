@@ -518,7 +518,7 @@ Result<Value> slice(const Value& v, std::optional<std::int64_t> start,
   return type_error(quoted_type(v) + " object is not subscriptable");
 }
 
-Result<Value> iterate(const Value& v) {
+Result<Value> iterate(const Value& v, const ValueLimits& limits) {
   switch (v.kind()) {
     case Kind::Undefined:
       return Value::empty_list();
@@ -527,6 +527,8 @@ Result<Value> iterate(const Value& v) {
       return v;
     case Kind::String: {
       std::string_view s = v.as_string();
+      if (v.string_length() > limits.max_container_items)
+        return limit_error("max_container_items", limits.max_container_items);
       std::vector<Value> chars;
       chars.reserve(v.string_length());
       for (std::size_t i = 0; i < s.size();) {

@@ -295,6 +295,17 @@ TEST(Limits, StringsAndContainers) {
   EXPECT_FALSE(call_method(Value("x"), "center", {args, {}}, small));
   std::string out = "0123456789";
   EXPECT_FALSE(append_checked(out, "0123456789", small));
+  std::vector<Value> tab_args{Value(1000000000)};
+  EXPECT_EQ(call_method(Value("a\tb"), "expandtabs", {tab_args, {}}, small).error().type,
+            "LimitError");
+  EXPECT_EQ(percent_format("%999999999d", Value(1), small).error().type, "LimitError");
+  EXPECT_EQ(percent_format("%.999999999f", Value(1.0), small).error().type, "LimitError");
+  EXPECT_EQ(percent_format("%*d", Value::tuple({Value(1000000000), Value(1)}), small).error().type,
+            "LimitError");
+  std::string formatted;
+  EXPECT_EQ(format_spec(formatted, Value(1), "999999999").error().type, "LimitError");
+  EXPECT_EQ(format_spec(formatted, Value(1.0), ".999999999f").error().type, "LimitError");
+  EXPECT_EQ(iterate(Value("abcdef"), small).error().type, "LimitError");
 }
 
 TEST(Ops, PythonResults) {
