@@ -717,9 +717,11 @@ class Evaluator {
         const auto& block = static_cast<const BodyStmt&>(s);
         bool saved = autoescape_;
         autoescape_ = truthy(eval(*block.expr, f));
+        Frame inner;  // a scoped block: assignments inside do not leak
+        inner.parent = f;
         Flow flow;
         try {
-          flow = exec(block.body, f);
+          flow = exec(block.body, &inner);
         } catch (...) {
           autoescape_ = saved;
           throw;
