@@ -153,6 +153,8 @@ struct BatchOptions {
   std::size_t repeat = 0;
 };
 
+// Keeps caches between lines, so use one BatchRenderer per thread (Models it loads are shared
+// and thread-safe; the renderer's own caches are not locked).
 class BatchRenderer {
  public:
   explicit BatchRenderer(BatchOptions options = {});
