@@ -78,21 +78,12 @@ Value RenderState::lookup_name(Frame* frame, std::string_view name) {
 namespace {
 
 // Guards the C++ stack against hostile nesting (deep macro recursion through deep
-// expressions): a LimitError instead of a crash.
-struct StackGuard {
-  static constexpr std::size_t kBudget = 4u << 20;
-  static thread_local char* base;
-  static void check() {
-    char* here = static_cast<char*>(__builtin_frame_address(0));
-    if (base && here<base&& static_cast<std::size_t>(base - here)> kBudget)
-      raise(Error{"LimitError",
-                  "evaluation nested too deeply (C++ stack budget of 4 MiB exceeded)",
-                  0,
-                  0,
-                  {}});
-  }
-};
-thread_local char* StackGuard::base = nullptr;
+// expressions): a LimitError instead of a crash. The base is the render call's frame.
+constexpr std::size_t kStackBudget = 4u << 20;
+[[noreturn]] void stack_exhausted() {
+  raise(Error{
+      "LimitError", "evaluation nested too deeply (C++ stack budget of 4 MiB exceeded)", 0, 0, {}});
+}
 
 enum class Flow : std::uint8_t { Normal, Break, Continue };
 
@@ -217,10 +208,16 @@ class Evaluator {
  public:
   explicit Evaluator(RenderState& s) : st_(s) {}
 
+  void check_stack() const {
+    const char* here = static_cast<const char*>(__builtin_frame_address(0));
+    if (here<st_.stack_base&& static_cast<std::size_t>(st_.stack_base - here)> kStackBudget)
+      stack_exhausted();
+  }
+
   // -------------------------------------------------------------- expressions
 
   Value eval(const Expr& e, Frame* f) {
-    StackGuard::check();
+    check_stack();
     switch (e.kind) {
       case ExprKind::Const:
         return static_cast<const ConstExpr&>(e).value;
@@ -603,6 +600,53 @@ class Evaluator {
     }
   }
 
+  // {{ a + b + c }}: while every operand is a string, write the operands straight to
+  // the output instead of building each intermediate sum; on the first non-string
+  // operand fall back to Python's `+` from the sum so far (same order, same errors).
+  void print_sum(const BinaryExpr& sum, Frame* f) {
+    const Expr* chain[64];
+    std::size_t n = 0;
+    const Expr* cur = &sum;
+    while (cur->kind == ExprKind::Binary && !cur->markup &&
+           static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add && n + 1 < 64) {
+      chain[n++] = static_cast<const BinaryExpr*>(cur)->right.get();
+      cur = static_cast<const BinaryExpr*>(cur)->left.get();
+    }
+    chain[n++] = cur;  // operands, last to first
+    Value first = eval(*chain[n - 1], f);
+    if (!first.is_string()) return write_value(eval_sum_from(first, chain, n - 1, f));
+    Value operands[64];
+    operands[0] = std::move(first);
+    std::size_t count = 1;
+    for (std::size_t i = n - 1; i-- > 0;) {
+      Value v = eval(*chain[i], f);
+      if (!v.is_string()) {
+        std::string joined;
+        for (std::size_t k = 0; k < count; ++k)
+          check(append_checked(joined, operands[k].as_string(), st_.limits));
+        Value acc(std::move(joined));
+        const Expr& at_expr = *chain[i];
+        acc = at(at_expr, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
+        return write_value(eval_sum_from(acc, chain, i, f));
+      }
+      operands[count++] = std::move(v);
+    }
+    std::size_t total = 0;
+    for (std::size_t k = 0; k < count; ++k) total += operands[k].as_string().size();
+    if (total > st_.lim.max_string_bytes)
+      raise(limit_error("max_string_bytes", st_.lim.max_string_bytes));
+    for (std::size_t k = 0; k < count; ++k) st_.out.write(operands[k].as_string());
+  }
+
+  // Continues a `+` chain from `acc` with operands chain[remaining-1] ... chain[0].
+  Value eval_sum_from(Value acc, const Expr* const* chain, std::size_t remaining, Frame* f) {
+    for (std::size_t i = remaining; i-- > 0;) {
+      Value v = eval(*chain[i], f);
+      acc = at(*chain[i], [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
+    }
+    return acc;
+  }
+
   // Inside {% autoescape true %}: values that are not Markup are HTML-escaped; macro
   // results are Markup there.
   void write_autoescaped(const Expr& e, const Value& v, Frame* f) {
@@ -622,7 +666,7 @@ class Evaluator {
   }
 
   Flow exec_stmt(const Stmt& s, Frame* f) {
-    StackGuard::check();
+    check_stack();
     st_.step();
     try {
       return exec_stmt_inner(s, f);
@@ -642,7 +686,10 @@ class Evaluator {
         return Flow::Normal;
       case StmtKind::Print: {
         const Expr& e = *static_cast<const PrintStmt&>(s).expr;
-        if (e.kind == ExprKind::Concat) {  // write the pieces straight to the output
+        if (e.kind == ExprKind::Binary && !e.markup &&
+            static_cast<const BinaryExpr&>(e).op == BinaryOp::Add && !autoescape_) {
+          print_sum(static_cast<const BinaryExpr&>(e), f);
+        } else if (e.kind == ExprKind::Concat) {  // write the pieces straight to the output
           std::string text;
           concat_into(text, e, f);
           st_.out.write(text);
@@ -915,21 +962,17 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
                                      const RenderOptions& options) {
   RenderState state(tmpl, context, options);
   state.track_generation = tmpl.uses_generation && tmpl.parsed.uses_generation;
-  char* saved_base = StackGuard::base;
-  if (!saved_base) StackGuard::base = static_cast<char*>(__builtin_frame_address(0));
+  state.stack_base = static_cast<const char*>(__builtin_frame_address(0));
   RenderResult result;
   result.uses_generation = tmpl.uses_generation;
   try {
     Evaluator ev(state);
     ev.exec(tmpl.parsed.body, &state.root);
   } catch (RenderError& err) {
-    StackGuard::base = saved_base;
     return std::move(err.error);
   } catch (const std::bad_alloc&) {
-    StackGuard::base = saved_base;
     return Error{"MemoryError", "out of memory while rendering", 0, 0, {}};
   }
-  StackGuard::base = saved_base;
   result.output = std::move(state.out.main);
   if (result.uses_generation) {
     // Code point spans → byte spans of the output (clamped: the tracker's quirks can

@@ -113,6 +113,7 @@ class RenderState : public CallContext {
   std::uint64_t steps = 0;
   std::uint32_t depth = 0;  // macro / recursive loop nesting
   bool track_generation = false;
+  const char* stack_base = nullptr;  // frame address of the render call (stack budget)
   std::vector<std::pair<std::size_t, std::size_t>> generation;  // code point spans
 
   // Context lookups cached per symbol: 0 = not looked up, 1 = found, 2 = absent.
