@@ -31,6 +31,19 @@ namespace chatwire::probe {
 
 inline constexpr int kProfileVersion = 1;
 
+// The sentinel values inside the measured call syntax (ToolCalls::example) and tool
+// definitions (Tools::definitions_block), so a caller can substitute real ones: e.g. the
+// adapter writes a call in the template's own syntax by replacing these in the example.
+namespace sentinel {
+inline constexpr std::string_view kFunctionName = "get_zxweather";
+inline constexpr std::string_view kArgumentKey = "zxcity";
+inline constexpr std::string_view kArgumentValue = "ZXCITYXZ";
+inline constexpr std::string_view kLongCallId = "call_ZXLONGID0123456789abcdef";  // OpenAI style
+inline constexpr std::string_view kShortCallId = "ZXCALLID9";                     // 9 alphanumerics
+inline constexpr std::string_view kToolDescription = "ZXTOOLDESCXZ";
+inline constexpr std::string_view kResult = "ZXRESULTXZ";
+}  // namespace sentinel
+
 // How a template takes one input convention, measured by flipping it alone from the baseline.
 enum class Status : unsigned char {
   ok,     // renders and keeps every sentinel the baseline keeps

@@ -36,12 +36,12 @@ constexpr Sentinel kSentinels[] = {
     {"question", "ZXQUESTIONXZ"},
     {"reasoning_content", "ZXREASONXZ"},
     {"thinking", "ZXTHINKXZ"},
-    {"call_name", "get_zxweather"},
-    {"call_argument", "ZXCITYXZ"},
-    {"result", "ZXRESULTXZ"},
+    {"call_name", sentinel::kFunctionName},
+    {"call_argument", sentinel::kArgumentValue},
+    {"result", sentinel::kResult},
     {"answer", "ZXANSWERXZ"},
     {"question2", "ZXFOLLOWUPXZ"},
-    {"tool_description", "ZXTOOLDESCXZ"},
+    {"tool_description", sentinel::kToolDescription},
     {"parameter_description", "ZXPARAMDESCXZ"},
 };
 
@@ -51,10 +51,9 @@ std::string_view S(std::string_view name) {
   return {};
 }
 
-constexpr std::string_view kArgumentKey = "zxcity";
-constexpr std::string_view kLongCallId = "call_ZXLONGID0123456789abcdef";  // call_ + 24 characters
-constexpr std::string_view kShortCallId =
-    "ZXCALLID9";  // 9 alphanumerics, as older Mistral templates demand
+constexpr std::string_view kArgumentKey = sentinel::kArgumentKey;
+constexpr std::string_view kLongCallId = sentinel::kLongCallId;
+constexpr std::string_view kShortCallId = sentinel::kShortCallId;
 constexpr std::string_view kTextPartLeak =
     "'type': 'text'";  // a content list printed as a Python repr
 
