@@ -88,6 +88,9 @@ struct GetattrExpr : Expr {
   std::string attr;
   Value attr_value;  // the name as a string Value (hash cached) for dict lookups
   std::uint64_t attr_hash = 0;
+  // Resolved at compile time: on a dict, a method name wins over a key, and the
+  // sandbox blocks mutators and dunders, so only other names may read the key directly.
+  bool dict_method = false, dict_blocked = false;
   GetattrExpr() : Expr(ExprKind::Getattr) {}
 };
 

@@ -49,6 +49,23 @@ void RenderState::fuel_exhausted() {
   raise(limit_error("max_steps", lim.max_steps));
 }
 
+const Value* RenderState::lookup_ptr(Frame* frame, SymbolId symbol) {
+  for (Frame* f = frame; f; f = f->parent)
+    if (const Value* v = f->find_local(symbol)) return v;
+  std::uint8_t& st = context_state[symbol];
+  if (st == 0) {
+    const Value* v = context.is_dict()
+                         ? context.dict_find(std::string_view(tmpl.parsed.symbols[symbol]))
+                         : nullptr;
+    context_value[symbol] = v;
+    st = v ? 1 : 2;
+  }
+  if (st == 1) return context_value[symbol];
+  const Value& global = tmpl.globals[symbol];
+  if (!global.is_undefined()) return &global;
+  return nullptr;
+}
+
 Value RenderState::lookup(Frame* frame, SymbolId symbol) {
   for (Frame* f = frame; f; f = f->parent)
     if (const Value* v = f->find_local(symbol)) return *v;
@@ -144,7 +161,7 @@ Value get_attribute(const Value& obj, std::string_view name, std::uint64_t hash)
       raise(obj.undefined_error());
     case Kind::Dict:
       if (has_method(Kind::Dict, name)) return bound_method(obj, name);
-      if (is_unsafe_mutator(Kind::Dict, name) || is_real_dunder(name))
+      if (is_unsafe_mutator(Kind::Dict, name) || (name[0] == '_' && is_real_dunder(name)))
         return Value::unsafe_attribute(name, obj);
       if (const Value* v = obj.dict_find(name, hash)) return *v;
       return Value::undefined_attribute(name, obj);
@@ -216,6 +233,55 @@ class Evaluator {
 
   // -------------------------------------------------------------- expressions
 
+  // Evaluates `e` without copying when the value already lives somewhere stable for
+  // the rest of the expression (a variable, a constant, an item of such a dict):
+  // returns a reference to it, or to `tmp` holding a fresh value.
+  const Value& ref(const Expr& e, Frame* f, Value& tmp) {
+    switch (e.kind) {
+      case ExprKind::Const:
+        return static_cast<const ConstExpr&>(e).value;
+      case ExprKind::Name: {
+        const auto& n = static_cast<const NameExpr&>(e);
+        if (const Value* v = st_.lookup_ptr(f, n.symbol)) return *v;
+        tmp = Value::undefined_variable(n.name);
+        return tmp;
+      }
+      case ExprKind::Getattr: {
+        const auto& g = static_cast<const GetattrExpr&>(e);
+        const Value& obj = ref(*g.object, f, tmp);
+        if (obj.is_dict() && !g.dict_method && !g.dict_blocked)
+          if (const Value* v = obj.dict_find(g.attr, g.attr_hash)) return *v;
+        Value r = at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
+        tmp = std::move(r);
+        return tmp;
+      }
+      case ExprKind::Getitem: {
+        const auto& g = static_cast<const GetitemExpr&>(e);
+        if (g.index->kind == ExprKind::Const) {
+          const Value& obj = ref(*g.object, f, tmp);
+          const Value& key = static_cast<const ConstExpr&>(*g.index).value;
+          if (obj.is_dict()) {
+            if (const Value* v = obj.dict_find(key)) return *v;
+          } else if (obj.is_sequence() && key.is_int()) {
+            auto items = obj.as_list();
+            std::int64_t i = key.as_int();
+            if (i < 0) i += static_cast<std::int64_t>(items.size());
+            if (i >= 0 && static_cast<std::size_t>(i) < items.size())
+              return items[static_cast<std::size_t>(i)];
+          }
+          Value r = at(e, [&] { return get_subscript(obj, key); });
+          tmp = std::move(r);
+          return tmp;
+        }
+        tmp = eval(e, f);
+        return tmp;
+      }
+      default:
+        tmp = eval(e, f);
+        return tmp;
+    }
+  }
+
   Value eval(const Expr& e, Frame* f) {
     check_stack();
     switch (e.kind) {
@@ -223,12 +289,15 @@ class Evaluator {
         return static_cast<const ConstExpr&>(e).value;
       case ExprKind::Name:
         return st_.lookup(f, static_cast<const NameExpr&>(e).symbol);
-      case ExprKind::Getattr: {
-        const auto& g = static_cast<const GetattrExpr&>(e);
-        Value obj = eval(*g.object, f);
-        return at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
-      }
+      case ExprKind::Getattr:
       case ExprKind::Getitem:
+        if (e.kind == ExprKind::Getattr ||
+            static_cast<const GetitemExpr&>(e).index->kind == ExprKind::Const) {
+          Value tmp;
+          const Value& v = ref(e, f, tmp);
+          if (&v == &tmp) return tmp;
+          return v;
+        }
         return eval_getitem(static_cast<const GetitemExpr&>(e), f);
       case ExprKind::Call:
         return eval_call(static_cast<const CallExpr&>(e), f);
@@ -236,8 +305,10 @@ class Evaluator {
         return eval_filter(static_cast<const FilterExpr&>(e), f, nullptr);
       case ExprKind::Test:
         return Value(eval_test(static_cast<const TestExpr&>(e), f));
-      case ExprKind::Not:
-        return Value(!truthy(eval(*static_cast<const UnaryExpr&>(e).operand, f)));
+      case ExprKind::Not: {
+        Value tmp;
+        return Value(!truthy(ref(*static_cast<const UnaryExpr&>(e).operand, f, tmp)));
+      }
       case ExprKind::Neg: {
         Value v = eval(*static_cast<const UnaryExpr&>(e).operand, f);
         return at(e, [&] { return check(negate(v)); });
@@ -349,7 +420,8 @@ class Evaluator {
   }
 
   Value eval_getitem(const GetitemExpr& g, Frame* f) {
-    Value obj = eval(*g.object, f);
+    Value obj_tmp;
+    const Value& obj = ref(*g.object, f, obj_tmp);
     if (g.index->kind == ExprKind::Slice) {
       const auto& s = static_cast<const SliceExpr&>(*g.index);
       auto start = slice_bound(s.start.get(), f);
@@ -467,7 +539,8 @@ class Evaluator {
   }
 
   bool eval_test(const TestExpr& te, Frame* f) {
-    Value operand = eval(*te.operand, f);
+    Value operand_tmp;
+    const Value& operand = ref(*te.operand, f, operand_tmp);
     Args args;
     eval_args(te.arguments, f, args);
     if (te.test && te.name == "escaped") return te.operand->markup;
@@ -492,6 +565,12 @@ class Evaluator {
   }
 
   bool eval_compare(const CompareExpr& c, Frame* f) {
+    if (c.rest.size() == 1) {  // the common case: no copies of the operands
+      Value ltmp, rtmp;
+      const Value& l = ref(*c.first, f, ltmp);
+      const Value& r = ref(*c.rest[0].second, f, rtmp);
+      return compare_once(c, c.rest[0].first, l, r);
+    }
     Value left = eval(*c.first, f);
     for (const auto& item : c.rest) {
       const CompareKind op = item.first;  // not a structured binding: captured below
@@ -530,6 +609,44 @@ class Evaluator {
       left = std::move(right);
     }
     return true;
+  }
+
+  bool compare_once(const CompareExpr& c, CompareKind op, const Value& left, const Value& right) {
+    switch (op) {
+      case CompareKind::Eq:
+        return equals(left, right);
+      case CompareKind::Ne:
+        return !equals(left, right);
+      default:
+        break;
+    }
+    bool ok = false;
+    at(c, [&]() -> Value {
+      switch (op) {
+        case CompareKind::Lt:
+          ok = check(compare(CompareOp::Lt, left, right));
+          break;
+        case CompareKind::LtEq:
+          ok = check(compare(CompareOp::Le, left, right));
+          break;
+        case CompareKind::Gt:
+          ok = check(compare(CompareOp::Gt, left, right));
+          break;
+        case CompareKind::GtEq:
+          ok = check(compare(CompareOp::Ge, left, right));
+          break;
+        case CompareKind::In:
+          ok = check(contains(right, left));
+          break;
+        case CompareKind::NotIn:
+          ok = !check(contains(right, left));
+          break;
+        default:
+          break;
+      }
+      return Value();
+    });
+    return ok;
   }
 
   // -------------------------------------------------------------- assignment
@@ -696,14 +813,17 @@ class Evaluator {
         } else if (autoescape_ && !e.markup) {
           write_autoescaped(e, eval(e, f), f);
         } else {
-          write_value(eval(e, f));
+          Value tmp;
+          write_value(ref(e, f, tmp));
         }
         return Flow::Normal;
       }
       case StmtKind::If: {
         const auto& i = static_cast<const IfStmt&>(s);
-        for (const auto& [cond, body] : i.branches)
-          if (truthy(eval(*cond, f))) return exec(body, f);
+        for (const auto& [cond, body] : i.branches) {
+          Value tmp;
+          if (truthy(ref(*cond, f, tmp))) return exec(body, f);
+        }
         return exec(i.otherwise, f);
       }
       case StmtKind::For:

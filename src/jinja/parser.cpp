@@ -964,6 +964,8 @@ class Parser {
         g->attr = attr.text;
         g->attr_value = Value(attr.text);
         g->attr_hash = hash_string(attr.text);
+        g->dict_method = has_method(Kind::Dict, attr.text);
+        g->dict_blocked = is_unsafe_mutator(Kind::Dict, attr.text) || attr.text[0] == '_';
         return g;
       }
       if (attr.type != Tok::Integer) fail("expected name or number", attr);

@@ -127,6 +127,8 @@ class RenderState : public CallContext {
 
   // Name resolution: frames, then the render context, then globals.
   Value lookup(Frame* frame, SymbolId symbol);
+  // The variable's storage, or nullptr when it is undefined.
+  const Value* lookup_ptr(Frame* frame, SymbolId symbol);
   Value lookup_name(Frame* frame, std::string_view name);  // by name (rare paths)
 };
 
