@@ -340,18 +340,23 @@ struct Parser {
   std::vector<Value> item_stack;
   std::vector<std::pair<Value, Value>> entry_stack;
 
+  // Python's JSONDecodeError position: line, column and char counted in code points
+  // (the text is the str json.loads saw). Invalid UTF-8 bytes count one each.
   Error error_at(std::size_t at, std::string what, std::string type = "JSONDecodeError") {
-    std::size_t line = 1, line_start = 0;
-    for (std::size_t i = 0; i < at && i < text.size(); ++i)
+    std::size_t line = 1, column = 1, chars = 0;
+    for (std::size_t i = 0; i < at && i < text.size(); ++i) {
+      if (utf8::is_continuation(static_cast<unsigned char>(text[i]))) continue;
+      ++chars;
+      ++column;
       if (text[i] == '\n') {
         ++line;
-        line_start = i + 1;
+        column = 1;
       }
-    std::size_t column = at - line_start + 1;
+    }
     Error e;
     e.type = std::move(type);
     e.message = what + ": line " + std::to_string(line) + " column " + std::to_string(column) +
-                " (char " + std::to_string(at) + ")";
+                " (char " + std::to_string(chars) + ")";
     e.line = line;
     e.column = column;
     return e;
