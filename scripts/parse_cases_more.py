@@ -561,3 +561,26 @@ case("functionary_v3_2", "content_then_call", LC + "::functionary v3.2 content +
 case("functionary_v3_2", "two_calls", LC + "::functionary v3.2 parallel calls",
      'special_function\n{"arg1": 1}>>>special_function_with_opt\n{"arg1": 1, "arg2": 2}',
      calls=[("special_function", {"arg1": 1}), ("special_function_with_opt", {"arg1": 1, "arg2": 2})])
+
+# ---------------------------------------------------------------- kimi_k2 ids (bare counters, malformed)
+WEATHER_T = tool("get_weather", {"city": {"type": "string"}, "unit": {"type": "string"}})
+READ_T = tool("read_file", {"path": {"type": "string"}})
+FLIGHT_T = tool("book_flight", {"city": {"type": "string"}})
+case("kimi_k2", "malformed_id_skipped", KIMI + "::test_invalid_funcall_id_skipped", "Help. " + SB +
+     ktool("functions.invalid.0", '{"city": "Beijing"}') + ktool("functions.valid:1", '{"city": "Shanghai"}') + SE,
+     "Help. " + SB + TB + "functions.invalid.0 " + AB + '{"city": "Beijing"}' + TE + SE, calls=[("valid", {"city": "Shanghai"})],
+     warnings=["not_a_call"], note="upstream checks only the calls; the malformed call's text stays content here")
+case("kimi_k2", "bare_counter", KIMI + "::test_bare_counter", "Let me check. " + kwrap(ktool("0", '{"city": "Tokyo", "unit": "celsius"}')),
+     "Let me check. ", calls=[("get_weather", {"city": "Tokyo", "unit": "celsius"}, "0")], tools=[WEATHER_T])
+case("kimi_k2", "bare_counter_invalid_json", KIMI + "::test_bare_counter_single_tool_invalid_json_still_extracted",
+     "Let me check. " + kwrap(ktool("0", '{"city": "Tokyo"')), "Let me check. ", calls=[("get_weather", '{"city": "Tokyo"', "0")],
+     tools=[WEATHER_T])
+case("kimi_k2", "bare_counter_infers_by_args", KIMI + "::test_bare_counter_multiple_tools_infers_by_args",
+     "Let me check. " + kwrap(ktool("0", '{"city": "Tokyo", "unit": "celsius"}')), "Let me check. ",
+     calls=[("get_weather", {"city": "Tokyo", "unit": "celsius"}, "0")], tools=[READ_T, WEATHER_T])
+case("kimi_k2", "bare_counter_ambiguous", KIMI + "::test_bare_counter_multiple_tools_skips_unsafe_inference[ambiguous]",
+     "Let me check. " + kwrap(ktool("0", '{"city": "Tokyo"}')), "Let me check. " + kwrap(ktool("0", '{"city": "Tokyo"}')), tools=[WEATHER_T, FLIGHT_T],
+     warnings=["not_a_call"], note="upstream drops the call; its arguments stay content here")
+case("kimi_k2", "bare_counter_malformed", KIMI + "::test_bare_counter_multiple_tools_skips_unsafe_inference[malformed_json]",
+     "Let me check. " + kwrap(ktool("0", '{"city": "Tokyo"')), "Let me check. " + kwrap(ktool("0", '{"city": "Tokyo"')), tools=[WEATHER_T, FLIGHT_T],
+     warnings=["not_a_call"])

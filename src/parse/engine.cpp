@@ -1276,12 +1276,28 @@ class Engine {
       go(St::kText);
       return true;
     }
+    infer_name_ = false;
     if (d_.id_in_header) {
+      // Kimi: the header is the id "functions.name:index"; a bare counter "0" names no function,
+      // which is then inferred from the tools by the argument keys.
       id_ = header;
+      auto all_digits = [](std::string_view v) {
+        return !v.empty() &&
+               std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+      };
       std::string_view name = header;
       if (name.starts_with("functions.")) name.remove_prefix(10);
-      if (auto colon = name.rfind(':'); colon != std::string_view::npos)
+      auto colon = name.rfind(':');
+      if (all_digits(header)) {
+        infer_name_ = true;
+        infer_args_.clear();
+        name = "inferred";
+      } else if (colon == std::string_view::npos || !all_digits(name.substr(colon + 1))) {
+        fallback("not_a_call", "call id is not of the form name:index");
+        return true;
+      } else {
         name = name.substr(0, colon);
+      }
       name_.assign(name);
     } else {
       name_ = header;
@@ -1330,9 +1346,10 @@ class Engine {
       }
       if (!skip_ws()) return false;
     }
-    open_call(id_, name_);
+    if (!infer_name_) open_call(id_, name_);
     if (pos_ == buf_.size()) {
       truncated("a tool call");
+      resolve_inferred();
       close_call(false);
       end_block();
       return true;
@@ -1379,7 +1396,14 @@ class Engine {
     } else if (!eof_) {
       while (stop > pos_ && is_ws(buf_[stop - 1])) --stop;  // might be layout: hold
     }
-    if (stop > pos_) em_.args(std::string_view(buf_).substr(pos_, stop - pos_));
+    if (stop > pos_) {
+      std::string_view piece = std::string_view(buf_).substr(pos_, stop - pos_);
+      if (infer_name_) {
+        infer_args_.append(piece);
+      } else {
+        em_.args(piece);
+      }
+    }
     pos_ = stop;
     if (hit.kind == MarkerSet::Hit::kFound) {
       pos_ = hit.at;
@@ -1388,6 +1412,7 @@ class Engine {
     }
     if (!eof_) return false;
     pos_ = buf_.size();
+    resolve_inferred();
     close_call(false);
     end_block();
     return true;
@@ -1416,6 +1441,7 @@ class Engine {
       pos_ = save;
       return false;
     }
+    resolve_inferred();
     close_call();
     if (t == Tri::kYes) {
       pos_ += d_.call_close.size();
@@ -1430,6 +1456,51 @@ class Engine {
       end_block();
     }
     return true;
+  }
+
+  // The one tool whose parameters hold every argument key (or the only tool); "" if ambiguous.
+  std::string infer_tool_name(const std::string& args) const {
+    if (!tools_.is_array()) return "";
+    auto fn_of = [](const Json& tool) -> const Json& {
+      auto it = tool.find("function");
+      return it != tool.end() && it->is_object() ? *it : tool;
+    };
+    if (tools_.size() == 1) return fn_of(tools_[0]).value("name", "");
+    Json parsed = Json::parse(args, nullptr, false);
+    if (!parsed.is_object()) return "";
+    std::string found;
+    for (const auto& tool : tools_) {
+      if (!tool.is_object()) continue;
+      const Json& fn = fn_of(tool);
+      const Json* props = nullptr;
+      if (auto p = fn.find("parameters"); p != fn.end() && p->is_object())
+        if (auto q = p->find("properties"); q != p->end() && q->is_object()) props = &*q;
+      bool fits = props != nullptr;
+      for (auto it = parsed.begin(); fits && it != parsed.end(); ++it)
+        fits = props->contains(it.key());
+      if (!fits) continue;
+      if (!found.empty()) return "";  // ambiguous
+      found = fn.value("name", "");
+    }
+    return found;
+  }
+
+  void resolve_inferred() {
+    if (!infer_name_) return;
+    infer_name_ = false;
+    std::string name = infer_tool_name(infer_args_);
+    if (name.empty()) {
+      em_.warn("not_a_call",
+               "call id '" + id_ +
+                   "' names no function and the tools do not identify one; kept as content",
+               abs(pos_));
+      // Lossless: with no call yet, the whole block becomes content when it ends.
+      if (committed_) emit(Route::kContent, infer_args_);
+    } else {
+      open_call(id_, name);
+      em_.args(infer_args_);
+    }
+    infer_args_.clear();
   }
 
   // ---- XML parameters ----
@@ -1965,6 +2036,8 @@ class Engine {
 
   // sections (header JSON, XML)
   bool in_section_ = false;
+  bool infer_name_ = false;  // Kimi bare counter id: name inferred once the arguments are read
+  std::string infer_args_;
   // XML parameters
   std::string param_;
   ParamTypes types_;
