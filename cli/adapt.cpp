@@ -1,15 +1,103 @@
-// `chatwire adapt`: not written yet (placeholder so the command table links).
-#include <cstdio>
+// `chatwire adapt`: an OpenAI request → the template variables that make one template render
+// all of it, with the adaptations applied and the probe findings behind them.
+#include "chatwire/adapt.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
 
 #include "commands.hpp"
 
 namespace chatwire::cli {
 
+namespace {
+
+struct AdaptArgs {
+  std::string template_file, model_dir, request_file, call_syntax;
+  bool no_verify = false;
+};
+
+int run_adapt(const AdaptArgs& args) {
+  using json = nlohmann::ordered_json;
+  auto target = !args.model_dir.empty() ? adapt::load_model_dir(args.model_dir)
+                                        : adapt::load_template_file(args.template_file);
+  if (!target) {
+    std::cerr << "chatwire adapt: " << target.error().to_string() << "\n";
+    return 1;
+  }
+  std::string text;
+  if (args.request_file == "-") {
+    std::ostringstream buffer;
+    buffer << std::cin.rdbuf();
+    text = buffer.str();
+  } else {
+    std::ifstream in(args.request_file, std::ios::binary);
+    if (!in) {
+      std::cerr << "chatwire adapt: cannot read " << args.request_file << "\n";
+      return 1;
+    }
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  // Parsed with chatwire's JSON reader first: invalid UTF-8 and syntax errors get a position.
+  auto parsed = parse_json(text);
+  if (!parsed) {
+    std::cerr << "chatwire adapt: " << args.request_file << ": " << parsed.error().to_string()
+              << "\n";
+    return 1;
+  }
+  auto request = to_json(*parsed);
+  if (!request) {
+    std::cerr << "chatwire adapt: " << request.error().to_string() << "\n";
+    return 1;
+  }
+  adapt::Options options;
+  options.call_syntax = args.call_syntax;
+  options.special_tokens = target->special_tokens;
+  options.verify = !args.no_verify;
+  auto adapted = adapt::adapt(*request, target->profile, *target->tmpl, options);
+  if (!adapted) {
+    json err = {{"error",
+                 {{"type", adapted.error().type},
+                  {"path", adapted.error().path},
+                  {"message", adapted.error().message}}}};
+    std::cout << err.dump(1) << "\n";
+    std::cerr << "chatwire adapt: " << adapted.error().to_string() << "\n";
+    return 1;
+  }
+  json adaptations = json::array();
+  for (const auto& a : adapted->adaptations)
+    adaptations.push_back({{"code", a.code}, {"finding", a.finding}, {"detail", a.detail}});
+  json out = {
+      {"context", adapted->context}, {"adaptations", adaptations}, {"warnings", adapted->warnings}};
+  std::cout << out.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+  return 0;
+}
+
+}  // namespace
+
 void add_adapt(CLI::App& root, int& exit_code) {
-  auto* cmd = root.add_subcommand("adapt", "(not implemented yet)");
-  cmd->callback([&exit_code] {
-    std::fprintf(stderr, "chatwire adapt: not implemented yet\n");
-    exit_code = 2;
+  auto args = std::make_shared<AdaptArgs>();
+  auto* cmd =
+      root.add_subcommand("adapt", "Adapt an OpenAI request to what one template can render");
+  auto* t = cmd->add_option("--template", args->template_file, "chat template file (.jinja)");
+  auto* m = cmd->add_option("--model", args->model_dir, "checkpoint directory");
+  t->excludes(m);
+  cmd->add_option("--request", args->request_file, "OpenAI request JSON file ('-' = stdin)")
+      ->required();
+  cmd->add_option(
+      "--call-syntax", args->call_syntax,
+      "text syntax for calls a template drops (default: the one its instructions teach)");
+  cmd->add_flag("--no-verify", args->no_verify,
+                "do not render the result to check nothing is lost");
+  cmd->callback([args, &exit_code] {
+    if (args->template_file.empty() && args->model_dir.empty()) {
+      std::cerr << "chatwire adapt: give --template FILE or --model DIR\n";
+      exit_code = 2;
+      return;
+    }
+    exit_code = run_adapt(*args);
   });
 }
 

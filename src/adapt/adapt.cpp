@@ -1,0 +1,643 @@
+// The adapter: an OpenAI request becomes the template variables that make one template render
+// every piece of it. Each adaptation is a pass in ONE table (kAdaptations) that reads the
+// probe's measurements of the template; nothing here looks at a template's name.
+#include "chatwire/adapt.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "adapt/call_syntax.hpp"
+#include "adapt/verify.hpp"
+
+namespace chatwire::adapt {
+
+namespace {
+
+const Status kOk = Status{std::monostate{}};
+
+Error request_error(std::string path, std::string message) {
+  return Error{"RequestError", std::move(message), 0, 0, std::move(path)};
+}
+
+std::string msg_path(std::size_t i) {
+  return "messages[" + std::to_string(i) + "]";
+}
+
+// OpenAI request fields that are sampling or transport parameters, not template variables.
+constexpr std::string_view kOpenAIParameters[] = {
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "temperature",
+    "top_p",
+    "n",
+    "stream",
+    "stream_options",
+    "stop",
+    "max_tokens",
+    "max_completion_tokens",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "logprobs",
+    "top_logprobs",
+    "user",
+    "seed",
+    "response_format",
+    "parallel_tool_calls",
+    "metadata",
+    "store",
+    "service_tier",
+    "modalities",
+    "audio",
+    "prediction",
+    "chat_template_kwargs",
+    "add_generation_prompt",
+    "documents",
+    "continue_final_message",
+    "echo",
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+};
+
+bool is_openai_parameter(std::string_view key) {
+  return std::find(std::begin(kOpenAIParameters), std::end(kOpenAIParameters), key) !=
+         std::end(kOpenAIParameters);
+}
+
+// "conventions.arguments_string: error (TypeError: ...)"
+std::string convention_finding(const probe::Profile& profile, std::string_view key) {
+  const probe::Convention* c = profile.convention(key);
+  if (c == nullptr) return "conventions." + std::string(key) + ": not measured";
+  std::string s =
+      "conventions." + std::string(key) + ": " + std::string(probe::status_name(c->status));
+  if (c->status == probe::Status::error && !c->error.empty()) s += " (" + c->error + ")";
+  if (c->status == probe::Status::lossy && !c->lost.empty()) {
+    s += " (loses";
+    for (const auto& l : c->lost) s += " " + l;
+    s += ")";
+  }
+  return s;
+}
+
+bool convention_renders(const probe::Profile& profile, std::string_view key) {
+  return profile.accepts(key);
+}
+bool convention_errors(const probe::Profile& profile, std::string_view key) {
+  const probe::Convention* c = profile.convention(key);
+  return c != nullptr && c->status == probe::Status::error;
+}
+
+// Text of a message's content: a string, null, or the text parts joined by newlines.
+// Non-text parts cannot become text: that is refused.
+Result<std::string> content_as_text(const json& message, const std::string& path) {
+  auto it = message.find("content");
+  if (it == message.end() || it->is_null()) return std::string();
+  if (it->is_string()) return it->get<std::string>();
+  std::string out;
+  bool first = true;
+  for (std::size_t k = 0; k < it->size(); ++k) {
+    const json& part = (*it)[k];
+    std::string type = part.value("type", "");
+    if (type != "text")
+      return Error{"CannotRepresent",
+                   "a '" + type + "' content part cannot be written as text for this template", 0,
+                   0, path + ".content[" + std::to_string(k) + "]"};
+    if (!first) out += "\n";
+    out += part.value("text", "");
+    first = false;
+  }
+  return out;
+}
+
+struct Work {
+  const probe::Profile& profile;
+  const Options& options;
+  json messages = json::array();
+  json tools = nullptr;
+  const CallSyntax* syntax = nullptr;  // chosen lazily
+  Adapted out;
+
+  void record(std::string code, std::string finding, std::string detail) {
+    out.adaptations.push_back({std::move(code), std::move(finding), std::move(detail)});
+  }
+  const CallSyntax& call_syntax() {
+    if (syntax == nullptr) {
+      if (!options.call_syntax.empty()) syntax = find_syntax(options.call_syntax);
+      if (syntax == nullptr)
+        syntax = &taught_syntax(profile.tools.definitions_block.value_or(std::string()));
+    }
+    return *syntax;
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// The passes, in the order they run.
+// ---------------------------------------------------------------------------------------
+
+// "developer" is OpenAI's newer name for the system role; templates know "system".
+Status developer_as_system(Work& w) {
+  std::string changed;
+  for (std::size_t i = 0; i < w.messages.size(); ++i)
+    if (w.messages[i].value("role", "") == "developer") {
+      w.messages[i]["role"] = "system";
+      changed += (changed.empty() ? "" : ", ") + msg_path(i);
+    }
+  if (!changed.empty())
+    w.record("developer_as_system", "the probe measures the system role",
+             changed + ": role developer rendered as system");
+  return kOk;
+}
+
+// Reasoning of assistant turns before the last user message is always dropped: the model
+// never saw it in training, and a few templates replay it (reasoning.history_kept).
+Status drop_past_reasoning(Work& w) {
+  std::size_t last_user = 0;
+  bool any_user = false;
+  for (std::size_t i = 0; i < w.messages.size(); ++i)
+    if (w.messages[i].value("role", "") == "user") last_user = i, any_user = true;
+  if (!any_user) return kOk;
+  std::string changed;
+  for (std::size_t i = 0; i < last_user; ++i) {
+    json& m = w.messages[i];
+    if (m.value("role", "") != "assistant") continue;
+    for (const char* field : {"reasoning_content", "thinking", "reasoning"})
+      if (m.contains(field)) {
+        m.erase(field);
+        changed += (changed.empty() ? "" : ", ") + msg_path(i) + "." + field;
+      }
+  }
+  if (!changed.empty())
+    w.record("drop_past_reasoning",
+             std::string("reasoning.history_kept: ") +
+                 (w.profile.reasoning.history_kept ? "true" : "false"),
+             "removed " + changed);
+  return kOk;
+}
+
+// The current turn's reasoning goes in the field the template renders.
+Status reasoning_field(Work& w) {
+  const auto& field = w.profile.reasoning.field;
+  if (!field) return kOk;
+  const std::string other = *field == "thinking" ? "reasoning_content" : "thinking";
+  std::string changed;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    json& m = w.messages[i];
+    if (m.value("role", "") != "assistant" || m.contains(*field)) continue;
+    const char* source = m.contains(other)         ? other.c_str()
+                         : m.contains("reasoning") ? "reasoning"
+                                                   : nullptr;
+    if (source == nullptr) continue;
+    m[*field] = m[source];
+    changed += (changed.empty() ? "" : ", ") + msg_path(i);
+  }
+  if (!changed.empty())
+    w.record("reasoning_field", "reasoning.field: " + *field,
+             changed + ": reasoning passed as " + *field);
+  return kOk;
+}
+
+// arguments as a dict or as a JSON string, whichever the template takes.
+Status arguments_shape(Work& w) {
+  bool want_dict = convention_renders(w.profile, "arguments_dict");
+  bool want_string = !want_dict && convention_renders(w.profile, "arguments_string");
+  if (!want_dict && !want_string) {
+    // Neither renders losslessly (e.g. calls are dropped anyway): avoid the one that raises.
+    want_dict = !convention_errors(w.profile, "arguments_dict");
+    want_string = !want_dict;
+  }
+  std::size_t converted = 0;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    json& m = w.messages[i];
+    if (!m.contains("tool_calls") || !m["tool_calls"].is_array()) continue;
+    for (std::size_t j = 0; j < m["tool_calls"].size(); ++j) {
+      json& call = m["tool_calls"][j];
+      json& fn = call.contains("function") ? call["function"] : call;
+      std::string path = msg_path(i) + ".tool_calls[" + std::to_string(j) + "].function.arguments";
+      if (!fn.contains("arguments")) fn["arguments"] = want_dict ? json::object() : json("{}");
+      json& args = fn["arguments"];
+      if (want_dict && args.is_string()) {
+        json parsed = json::parse(args.get<std::string>(), nullptr, false);
+        if (parsed.is_discarded() || !parsed.is_object())
+          return request_error(
+              path, "is not a JSON object text, and this template needs arguments as a dict (" +
+                        convention_finding(w.profile, "arguments_string") + ")");
+        args = std::move(parsed);
+        ++converted;
+      } else if (want_string && !args.is_string()) {
+        args = arguments_text(args);
+        ++converted;
+      }
+    }
+  }
+  if (converted > 0)
+    w.record(want_dict ? "arguments_to_dict" : "arguments_to_string",
+             want_dict ? convention_finding(w.profile, "arguments_string")
+                       : convention_finding(w.profile, "arguments_dict"),
+             std::to_string(converted) + " tool call(s): arguments passed as " +
+                 (want_dict ? "a dict" : "a JSON string"));
+  return kOk;
+}
+
+bool is_short_id(std::string_view id) {
+  if (id.size() != 9) return false;
+  for (char c : id)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+  return true;
+}
+
+// A 9-character alphanumeric id derived from the original (FNV-1a, base 62), so the same
+// request always maps the same way; `salt` resolves collisions.
+std::string short_id(std::string_view id, std::uint64_t salt) {
+  static constexpr char kAlphabet[] =
+      "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  std::uint64_t h = 1469598103934665603ull ^ salt;
+  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
+  std::string out(9, '0');
+  for (auto& ch : out) {
+    ch = kAlphabet[h % 62];
+    h = h / 62 + (h % 62) * 0x9E3779B97F4A7C15ull;
+  }
+  return out;
+}
+
+// OpenAI call ids → 9 alphanumerics when the template rejects them, consistently in the
+// calls and in the tool messages that answer them.
+Status short_call_ids(Work& w) {
+  if (convention_renders(w.profile, "long_call_id") ||
+      !convention_renders(w.profile, "short_call_id"))
+    return kOk;
+  std::vector<std::pair<std::string, std::string>> mapping;
+  auto map_id = [&](const std::string& id) -> std::string {
+    if (is_short_id(id)) return id;
+    for (const auto& [from, to] : mapping)
+      if (from == id) return to;
+    std::uint64_t salt = 0;
+    std::string candidate = short_id(id, salt);
+    auto taken = [&](const std::string& c) {
+      for (const auto& [from, to] : mapping)
+        if (to == c) return true;
+      return false;
+    };
+    while (taken(candidate)) candidate = short_id(id, ++salt);
+    mapping.emplace_back(id, candidate);
+    return candidate;
+  };
+  for (auto& m : w.messages) {
+    if (m.contains("tool_calls") && m["tool_calls"].is_array())
+      for (auto& call : m["tool_calls"])
+        if (call.contains("id") && call["id"].is_string())
+          call["id"] = map_id(call["id"].get<std::string>());
+    if (m.contains("tool_call_id") && m["tool_call_id"].is_string())
+      m["tool_call_id"] = map_id(m["tool_call_id"].get<std::string>());
+  }
+  if (!mapping.empty()) {
+    std::string detail;
+    for (const auto& [from, to] : mapping)
+      detail += (detail.empty() ? "" : ", ") + from + " -> " + to;
+    w.record("short_call_ids", convention_finding(w.profile, "long_call_id"), detail);
+  }
+  return kOk;
+}
+
+// Tools nested ({"type":"function","function":{...}}) or flat ({name, description, ...}).
+Status tools_shape(Work& w) {
+  if (!w.tools.is_array() || convention_renders(w.profile, "nested_tools") ||
+      !convention_renders(w.profile, "flat_tools"))
+    return kOk;
+  for (auto& tool : w.tools)
+    if (tool.is_object() && tool.contains("function") && tool["function"].is_object())
+      tool = tool["function"];
+  w.record("flat_tools", convention_finding(w.profile, "nested_tools"),
+           "tools passed as flat function objects");
+  return kOk;
+}
+
+// List-of-parts content joined into a string where the template needs one; null content
+// made "" where None breaks the template.
+Status content_shapes(Work& w) {
+  const bool parts_ok = convention_renders(w.profile, "content_parts");
+  const bool null_ok = convention_renders(w.profile, "null_call_content") ||
+                       !convention_renders(w.profile, "empty_call_content");
+  std::string joined, nulled;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    json& m = w.messages[i];
+    if (!m.contains("content")) continue;
+    if (m["content"].is_array() && !parts_ok) {
+      auto text = content_as_text(m, msg_path(i));
+      if (!text) return text.error();
+      m["content"] = *text;
+      joined += (joined.empty() ? "" : ", ") + msg_path(i);
+    } else if (m["content"].is_null() && !null_ok) {
+      m["content"] = "";
+      nulled += (nulled.empty() ? "" : ", ") + msg_path(i);
+    }
+  }
+  if (!joined.empty())
+    w.record("join_text_parts", convention_finding(w.profile, "content_parts"),
+             joined + ": text parts joined into a string");
+  if (!nulled.empty())
+    w.record("null_content_to_empty", convention_finding(w.profile, "null_call_content"),
+             nulled + ": null content passed as \"\"");
+  return kOk;
+}
+
+// Can the template render tool messages at all (the baseline conversation had them)?
+bool renders_tool_messages(const probe::Profile& p) {
+  return p.baseline.conversation == "full" || p.baseline.conversation == "no_system";
+}
+
+// Tool calls the template drops (or cannot take at all): written into the assistant content
+// in the syntax the template's own instructions teach.
+Status calls_as_text(Work& w) {
+  if (w.profile.tool_calls.rendered && renders_tool_messages(w.profile)) return kOk;
+  std::string changed;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    json& m = w.messages[i];
+    if (!m.contains("tool_calls")) continue;
+    if (!m["tool_calls"].is_array() || m["tool_calls"].empty()) {
+      m.erase("tool_calls");
+      continue;
+    }
+    auto text = content_as_text(m, msg_path(i));
+    if (!text) return text.error();
+    std::string content = *text;
+    if (!content.empty()) content += "\n";
+    content += w.call_syntax().write_calls(m["tool_calls"]);
+    m["content"] = content;
+    m.erase("tool_calls");
+    changed += (changed.empty() ? "" : ", ") + msg_path(i);
+  }
+  if (!changed.empty()) {
+    std::string finding =
+        w.profile.tool_calls.rendered
+            ? "tool messages do not render: " + w.profile.baseline.full_conversation_error
+            : std::string("tool_calls.rendered: false");
+    if (w.profile.has_silent_failure("tool_calls_dropped"))
+      finding += " (silent failure tool_calls_dropped)";
+    w.record("calls_as_text", finding,
+             changed + ": tool calls written into the content in the '" +
+                 std::string(w.call_syntax().name) + "' syntax");
+  }
+  return kOk;
+}
+
+// Tool results the template drops, or a tool role it rejects: a user turn carrying the text.
+Status results_as_user_text(Work& w) {
+  if (w.profile.tool_results.rendered && renders_tool_messages(w.profile)) return kOk;
+  std::string changed;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    json& m = w.messages[i];
+    if (m.value("role", "") != "tool") continue;
+    json user = json::object();
+    user["role"] = "user";
+    user["content"] = w.call_syntax().write_result(m);
+    m = std::move(user);
+    changed += (changed.empty() ? "" : ", ") + msg_path(i);
+  }
+  if (!changed.empty())
+    w.record("results_as_user_text",
+             w.profile.tool_results.rendered
+                 ? "tool messages do not render: " + w.profile.baseline.full_conversation_error
+                 : std::string("tool_results.rendered: false"),
+             changed + ": tool result passed as a user turn");
+  return kOk;
+}
+
+// Where the template ignores `tools` (or has no tool support), the definitions go into the
+// system prompt, with the template's own call syntax as the instruction where one was found.
+Status definitions_into_system(Work& w) {
+  if (!w.tools.is_array() || w.tools.empty() || w.profile.tools.definitions_rendered) return kOk;
+  std::string text = "# Tools\n\nYou may call one or more of the following functions:\n";
+  for (const auto& tool : w.tools) text += arguments_text(tool) + "\n";
+  text += "\nTo call a function, reply with:\n";
+  if (w.profile.tool_calls.example) {
+    std::string example = *w.profile.tool_calls.example;
+    auto replace_all = [&](std::string_view from, std::string_view to) {
+      for (std::size_t pos = 0; (pos = example.find(from, pos)) != std::string::npos;
+           pos += to.size())
+        example.replace(pos, from.size(), to);
+    };
+    replace_all(probe::sentinel::kFunctionName, "<function-name>");
+    replace_all(probe::sentinel::kArgumentKey, "<argument-name>");
+    replace_all(probe::sentinel::kArgumentValue, "<argument-value>");
+    replace_all(probe::sentinel::kLongCallId, "<call-id>");
+    replace_all(probe::sentinel::kShortCallId, "<call-id>");
+    text += example;
+  } else {
+    json call = {
+        {"function",
+         {{"name", "<function-name>"}, {"arguments", {{"<argument-name>", "<argument-value>"}}}}}};
+    text += w.call_syntax().write_calls(json::array({call}));
+  }
+  if (!w.messages.empty() && w.messages[0].value("role", "") == "system") {
+    auto existing = content_as_text(w.messages[0], msg_path(0));
+    if (!existing) return existing.error();
+    w.messages[0]["content"] = existing->empty() ? text : *existing + "\n\n" + text;
+  } else {
+    json system = {{"role", "system"}, {"content", text}};
+    w.messages.insert(w.messages.begin(), std::move(system));
+  }
+  std::string finding = "tools.definitions_rendered: false";
+  if (w.profile.has_silent_failure("tools_ignored")) finding += " (silent failure tools_ignored)";
+  if (w.profile.has_silent_failure("no_tool_support")) finding += " (no_tool_support)";
+  w.record("definitions_into_system", finding,
+           std::to_string(w.tools.size()) + " tool definition(s) written into the system prompt");
+  return kOk;
+}
+
+// No system role: the system text goes in front of the first user turn.
+Status system_into_user(Work& w) {
+  if (w.profile.system.supported) return kOk;
+  std::string system_text;
+  std::string changed;
+  json kept = json::array();
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    const json& m = w.messages[i];
+    if (m.value("role", "") == "system") {
+      auto text = content_as_text(m, msg_path(i));
+      if (!text) return text.error();
+      if (!system_text.empty()) system_text += "\n\n";
+      system_text += *text;
+      changed += (changed.empty() ? "" : ", ") + msg_path(i);
+    } else {
+      kept.push_back(m);
+    }
+  }
+  if (changed.empty()) return kOk;
+  auto first_user = std::find_if(kept.begin(), kept.end(),
+                                 [](const json& m) { return m.value("role", "") == "user"; });
+  if (first_user == kept.end()) {
+    kept.insert(kept.begin(), json{{"role", "user"}, {"content", system_text}});
+  } else {
+    auto text = content_as_text(*first_user, "messages");
+    if (!text) return text.error();
+    (*first_user)["content"] = system_text + "\n\n" + *text;
+  }
+  w.messages = std::move(kept);
+  w.record("system_into_user",
+           "system.supported: false" +
+               (w.profile.system.error.empty() ? "" : " (" + w.profile.system.error + ")"),
+           changed + ": system text merged into the first user turn");
+  return kOk;
+}
+
+// Strict user/assistant alternation: consecutive turns of one side merged.
+Status merge_for_alternation(Work& w) {
+  if (!w.profile.alternation.required) return kOk;
+  json merged = json::array();
+  std::size_t merges = 0;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    const json& m = w.messages[i];
+    std::string role = m.value("role", "");
+    if (!merged.empty() && merged.back().value("role", "") == role &&
+        (role == "user" || role == "assistant") && !m.contains("tool_calls") &&
+        !merged.back().contains("tool_calls")) {
+      auto a = content_as_text(merged.back(), "messages");
+      auto b = content_as_text(m, msg_path(i));
+      if (!a) return a.error();
+      if (!b) return b.error();
+      merged.back()["content"] = *a + "\n\n" + *b;
+      ++merges;
+      continue;
+    }
+    merged.push_back(m);
+  }
+  if (merges == 0) return kOk;
+  w.messages = std::move(merged);
+  w.record(
+      "merge_for_alternation",
+      "alternation.required: true" +
+          (w.profile.alternation.error.empty() ? "" : " (" + w.profile.alternation.error + ")"),
+      std::to_string(merges) + " consecutive same-role turn(s) merged");
+  return kOk;
+}
+
+// ONE table: the adaptations in the order they run. Adding one is one row plus its pass.
+struct AdaptationPass {
+  std::string_view code;
+  Status (*run)(Work&);
+};
+constexpr AdaptationPass kAdaptations[] = {
+    {"developer_as_system", developer_as_system},
+    {"drop_past_reasoning", drop_past_reasoning},
+    {"reasoning_field", reasoning_field},
+    {"arguments", arguments_shape},
+    {"short_call_ids", short_call_ids},
+    {"flat_tools", tools_shape},
+    {"calls_as_text", calls_as_text},
+    {"results_as_user_text", results_as_user_text},
+    {"content_shapes", content_shapes},
+    {"definitions_into_system", definitions_into_system},
+    {"system_into_user", system_into_user},
+    {"merge_for_alternation", merge_for_alternation},
+};
+
+// Structural checks of the OpenAI request, with field paths.
+Status check_request(const json& request) {
+  if (!request.is_object()) return request_error("", "the request is not a JSON object");
+  auto it = request.find("messages");
+  if (it == request.end() || !it->is_array() || it->empty())
+    return request_error("messages", "must be a non-empty list of messages");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    std::string path = msg_path(i);
+    if (!m.is_object()) return request_error(path, "must be an object");
+    if (!m.contains("role") || !m["role"].is_string() || m["role"].get<std::string>().empty())
+      return request_error(path + ".role", "must be a non-empty string");
+    if (m.contains("content")) {
+      const json& c = m["content"];
+      if (!(c.is_string() || c.is_null() || c.is_array()))
+        return request_error(path + ".content", "must be a string, a list of parts or null");
+      if (c.is_array())
+        for (std::size_t k = 0; k < c.size(); ++k)
+          if (!c[k].is_object() || !c[k].contains("type") || !c[k]["type"].is_string())
+            return request_error(path + ".content[" + std::to_string(k) + "]",
+                                 "must be an object with a string \"type\"");
+    }
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      if (!m["tool_calls"].is_array()) return request_error(path + ".tool_calls", "must be a list");
+      for (std::size_t j = 0; j < m["tool_calls"].size(); ++j) {
+        const json& call = m["tool_calls"][j];
+        std::string cpath = path + ".tool_calls[" + std::to_string(j) + "]";
+        if (!call.is_object() || !call.contains("function") || !call["function"].is_object())
+          return request_error(cpath + ".function", "must be an object");
+        const json& fn = call["function"];
+        if (!fn.contains("name") || !fn["name"].is_string() ||
+            fn["name"].get<std::string>().empty())
+          return request_error(cpath + ".function.name", "must be a non-empty string");
+        if (fn.contains("arguments") &&
+            !(fn["arguments"].is_string() || fn["arguments"].is_object()))
+          return request_error(cpath + ".function.arguments", "must be a JSON string or an object");
+      }
+    }
+  }
+  auto tools = request.find("tools");
+  if (tools != request.end() && !tools->is_null()) {
+    if (!tools->is_array()) return request_error("tools", "must be a list");
+    for (std::size_t k = 0; k < tools->size(); ++k)
+      if (!(*tools)[k].is_object())
+        return request_error("tools[" + std::to_string(k) + "]", "must be an object");
+  }
+  auto kwargs = request.find("chat_template_kwargs");
+  if (kwargs != request.end() && !kwargs->is_null() && !kwargs->is_object())
+    return request_error("chat_template_kwargs", "must be an object");
+  return kOk;
+}
+
+}  // namespace
+
+Result<Adapted> adapt(const json& request, const probe::Profile& profile,
+                      const jinja::Template& tmpl, const Options& options) {
+  if (auto st = check_request(request); !st) return st.error();
+  if (!profile.renders)
+    return Error{"CannotRepresent",
+                 "the template renders no conversation at all: " + profile.baseline.error, 0, 0,
+                 ""};
+  Work w{profile, options, json::array(), nullptr, nullptr, Adapted{}};
+  w.messages = request["messages"];
+  for (auto& m : w.messages)
+    if (m.contains("tool_calls") && m["tool_calls"].is_null()) m.erase("tool_calls");
+  if (request.contains("tools") && request["tools"].is_array() && !request["tools"].empty())
+    w.tools = request["tools"];
+  for (const auto& pass : kAdaptations)
+    if (auto st = pass.run(w); !st) return st.error();
+
+  // The context, as transformers builds it: special tokens, then extra variables (they win),
+  // then messages/tools/documents/add_generation_prompt.
+  json context = json::object();
+  if (auto tokens = to_json(options.special_tokens); tokens && tokens->is_object())
+    for (auto& [k, v] : tokens->items()) context[k] = v;
+  for (auto& [k, v] : request.items())
+    if (!is_openai_parameter(k)) context[k] = v;
+  if (request.contains("chat_template_kwargs") && request["chat_template_kwargs"].is_object())
+    for (auto& [k, v] : request["chat_template_kwargs"].items()) context[k] = v;
+  context["messages"] = w.messages;
+  context["tools"] = w.tools;
+  context["documents"] = request.contains("documents") ? request["documents"] : json(nullptr);
+  context["add_generation_prompt"] = request.value("add_generation_prompt", true);
+  w.out.context = std::move(context);
+
+  if (options.verify) {
+    jinja::RenderOptions render_options;
+    render_options.limits = options.limits;
+    render_options.now = options.now;
+    auto rendered = tmpl.render(from_json(w.out.context), render_options);
+    if (!rendered)
+      return Error{"CannotRepresent",
+                   "the adapted request does not render: " + rendered.error().to_string(), 0, 0,
+                   ""};
+    w.out.rendered = std::move(rendered->output);
+    if (auto st = verify_survivors(request, w.out.rendered, w.tools.is_array()); !st)
+      return st.error();
+  }
+  return std::move(w.out);
+}
+
+}  // namespace chatwire::adapt

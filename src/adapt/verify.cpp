@@ -1,0 +1,130 @@
+#include "adapt/verify.hpp"
+
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace chatwire::adapt {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string_view strip(std::string_view s) {
+  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool found_once(std::string_view piece, std::string_view rendered) {
+  if (rendered.find(piece) != std::string_view::npos) return true;
+  // As a JSON string body (templates that write a message with tojson).
+  for (bool ascii : {false, true}) {
+    JsonDumpOptions options;
+    options.ensure_ascii = ascii;
+    auto dumped = to_json_string(Value(piece), options);
+    if (!dumped || dumped->size() < 2) continue;
+    std::string_view body(dumped->data() + 1, dumped->size() - 2);
+    if (rendered.find(body) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+struct Piece {
+  std::string path;
+  std::string text;
+};
+
+void text_pieces(const json& content, const std::string& path, std::vector<Piece>& out) {
+  if (content.is_string()) {
+    out.push_back({path, content.get<std::string>()});
+  } else if (content.is_array()) {
+    for (std::size_t k = 0; k < content.size(); ++k)
+      if (content[k].is_object() && content[k].value("type", "") == "text" &&
+          content[k].contains("text") && content[k]["text"].is_string())
+        out.push_back(
+            {path + "[" + std::to_string(k) + "].text", content[k]["text"].get<std::string>()});
+  }
+}
+
+void argument_pieces(const json& value, const std::string& path, std::vector<Piece>& out) {
+  if (value.is_string()) {
+    out.push_back({path, value.get<std::string>()});
+  } else if (value.is_object()) {
+    for (auto& [k, v] : value.items()) argument_pieces(v, path + "." + k, out);
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i)
+      argument_pieces(value[i], path + "[" + std::to_string(i) + "]", out);
+  }
+}
+
+}  // namespace
+
+bool survives(std::string_view text, std::string_view rendered) {
+  std::string_view t = strip(text);
+  if (t.empty() || found_once(t, rendered)) return true;
+  // Line by line: every non-empty line must be there.
+  std::size_t start = 0;
+  while (start <= t.size()) {
+    std::size_t end = t.find('\n', start);
+    if (end == std::string_view::npos) end = t.size();
+    std::string_view line = strip(t.substr(start, end - start));
+    if (!line.empty() && !found_once(line, rendered)) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+Status verify_survivors(const json& request, std::string_view rendered,
+                        bool check_tool_descriptions) {
+  std::vector<Piece> pieces;
+  const json& messages = request["messages"];
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    std::string path = "messages[" + std::to_string(i) + "]";
+    if (m.contains("content")) text_pieces(m["content"], path + ".content", pieces);
+    if (m.contains("tool_calls") && m["tool_calls"].is_array())
+      for (std::size_t j = 0; j < m["tool_calls"].size(); ++j) {
+        const json& call = m["tool_calls"][j];
+        if (!call.is_object() || !call.contains("function")) continue;
+        const json& fn = call["function"];
+        std::string cpath = path + ".tool_calls[" + std::to_string(j) + "].function";
+        if (fn.contains("name") && fn["name"].is_string())
+          pieces.push_back({cpath + ".name", fn["name"].get<std::string>()});
+        if (fn.contains("arguments")) {
+          json args = fn["arguments"];
+          if (args.is_string()) {
+            json parsed = json::parse(args.get<std::string>(), nullptr, false);
+            if (!parsed.is_discarded()) args = std::move(parsed);
+          }
+          argument_pieces(args, cpath + ".arguments", pieces);
+        }
+      }
+  }
+  if (check_tool_descriptions && request.contains("tools") && request["tools"].is_array())
+    for (std::size_t k = 0; k < request["tools"].size(); ++k) {
+      const json& tool = request["tools"][k];
+      const json& fn = tool.contains("function") ? tool["function"] : tool;
+      std::string path =
+          "tools[" + std::to_string(k) + "]" + (tool.contains("function") ? ".function" : "");
+      if (fn.is_object() && fn.contains("name") && fn["name"].is_string())
+        pieces.push_back({path + ".name", fn["name"].get<std::string>()});
+      if (fn.is_object() && fn.contains("description") && fn["description"].is_string())
+        pieces.push_back({path + ".description", fn["description"].get<std::string>()});
+    }
+  std::vector<std::string> lost;
+  for (const auto& piece : pieces)
+    if (!survives(piece.text, rendered)) lost.push_back(piece.path);
+  if (lost.empty()) return Status{std::monostate{}};
+  std::string message = "the template does not render this text even after adaptation";
+  if (lost.size() > 1) {
+    message += " (" + std::to_string(lost.size()) + " pieces lost:";
+    for (const auto& l : lost) message += " " + l;
+    message += ")";
+  }
+  return Error{"CannotRepresent", std::move(message), 0, 0, lost.front()};
+}
+
+}  // namespace chatwire::adapt
