@@ -7,8 +7,9 @@
 // error_type where the oracle raises. Where the oracle ran out of resources
 // (RecursionError, MemoryError, or no answer within 5 s: "OracleTimeout"), chatwire must
 // stop with a LimitError (or the same error). Any other mismatch fails the test unless
-// data/suites/known_differences.tsv lists the case with a reason, and a suite fails if its
-// listed cases exceed 1% of its cases (issue 3 wants >= 99% identical).
+// data/suites/known_differences.tsv lists the case with a reason, and the listed cases may
+// not exceed 1% of all extracted cases (issue 3: at least 99% of the cases extracted from the
+// suites render identically, the rest listed with the reason).
 //
 // One test per suite file; each prints a summary line. With CHATWIRE_SUITES_REPORT=<file>
 // every case's result is appended to <file> as JSON Lines, which
@@ -42,7 +43,7 @@ namespace {
 using chatwire::Value;
 using chatwire::test::data_path;
 
-// Issue 3: at least 99% of each suite must render identically.
+// Issue 3: at least 99% of all extracted cases must render identically.
 constexpr double kMaxKnownDifferenceShare = 0.01;
 
 // Oracle failures that mean "the oracle ran out of a resource", not a language error:
@@ -363,16 +364,28 @@ TEST_P(Suites, RendersLikeTheOracle) {
   if (stale > 0) summary << ", " << stale << " listed but now passing";
   summary << " (" << seconds << " s)";
   std::cout << summary.str() << std::endl;
-
-  const double share = cases == 0 ? 0.0 : static_cast<double>(listed) / static_cast<double>(cases);
-  EXPECT_LE(share, kMaxKnownDifferenceShare)
-      << suite << ": " << listed << " of " << cases
-      << " cases are excused in known_differences.tsv, more than the 1% issue 3 allows";
 }
 
 INSTANTIATE_TEST_SUITE_P(Suites, Suites, ::testing::ValuesIn(suite_stems()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return chatwire::test::test_name(info.param);
                          });
+
+// The known differences, over all suites together, stay within the 1% issue 3 allows.
+TEST(SuitesKnownDifferences, AtMostOnePercentOfAllCases) {
+  std::size_t total = 0;
+  for (const auto& stem : suite_stems()) {
+    std::ifstream in(data_path("suites/" + stem + ".jsonl"));
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty()) ++total;
+  }
+  const std::size_t listed = known_differences().size();
+  ASSERT_GT(total, 0u);
+  std::cout << "[suites] known differences: " << listed << " of " << total << " cases" << std::endl;
+  EXPECT_LE(static_cast<double>(listed), kMaxKnownDifferenceShare * static_cast<double>(total))
+      << listed << " of " << total
+      << " cases are excused in known_differences.tsv, more than the 1% issue 3 allows";
+}
 
 }  // namespace
