@@ -1,5 +1,7 @@
 // `chatwire render`: renders a template with a context, a chat request with a model directory
-// (or a loose template), or a stream of oracle-protocol request lines (--batch).
+// (or a loose template), or a stream of oracle-protocol request lines (--batch). With
+// --tokenize a chat request is also encoded (apply_chat_template(tokenize=True, return_dict=True,
+// return_assistant_tokens_mask=True)).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -9,6 +11,8 @@
 
 #include "chatwire/chat.hpp"
 #include "chatwire/jinja.hpp"
+#include "chatwire/tokenize.hpp"
+#include "chatwire/tokenized.hpp"
 #include "chatwire/value.hpp"
 #include "commands.hpp"
 
@@ -28,6 +32,8 @@ struct RenderArgs {
   bool json = false;
   bool no_validate = false;
   bool assistant_mask = false;
+  bool tokenize = false;
+  std::string tokenizer_dir;  // --tokenizer; default: the --model directory
   std::size_t repeat = 0;
   std::string base_dir;
   jinja::Limits limits;
@@ -79,6 +85,46 @@ void write_json(const std::string& output, bool uses_generation,
   write_out(text);
 }
 
+// --tokenize: transformers' BatchEncoding keys (input_ids, attention_mask, assistant_masks);
+// with --json also the text, spans and warnings.
+void write_tokenized(const chat::TokenizedResult& r, bool with_text) {
+  auto ints = [](const auto& xs) {
+    std::vector<Value> out;
+    out.reserve(xs.size());
+    for (auto x : xs) out.emplace_back(static_cast<long long>(x));
+    return Value::list(std::move(out));
+  };
+  std::vector<std::pair<Value, Value>> entries{
+      {Value("input_ids"), ints(r.input_ids)},
+      {Value("attention_mask"), ints(r.attention_mask)},
+      {Value("assistant_masks"), ints(r.assistant_masks)}};
+  if (with_text) {
+    std::vector<Value> code_points, bytes, notes;
+    for (const auto& s : r.chat.generation) {
+      code_points.push_back(Value::list(
+          {Value(static_cast<long long>(s.begin)), Value(static_cast<long long>(s.end))}));
+      bytes.push_back(Value::list({Value(static_cast<long long>(s.begin_byte)),
+                                   Value(static_cast<long long>(s.end_byte))}));
+    }
+    for (const auto& w : r.chat.warnings) notes.push_back(Value(w));
+    entries.emplace_back(Value("output"), Value(r.chat.text));
+    if (r.chat.uses_generation) {
+      entries.emplace_back(Value("generation"), Value::list(std::move(code_points)));
+      entries.emplace_back(Value("generation_bytes"), Value::list(std::move(bytes)));
+    }
+    entries.emplace_back(Value("warnings"), Value::list(std::move(notes)));
+  } else {
+    for (const auto& w : r.chat.warnings)
+      std::fprintf(stderr, "chatwire render: warning: %s\n", w.c_str());
+  }
+  JsonDumpOptions options;
+  options.ensure_ascii = false;
+  std::string text;
+  (void)dump_json(text, Value::dict_unchecked(std::move(entries)), options);
+  text += '\n';
+  write_out(text);
+}
+
 int run_batch(const RenderArgs& args) {
   chat::BatchOptions options;
   options.limits = args.limits;
@@ -113,6 +159,22 @@ int run_chat(const RenderArgs& args) {
   options.assistant_mask = args.assistant_mask;
   if (!args.mode.empty()) options.mode = chat::parse_mode(args.mode);
   Result<chat::ChatResult> result = Error{};
+  std::optional<tokenize::Tokenizer> tokenizer;
+  if (args.tokenize) {
+    // Loaded before rendering so that a missing tokenizer.json is reported first.
+    std::string dir = args.tokenizer_dir.empty() ? args.model_dir : args.tokenizer_dir;
+    if (dir.empty()) {
+      std::fprintf(stderr, "chatwire render: --tokenize needs --model DIR or --tokenizer DIR\n");
+      return 2;
+    }
+    auto tok = tokenize::Tokenizer::load_dir(dir);
+    if (!tok) {
+      print_error(tok.error());
+      return 1;
+    }
+    tokenizer = std::move(*tok);
+    options.assistant_mask = true;  // masks are always returned: warn when they stay zero
+  }
   if (!args.model_dir.empty()) {
     jinja::CompileOptions compile;
     compile.limits = args.limits;
@@ -137,6 +199,15 @@ int run_chat(const RenderArgs& args) {
   if (!result) {
     print_error(result.error());
     return 1;
+  }
+  if (tokenizer) {
+    auto tokenized = chat::tokenize_rendered(std::move(*result), *tokenizer);
+    if (!tokenized) {
+      print_error(tokenized.error());
+      return 1;
+    }
+    write_tokenized(*tokenized, args.json);
+    return 0;
   }
   if (args.json) {
     write_json(result->text, result->uses_generation, result->generation, result->warnings);
@@ -226,6 +297,13 @@ void add_render(CLI::App& root, int& exit_code) {
   cmd->add_flag(
       "--assistant-mask", args->assistant_mask,
       "the caller needs assistant masks: warn when the template has no {% generation %} blocks");
+  cmd->add_flag("--tokenize", args->tokenize,
+                "with --request: print {input_ids, attention_mask, assistant_masks} as "
+                "apply_chat_template(tokenize=True, return_dict=True, "
+                "return_assistant_tokens_mask=True) (with --json also output, generation, warnings)");
+  cmd->add_option("--tokenizer", args->tokenizer_dir,
+                  "with --tokenize: directory holding tokenizer.json (default: the --model "
+                  "directory)");
   cmd->add_flag("--no-validate", args->no_validate,
                 "skip request validation (render what transformers would)");
   cmd->add_option("--max-steps", args->limits.max_steps, "evaluation steps per render")
@@ -244,7 +322,12 @@ void add_render(CLI::App& root, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--max-range", args->limits.max_range, "range() size")->capture_default_str();
   cmd->callback([args, &exit_code] {
-    if (args->batch) {
+    if (args->tokenize && (args->batch || args->request_file.empty())) {
+      std::fprintf(stderr, "chatwire render: --tokenize works on a chat request: --model DIR "
+                           "--request FILE.json (or --template FILE --request FILE.json "
+                           "--tokenizer DIR)\n");
+      exit_code = 2;
+    } else if (args->batch) {
       exit_code = run_batch(*args);
     } else if (!args->request_file.empty() &&
                (!args->model_dir.empty() || !args->template_file.empty())) {
