@@ -94,10 +94,9 @@ void write_tokenized(const chat::TokenizedResult& r, bool with_text) {
     for (auto x : xs) out.emplace_back(static_cast<long long>(x));
     return Value::list(std::move(out));
   };
-  std::vector<std::pair<Value, Value>> entries{
-      {Value("input_ids"), ints(r.input_ids)},
-      {Value("attention_mask"), ints(r.attention_mask)},
-      {Value("assistant_masks"), ints(r.assistant_masks)}};
+  std::vector<std::pair<Value, Value>> entries{{Value("input_ids"), ints(r.input_ids)},
+                                               {Value("attention_mask"), ints(r.attention_mask)},
+                                               {Value("assistant_masks"), ints(r.assistant_masks)}};
   if (with_text) {
     std::vector<Value> code_points, bytes, notes;
     for (const auto& s : r.chat.generation) {
@@ -297,10 +296,11 @@ void add_render(CLI::App& root, int& exit_code) {
   cmd->add_flag(
       "--assistant-mask", args->assistant_mask,
       "the caller needs assistant masks: warn when the template has no {% generation %} blocks");
-  cmd->add_flag("--tokenize", args->tokenize,
-                "with --request: print {input_ids, attention_mask, assistant_masks} as "
-                "apply_chat_template(tokenize=True, return_dict=True, "
-                "return_assistant_tokens_mask=True) (with --json also output, generation, warnings)");
+  cmd->add_flag(
+      "--tokenize", args->tokenize,
+      "with --request: print {input_ids, attention_mask, assistant_masks} as "
+      "apply_chat_template(tokenize=True, return_dict=True, "
+      "return_assistant_tokens_mask=True) (with --json also output, generation, warnings)");
   cmd->add_option("--tokenizer", args->tokenizer_dir,
                   "with --tokenize: directory holding tokenizer.json (default: the --model "
                   "directory)");
@@ -323,9 +323,10 @@ void add_render(CLI::App& root, int& exit_code) {
   cmd->add_option("--max-range", args->limits.max_range, "range() size")->capture_default_str();
   cmd->callback([args, &exit_code] {
     if (args->tokenize && (args->batch || args->request_file.empty())) {
-      std::fprintf(stderr, "chatwire render: --tokenize works on a chat request: --model DIR "
-                           "--request FILE.json (or --template FILE --request FILE.json "
-                           "--tokenizer DIR)\n");
+      std::fprintf(stderr,
+                   "chatwire render: --tokenize works on a chat request: --model DIR "
+                   "--request FILE.json (or --template FILE --request FILE.json "
+                   "--tokenizer DIR)\n");
       exit_code = 2;
     } else if (args->batch) {
       exit_code = run_batch(*args);

@@ -47,7 +47,8 @@ Result<std::vector<std::uint8_t>> assistant_token_mask(std::string_view text,
                                                        const tokenize::Encoding& encoding);
 
 // Encodes a rendered result (add_special_tokens=False, with offsets) and computes the masks.
-Result<TokenizedResult> tokenize_rendered(ChatResult rendered, const tokenize::Tokenizer& tokenizer);
+Result<TokenizedResult> tokenize_rendered(ChatResult rendered,
+                                          const tokenize::Tokenizer& tokenizer);
 
 // A checkpoint directory's templates and its own tokenizer.json, loaded once; immutable and
 // safe to share between threads like Model and Tokenizer.

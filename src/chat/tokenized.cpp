@@ -52,9 +52,9 @@ class CharToToken {
   // tokenizers converts byte offsets to char offsets as: start = char of byte `begin`,
   // end = char of byte `end`, or (at the end of the text) char of byte end-1 plus one; an
   // offset whose start is past the text keeps its byte values.
-  static std::pair<std::size_t, std::size_t> to_chars(std::pair<std::size_t, std::size_t> bytes,
-                                                      std::size_t size,
-                                                      const std::vector<std::size_t>& char_of_byte) {
+  static std::pair<std::size_t, std::size_t> to_chars(
+      std::pair<std::size_t, std::size_t> bytes, std::size_t size,
+      const std::vector<std::size_t>& char_of_byte) {
     auto [begin, end] = bytes;
     if (begin >= size) return {begin, end};
     std::size_t c_begin = char_of_byte[begin];
