@@ -949,6 +949,32 @@ class Evaluator {
   }
 
   Flow exec_for(const ForStmt& loop, Frame* f) {
+    // `for x in seq[a:b]` over a list: iterate the window of the original list
+    // instead of copying the slice (templates do this inside loops).
+    if (loop.iter->kind == ExprKind::Getitem && !loop.recursive) {
+      const auto& g = static_cast<const GetitemExpr&>(*loop.iter);
+      if (g.index->kind == ExprKind::Slice && !static_cast<const SliceExpr&>(*g.index).step) {
+        const auto& sl = static_cast<const SliceExpr&>(*g.index);
+        Value holder;
+        const Value& obj = ref(*g.object, f, holder);
+        if (obj.is_sequence()) {
+          auto start = slice_bound(sl.start.get(), f);
+          auto stop = slice_bound(sl.stop.get(), f);
+          auto all = obj.as_list();
+          auto clamp = [&](std::optional<std::int64_t> b, std::int64_t dflt) {
+            std::int64_t n = static_cast<std::int64_t>(all.size());
+            std::int64_t v = b ? *b : dflt;
+            if (v < 0) v += n;
+            return static_cast<std::size_t>(std::clamp<std::int64_t>(v, 0, n));
+          };
+          std::size_t a = clamp(start, 0);
+          std::size_t b = clamp(stop, static_cast<std::int64_t>(all.size()));
+          Value keep = obj;  // the window must outlive the loop
+          run_items(loop, f, b > a ? all.subspan(a, b - a) : std::span<const Value>(), 0);
+          return Flow::Normal;
+        }
+      }
+    }
     Value iterable = eval(*loop.iter, f);
     run_loop(loop, f, iterable, 0);
     return Flow::Normal;
@@ -985,7 +1011,10 @@ class Evaluator {
       }
       throw;
     }
-    std::span<const Value> items = seq.as_list();
+    run_items(loop, f, seq.as_list(), depth0);
+  }
+
+  void run_items(const ForStmt& loop, Frame* f, std::span<const Value> items, std::size_t depth0) {
     Value filtered_holder;
     Frame iteration;
     iteration.parent = f;
