@@ -521,20 +521,28 @@ std::optional<std::string> Tokenizer::eos_token() const {
 namespace {
 
 // Length of the tail of `s` that clean-up might still rewrite once more text arrives: from the
-// first space that could start a pattern, moved back so that no pattern straddles the cut.
+// first space that could start a pattern, moved back so that no pattern straddles the cut and no
+// space precedes it.
 std::size_t cleanup_holdback(std::string_view s) {
   static constexpr std::string_view kPatterns[] = {" .",   " ?",  " !",  " ,",   " ' ",
                                                    " n't", " 'm", " 's", " 've", " 're"};
+  // Every pattern starts with a space and is at most 4 bytes long, and replacements only remove
+  // spaces: once 4 non-space bytes follow the last space, nothing before them can change. Else hold
+  // back from that space, and from the spaces and quotes before it (through which replacements
+  // cascade: "  ' re" -> " 're" -> "'re").
   std::size_t cut = s.size();
-  for (std::size_t j = s.size() > 4 ? s.size() - 4 : 0; j < s.size() && cut == s.size(); ++j) {
-    if (s[j] != ' ') continue;
-    std::string_view tail = s.substr(j);
-    for (std::string_view p : kPatterns) {
-      if (tail.size() <= p.size() && p.substr(0, tail.size()) == tail) cut = j;
-    }
+  std::size_t last_space = s.rfind(' ');
+  if (last_space != std::string_view::npos && s.size() - last_space <= 4) {
+    cut = last_space;
+    while (cut > 0 && (s[cut - 1] == ' ' || s[cut - 1] == '\'')) --cut;
   }
+  // And no pattern may straddle the cut, nor a space precede it.
   for (bool moved = true; moved;) {
     moved = false;
+    while (cut > 0 && s[cut - 1] == ' ') {
+      --cut;
+      moved = true;
+    }
     for (std::string_view p : kPatterns) {
       std::size_t from = cut >= p.size() ? cut - p.size() + 1 : 0;
       std::size_t o = s.find(p, from);
