@@ -155,6 +155,37 @@ Status developer_as_system(Work& w) {
   return kOk;
 }
 
+// OpenAI tool messages carry only tool_call_id; the probe measures tool results with
+// message.name set (several templates read it and raise without it), so the name of the call a
+// result answers is added, looked up by its id.
+Status tool_result_names(Work& w) {
+  std::vector<std::pair<std::string, std::string>> names;  // call id -> function name
+  std::string changed;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    json& m = w.messages[i];
+    if (m.contains("tool_calls") && m["tool_calls"].is_array())
+      for (const auto& call : m["tool_calls"])
+        if (call.contains("id") && call["id"].is_string() && call.contains("function") &&
+            call["function"].contains("name") && call["function"]["name"].is_string())
+          names.emplace_back(call["id"].get<std::string>(),
+                             call["function"]["name"].get<std::string>());
+    if (m.value("role", "") != "tool" || (m.contains("name") && m["name"].is_string())) continue;
+    if (!m.contains("tool_call_id") || !m["tool_call_id"].is_string()) continue;
+    const std::string id = m["tool_call_id"].get<std::string>();
+    auto it = std::find_if(names.rbegin(), names.rend(),
+                           [&](const auto& entry) { return entry.first == id; });
+    if (it == names.rend()) continue;
+    m["name"] = it->second;
+    changed += (changed.empty() ? "" : ", ") + msg_path(i);
+  }
+  if (!changed.empty())
+    w.record("tool_result_names",
+             std::string("tool_results measured with message.name (tool_results.rendered: ") +
+                 (w.profile.tool_results.rendered ? "true" : "false") + ")",
+             changed + ": name of the answered call added (found by tool_call_id)");
+  return kOk;
+}
+
 // Reasoning of assistant turns before the last user message is always dropped: the model
 // never saw it in training, and a few templates replay it (reasoning.history_kept).
 Status drop_past_reasoning(Work& w) {
@@ -303,6 +334,45 @@ Status short_call_ids(Work& w) {
       detail += (detail.empty() ? "" : ", ") + from + " -> " + to;
     w.record("short_call_ids", convention_finding(w.profile, "long_call_id"), detail);
   }
+  return kOk;
+}
+
+// A template whose measured call example shows the call id where no function name appears
+// renders a call only by its id: the name must travel in the id. Ids become
+// "functions.<name>:<index>" (index counts calls over the conversation), the form chatwire's
+// parser reads back as a call name, consistently in calls and results.
+Status call_ids_with_names(Work& w) {
+  const auto& example = w.profile.tool_calls.example;
+  if (!example || example->find(probe::sentinel::kFunctionName) != std::string::npos) return kOk;
+  const bool id_shown = example->find(probe::sentinel::kLongCallId) != std::string::npos ||
+                        example->find(probe::sentinel::kShortCallId) != std::string::npos;
+  if (!id_shown) return kOk;
+  std::vector<std::pair<std::string, std::string>> mapping;
+  std::size_t index = 0;
+  for (auto& m : w.messages) {
+    if (m.contains("tool_calls") && m["tool_calls"].is_array())
+      for (auto& call : m["tool_calls"]) {
+        std::string name = call["function"].value("name", "");
+        std::string id = "functions." + name + ":" + std::to_string(index++);
+        if (call.contains("id") && call["id"].is_string())
+          mapping.emplace_back(call["id"].get<std::string>(), id);
+        call["id"] = id;
+      }
+    if (m.contains("tool_call_id") && m["tool_call_id"].is_string()) {
+      const std::string old = m["tool_call_id"].get<std::string>();
+      for (auto it = mapping.rbegin(); it != mapping.rend(); ++it)
+        if (it->first == old) {
+          m["tool_call_id"] = it->second;
+          break;
+        }
+    }
+  }
+  if (mapping.empty()) return kOk;
+  std::string detail;
+  for (const auto& [from, to] : mapping)
+    detail += (detail.empty() ? "" : ", ") + from + " -> " + to;
+  w.record("call_ids_with_names",
+           "tool_calls.example renders the call id and no function name: " + *example, detail);
   return kOk;
 }
 
@@ -519,6 +589,27 @@ Status merge_for_alternation(Work& w) {
   return kOk;
 }
 
+// String content where the template only renders list-of-parts content (string_content lossy
+// or failing, content_parts ok): every string becomes one text part. Runs last, after the
+// passes that write text.
+Status wrap_text_parts(Work& w) {
+  if (convention_renders(w.profile, "string_content") ||
+      !convention_renders(w.profile, "content_parts"))
+    return kOk;
+  std::string changed;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    json& m = w.messages[i];
+    if (!m.contains("content") || !m["content"].is_string()) continue;
+    json part = {{"type", "text"}, {"text", m["content"]}};
+    m["content"] = json::array({std::move(part)});
+    changed += (changed.empty() ? "" : ", ") + msg_path(i);
+  }
+  if (!changed.empty())
+    w.record("wrap_text_parts", convention_finding(w.profile, "string_content"),
+             changed + ": string content passed as one text part");
+  return kOk;
+}
+
 // ONE table: the adaptations in the order they run. Adding one is one row plus its pass.
 struct AdaptationPass {
   std::string_view code;
@@ -526,10 +617,12 @@ struct AdaptationPass {
 };
 constexpr AdaptationPass kAdaptations[] = {
     {"developer_as_system", developer_as_system},
+    {"tool_result_names", tool_result_names},
     {"drop_past_reasoning", drop_past_reasoning},
     {"reasoning_field", reasoning_field},
     {"arguments", arguments_shape},
     {"short_call_ids", short_call_ids},
+    {"call_ids_with_names", call_ids_with_names},
     {"flat_tools", tools_shape},
     {"calls_as_text", calls_as_text},
     {"results_as_user_text", results_as_user_text},
@@ -537,6 +630,7 @@ constexpr AdaptationPass kAdaptations[] = {
     {"definitions_into_system", definitions_into_system},
     {"system_into_user", system_into_user},
     {"merge_for_alternation", merge_for_alternation},
+    {"wrap_text_parts", wrap_text_parts},
 };
 
 // Structural checks of the OpenAI request, with field paths.
@@ -629,6 +723,32 @@ Result<Adapted> adapt(const json& request, const probe::Profile& profile,
     render_options.limits = options.limits;
     render_options.now = options.now;
     auto rendered = tmpl.render(from_json(w.out.context), render_options);
+    if (!rendered) {
+      // The probe measured null call content on a turn that still had its reasoning; with
+      // past reasoning dropped, some templates index into the content (None[0].thinking).
+      // Measured here: if the render raises and null content is present, "" and then one
+      // empty text part are tried.
+      std::vector<std::size_t> nulls;
+      json& messages = w.out.context["messages"];
+      for (std::size_t i = 0; i < messages.size(); ++i)
+        if (messages[i].contains("content") && messages[i]["content"].is_null()) nulls.push_back(i);
+      const json replacements[] = {json(""), json::array({json{{"type", "text"}, {"text", ""}}})};
+      for (const json& replacement : replacements) {
+        if (nulls.empty() || rendered) break;
+        for (std::size_t i : nulls) messages[i]["content"] = replacement;
+        auto retried = tmpl.render(from_json(w.out.context), render_options);
+        if (!retried) continue;
+        std::string changed;
+        for (std::size_t i : nulls) changed += (changed.empty() ? "" : ", ") + msg_path(i);
+        w.record(
+            "null_content_replaced",
+            "the adapted request raised " + rendered.error().to_string() + " with null content",
+            changed + ": null content passed as " + replacement.dump());
+        rendered = std::move(retried);
+      }
+      if (!rendered)
+        for (std::size_t i : nulls) messages[i]["content"] = nullptr;
+    }
     if (!rendered)
       return Error{"CannotRepresent",
                    "the adapted request does not render: " + rendered.error().to_string(), 0, 0,
