@@ -22,7 +22,7 @@ namespace {
 
 using chatwire::chat::TokenizedModel;
 using chatwire::jinja::GenerationSpan;
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // keeps the chat objects' key order
 
 const std::string kData = CHATWIRE_DATA_DIR;
 
@@ -103,7 +103,7 @@ TEST(Tokenized, MaskLoopQuirks) {
   EXPECT_EQ(mask(text, {{2, 20}}, e), (std::vector<int>{0, 1, 1, 1}));
   // The start past the text: this span and every later one are dropped.
   EXPECT_EQ(mask(text, {{9, 12}, {0, 2}}, e), (std::vector<int>{0, 0, 0, 0}));
-  EXPECT_EQ(mask(text, {{0, 2}, {9, 12}, {6, 8}}, e), (std::vector<int>{1, 0, 0, 0}));
+  EXPECT_EQ(mask(text, {{2, 4}, {9, 12}, {6, 8}}, e), (std::vector<int>{0, 1, 0, 0}));
   // An end in token 0 is falsy in Python: to the end of the prompt.
   EXPECT_EQ(mask(text, {{4, 6}, {1, 2}}, e), (std::vector<int>{1, 1, 1, 1}));
   // An empty span whose end-1 falls in the token before its start masks nothing...
@@ -118,7 +118,9 @@ TEST(Tokenized, MaskLoopQuirks) {
   // A character no token covers (a pre-tokenizer removed it): the start is None, so break.
   auto gap = encoding({{0, 2}, {3, 4}});
   EXPECT_EQ(mask("ab d", {{2, 4}}, gap), (std::vector<int>{0, 0}));
-  EXPECT_EQ(mask("ab d", {{1, 3}}, gap), (std::vector<int>{1, 0}));
+  EXPECT_EQ(mask("ab d", {{3, 4}}, gap), (std::vector<int>{0, 1}));
+  // An uncovered end char is None: to the end.
+  EXPECT_EQ(mask("ab d", {{1, 3}}, gap), (std::vector<int>{1, 1}));
 }
 
 TEST(Tokenized, OffsetsAreConvertedToCodePointsAsTokenizersDoes) {
