@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -304,4 +306,19 @@ TEST(Adapt, RefusalsOnlyWhereNoConversationRenders) {
     else
       EXPECT_TRUE(checked.refused) << l.name;
   }
+}
+
+// `chatwire survey` carries the raw vs adapted column with the committed counts.
+TEST(AdaptCli, SurveyHasTheRawVsAdaptedColumn) {
+  if (!fs::exists(CHATWIRE_CLI)) GTEST_SKIP() << "the CLI is not built: " << CHATWIRE_CLI;
+  const std::string out_file = ::testing::TempDir() + "chatwire_survey_adapt.md";
+  const std::string cmd =
+      std::string(CHATWIRE_CLI) + " survey " + kData.string() + "/templates --quiet > " + out_file;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(out_file);
+  std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(out.find("## Raw vs adapted request"), std::string::npos);
+  EXPECT_NE(out.find("raw 39/199 pass; adapted 193/199 pass, 6 refused with a reason, 0 fail"),
+            std::string::npos);
+  EXPECT_NE(out.find("| Qwen--Qwen3-0.6B.jinja | "), std::string::npos);
 }
