@@ -687,13 +687,73 @@ Status check_request(const json& request) {
 
 }  // namespace
 
+namespace {
+
+// `tools_as_text` (non-null): the definitions are only written into the system prompt and
+// `tools` is passed as this value, None or [] (the plain-conversation fallback below).
+Result<Adapted> adapt_impl(const json& request, const probe::Profile& profile,
+                           const jinja::Template& tmpl, const Options& options,
+                           const json* tools_as_text);
+
+// The probe's baseline search renders its tool conversation; a template can refuse every
+// shape of it (it raises on `tools`, on tool messages or on a content shape) and still render a
+// plain user/assistant conversation. Measured here: the whole conversation is written as text
+// in plain turns (definitions in the system prompt, calls in the assistant content, results as
+// user turns, tools = None) in each content shape, with and without a system turn; the first
+// variant that renders every piece wins.
+Result<Adapted> plain_text_fallback(const json& request, const probe::Profile& profile,
+                                    const jinja::Template& tmpl, const Options& options) {
+  const json no_tools[] = {json(nullptr), json::array()};
+  for (const json& tools_value : no_tools)
+    for (bool parts : {false, true})
+      for (bool system : {true, false}) {
+        probe::Profile p;
+        p.renders = true;
+        p.baseline.conversation = "plain";
+        p.system.supported = system;
+        p.alternation.required = true;
+        for (const char* key : {"string_content", "content_parts"}) {
+          probe::Convention c;
+          c.key = key;
+          c.status = (std::string_view(key) == "content_parts") == parts ? probe::Status::ok
+                                                                         : probe::Status::error;
+          p.conventions.push_back(std::move(c));
+        }
+        Options quiet = options;
+        quiet.verify = true;
+        auto adapted = adapt_impl(request, p, tmpl, quiet, &tools_value);
+        if (!adapted) continue;
+        adapted->adaptations.insert(
+            adapted->adaptations.begin(),
+            Adaptation{"plain_text_conversation",
+                       "renders: false (" + profile.baseline.error +
+                           "); measured: a plain conversation renders with " +
+                           (parts ? "text-part" : "string") + " content" +
+                           (system ? "" : " and no system turn"),
+                       "tool definitions, calls and results written as text in plain turns; "
+                       "tools passed as " +
+                           std::string(tools_value.is_null() ? "None" : "[]")});
+        if (!options.verify) adapted->rendered.clear();
+        return adapted;
+      }
+  return Error{"CannotRepresent",
+               "the template renders no conversation at all: " + profile.baseline.error, 0, 0, ""};
+}
+
+}  // namespace
+
 Result<Adapted> adapt(const json& request, const probe::Profile& profile,
                       const jinja::Template& tmpl, const Options& options) {
   if (auto st = check_request(request); !st) return st.error();
-  if (!profile.renders)
-    return Error{"CannotRepresent",
-                 "the template renders no conversation at all: " + profile.baseline.error, 0, 0,
-                 ""};
+  if (!profile.renders) return plain_text_fallback(request, profile, tmpl, options);
+  return adapt_impl(request, profile, tmpl, options, nullptr);
+}
+
+namespace {
+
+Result<Adapted> adapt_impl(const json& request, const probe::Profile& profile,
+                           const jinja::Template& tmpl, const Options& options,
+                           const json* tools_as_text) {
   Work w{profile, options, json::array(), nullptr, nullptr, Adapted{}};
   w.messages = request["messages"];
   for (auto& m : w.messages)
@@ -713,7 +773,8 @@ Result<Adapted> adapt(const json& request, const probe::Profile& profile,
   if (request.contains("chat_template_kwargs") && request["chat_template_kwargs"].is_object())
     for (auto& [k, v] : request["chat_template_kwargs"].items()) context[k] = v;
   context["messages"] = w.messages;
-  context["tools"] = w.tools;
+  const bool has_tools = w.tools.is_array();
+  context["tools"] = tools_as_text != nullptr ? *tools_as_text : w.tools;
   context["documents"] = request.contains("documents") ? request["documents"] : json(nullptr);
   context["add_generation_prompt"] = request.value("add_generation_prompt", true);
   w.out.context = std::move(context);
@@ -754,10 +815,11 @@ Result<Adapted> adapt(const json& request, const probe::Profile& profile,
                    "the adapted request does not render: " + rendered.error().to_string(), 0, 0,
                    ""};
     w.out.rendered = std::move(rendered->output);
-    if (auto st = verify_survivors(request, w.out.rendered, w.tools.is_array()); !st)
-      return st.error();
+    if (auto st = verify_survivors(request, w.out.rendered, has_tools); !st) return st.error();
   }
   return std::move(w.out);
 }
+
+}  // namespace
 
 }  // namespace chatwire::adapt
