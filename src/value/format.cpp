@@ -122,7 +122,7 @@ bool is_align(char32_t c) {
   return c == '<' || c == '>' || c == '^' || c == '=';
 }
 
-Result<Spec> parse_spec(std::string_view text, char default_align) {
+Result<Spec> parse_spec(std::string_view text, char default_align, const ValueLimits& limits) {
   Spec spec;
   std::size_t i = 0;
   // [[fill]align]
@@ -155,12 +155,14 @@ Result<Spec> parse_spec(std::string_view text, char default_align) {
     if (!spec.align && default_align == '>') spec.align = '=';
     ++i;
   }
+  // Python accepts any width or precision up to sys.maxsize ("Too many decimal digits" only
+  // beyond it) and then fails to allocate: a width over the limit is a LimitError below.
   auto digits = [&](std::int64_t& out) {
     std::size_t start = i;
     std::int64_t v = 0;
     while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      if (v > 100'000'000) return false;
-      v = v * 10 + (text[i] - '0');
+      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text[i] - '0', &v))
+        return false;
       ++i;
     }
     if (i > start) out = v;
@@ -174,11 +176,11 @@ Result<Spec> parse_spec(std::string_view text, char default_align) {
     if (!digits(spec.precision)) return value_error("Too many decimal digits in format string");
     if (i == start) return value_error("Format specifier missing precision");
   }
-  // format() has no limits argument: width and precision are capped at the default
-  // max_string_bytes rather than allocating whatever a template asks for.
-  if (spec.width > static_cast<std::int64_t>(ValueLimits{}.max_string_bytes) ||
-      spec.precision > static_cast<std::int64_t>(ValueLimits{}.max_string_bytes))
-    return limit_error("max_string_bytes", ValueLimits{}.max_string_bytes);
+  // Checked before anything is allocated: a width or precision beyond the string limit
+  // could only build a string beyond it.
+  if (spec.width > static_cast<std::int64_t>(limits.max_string_bytes) ||
+      spec.precision > static_cast<std::int64_t>(limits.max_string_bytes))
+    return limit_error("max_string_bytes", limits.max_string_bytes);
   if (text.size() - i > 1) return value_error("Invalid format specifier");
   if (i < text.size()) spec.type = text[i];
   if (!spec.align) spec.align = default_align;
@@ -227,8 +229,8 @@ std::string sign_string(bool negative, char sign) {
 }
 
 Status format_string_spec(std::string& out, std::string_view s, std::size_t code_points,
-                          std::string_view text) {
-  auto parsed = parse_spec(text, '<');
+                          std::string_view text, const ValueLimits& limits) {
+  auto parsed = parse_spec(text, '<', limits);
   if (!parsed) return parsed.error();
   Spec spec = *parsed;
   if (spec.type && spec.type != 's')
@@ -353,12 +355,12 @@ Status format_int_spec(std::string& out, std::int64_t i, const Spec& spec) {
   return ok_status();
 }
 
-}  // namespace
-
-Status format_spec(std::string& out, const Value& v, std::string_view spec_text) {
+// format(value, spec) with the caller's limits (str.format passes its own).
+Status format_spec_limited(std::string& out, const Value& v, std::string_view spec_text,
+                           const ValueLimits& limits) {
   switch (v.kind()) {
     case Kind::String:
-      return format_string_spec(out, v.as_string(), v.string_length(), spec_text);
+      return format_string_spec(out, v.as_string(), v.string_length(), spec_text, limits);
     case Kind::Bool:
       if (spec_text.empty()) {
         out += v.as_bool() ? "True" : "False";
@@ -366,12 +368,12 @@ Status format_spec(std::string& out, const Value& v, std::string_view spec_text)
       }
       [[fallthrough]];
     case Kind::Int: {
-      auto spec = parse_spec(spec_text, '>');
+      auto spec = parse_spec(spec_text, '>', limits);
       if (!spec) return spec.error();
       return format_int_spec(out, v.as_integer(), *spec);
     }
     case Kind::Float: {
-      auto spec = parse_spec(spec_text, '>');
+      auto spec = parse_spec(spec_text, '>', limits);
       if (!spec) return spec.error();
       return format_float_spec(out, v.as_float(), *spec, "float");
     }
@@ -382,6 +384,12 @@ Status format_spec(std::string& out, const Value& v, std::string_view spec_text)
       append_str(out, v);
       return ok_status();
   }
+}
+
+}  // namespace
+
+Status format_spec(std::string& out, const Value& v, std::string_view spec_text) {
+  return format_spec_limited(out, v, spec_text, ValueLimits{});
 }
 
 // ---------------------------------------------------------------------------------
@@ -652,9 +660,81 @@ Result<Value> percent_format(std::string_view fmt, const Value& args, const Valu
 
 namespace {
 
+// The attributes Jinja2's Undefined really has (dir(jinja2.Undefined) in 3.1.6 that start
+// with '_'): the sandbox finds them and refuses them as unsafe. Any other attribute of an
+// Undefined is a call to Undefined.__getattr__ (or, for dunders, Undefined.__getitem__ after
+// the AttributeError), both of which raise the Undefined's own error.
+constexpr std::string_view kUndefinedOwnAttributes[] = {"__add__",
+                                                        "__aiter__",
+                                                        "__bool__",
+                                                        "__call__",
+                                                        "__class__",
+                                                        "__complex__",
+                                                        "__delattr__",
+                                                        "__dir__",
+                                                        "__div__",
+                                                        "__doc__",
+                                                        "__eq__",
+                                                        "__float__",
+                                                        "__floordiv__",
+                                                        "__format__",
+                                                        "__ge__",
+                                                        "__getattr__",
+                                                        "__getattribute__",
+                                                        "__getitem__",
+                                                        "__getstate__",
+                                                        "__gt__",
+                                                        "__hash__",
+                                                        "__init__",
+                                                        "__init_subclass__",
+                                                        "__int__",
+                                                        "__iter__",
+                                                        "__le__",
+                                                        "__len__",
+                                                        "__lt__",
+                                                        "__mod__",
+                                                        "__module__",
+                                                        "__mul__",
+                                                        "__ne__",
+                                                        "__neg__",
+                                                        "__new__",
+                                                        "__pos__",
+                                                        "__pow__",
+                                                        "__radd__",
+                                                        "__rdiv__",
+                                                        "__reduce__",
+                                                        "__reduce_ex__",
+                                                        "__repr__",
+                                                        "__rfloordiv__",
+                                                        "__rmod__",
+                                                        "__rmul__",
+                                                        "__rpow__",
+                                                        "__rsub__",
+                                                        "__rtruediv__",
+                                                        "__setattr__",
+                                                        "__sizeof__",
+                                                        "__slots__",
+                                                        "__str__",
+                                                        "__sub__",
+                                                        "__subclasshook__",
+                                                        "__truediv__",
+                                                        "_fail_with_undefined_error",
+                                                        "_undefined_exception",
+                                                        "_undefined_hint",
+                                                        "_undefined_message",
+                                                        "_undefined_name",
+                                                        "_undefined_obj"};
+
 // Jinja2's sandboxed getattr as the formatter uses it: a Python attribute first (our
 // methods; dunder names are unsafe), then the item with that name, else Undefined.
-Value sandbox_getattr(const Value& obj, std::string_view name) {
+// Looking further into an Undefined raises its error, as Jinja2's does: this is what stops
+// '{0.__init__.__globals__}' (SecurityError) and '{0.x}'.format(missing) (UndefinedError).
+Result<Value> sandbox_getattr(const Value& obj, std::string_view name) {
+  if (obj.is_undefined()) {
+    for (std::string_view own : kUndefinedOwnAttributes)
+      if (own == name) return Value::unsafe_attribute(name, obj);
+    return obj.undefined_error();
+  }
   if (name.size() >= 4 && name.substr(0, 2) == "__" && name.substr(name.size() - 2) == "__")
     return Value::unsafe_attribute(name, obj);
   if (has_method(obj, name)) return bound_method(obj, name);
@@ -669,12 +749,15 @@ Value sandbox_getattr(const Value& obj, std::string_view name) {
 }
 
 // Jinja2's sandboxed getitem: the item, then an attribute of that name, else Undefined.
-Value sandbox_getitem(const Value& obj, const Value& key) {
+// Undefined[key] raises the Undefined's error (Undefined.__getitem__).
+Result<Value> sandbox_getitem(const Value& obj, const Value& key) {
+  if (obj.is_undefined()) return obj.undefined_error();
   auto item = get_item(obj, key);
   if (item) return *item;
   if (key.is_string()) {
-    Value attr = sandbox_getattr(obj, key.as_string());
-    if (!attr.is_undefined()) return attr;
+    auto attr = sandbox_getattr(obj, key.as_string());
+    if (!attr) return attr;
+    if (!attr->is_undefined()) return attr;
   }
   return Value::undefined_item(key, obj);
 }
@@ -728,7 +811,9 @@ struct Formatter {
         if (next == std::string_view::npos) next = field.size();
         std::string_view attr = field.substr(i + 1, next - i - 1);
         if (attr.empty()) return value_error("Empty attribute in format string");
-        obj = sandbox_getattr(obj, attr);
+        auto looked_up = sandbox_getattr(obj, attr);
+        if (!looked_up) return looked_up;
+        obj = std::move(*looked_up);
         i = next;
       } else if (field[i] == '[') {
         std::size_t close = field.find(']', i + 1);
@@ -743,7 +828,9 @@ struct Formatter {
         } else {
           key_value = Value(key);
         }
-        obj = sandbox_getitem(obj, key_value);
+        auto looked_up = sandbox_getitem(obj, key_value);
+        if (!looked_up) return looked_up;
+        obj = std::move(*looked_up);
         i = close + 1;
         if (i < field.size() && field[i] != '.' && field[i] != '[')
           return value_error("Only '.' or '[' may follow ']' in format field specifier");
@@ -850,7 +937,7 @@ struct Formatter {
       }
       if (v.is_undefined() && !spec.empty())
         return type_error("unsupported format string passed to Undefined.__format__");
-      if (auto s = format_spec(out, v, spec); !s) return s;
+      if (auto s = format_spec_limited(out, v, spec, limits); !s) return s;
       if (out.size() > limits.max_string_bytes)
         return limit_error("max_string_bytes", limits.max_string_bytes);
     }

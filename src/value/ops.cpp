@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "chatwire/value_print.hpp"
 #include "value/internal.hpp"
 
 namespace chatwire {
@@ -241,6 +242,44 @@ SliceBounds adjust_slice(std::optional<std::int64_t> start_opt,
   return {start, stop, step, count};
 }
 
+Error comparison_recursion() {
+  return make_error("RecursionError", "maximum recursion depth exceeded in comparison");
+}
+
+bool is_container(const Value& v) noexcept {
+  return v.is_list() || v.is_tuple() || v.is_dict();
+}
+
+// Python's == where it can recurse: one level per nested container, RecursionError past
+// kMaxValueNesting levels (Python's limit is about the same) instead of a C++ stack overflow.
+// Items that are the same container are equal without looking inside, as Python's
+// PyObject_RichCompareBool identity shortcut makes them (so `x == x` of a deep list is True).
+// Anything else is equals()'s.
+Result<bool> equal_nested(const Value& a, const Value& b, std::size_t depth) {
+  if (!is_container(a) || a.kind() != b.kind()) return equals(a, b);
+  if (a.is_dict()) {
+    if (ValueAccess::dict(a) == ValueAccess::dict(b)) return true;
+    if (a.dict_size() != b.dict_size()) return false;
+    if (depth >= kMaxValueNesting) return comparison_recursion();
+    for (const auto& [key, value] : a.dict_entries()) {
+      const Value* other = b.dict_find(key);
+      if (!other) return false;
+      auto same = equal_nested(value, *other, depth + 1);
+      if (!same || !*same) return same;
+    }
+    return true;
+  }
+  if (ValueAccess::list(a) == ValueAccess::list(b)) return true;
+  auto x = a.as_list(), y = b.as_list();
+  if (x.size() != y.size()) return false;
+  if (depth >= kMaxValueNesting) return comparison_recursion();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    auto same = equal_nested(x[i], y[i], depth + 1);
+    if (!same || !*same) return same;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string_view op_symbol(BinaryOp op) noexcept {
@@ -355,8 +394,9 @@ Result<Value> unary_plus(const Value& v) {
 
 namespace {
 
-// Ordering for <, <=, >, >=: -2 encodes "unordered" (NaN).
-Result<int> order(CompareOp op, const Value& a, const Value& b) {
+// Ordering for <, <=, >, >=: -2 encodes "unordered" (NaN). `depth` counts the sequences
+// entered, as equal_nested does.
+Result<int> order(CompareOp op, const Value& a, const Value& b, std::size_t depth = 0) {
   if (a.is_undefined()) return a.undefined_error();
   if (b.is_undefined()) return b.undefined_error();
   if (a.is_number() && b.is_number()) {
@@ -369,13 +409,15 @@ Result<int> order(CompareOp op, const Value& a, const Value& b) {
     return c < 0 ? -1 : c > 0 ? 1 : 0;
   }
   if (a.is_sequence() && a.kind() == b.kind()) {
+    if (depth >= kMaxValueNesting) return comparison_recursion();
     auto x = a.as_list(), y = b.as_list();
     std::size_t n = std::min(x.size(), y.size());
     for (std::size_t i = 0; i < n; ++i) {
-      if (equals(x[i], y[i])) continue;
+      auto same = equal_nested(x[i], y[i], depth + 1);
+      if (!same) return same.error();
+      if (*same) continue;
       // The first differing items decide, with the operator itself (Python).
-      auto r = order(op, x[i], y[i]);
-      return r;
+      return order(op, x[i], y[i], depth + 1);
     }
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
   }
@@ -387,8 +429,12 @@ Result<int> order(CompareOp op, const Value& a, const Value& b) {
 }  // namespace
 
 Result<bool> compare(CompareOp op, const Value& a, const Value& b) {
-  if (op == CompareOp::Eq) return equals(a, b);
-  if (op == CompareOp::Ne) return !equals(a, b);
+  if (op == CompareOp::Eq) return equal_nested(a, b, 0);
+  if (op == CompareOp::Ne) {
+    auto same = equal_nested(a, b, 0);
+    if (!same) return same;
+    return !*same;
+  }
   auto c = order(op, a, b);
   if (!c) return c.error();
   if (*c == -2) return false;
@@ -406,8 +452,10 @@ Result<bool> contains(const Value& container, const Value& item) {
       return container.as_string().find(item.as_string()) != std::string_view::npos;
     case Kind::List:
     case Kind::Tuple:
-      for (const Value& v : container.as_list())
-        if (equals(v, item)) return true;
+      for (const Value& v : container.as_list()) {
+        auto same = equal_nested(v, item, 0);
+        if (!same || *same) return same;
+      }
       return false;
     case Kind::Dict: {
       std::uint64_t hash;

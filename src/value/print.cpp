@@ -1,8 +1,11 @@
 // Python str() and repr() of values, written straight into the caller's buffer.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
+#include "chatwire/value_print.hpp"
 #include "value/internal.hpp"
 
 namespace chatwire {
@@ -67,6 +70,28 @@ void append_string_repr(std::string& out, const Value& v) {
   }
   out += quote;
 }
+
+// Nesting depth of the container reprs under way on this thread. A counter rather than a
+// parameter so that it also counts through Object::repr (a namespace holding a list holding
+// the namespace), which calls back into append_repr.
+thread_local std::size_t repr_depth = 0;
+
+// Python's repr recurses once per nesting level and raises RecursionError near its recursion
+// limit; a list nested a million deep would otherwise overflow the C++ stack. append_repr has
+// no error channel (it is the hot path of every print), so the error is thrown as
+// NestingError and the engine returns it from render.
+struct ReprDepthGuard {
+  ReprDepthGuard() {
+    if (repr_depth >= kMaxValueNesting)
+      throw NestingError{
+          make_error("RecursionError",
+                     "maximum recursion depth exceeded while getting the repr of an object")};
+    ++repr_depth;
+  }
+  ~ReprDepthGuard() { --repr_depth; }
+  ReprDepthGuard(const ReprDepthGuard&) = delete;
+  ReprDepthGuard& operator=(const ReprDepthGuard&) = delete;
+};
 
 }  // namespace
 
@@ -154,6 +179,7 @@ void append_repr(std::string& out, const Value& v) {
       return;
     case Kind::List:
     case Kind::Tuple: {
+      ReprDepthGuard guard;
       bool is_list = v.is_list();
       out += is_list ? '[' : '(';
       auto items = v.as_list();
@@ -166,6 +192,7 @@ void append_repr(std::string& out, const Value& v) {
       return;
     }
     case Kind::Dict: {
+      ReprDepthGuard guard;
       out += '{';
       bool first = true;
       for (const auto& [key, value] : v.dict_entries()) {
@@ -178,9 +205,11 @@ void append_repr(std::string& out, const Value& v) {
       out += '}';
       return;
     }
-    case Kind::Object:
+    case Kind::Object: {
+      ReprDepthGuard guard;
       v.as_object()->repr(out);
       return;
+    }
   }
 }
 
@@ -191,9 +220,11 @@ void append_str(std::string& out, const Value& v) {
     case Kind::String:
       out += v.as_string();
       return;
-    case Kind::Object:
+    case Kind::Object: {
+      ReprDepthGuard guard;
       v.as_object()->str(out);
       return;
+    }
     default:
       append_repr(out, v);
   }
@@ -209,6 +240,242 @@ std::string to_repr(const Value& v) {
   std::string s;
   append_repr(s, v);
   return s;
+}
+
+// ---------------------------------------------------------------------------------
+// pprint.pformat (Python 3.11 Lib/pprint.py, width=80, indent=1, sort_dicts=True)
+// ---------------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::size_t kPprintWidth = 80;
+
+// pprint's dict order: sorted(items, key=_safe_tuple). Keys of one orderable kind compare
+// with `<`; where `<` raises, _safe_key orders by the type's name (then by id(), which is
+// arbitrary in Python: insertion order here). stable_sort stays in bounds even if that
+// fallback is not a strict weak order.
+std::vector<const std::pair<Value, Value>*> pprint_sorted_entries(const Value& dict) {
+  std::vector<const std::pair<Value, Value>*> entries;
+  entries.reserve(dict.dict_size());
+  for (const auto& entry : dict.dict_entries()) entries.push_back(&entry);
+  std::stable_sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) {
+    auto less = compare(CompareOp::Lt, a->first, b->first);
+    if (less) return *less;
+    return type_name(a->first) < type_name(b->first);
+  });
+  return entries;
+}
+
+// pprint's _safe_repr: repr() with dict keys sorted, all the way down.
+void append_safe_repr(std::string& out, const Value& v) {
+  switch (v.kind()) {
+    case Kind::List:
+    case Kind::Tuple: {
+      ReprDepthGuard guard;
+      bool is_list = v.is_list();
+      out += is_list ? '[' : '(';
+      auto items = v.as_list();
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        append_safe_repr(out, items[i]);
+      }
+      if (!is_list && items.size() == 1) out += ',';
+      out += is_list ? ']' : ')';
+      return;
+    }
+    case Kind::Dict: {
+      ReprDepthGuard guard;
+      out += '{';
+      bool first = true;
+      for (const auto* entry : pprint_sorted_entries(v)) {
+        if (!first) out += ", ";
+        first = false;
+        append_safe_repr(out, entry->first);
+        out += ": ";
+        append_safe_repr(out, entry->second);
+      }
+      out += '}';
+      return;
+    }
+    default:
+      append_repr(out, v);
+  }
+}
+
+std::string safe_repr(const Value& v) {
+  std::string s;
+  append_safe_repr(s, v);
+  return s;
+}
+
+std::size_t width_of(std::string_view s) {
+  return utf8::count(s);
+}
+
+// str.splitlines(keepends=True) with Python's line boundaries.
+std::vector<std::string_view> split_lines_keepends(std::string_view s) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0, i = 0;
+  while (i < s.size()) {
+    std::size_t at = i;
+    char32_t c = utf8::decode(s, i);
+    if (!unicode::is_linebreak(c)) continue;
+    if (c == '\r' && i < s.size() && s[i] == '\n') ++i;
+    lines.push_back(s.substr(start, i - start));
+    start = i;
+    (void)at;
+  }
+  if (start < s.size()) lines.push_back(s.substr(start));
+  return lines;
+}
+
+// re.findall(r'\S*\s*', line) without the final empty match: runs of non-space followed
+// by their spaces.
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> parts;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    std::size_t start = i;
+    auto run = [&](bool space) {
+      while (i < line.size()) {
+        std::size_t next = i;
+        char32_t c = utf8::decode(line, next);
+        if (unicode::is_space(c) != space) break;
+        i = next;
+      }
+    };
+    run(false);
+    run(true);
+    parts.push_back(line.substr(start, i - start));
+  }
+  return parts;
+}
+
+std::string string_repr(std::string_view s) {
+  return to_repr(make_string(std::string(s)));
+}
+
+struct PrettyPrinter {
+  std::string& out;
+
+  void format(const Value& v, std::size_t indent, std::size_t allowance, int level) {
+    std::string rep = safe_repr(v);
+    std::size_t used = indent + allowance;
+    std::size_t max_width = used < kPprintWidth ? kPprintWidth - used : 0;
+    if (width_of(rep) > max_width) {
+      switch (v.kind()) {
+        case Kind::List:
+        case Kind::Tuple:
+        case Kind::Dict:
+        case Kind::String: {
+          ReprDepthGuard guard;
+          if (v.is_dict())
+            pprint_dict(v, indent, allowance, level + 1);
+          else if (v.is_string())
+            pprint_str(v.as_string(), indent, allowance, level + 1);
+          else
+            pprint_sequence(v, indent, allowance, level + 1);
+          return;
+        }
+        default:
+          break;
+      }
+    }
+    out += rep;
+  }
+
+  void pprint_dict(const Value& v, std::size_t indent, std::size_t allowance, int level) {
+    out += '{';
+    if (v.dict_size()) {
+      auto entries = pprint_sorted_entries(v);
+      indent += 1;
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        bool last = i + 1 == entries.size();
+        std::string rep = safe_repr(entries[i]->first);
+        out += rep;
+        out += ": ";
+        format(entries[i]->second, indent + width_of(rep) + 2, last ? allowance + 1 : 1, level);
+        if (!last) {
+          out += ",\n";
+          out.append(indent, ' ');
+        }
+      }
+    }
+    out += '}';
+  }
+
+  void pprint_sequence(const Value& v, std::size_t indent, std::size_t allowance, int level) {
+    auto items = v.as_list();
+    std::string_view end = v.is_list() ? "]" : items.size() == 1 ? ",)" : ")";
+    out += v.is_list() ? '[' : '(';
+    allowance += end.size();
+    indent += 1;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      bool last = i + 1 == items.size();
+      if (i) {
+        out += ",\n";
+        out.append(indent, ' ');
+      }
+      format(items[i], indent, last ? allowance : 1, level);
+    }
+    out += end;
+  }
+
+  void pprint_str(std::string_view s, std::size_t indent, std::size_t allowance, int level) {
+    if (level == 1) {
+      indent += 1;
+      allowance += 1;
+    }
+    std::size_t max_width = indent < kPprintWidth ? kPprintWidth - indent : 0;
+    std::size_t max_width1 = max_width;
+    std::vector<std::string> chunks;
+    auto lines = split_lines_keepends(s);
+    std::string rep;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      rep = string_repr(lines[i]);
+      bool last_line = i + 1 == lines.size();
+      if (last_line) max_width1 = max_width1 > allowance ? max_width1 - allowance : 0;
+      if (width_of(rep) <= max_width1) {
+        chunks.push_back(rep);
+        continue;
+      }
+      auto parts = split_words(lines[i]);
+      std::size_t max_width2 = max_width;
+      std::string current;
+      for (std::size_t j = 0; j < parts.size(); ++j) {
+        std::string candidate = current + std::string(parts[j]);
+        if (j + 1 == parts.size() && last_line)
+          max_width2 = max_width2 > allowance ? max_width2 - allowance : 0;
+        if (width_of(string_repr(candidate)) > max_width2) {
+          if (!current.empty()) chunks.push_back(string_repr(current));
+          current = std::string(parts[j]);
+        } else {
+          current = std::move(candidate);
+        }
+      }
+      if (!current.empty()) chunks.push_back(string_repr(current));
+    }
+    if (chunks.size() == 1) {
+      out += rep;  // Python writes the last line's repr here
+      return;
+    }
+    if (level == 1) out += '(';
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      if (i) {
+        out += '\n';
+        out.append(indent, ' ');
+      }
+      out += chunks[i];
+    }
+    if (level == 1) out += ')';
+  }
+};
+
+}  // namespace
+
+void append_pformat(std::string& out, const Value& v) {
+  PrettyPrinter printer{out};
+  printer.format(v, 0, 0, 0);
 }
 
 }  // namespace chatwire
