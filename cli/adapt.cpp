@@ -15,6 +15,7 @@ namespace {
 struct AdaptArgs {
   std::string template_file, model_dir, request_file, call_syntax;
   bool no_verify = false;
+  bool render = false;  // print the rendered prompt instead of the context
 };
 
 int run_adapt(const AdaptArgs& args) {
@@ -55,7 +56,8 @@ int run_adapt(const AdaptArgs& args) {
   adapt::Options options;
   options.call_syntax = args.call_syntax;
   options.special_tokens = target->special_tokens;
-  options.verify = !args.no_verify;
+  // --render prints the verification render, so it always verifies.
+  options.verify = !args.no_verify || args.render;
   auto adapted = adapt::adapt(*request, target->profile, *target->tmpl, options);
   if (!adapted) {
     json err = {{"error",
@@ -65,6 +67,12 @@ int run_adapt(const AdaptArgs& args) {
     std::cout << err.dump(1) << "\n";
     std::cerr << "chatwire adapt: " << adapted.error().to_string() << "\n";
     return 1;
+  }
+  if (args.render) {
+    // The adapted request rendered with chatwire's engine (the render render_chat would make
+    // from the context); issue 7's `render --adapt`.
+    std::cout << adapted->rendered;
+    return 0;
   }
   json adaptations = json::array();
   for (const auto& a : adapted->adaptations)
@@ -91,6 +99,7 @@ void add_adapt(CLI::App& root, int& exit_code) {
       "text syntax for calls a template drops (default: the one its instructions teach)");
   cmd->add_flag("--no-verify", args->no_verify,
                 "do not render the result to check nothing is lost");
+  cmd->add_flag("--render", args->render, "print the prompt the adapted request renders to");
   cmd->callback([args, &exit_code] {
     if (args->template_file.empty() && args->model_dir.empty()) {
       std::cerr << "chatwire adapt: give --template FILE or --model DIR\n";

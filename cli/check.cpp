@@ -80,7 +80,9 @@ int run_all(const CheckArgs& args) {
   }
   std::sort(entries.begin(), entries.end());
   json all = json::object();
-  std::size_t raw_pass = 0, adapted_pass = 0, refused = 0, failed = 0;
+  // A directory that does not load (no chat template, broken config) is counted apart: there
+  // is no template to adapt for, which is not a failure of the adapter.
+  std::size_t raw_pass = 0, adapted_pass = 0, refused = 0, failed = 0, not_loaded = 0;
   for (const auto& p : entries) {
     run_one(args, p, std::filesystem::is_directory(p), &all);
     const json& r = all[p.filename().string()];
@@ -93,7 +95,7 @@ int run_all(const CheckArgs& args) {
       else
         ++failed;
     } else {
-      ++failed;
+      ++not_loaded;
     }
   }
   if (args.json_output) {
@@ -105,9 +107,11 @@ int run_all(const CheckArgs& args) {
                 << r.value("adapted", std::string("error: ") + r.value("error", "")) << " |\n";
     std::cout << "\nraw: " << raw_pass << "/" << entries.size()
               << " pass; adapted: " << adapted_pass << "/" << entries.size() << " pass, " << refused
-              << " refused with a reason, " << failed << " fail\n";
+              << " refused with a reason, " << failed << " fail";
+    if (not_loaded > 0) std::cout << ", " << not_loaded << " not loaded";
+    std::cout << "\n";
   }
-  return failed == 0 ? 0 : 1;
+  return failed == 0 && not_loaded == 0 ? 0 : 1;
 }
 
 }  // namespace

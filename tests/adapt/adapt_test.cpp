@@ -4,6 +4,7 @@
 #include "chatwire/adapt.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -333,4 +334,45 @@ TEST(AdaptCli, SurveyHasTheRawVsAdaptedColumn) {
   EXPECT_NE(out.find("raw 39/199 pass; adapted 196/199 pass, 3 refused with a reason, 0 fail"),
             std::string::npos);
   EXPECT_NE(out.find("| Qwen--Qwen3-0.6B.jinja | "), std::string::npos);
+}
+
+namespace {
+
+// Runs a shell command, returns {exit status, stdout}.
+std::pair<int, std::string> shell(const std::string& cmd) {
+  const std::string out_file = ::testing::TempDir() + "chatwire_adapt_cli.out";
+  int status = std::system((cmd + " > " + out_file + " 2>/dev/null").c_str());
+  std::ifstream in(out_file);
+  std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return {WEXITSTATUS(status), out};
+}
+
+}  // namespace
+
+// `chatwire adapt --render` prints the adapted prompt; `--model` works on a checkpoint
+// directory; a malformed request is a JSON error with its field path and exit status 1.
+TEST(AdaptCli, AdaptRenderModelAndErrors) {
+  if (!fs::exists(CHATWIRE_CLI)) GTEST_SKIP() << "the CLI is not built: " << CHATWIRE_CLI;
+  const std::string cli = CHATWIRE_CLI;
+  const std::string request = ::testing::TempDir() + "chatwire_adapt_request.json";
+  ASSERT_EQ(std::system((cli + " check --print-request > " + request).c_str()), 0);
+  const Loaded* l = pick([](const auto& p) { return !p.system.supported; });
+  ASSERT_NE(l, nullptr);
+  auto [status, out] = shell(cli + " adapt --render --request " + request + " --template " +
+                             (kData / "templates" / l->name).string());
+  EXPECT_EQ(status, 0);
+  for (const auto& s : adapt::find_sentinels(out)) EXPECT_TRUE(s.ok()) << s.name;
+
+  auto [model_status, model_out] = shell(cli + " check --all " + (kData / "models").string());
+  EXPECT_NE(model_out.find(" 0 fail"), std::string::npos) << model_out;
+  (void)model_status;  // directories without a template make it 1 ("not loaded")
+
+  const std::string bad = ::testing::TempDir() + "chatwire_adapt_bad.json";
+  std::ofstream(bad) << R"({"messages": [{"role": "user", "content": 7}]})";
+  auto [bad_status, bad_out] = shell(cli + " adapt --request " + bad + " --template " +
+                                     (kData / "templates" / l->name).string());
+  EXPECT_EQ(bad_status, 1);
+  json err = json::parse(bad_out);
+  EXPECT_EQ(err["error"]["type"], "RequestError");
+  EXPECT_EQ(err["error"]["path"], "messages[0].content");
 }
