@@ -170,7 +170,7 @@ void merge_small(const TokenizerData& d, std::vector<Symbol>& sy) {
     if (!lookup_merge(d, sy[i].id, sy[i + 1].id, rank[i], merged[i])) rank[i] = kNone;
   };
   // The merge table is large (Gemma 3: 16 MB): start all the first lookups' loads at once.
-  for (std::size_t i = 0; i + 1 < n; ++i) d.merges.prefetch(sy[i].id);
+  for (std::size_t i = 0; i + 1 < n; ++i) d.merges.prefetch(sy[i].id, sy[i + 1].id);
   for (std::size_t i = 0; i + 1 < n; ++i) pair_rank(i);
   while (n > 1) {
     std::size_t best = 0;
@@ -180,6 +180,10 @@ void merge_small(const TokenizerData& d, std::vector<Symbol>& sy) {
     if (rank[best] == kNone) break;
     sy[best].id = merged[best];
     sy[best].len += sy[best + 1].len;
+    // The two new pairs' lookups miss the cache on large tables: start both loads now, so that
+    // they overlap each other and the shift below.
+    if (best > 0) d.merges.prefetch(sy[best - 1].id, sy[best].id);
+    if (best + 2 < n) d.merges.prefetch(sy[best].id, sy[best + 2].id);
     for (std::size_t i = best + 1; i + 1 < n; ++i) {
       sy[i] = sy[i + 1];
       rank[i] = rank[i + 1];
@@ -203,7 +207,7 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
     sy[i].next = i + 1 < count ? i + 1 : -1;
   }
   for (std::int32_t i = 0; i + 1 < count; ++i) {
-    if (i + 16 + 1 < count) d.merges.prefetch(sy[i + 16].id);
+    if (i + 16 + 1 < count) d.merges.prefetch(sy[i + 16].id, sy[i + 17].id);
     std::uint32_t rank, id;
     if (lookup_merge(d, sy[i].id, sy[i + 1].id, rank, id)) {
       heap.push_back({rank, static_cast<std::uint32_t>(i), id, sy[i].id, sy[i + 1].id});

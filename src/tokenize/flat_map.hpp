@@ -250,21 +250,26 @@ class MergeTable {
     for (std::uint32_t r = 0; r < rows; ++r) start_[r + 1] += start_[r];
     pending_.clear();
     pending_.shrink_to_fit();
+    build_pair_hash(rows);
   }
   bool get(std::uint32_t left, std::uint32_t right, std::uint32_t& rank,
            std::uint32_t& merged) const {
     if (left + 1 >= start_.size()) return false;
     const Entry* b = entries_.data() + start_[left];
     const Entry* e = entries_.data() + start_[left + 1];
-    if (e - b > 8) {
-      b = std::lower_bound(b, e, right,
-                           [](const Entry& x, std::uint32_t v) { return x.right < v; });
-      if (b != e && b->right == right) {
-        rank = b->rank;
-        merged = b->merged;
-        return true;
+    if (e - b > kRowScan) {
+      // A long row (Gemma 3's U+2581 has thousands of merges): a binary search there costs a cache
+      // miss per step, one probe of the pair hash costs about one.
+      const std::uint64_t key = pair_key(left, right);
+      for (std::size_t i = pair_slot(key);; i = (i + 1) & pair_mask_) {
+        const PairSlot& s = pairs_[i];
+        if (s.key == key) {
+          rank = s.rank;
+          merged = s.merged;
+          return true;
+        }
+        if (s.key == kNoPair) return false;
       }
-      return false;
     }
     for (; b != e; ++b) {
       if (b->right == right) {
@@ -278,6 +283,15 @@ class MergeTable {
   void prefetch(std::uint32_t left) const {
     if (left + 1 < start_.size()) __builtin_prefetch(entries_.data() + start_[left]);
   }
+  // Starts loading whatever get(left, right) will read first: the row or the pair's hash slot.
+  void prefetch(std::uint32_t left, std::uint32_t right) const {
+    if (left + 1 >= start_.size()) return;
+    if (start_[left + 1] - start_[left] > kRowScan) {
+      __builtin_prefetch(&pairs_[pair_slot(pair_key(left, right))]);
+    } else {
+      __builtin_prefetch(entries_.data() + start_[left]);
+    }
+  }
   std::size_t size() const { return entries_.size(); }
 
  private:
@@ -287,6 +301,50 @@ class MergeTable {
   struct Entry {
     std::uint32_t right, rank, merged;
   };
+  // Rows up to this long are scanned (they span at most two cache lines); longer rows are also
+  // stored in the pair hash.
+  static constexpr std::ptrdiff_t kRowScan = 8;
+  static constexpr std::uint64_t kNoPair = ~std::uint64_t{0};  // left id 2^32-1 is never valid
+  struct PairSlot {
+    std::uint64_t key = kNoPair;
+    std::uint32_t rank = 0, merged = 0;
+  };
+  static std::uint64_t pair_key(std::uint32_t left, std::uint32_t right) {
+    return (std::uint64_t{left} << 32) | right;
+  }
+  // Fibonacci hashing: the top bits of key * 2^64/phi spread consecutive ids over the table.
+  std::size_t pair_slot(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> pair_shift_);
+  }
+  void build_pair_hash(std::uint32_t rows) {
+    std::size_t n = 0;
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      if (start_[r + 1] - start_[r] > kRowScan) n += start_[r + 1] - start_[r];
+    }
+    pairs_.clear();
+    if (n == 0) return;
+    std::size_t cap = 16;
+    int bits = 4;
+    while (cap < n * 2) {
+      cap <<= 1;
+      ++bits;
+    }
+    pairs_.assign(cap, PairSlot{});
+    pair_mask_ = cap - 1;
+    pair_shift_ = 64 - bits;
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      if (start_[r + 1] - start_[r] <= kRowScan) continue;
+      for (std::uint32_t k = start_[r]; k < start_[r + 1]; ++k) {
+        const std::uint64_t key = pair_key(r, entries_[k].right);
+        std::size_t i = pair_slot(key);
+        while (pairs_[i].key != kNoPair) i = (i + 1) & pair_mask_;
+        pairs_[i] = PairSlot{key, entries_[k].rank, entries_[k].merged};
+      }
+    }
+  }
+  std::vector<PairSlot> pairs_;
+  std::size_t pair_mask_ = 0;
+  int pair_shift_ = 64;
   std::vector<std::uint32_t> start_;  // row r = entries_[start_[r], start_[r + 1])
   std::vector<Entry> entries_;
   std::vector<Pending> pending_;
