@@ -3,6 +3,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
+space := $(subst ,, )
 
 .PHONY: all bootstrap configure build run test test-release test-sanitize bench fuzz format clean
 
@@ -27,9 +28,12 @@ test: test-release test-sanitize
 test-release: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The Jinja engine (value + jinja), the chat layer and the output parsers under ASan+UBSan.
+SANITIZED := value jinja chat parse
 test-sanitize: bootstrap
-	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHATWIRE_SANITIZE=ON -DCHATWIRE_BENCH=OFF >/dev/null
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHATWIRE_SANITIZE=ON \
+	  -DCHATWIRE_BENCH=OFF "-DCHATWIRE_TEST_COMPONENTS=$(subst $(space),;,$(SANITIZED))" >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target chatwire_cli $(addprefix --target test_,$(SANITIZED))
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
