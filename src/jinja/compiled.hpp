@@ -2,6 +2,7 @@
 // once (globals), shared read-only by every render.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ struct CompiledTemplate {
   ParsedTemplate parsed;
   std::vector<Value> globals;    // per SymbolId: the global function, or Undefined
   bool uses_generation = false;  // the oracle's text test for generation tracking
+  // Size of the latest output: the next render reserves that much once instead of
+  // growing its buffer step by step (renders of one template are similar in size).
+  mutable std::atomic<std::size_t> output_hint{0};
   // Symbols of the implicit variables (kNoSymbol when the template never names them).
   static constexpr SymbolId kNoSymbol = 0xFFFFFFFFu;
   SymbolId sym_loop = kNoSymbol, sym_caller = kNoSymbol, sym_kwargs = kNoSymbol,

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "chatwire/value_print.hpp"
 #include "jinja/compiled.hpp"
 #include "jinja/objects.hpp"
 #include "jinja/registry.hpp"
@@ -249,8 +250,11 @@ class Evaluator {
       case ExprKind::Getattr: {
         const auto& g = static_cast<const GetattrExpr&>(e);
         const Value& obj = ref(*g.object, f, tmp);
-        if (obj.is_dict() && !g.dict_method && !g.dict_blocked)
+        if (obj.is_dict() && !g.dict_method && !g.dict_blocked) {
           if (const Value* v = obj.dict_find(g.attr, g.attr_hash)) return *v;
+          tmp = Value::undefined_attribute(g.attr, obj);  // get_attribute's answer, directly
+          return tmp;
+        }
         Value r = at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
         tmp = std::move(r);
         return tmp;
@@ -282,6 +286,49 @@ class Evaluator {
     }
   }
 
+  // ref(), except that a key missing from a dict read as an attribute (`message.tool_calls`)
+  // gives nullptr instead of building its Undefined: conditions and `is defined` only
+  // need to know that it is missing.
+  const Value* ref_or_missing(const Expr& e, Frame* f, Value& tmp) {
+    if (e.kind == ExprKind::Getattr) {
+      const auto& g = static_cast<const GetattrExpr&>(e);
+      if (!g.dict_method && !g.dict_blocked) {
+        const Value& obj = ref(*g.object, f, tmp);
+        if (obj.is_dict()) return obj.dict_find(g.attr, g.attr_hash);
+        Value r = at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
+        tmp = std::move(r);
+        return &tmp;
+      }
+    }
+    return &ref(e, f, tmp);
+  }
+
+  // truthy(eval(e)) without materialising `and`/`or`/`not` results or copying
+  // operands (If conditions, loop filters, inline ifs).
+  bool cond(const Expr& e, Frame* f) {
+    switch (e.kind) {
+      case ExprKind::And: {
+        const auto& b = static_cast<const BinaryExpr&>(e);
+        return cond(*b.left, f) && cond(*b.right, f);
+      }
+      case ExprKind::Or: {
+        const auto& b = static_cast<const BinaryExpr&>(e);
+        return cond(*b.left, f) || cond(*b.right, f);
+      }
+      case ExprKind::Not:
+        return !cond(*static_cast<const UnaryExpr&>(e).operand, f);
+      case ExprKind::Compare:
+        return eval_compare(static_cast<const CompareExpr&>(e), f);
+      case ExprKind::Test:
+        return eval_test(static_cast<const TestExpr&>(e), f);
+      default: {
+        Value tmp;
+        const Value* v = ref_or_missing(e, f, tmp);
+        return v && truthy(*v);  // a missing attribute is an Undefined: false
+      }
+    }
+  }
+
   Value eval(const Expr& e, Frame* f) {
     check_stack();
     switch (e.kind) {
@@ -305,10 +352,8 @@ class Evaluator {
         return eval_filter(static_cast<const FilterExpr&>(e), f, nullptr);
       case ExprKind::Test:
         return Value(eval_test(static_cast<const TestExpr&>(e), f));
-      case ExprKind::Not: {
-        Value tmp;
-        return Value(!truthy(ref(*static_cast<const UnaryExpr&>(e).operand, f, tmp)));
-      }
+      case ExprKind::Not:
+        return Value(!cond(*static_cast<const UnaryExpr&>(e).operand, f));
       case ExprKind::Neg: {
         Value v = eval(*static_cast<const UnaryExpr&>(e).operand, f);
         return at(e, [&] { return check(negate(v)); });
@@ -319,26 +364,35 @@ class Evaluator {
       }
       case ExprKind::And: {
         const auto& b = static_cast<const BinaryExpr&>(e);
-        Value left = eval(*b.left, f);
-        if (!truthy(left)) return left;
+        Value tmp;
+        const Value& left = ref(*b.left, f, tmp);
+        if (!truthy(left)) return &left == &tmp ? std::move(tmp) : left;
         return eval(*b.right, f);
       }
       case ExprKind::Or: {
         const auto& b = static_cast<const BinaryExpr&>(e);
-        Value left = eval(*b.left, f);
-        if (truthy(left)) return left;
+        Value tmp;
+        const Value& left = ref(*b.left, f, tmp);
+        if (truthy(left)) return &left == &tmp ? std::move(tmp) : left;
         return eval(*b.right, f);
       }
       case ExprKind::Binary: {
         const auto& b = static_cast<const BinaryExpr&>(e);
-        Value left = eval(*b.left, f);
-        Value right = eval(*b.right, f);
-        if (b.markup && b.op == BinaryOp::Add && left.is_string() && right.is_string()) {
+        Value ltmp, rtmp;
+        const Value* left = &ref(*b.left, f, ltmp);
+        const Value* right = &ref(*b.right, f, rtmp);
+        if (b.markup && b.op == BinaryOp::Add && left->is_string() && right->is_string()) {
           // Markup + str escapes the plain side (markupsafe).
-          if (!b.left->markup) left = escaped(left);
-          if (!b.right->markup) right = escaped(right);
+          if (!b.left->markup) {
+            ltmp = escaped(*left);
+            left = &ltmp;
+          }
+          if (!b.right->markup) {
+            rtmp = escaped(*right);
+            right = &rtmp;
+          }
         }
-        return at(e, [&] { return check(binary_op(b.op, left, right, st_.limits)); });
+        return at(e, [&] { return check(binary_op(b.op, *left, *right, st_.limits)); });
       }
       case ExprKind::Concat: {
         std::string s;
@@ -349,7 +403,7 @@ class Evaluator {
         return Value(eval_compare(static_cast<const CompareExpr&>(e), f));
       case ExprKind::CondExpr: {
         const auto& c = static_cast<const CondExpr&>(e);
-        if (truthy(eval(*c.test, f))) return eval(*c.then, f);
+        if (cond(*c.test, f)) return eval(*c.then, f);
         if (c.otherwise) return eval(*c.otherwise, f);
         return Value::undefined(Value(), {},
                                 "the inline if-expression on line " + std::to_string(c.line) +
@@ -401,7 +455,8 @@ class Evaluator {
       concat_into(s, *b.right, f);
       return;
     }
-    Value v = eval(e, f);
+    Value tmp;
+    const Value& v = ref(e, f, tmp);
     if (v.is_string()) {
       check(append_checked(s, v.as_string(), st_.limits));
     } else {
@@ -476,7 +531,8 @@ class Evaluator {
     Args args;
     if (c.callee->kind == ExprKind::Getattr) {
       const auto& g = static_cast<const GetattrExpr&>(*c.callee);
-      Value obj = eval(*g.object, f);
+      Value obj_tmp;
+      const Value& obj = ref(*g.object, f, obj_tmp);
       Kind k = obj.kind();
       if (k != Kind::Object && k != Kind::Undefined && has_method(k, g.attr)) {
         eval_args(c.arguments, f, args);
@@ -522,11 +578,13 @@ class Evaluator {
 
   // `body` (non-null) replaces a missing innermost operand (filter blocks, set blocks).
   Value eval_filter(const FilterExpr& fe, Frame* f, const Value* body) {
-    Value operand = fe.operand
-                        ? (fe.operand->kind == ExprKind::Filter
-                               ? eval_filter(static_cast<const FilterExpr&>(*fe.operand), f, body)
-                               : eval(*fe.operand, f))
-                        : (body ? *body : Value());
+    Value operand_tmp;  // the operand when it is computed here (not borrowed)
+    const Value& operand =
+        fe.operand ? (fe.operand->kind == ExprKind::Filter
+                          ? (operand_tmp =
+                                 eval_filter(static_cast<const FilterExpr&>(*fe.operand), f, body))
+                          : ref(*fe.operand, f, operand_tmp))
+                   : (body ? *body : operand_tmp);
     Args args;
     eval_args(fe.arguments, f, args);
     if (fe.operand && fe.operand->markup && fe.markup && is_escape_filter(fe.name))
@@ -540,7 +598,17 @@ class Evaluator {
 
   bool eval_test(const TestExpr& te, Frame* f) {
     Value operand_tmp;
-    const Value& operand = ref(*te.operand, f, operand_tmp);
+    const Value* operand_ptr;
+    if (te.test && te.arguments.empty() && (te.name == "defined" || te.name == "undefined")) {
+      operand_ptr = ref_or_missing(*te.operand, f, operand_tmp);
+      if (!operand_ptr) {  // a missing dict attribute: Undefined, without building it
+        st_.step();
+        return te.name == "undefined";
+      }
+    } else {
+      operand_ptr = &ref(*te.operand, f, operand_tmp);
+    }
+    const Value& operand = *operand_ptr;
     Args args;
     eval_args(te.arguments, f, args);
     if (te.test && te.name == "escaped") return te.operand->markup;
@@ -579,10 +647,10 @@ class Evaluator {
       at(c, [&]() -> Value {
         switch (op) {
           case CompareKind::Eq:
-            ok = equals(left, right);
+            ok = equal_values(left, right);
             break;
           case CompareKind::Ne:
-            ok = !equals(left, right);
+            ok = !equal_values(left, right);
             break;
           case CompareKind::Lt:
             ok = check(compare(CompareOp::Lt, left, right));
@@ -611,18 +679,32 @@ class Evaluator {
     return true;
   }
 
+  static bool is_container(const Value& v) { return v.is_sequence() || v.is_dict(); }
+  // Python's ==; nested containers go through compare(), which stops with RecursionError
+  // past kMaxValueNesting levels instead of overflowing the stack.
+  static bool equal_values(const Value& left, const Value& right) {
+    if (!is_container(left)) return equals(left, right);
+    return check(compare(CompareOp::Eq, left, right));
+  }
+
   bool compare_once(const CompareExpr& c, CompareKind op, const Value& left, const Value& right) {
     switch (op) {
       case CompareKind::Eq:
-        return equals(left, right);
       case CompareKind::Ne:
-        return !equals(left, right);
+        if (!is_container(left)) return equals(left, right) == (op == CompareKind::Eq);
+        break;
       default:
         break;
     }
     bool ok = false;
     at(c, [&]() -> Value {
       switch (op) {
+        case CompareKind::Eq:
+          ok = equal_values(left, right);
+          break;
+        case CompareKind::Ne:
+          ok = !equal_values(left, right);
+          break;
         case CompareKind::Lt:
           ok = check(compare(CompareOp::Lt, left, right));
           break;
@@ -720,39 +802,66 @@ class Evaluator {
   // {{ a + b + c }}: while every operand is a string, write the operands straight to
   // the output instead of building each intermediate sum; on the first non-string
   // operand fall back to Python's `+` from the sum so far (same order, same errors).
+  // Longer chains keep their leftmost part as one nested sum (evaluated as a value).
+  static constexpr std::size_t kSumChain = 16;
   void print_sum(const BinaryExpr& sum, Frame* f) {
-    const Expr* chain[64];
+    const Expr* chain[kSumChain];
     std::size_t n = 0;
     const Expr* cur = &sum;
     while (cur->kind == ExprKind::Binary && !cur->markup &&
-           static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add && n + 1 < 64) {
+           static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add && n + 1 < kSumChain) {
       chain[n++] = static_cast<const BinaryExpr*>(cur)->right.get();
       cur = static_cast<const BinaryExpr*>(cur)->left.get();
     }
     chain[n++] = cur;  // operands, last to first
-    Value first = eval(*chain[n - 1], f);
-    if (!first.is_string()) return write_value(eval_sum_from(first, chain, n - 1, f));
-    Value operands[64];
-    operands[0] = std::move(first);
-    std::size_t count = 1;
-    for (std::size_t i = n - 1; i-- > 0;) {
-      Value v = eval(*chain[i], f);
+    // Operands are borrowed where they live (variables, constants, dict items: nothing
+    // in an expression can reassign them), so the common case copies no Value at all.
+    // Only operands computed on the fly occupy a slot of `temps`.
+    // Computed operands move into `kept` (constructed on demand: most chains have none,
+    // and a full array of Values would cost more than the sum itself).
+    union Slot {
+      Value v;
+      Slot() {}
+      ~Slot() {}
+    };
+    Slot kept[kSumChain];
+    struct Release {
+      Slot* slots;
+      std::size_t n = 0;
+      ~Release() {
+        for (std::size_t k = 0; k < n; ++k) slots[k].v.~Value();
+      }
+    } release{kept};
+    Value scratch;
+    std::string_view operands[kSumChain];
+    std::size_t count = 0;
+    for (std::size_t i = n; i-- > 0;) {
+      const Value* borrowed = &ref(*chain[i], f, scratch);
+      // `scratch` may also hold a container the result points into (a subscript of a
+      // computed dict), so whatever it holds is kept, not only the result itself.
+      if (!scratch.same(Value())) {
+        new (&kept[release.n].v) Value(std::move(scratch));
+        if (borrowed == &scratch) borrowed = &kept[release.n].v;
+        ++release.n;
+      }
+      const Value& v = *borrowed;
       if (!v.is_string()) {
+        if (count == 0) return write_value(eval_sum_from(Value(v), chain, i, f));
         std::string joined;
         for (std::size_t k = 0; k < count; ++k)
-          check(append_checked(joined, operands[k].as_string(), st_.limits));
+          check(append_checked(joined, operands[k], st_.limits));
         Value acc(std::move(joined));
         const Expr& at_expr = *chain[i];
         acc = at(at_expr, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
         return write_value(eval_sum_from(acc, chain, i, f));
       }
-      operands[count++] = std::move(v);
+      operands[count++] = v.as_string();
     }
     std::size_t total = 0;
-    for (std::size_t k = 0; k < count; ++k) total += operands[k].as_string().size();
+    for (std::size_t k = 0; k < count; ++k) total += operands[k].size();
     if (total > st_.lim.max_string_bytes)
       raise(limit_error("max_string_bytes", st_.lim.max_string_bytes));
-    for (std::size_t k = 0; k < count; ++k) st_.out.write(operands[k].as_string());
+    st_.out.write_all(operands, count, total);
   }
 
   // Continues a `+` chain from `acc` with operands chain[remaining-1] ... chain[0].
@@ -820,10 +929,8 @@ class Evaluator {
       }
       case StmtKind::If: {
         const auto& i = static_cast<const IfStmt&>(s);
-        for (const auto& [cond, body] : i.branches) {
-          Value tmp;
-          if (truthy(ref(*cond, f, tmp))) return exec(body, f);
-        }
+        for (const auto& [test, body] : i.branches)
+          if (cond(*test, f)) return exec(body, f);
         return exec(i.otherwise, f);
       }
       case StmtKind::For:
@@ -1024,7 +1131,7 @@ class Evaluator {
         st_.step();
         iteration.vars.clear();
         assign(loop.target, item, &iteration);
-        if (truthy(eval(*loop.filter, &iteration))) kept.push_back(item);
+        if (cond(*loop.filter, &iteration)) kept.push_back(item);
       }
       filtered_holder = Value::list(std::move(kept));
       items = filtered_holder.as_list();
@@ -1112,6 +1219,8 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
   RenderState state(tmpl, context, options);
   state.track_generation = tmpl.uses_generation && tmpl.parsed.uses_generation;
   state.stack_base = static_cast<const char*>(__builtin_frame_address(0));
+  state.out.main.reserve(
+      std::min(tmpl.output_hint.load(std::memory_order_relaxed), options.limits.max_output_bytes));
   RenderResult result;
   result.uses_generation = tmpl.uses_generation;
   try {
@@ -1119,9 +1228,12 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
     ev.exec(tmpl.parsed.body, &state.root);
   } catch (RenderError& err) {
     return std::move(err.error);
+  } catch (NestingError& err) {  // repr/str of containers nested too deeply
+    return std::move(err.error);
   } catch (const std::bad_alloc&) {
     return Error{"MemoryError", "out of memory while rendering", 0, 0, {}};
   }
+  tmpl.output_hint.store(state.out.main.size(), std::memory_order_relaxed);
   result.output = std::move(state.out.main);
   if (result.uses_generation) {
     // Code point spans → byte spans of the output (clamped: the tracker's quirks can

@@ -8,6 +8,7 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -74,6 +75,15 @@ class Output {
     total_bytes += s.size();
     if (total_bytes > max_bytes) overflow();
     target().append(s);
+    if (captures.empty()) yielded = true;
+  }
+  // Several pieces of `total` bytes at once (one size check, one growth of the target).
+  void write_all(const std::string_view* pieces, std::size_t count, std::size_t total) {
+    total_bytes += total;
+    if (total_bytes > max_bytes) overflow();
+    std::string& t = target();
+    if (t.capacity() - t.size() < total) t.reserve(std::max(t.size() + total, 2 * t.capacity()));
+    for (std::size_t k = 0; k < count; ++k) t.append(pieces[k]);
     if (captures.empty()) yielded = true;
   }
   void begin_capture() {

@@ -139,8 +139,55 @@ Value Value::adopt(Object* object) noexcept {
   return ValueAccess::from_payload(Kind::Object, object);
 }
 
+// Freeing a payload frees what it holds, so a list nested a million deep would recurse
+// a million times and overflow the stack. Only the outermost destroy() on a thread
+// deletes; payloads freed while it runs are queued on its stack and deleted by its loop,
+// which keeps the depth at one level whatever the nesting. The thread_local is a plain
+// pointer (no destructor) so that values freed during process exit still work.
+namespace {
+struct DestroyQueue {
+  static constexpr std::size_t kInline = 32;
+  detail::RefCounted* inline_items[kInline];
+  std::size_t inline_count = 0;
+  std::vector<detail::RefCounted*> more;
+  bool push(detail::RefCounted* p) noexcept {
+    if (inline_count < kInline) {
+      inline_items[inline_count++] = p;
+      return true;
+    }
+    try {
+      more.push_back(p);
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+  detail::RefCounted* pop() noexcept {
+    if (!more.empty()) {
+      detail::RefCounted* p = more.back();
+      more.pop_back();
+      return p;
+    }
+    return inline_count ? inline_items[--inline_count] : nullptr;
+  }
+};
+thread_local DestroyQueue* destroy_queue = nullptr;
+}  // namespace
+
 void Value::destroy() noexcept {
+  if (kind_ == Kind::String) {  // holds no values: nothing can nest
+    delete u_.ptr;
+    return;
+  }
+  if (destroy_queue) {
+    if (!destroy_queue->push(u_.ptr)) delete u_.ptr;  // out of memory: recurse instead
+    return;
+  }
+  DestroyQueue queue;
+  destroy_queue = &queue;
   delete u_.ptr;
+  while (detail::RefCounted* next = queue.pop()) delete next;
+  destroy_queue = nullptr;
 }
 
 // ---------------------------------------------------------------------------------
