@@ -261,6 +261,7 @@ class MergeTable {
       // A long row (Gemma 3's U+2581 has thousands of merges): a binary search there costs a cache
       // miss per step, one probe of the pair hash costs about one.
       const std::uint64_t key = pair_key(left, right);
+      if (!maybe_pair(key)) return false;
       for (std::size_t i = pair_slot(key);; i = (i + 1) & pair_mask_) {
         const PairSlot& s = pairs_[i];
         if (s.key == key) {
@@ -287,7 +288,8 @@ class MergeTable {
   void prefetch(std::uint32_t left, std::uint32_t right) const {
     if (left + 1 >= start_.size()) return;
     if (start_[left + 1] - start_[left] > kRowScan) {
-      __builtin_prefetch(&pairs_[pair_slot(pair_key(left, right))]);
+      const std::uint64_t key = pair_key(left, right);
+      if (maybe_pair(key)) __builtin_prefetch(&pairs_[pair_slot(key)]);
     } else {
       __builtin_prefetch(entries_.data() + start_[left]);
     }
@@ -316,6 +318,16 @@ class MergeTable {
   std::size_t pair_slot(std::uint64_t key) const {
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> pair_shift_);
   }
+  // One bit per filter position, about 8 per hashed pair: small enough to stay in L2, so that
+  // most pairs without a merge (the common case next to a fresh merge) are answered without a
+  // miss on the pair table. A clear bit means absent; a set bit means "probe".
+  std::size_t filter_bit(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0xD6E8FEB86659FD93ull) >> filter_shift_);
+  }
+  bool maybe_pair(std::uint64_t key) const {
+    const std::size_t b = filter_bit(key);
+    return (filter_[b >> 6] >> (b & 63)) & 1;
+  }
   void build_pair_hash(std::uint32_t rows) {
     std::size_t n = 0;
     for (std::uint32_t r = 0; r < rows; ++r) {
@@ -332,6 +344,9 @@ class MergeTable {
     pairs_.assign(cap, PairSlot{});
     pair_mask_ = cap - 1;
     pair_shift_ = 64 - bits;
+    // Filter: 4 bits per table slot (cap >= 2n, so at least 8 per pair), at least one word.
+    filter_.assign(std::max<std::size_t>(1, cap / 16), 0);
+    filter_shift_ = 64 - (bits + 2);
     for (std::uint32_t r = 0; r < rows; ++r) {
       if (start_[r + 1] - start_[r] <= kRowScan) continue;
       for (std::uint32_t k = start_[r]; k < start_[r + 1]; ++k) {
@@ -339,12 +354,16 @@ class MergeTable {
         std::size_t i = pair_slot(key);
         while (pairs_[i].key != kNoPair) i = (i + 1) & pair_mask_;
         pairs_[i] = PairSlot{key, entries_[k].rank, entries_[k].merged};
+        const std::size_t b = filter_bit(key);
+        filter_[b >> 6] |= std::uint64_t{1} << (b & 63);
       }
     }
   }
   std::vector<PairSlot> pairs_;
   std::size_t pair_mask_ = 0;
   int pair_shift_ = 64;
+  std::vector<std::uint64_t> filter_;
+  int filter_shift_ = 64;
   std::vector<std::uint32_t> start_;  // row r = entries_[start_[r], start_[r + 1])
   std::vector<Entry> entries_;
   std::vector<Pending> pending_;
