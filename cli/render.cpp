@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "chatwire/adapt.hpp"
 #include "chatwire/chat.hpp"
 #include "chatwire/jinja.hpp"
 #include "chatwire/tokenize.hpp"
@@ -33,6 +34,7 @@ struct RenderArgs {
   bool no_validate = false;
   bool assistant_mask = false;
   bool tokenize = false;
+  bool adapt = false;  // --adapt: the request is OpenAI-shaped; adapt it to the template first
   std::string tokenizer_dir;  // --tokenizer; default: the --model directory
   std::size_t repeat = 0;
   std::string base_dir;
@@ -262,6 +264,44 @@ int run_template(const RenderArgs& args) {
 
 }  // namespace
 
+// --adapt: an OpenAI request, adapted to what the template can render (issue 7), then rendered.
+// The adapter renders the adapted context itself to verify that nothing was lost; that
+// verified render is what is printed.
+int run_adapted(const RenderArgs& args) {
+  auto target = !args.model_dir.empty() ? adapt::load_model_dir(args.model_dir)
+                                        : adapt::load_template_file(args.template_file);
+  if (!target) {
+    print_error(target.error());
+    return 1;
+  }
+  auto text = read_all(args.request_file);
+  if (!text) return 1;
+  auto parsed = parse_json(*text);
+  if (!parsed) {
+    print_error(parsed.error());
+    return 1;
+  }
+  auto request = to_json(*parsed);
+  if (!request) {
+    print_error(request.error());
+    return 1;
+  }
+  adapt::Options options;
+  options.special_tokens = target->special_tokens;
+  options.limits = args.limits;
+  if (!args.now.empty()) options.now = args.now;
+  auto adapted = adapt::adapt(*request, target->profile, *target->tmpl, options);
+  if (!adapted) {
+    print_error(adapted.error());
+    return 1;
+  }
+  for (const auto& a : adapted->adaptations)
+    std::fprintf(stderr, "adaptation %s: %s [%s]\n", a.code.c_str(), a.detail.c_str(),
+                 a.finding.c_str());
+  write_out(adapted->rendered);
+  return 0;
+}
+
 void add_render(CLI::App& root, int& exit_code) {
   auto args = std::make_shared<RenderArgs>();
   auto* cmd = root.add_subcommand("render",
@@ -291,6 +331,9 @@ void add_render(CLI::App& root, int& exit_code) {
   cmd->add_option("--repeat", args->repeat,
                   "with --batch: render each request N more times and report \"us\" per render (as "
                   "the oracle)");
+  cmd->add_flag("--adapt", args->adapt,
+                "the request is an OpenAI request: adapt it to what the template can render "
+                "(see chatwire adapt) and print the prompt");
   cmd->add_flag("--json", args->json,
                 "print {output, generation, generation_bytes, warnings} as JSON");
   cmd->add_flag(
@@ -328,6 +371,15 @@ void add_render(CLI::App& root, int& exit_code) {
                    "--request FILE.json (or --template FILE --request FILE.json "
                    "--tokenizer DIR)\n");
       exit_code = 2;
+    } else if (args->adapt) {
+      if (args->request_file.empty() || (args->model_dir.empty() == args->template_file.empty())) {
+        std::fprintf(stderr,
+                     "chatwire render: --adapt needs --request FILE.json and one of --model DIR "
+                     "or --template FILE\n");
+        exit_code = 2;
+      } else {
+        exit_code = run_adapted(*args);
+      }
     } else if (args->batch) {
       exit_code = run_batch(*args);
     } else if (!args->request_file.empty() &&

@@ -187,3 +187,25 @@ TEST_F(RenderCli, BatchSurvivesBadLines) {
 }
 
 }  // namespace
+
+// --adapt: an OpenAI request is adapted to what the template renders, and nothing is lost.
+// SmolLM3's template drops structured tool calls (the probe measures it), so the call must
+// come back as text in the content, and the past turn's reasoning must be gone.
+TEST_F(RenderCli, AdaptRendersWhatTheTemplateWouldDrop) {
+  CliRun request = run("check --print-request");
+  ASSERT_EQ(request.status, 0) << request.err;
+  auto req = write("openai.json", request.out);
+  const std::string tpl =
+      std::string(CHATWIRE_DATA_DIR) + "/templates/HuggingFaceTB--SmolLM3-3B.jinja";
+  CliRun raw = run("render --template '" + tpl + "' --request '" + req.string() + "'");
+  CliRun r = run("render --template '" + tpl + "' --request '" + req.string() + "' --adapt");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(raw.out.find("QXCITYQX"), std::string::npos)
+      << "the raw request already keeps the call";
+  for (const char* sentinel : {"QXSYSTEMQX", "QXQUESTIONQX", "QXTOOLDESCQX", "QXCITYQX",
+                               "QXRESULTQX", "QXANSWERQX", "QXQUESTION2QX"})
+    EXPECT_NE(r.out.find(sentinel), std::string::npos) << sentinel;
+  EXPECT_EQ(r.out.find("QXPASTREASONQX"), std::string::npos);
+  EXPECT_NE(r.err.find("calls_as_text"), std::string::npos) << r.err;
+  EXPECT_EQ(run("render --adapt --request '" + req.string() + "'").status, 2);
+}
