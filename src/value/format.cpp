@@ -178,8 +178,10 @@ Result<Spec> parse_spec(std::string_view text, char default_align, const ValueLi
   }
   // Checked before anything is allocated: a width or precision beyond the string limit
   // could only build a string beyond it.
+  // A string's precision only truncates ('{:.2000000000}' of 'a' is 'a'); a number's adds
+  // digits.
   if (spec.width > static_cast<std::int64_t>(limits.max_string_bytes) ||
-      spec.precision > static_cast<std::int64_t>(limits.max_string_bytes))
+      (default_align != '<' && spec.precision > static_cast<std::int64_t>(limits.max_string_bytes)))
     return limit_error("max_string_bytes", limits.max_string_bytes);
   if (text.size() - i > 1) return value_error("Invalid format specifier");
   if (i < text.size()) spec.type = text[i];
@@ -596,7 +598,10 @@ Result<Value> percent_format(std::string_view fmt, const Value& args, const Valu
       else
         break;
     }
-    auto number = [&](std::int64_t& target) -> Status {
+    // Python refuses a width beyond sys.maxsize and a precision beyond INT_MAX ("width too
+    // big"); smaller ones it tries to allocate, so the limits are checked below, once the
+    // conversion is known.
+    auto number = [&](std::int64_t& target, const char* what, std::int64_t most) -> Status {
       if (i < fmt.size() && fmt[i] == '*') {
         ++i;
         const Value* v = next();
@@ -607,15 +612,17 @@ Result<Value> percent_format(std::string_view fmt, const Value& args, const Valu
       }
       std::int64_t n = -1;
       while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') {
+        if (n > (most - (fmt[i] - '0')) / 10) return value_error(std::string(what) + " too big");
         n = (n < 0 ? 0 : n) * 10 + (fmt[i] - '0');
-        if (static_cast<std::uint64_t>(n) > limits.max_string_bytes)
-          return limit_error("max_string_bytes", limits.max_string_bytes);
         ++i;
       }
       if (n >= 0) target = n;
       return ok_status();
     };
-    if (auto s = number(spec.width); !s) return s.error();
+    if (auto s = number(spec.width, "width", std::numeric_limits<std::int64_t>::max()); !s)
+      return s.error();
+    if (spec.width == std::numeric_limits<std::int64_t>::min())  // `*` of INT64_MIN: no -width
+      return limit_error("max_string_bytes", limits.max_string_bytes);
     if (spec.width < -1) {
       spec.left = true;
       spec.width = -spec.width;
@@ -623,14 +630,18 @@ Result<Value> percent_format(std::string_view fmt, const Value& args, const Valu
     if (i < fmt.size() && fmt[i] == '.') {
       ++i;
       spec.precision = 0;
-      if (auto s = number(spec.precision); !s) return s.error();
+      if (auto s = number(spec.precision, "precision", 2147483647); !s) return s.error();
     }
-    if (spec.width > static_cast<std::int64_t>(limits.max_string_bytes) ||
-        spec.precision > static_cast<std::int64_t>(limits.max_string_bytes))
-      return limit_error("max_string_bytes", limits.max_string_bytes);
     while (i < fmt.size() && (fmt[i] == 'h' || fmt[i] == 'l' || fmt[i] == 'L')) ++i;
     if (i >= fmt.size()) return value_error("incomplete format");
     char conversion = fmt[i++];
+    // A width pads, so a width beyond the limit would build a string beyond it. A precision
+    // only truncates text ('%.2000000000s' is harmless) but pads numbers with digits.
+    const auto max = static_cast<std::int64_t>(limits.max_string_bytes);
+    const bool text_conversion =
+        conversion == 's' || conversion == 'r' || conversion == 'a' || conversion == 'c';
+    if (spec.width > max || (!text_conversion && spec.precision > max))
+      return limit_error("max_string_bytes", limits.max_string_bytes);
     if (conversion == '%') {
       out += '%';
       continue;
