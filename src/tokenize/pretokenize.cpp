@@ -124,7 +124,10 @@ Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokeniz
         step.kind == PreTokenizerKind::kMetaspace) {
       scratch.clear();
       scratch.track = text.track;
-      for (auto [b, e] : state.pieces) {
+      for (const auto& piece : state.pieces) {
+        // Named copies, not a structured binding: clang 14 cannot capture those in a lambda.
+        const auto b = piece.first;
+        const auto e = piece.second;
         auto nb = static_cast<std::uint32_t>(scratch.s.size());
         std::uint32_t first_len = static_cast<std::uint32_t>(std::min<std::size_t>(
             unicode::utf8_length(static_cast<unsigned char>(text.s[b])), e - b));
