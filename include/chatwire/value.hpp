@@ -206,10 +206,10 @@ class Value {
   // Entries in insertion order.
   std::span<const std::pair<Value, Value>> dict_entries() const noexcept;
   // O(1) lookup with Python key equality. nullptr when absent (or key unhashable).
-  const Value* dict_find(const Value& key) const noexcept;
+  const Value* dict_find(const Value& key) const noexcept;  // inline below
   // Fast path for attribute-style string keys; `hash` = hash_string(key).
   const Value* dict_find(std::string_view key) const noexcept;
-  const Value* dict_find(std::string_view key, std::uint64_t hash) const noexcept;
+  const Value* dict_find(std::string_view key, std::uint64_t hash) const noexcept;  // inline below
   const Value* dict_find(const char* key) const noexcept {
     return dict_find(std::string_view(key));
   }
@@ -244,6 +244,9 @@ class Value {
       destroy();
   }
   void destroy() noexcept;
+  std::uint64_t string_hash_slow() const noexcept;
+  const Value* dict_find_other(const Value& key) const noexcept;  // keys other than str
+  const Value* dict_find_indexed(std::string_view key, std::uint64_t hash) const noexcept;
 
   Kind kind_;
   union Payload {
@@ -257,6 +260,37 @@ class Value {
 };
 
 static_assert(sizeof(Value) == 16, "Value is a 16-byte tagged union");
+
+namespace detail {
+// Byte equality of two keys whose hashes already matched (so they are almost always
+// equal): word-sized loads inline instead of a memcmp call, which dominated attribute
+// lookups on short keys such as "role" and "content".
+inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
+  std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  auto load8 = [](const char* at) {
+    std::uint64_t w;
+    __builtin_memcpy(&w, at, 8);
+    return w;
+  };
+  auto load4 = [](const char* at) {
+    std::uint32_t w;
+    __builtin_memcpy(&w, at, 4);
+    return w;
+  };
+  if (n >= 8) {
+    for (; n > 8; n -= 8, p += 8, q += 8)
+      if (load8(p) != load8(q)) return false;
+    return load8(p + n - 8) == load8(q + n - 8);  // the last 8 bytes (overlapping)
+  }
+  if (n >= 4) return load4(p) == load4(q) && load4(p + n - 4) == load4(q + n - 4);
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] != q[i]) return false;
+  return true;
+}
+}  // namespace detail
 
 // Heap payload layouts, visible so that the accessors on hot paths inline.
 // Treat as private: build values through Value's constructors.
@@ -293,6 +327,29 @@ inline bool Value::string_is_ascii() const noexcept {
 }
 inline std::size_t Value::string_length() const noexcept {
   return static_cast<const detail::StringData*>(u_.ptr)->code_points;
+}
+inline std::uint64_t Value::string_hash() const noexcept {
+  std::uint64_t h = static_cast<const detail::StringData*>(u_.ptr)->hash.load(std::memory_order_relaxed);
+  return h != 0 ? h : string_hash_slow();
+}
+// Dict lookups by string key inline: templates read a few keys of small dicts
+// (message.role, message['content']) at every step, and a call per lookup costs more
+// than the scan of a dict with a handful of entries.
+inline const Value* Value::dict_find(std::string_view key, std::uint64_t hash) const noexcept {
+  const auto* d = static_cast<const detail::DictData*>(u_.ptr);
+  if (!d->index.empty()) return dict_find_indexed(key, hash);
+  const std::size_t n = d->entries.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (d->hashes[i] != hash) continue;
+    const Value& k = d->entries[i].first;
+    // Equal 64-bit hashes: the keys are almost surely equal; confirm the bytes.
+    if (k.kind_ == Kind::String && detail::same_bytes(k.as_string(), key)) return &d->entries[i].second;
+  }
+  return nullptr;
+}
+inline const Value* Value::dict_find(const Value& key) const noexcept {
+  if (key.kind_ == Kind::String) return dict_find(key.as_string(), key.string_hash());
+  return dict_find_other(key);
 }
 inline std::span<const Value> Value::as_list() const noexcept {
   return static_cast<const detail::ListData*>(u_.ptr)->items;
@@ -332,6 +389,10 @@ class CallContext {
 class Object : public detail::RefCounted {
  public:
   ~Object() override = default;
+
+  // Set by an engine in its own subclasses' constructors so that hot paths can recognise
+  // them without dynamic_cast (0 = untagged; the values are the engine's to choose).
+  std::uint8_t engine_tag = 0;
 
   // Python type name, used in messages ("'Namespace' object is not iterable").
   virtual std::string_view type_name() const = 0;
@@ -458,6 +519,11 @@ Status format_spec(std::string& out, const Value& v, std::string_view spec);
 // (e.g. "strip" on str, "items" on dict). Mutators answer false.
 bool has_method(const Value& self, std::string_view name) noexcept;
 bool has_method(Kind kind, std::string_view name) noexcept;
+// The implementation behind call_method for `name` on values of `kind` (nullptr when
+// has_method is false), for callers that resolve a method name once and call it often.
+using MethodFn = Result<Value> (*)(const Value& self, const CallArgs& args,
+                                   const ValueLimits& limits);
+MethodFn find_method_fn(Kind kind, std::string_view name) noexcept;
 // True for the methods ImmutableSandboxedEnvironment refuses (list append/pop/...,
 // dict update/pop/..., set add/...): the engine returns Value::unsafe_attribute.
 bool is_unsafe_mutator(Kind kind, std::string_view name) noexcept;

@@ -83,6 +83,22 @@ struct DictExpr : Expr {
   DictExpr() : Expr(ExprKind::Dict) {}
 };
 
+// The attributes of jinja2's LoopContext that are plain values, recognised at compile
+// time so that `loop.index0` reads a field instead of comparing names.
+enum class LoopAttr : std::uint8_t {
+  None,
+  Index,
+  Index0,
+  Revindex,
+  Revindex0,
+  First,
+  Last,
+  Length,
+  Depth,
+  Depth0
+};
+LoopAttr loop_attr_of(std::string_view name);
+
 struct GetattrExpr : Expr {
   ExprPtr object;
   std::string attr;
@@ -91,6 +107,25 @@ struct GetattrExpr : Expr {
   // Resolved at compile time: on a dict, a method name wins over a key, and the
   // sandbox blocks mutators and dunders, so only other names may read the key directly.
   bool dict_method = false, dict_blocked = false;
+  LoopAttr loop_attr = LoopAttr::None;
+  // The Python method this name denotes on str, list, tuple and dict values (nullptr:
+  // none), resolved once so that `text.strip()` does not search the method tables.
+  MethodFn str_method = nullptr, list_method = nullptr, tuple_method = nullptr,
+           dict_method_fn = nullptr;
+  MethodFn method_for(Kind k) const {
+    switch (k) {
+      case Kind::String:
+        return str_method;
+      case Kind::List:
+        return list_method;
+      case Kind::Tuple:
+        return tuple_method;
+      case Kind::Dict:
+        return dict_method_fn;
+      default:
+        return nullptr;
+    }
+  }
   GetattrExpr() : Expr(ExprKind::Getattr) {}
 };
 

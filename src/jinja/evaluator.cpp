@@ -42,8 +42,26 @@ RenderState::RenderState(const CompiledTemplate& t, const Value& ctx, const Rend
   limits.max_container_items = lim.max_container_items;
   out.max_bytes = lim.max_output_bytes;
   std::size_t n = t.parsed.symbols.size();
-  context_state.assign(n, 0);
-  context_value.assign(n, nullptr);
+  if (n <= kInlineSymbols) {
+    context_cache = context_inline;
+  } else {
+    context_heap = std::make_unique<const Value*[]>(n);
+    context_cache = context_heap.get();
+  }
+  std::fill_n(context_cache, n, nullptr);
+}
+
+const Value RenderState::kAbsent;
+
+const Value* RenderState::context_lookup(SymbolId symbol) {
+  const Value*& slot = context_cache[symbol];
+  if (!slot) {
+    const Value* v = context.is_dict()
+                         ? context.dict_find(std::string_view(tmpl.parsed.symbols[symbol]))
+                         : nullptr;
+    slot = v ? v : &kAbsent;
+  }
+  return slot == &kAbsent ? nullptr : slot;
 }
 
 void RenderState::fuel_exhausted() {
@@ -53,15 +71,7 @@ void RenderState::fuel_exhausted() {
 const Value* RenderState::lookup_ptr(Frame* frame, SymbolId symbol) {
   for (Frame* f = frame; f; f = f->parent)
     if (const Value* v = f->find_local(symbol)) return v;
-  std::uint8_t& st = context_state[symbol];
-  if (st == 0) {
-    const Value* v = context.is_dict()
-                         ? context.dict_find(std::string_view(tmpl.parsed.symbols[symbol]))
-                         : nullptr;
-    context_value[symbol] = v;
-    st = v ? 1 : 2;
-  }
-  if (st == 1) return context_value[symbol];
+  if (const Value* v = context_lookup(symbol)) return v;
   const Value& global = tmpl.globals[symbol];
   if (!global.is_undefined()) return &global;
   return nullptr;
@@ -70,15 +80,7 @@ const Value* RenderState::lookup_ptr(Frame* frame, SymbolId symbol) {
 Value RenderState::lookup(Frame* frame, SymbolId symbol) {
   for (Frame* f = frame; f; f = f->parent)
     if (const Value* v = f->find_local(symbol)) return *v;
-  std::uint8_t& st = context_state[symbol];
-  if (st == 0) {
-    const Value* v = context.is_dict()
-                         ? context.dict_find(std::string_view(tmpl.parsed.symbols[symbol]))
-                         : nullptr;
-    context_value[symbol] = v;
-    st = v ? 1 : 2;
-  }
-  if (st == 1) return *context_value[symbol];
+  if (const Value* v = context_lookup(symbol)) return *v;
   const Value& global = tmpl.globals[symbol];
   if (!global.is_undefined()) return global;
   return Value::undefined_variable(tmpl.parsed.symbols[symbol]);
@@ -107,6 +109,9 @@ enum class Flow : std::uint8_t { Normal, Break, Continue };
 
 // Python dunder attributes every object has: the sandbox reports them as unsafe.
 bool is_real_dunder(std::string_view name) {
+  // Every entry is `__x__`: anything else is rejected before the table scan (this runs on
+  // each attribute read of a non-dict value: loop.index0, ns.flag, text.strip, ...).
+  if (name.size() < 5 || name[0] != '_' || name[1] != '_' || name.back() != '_') return false;
   static constexpr std::string_view kDunders[] = {"__class__",
                                                   "__doc__",
                                                   "__init__",
@@ -255,7 +260,10 @@ class Evaluator {
           tmp = Value::undefined_attribute(g.attr, obj);  // get_attribute's answer, directly
           return tmp;
         }
-        Value r = at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
+        // `r` first: `obj` may live in `tmp` (a computed object) and must outlive the read.
+        Value r = object_attr_fast(g, obj)
+                      ? std::move(fast_)
+                      : at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
         tmp = std::move(r);
         return tmp;
       }
@@ -286,16 +294,40 @@ class Evaluator {
     }
   }
 
+  // The engine's own objects answer common attributes without a name lookup chain:
+  // `loop.index0` reads a field, `ns.flag` scans the namespace. On success the value
+  // is left in `fast_`.
+  bool object_attr_fast(const GetattrExpr& g, const Value& obj) {
+    if (!obj.is_object()) return false;
+    const Object* o = obj.as_object();
+    if (o->engine_tag == LoopObject::kTag) {
+      if (g.loop_attr == LoopAttr::None) return false;
+      fast_ = static_cast<const LoopObject*>(o)->attr(g.loop_attr);
+      return true;
+    }
+    if (o->engine_tag == NamespaceObject::kTag && g.attr[0] != '_') {  // dunders: sandbox
+      const Value* v = static_cast<const NamespaceObject*>(o)->find(g.attr);
+      if (!v) return false;
+      fast_ = *v;
+      return true;
+    }
+    return false;
+  }
+
   // ref(), except that a key missing from a dict read as an attribute (`message.tool_calls`)
   // gives nullptr instead of building its Undefined: conditions and `is defined` only
   // need to know that it is missing.
   const Value* ref_or_missing(const Expr& e, Frame* f, Value& tmp) {
+    if (e.kind == ExprKind::Name)  // an undefined variable: no Undefined built either
+      return st_.lookup_ptr(f, static_cast<const NameExpr&>(e).symbol);
     if (e.kind == ExprKind::Getattr) {
       const auto& g = static_cast<const GetattrExpr&>(e);
       if (!g.dict_method && !g.dict_blocked) {
         const Value& obj = ref(*g.object, f, tmp);
         if (obj.is_dict()) return obj.dict_find(g.attr, g.attr_hash);
-        Value r = at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
+        Value r = object_attr_fast(g, obj)
+                      ? std::move(fast_)
+                      : at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
         tmp = std::move(r);
         return &tmp;
       }
@@ -533,14 +565,13 @@ class Evaluator {
       const auto& g = static_cast<const GetattrExpr&>(*c.callee);
       Value obj_tmp;
       const Value& obj = ref(*g.object, f, obj_tmp);
-      Kind k = obj.kind();
-      if (k != Kind::Object && k != Kind::Undefined && has_method(k, g.attr)) {
+      if (MethodFn method = g.method_for(obj.kind())) {
         eval_args(c.arguments, f, args);
         if (extra) args.keyword.push_back(*extra);
         if (g.object->markup && (g.attr == "format" || g.attr == "format_map"))
           escape_format_args(args);
         st_.step();
-        return at(c, [&] { return check(call_method(obj, g.attr, args.view(), st_.limits)); });
+        return at(c, [&] { return check(method(obj, args.view(), st_.limits)); });
       }
       Value callee = at(g, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
       eval_args(c.arguments, f, args);
@@ -691,6 +722,8 @@ class Evaluator {
     switch (op) {
       case CompareKind::Eq:
       case CompareKind::Ne:
+        if (left.is_string() && right.is_string())  // message.role == 'user'
+          return (left.as_string() == right.as_string()) == (op == CompareKind::Eq);
         if (!is_container(left)) return equals(left, right) == (op == CompareKind::Eq);
         break;
       default:
@@ -740,7 +773,9 @@ class Evaluator {
         return;
       case Target::Kind::NamespaceAttr: {
         Value ns = st_.lookup(f, t.symbol);
-        auto* obj = ns.is_object() ? dynamic_cast<NamespaceObject*>(ns.as_object()) : nullptr;
+        auto* obj = ns.is_object() && ns.as_object()->engine_tag == NamespaceObject::kTag
+                        ? static_cast<NamespaceObject*>(ns.as_object())
+                        : nullptr;
         if (!obj)
           raise(Error{"TemplateRuntimeError",
                       "cannot assign attribute on non-namespace object",
@@ -833,10 +868,14 @@ class Evaluator {
       }
     } release{kept};
     Value scratch;
-    std::string_view operands[kSumChain];
+    // Left uninitialised (16 views zeroed per print cost more than a short sum).
+    alignas(std::string_view) unsigned char operand_storage[kSumChain * sizeof(std::string_view)];
+    auto* operands = reinterpret_cast<std::string_view*>(operand_storage);
     std::size_t count = 0;
     for (std::size_t i = n; i-- > 0;) {
-      const Value* borrowed = &ref(*chain[i], f, scratch);
+      const Value* borrowed = chain[i]->kind == ExprKind::Const
+                                  ? &static_cast<const ConstExpr*>(chain[i])->value
+                                  : &ref(*chain[i], f, scratch);
       // `scratch` may also hold a container the result points into (a subscript of a
       // computed dict), so whatever it holds is kept, not only the result itself.
       if (!scratch.same(Value())) {
@@ -855,7 +894,7 @@ class Evaluator {
         acc = at(at_expr, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
         return write_value(eval_sum_from(acc, chain, i, f));
       }
-      operands[count++] = v.as_string();
+      std::construct_at(&operands[count++], v.as_string());
     }
     std::size_t total = 0;
     for (std::size_t k = 0; k < count; ++k) total += operands[k].size();
@@ -1174,6 +1213,7 @@ class Evaluator {
 
  private:
   RenderState& st_;
+  Value fast_;  // object_attr_fast's answer
   std::string scratch_;
   bool autoescape_ = false;
 };
@@ -1238,18 +1278,28 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
   if (result.uses_generation) {
     // Code point spans → byte spans of the output (clamped: the tracker's quirks can
     // produce spans that do not line up with the text).
-    std::vector<std::size_t> byte_at;  // code point index -> byte offset
+    // A cursor walks the text forward from the previous boundary (spans come in order;
+    // it restarts from the beginning if one does not), so no table per code point.
     std::string_view text(result.output);
-    byte_at.reserve(text.size() + 1);
-    for (std::size_t i = 0; i < text.size(); ++i)
-      if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) byte_at.push_back(i);
-    byte_at.push_back(text.size());
+    std::size_t cursor_points = 0, cursor_byte = 0;
+    auto byte_of = [&](std::size_t points) {
+      if (points < cursor_points) cursor_points = cursor_byte = 0;
+      while (cursor_points < points && cursor_byte < text.size()) {
+        ++cursor_byte;
+        while (cursor_byte < text.size() &&
+               (static_cast<unsigned char>(text[cursor_byte]) & 0xC0) == 0x80)
+          ++cursor_byte;
+        ++cursor_points;
+      }
+      return cursor_byte;  // clamped to the end of the text
+    };
+    result.generation.reserve(state.generation.size());
     for (auto [b, e] : state.generation) {
       GenerationSpan span;
       span.begin = b;
       span.end = e;
-      span.begin_byte = byte_at[std::min(b, byte_at.size() - 1)];
-      span.end_byte = byte_at[std::min(e, byte_at.size() - 1)];
+      span.begin_byte = byte_of(b);
+      span.end_byte = byte_of(e);
       result.generation.push_back(span);
     }
   }

@@ -190,8 +190,15 @@ Result<Value> global_strftime_now(RenderState& state, const CallArgs& args) {
   std::tm tm{};
   long micros = 0;
   if (!state.options.now.empty()) {
-    if (!parse_iso(state.options.now, tm, micros))
-      raise("ValueError", "Invalid isoformat string: '" + state.options.now + "'");
+    // The frozen clock is parsed once per render (templates call strftime_now more
+    // than once, and the parse costs more than the formatting).
+    if (!state.now_parsed) {
+      if (!parse_iso(state.options.now, state.now_tm, state.now_micros))
+        raise("ValueError", "Invalid isoformat string: '" + state.options.now + "'");
+      state.now_parsed = true;
+    }
+    tm = state.now_tm;
+    micros = state.now_micros;
   } else {
     timespec ts{};
     clock_gettime(CLOCK_REALTIME, &ts);

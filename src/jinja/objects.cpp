@@ -38,8 +38,7 @@ void BoundObjectMethod::repr(std::string& out) const {
 // ------------------------------------------------------------------ namespace
 
 Result<Value> NamespaceObject::get_attr(std::string_view name) const {
-  for (const auto& [k, v] : attrs)
-    if (k == name) return v;
+  if (const Value* v = find(name)) return *v;
   return Value::undefined_attribute(name, Value::adopt([this] {
                                       // The Undefined message names the object ("'Namespace' object
                                       // has no attribute").
@@ -90,18 +89,21 @@ Result<Value> loop_changed(const Value& self, const CallArgs& args, RenderState&
 }
 }  // namespace
 
+LoopAttr loop_attr_of(std::string_view name) {
+  static constexpr std::pair<std::string_view, LoopAttr> kNames[] = {
+      {"index", LoopAttr::Index},       {"index0", LoopAttr::Index0},
+      {"revindex", LoopAttr::Revindex}, {"revindex0", LoopAttr::Revindex0},
+      {"first", LoopAttr::First},       {"last", LoopAttr::Last},
+      {"length", LoopAttr::Length},     {"depth", LoopAttr::Depth},
+      {"depth0", LoopAttr::Depth0}};
+  for (const auto& [text, which] : kNames)
+    if (text == name) return which;
+  return LoopAttr::None;
+}
+
 Result<Value> LoopObject::get_attr(std::string_view name) const {
-  std::size_t n = items.size();
-  auto as_value = [](std::size_t v) { return Value(static_cast<long long>(v)); };
-  if (name == "index") return as_value(index0 + 1);
-  if (name == "index0") return as_value(index0);
-  if (name == "revindex") return as_value(n - index0);
-  if (name == "revindex0") return as_value(n - index0 - 1);
-  if (name == "first") return Value(index0 == 0);
-  if (name == "last") return Value(index0 + 1 == n);
-  if (name == "length") return as_value(n);
-  if (name == "depth") return as_value(depth0 + 1);
-  if (name == "depth0") return as_value(depth0);
+  const std::size_t n = items.size();
+  if (LoopAttr which = loop_attr_of(name); which != LoopAttr::None) return attr(which);
   auto self = [this] {
     this->refs.fetch_add(1, std::memory_order_relaxed);
     return Value::adopt(const_cast<LoopObject*>(this));

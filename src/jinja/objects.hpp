@@ -34,7 +34,15 @@ class BuiltinFunction : public Object {
 // jinja2.utils.Namespace: the only object templates may assign attributes on.
 class NamespaceObject : public Object {
  public:
+  static constexpr std::uint8_t kTag = 1;
+  NamespaceObject() { engine_tag = kTag; }
   std::vector<std::pair<std::string, Value>> attrs;
+
+  const Value* find(std::string_view name) const {
+    for (const auto& [k, v] : attrs)
+      if (k == name) return &v;
+    return nullptr;
+  }
 
   std::string_view type_name() const override { return "Namespace"; }
   Result<Value> get_attr(std::string_view name) const override;
@@ -45,6 +53,8 @@ class NamespaceObject : public Object {
 // jinja2.runtime.LoopContext.
 class LoopObject : public Object {
  public:
+  static constexpr std::uint8_t kTag = 2;
+  LoopObject() { engine_tag = kTag; }
   std::span<const Value> items;
   std::size_t index0 = 0;
   std::size_t depth0 = 0;
@@ -55,6 +65,34 @@ class LoopObject : public Object {
   Frame* frame = nullptr;
   bool alive = true;
 
+  // A plain-value attribute (`which` is not LoopAttr::None).
+  Value attr(LoopAttr which) const {
+    const std::size_t n = items.size();
+    auto count = [](std::size_t v) { return Value(static_cast<long long>(v)); };
+    switch (which) {
+      case LoopAttr::Index:
+        return count(index0 + 1);
+      case LoopAttr::Index0:
+        return count(index0);
+      case LoopAttr::Revindex:
+        return count(n - index0);
+      case LoopAttr::Revindex0:
+        return count(n - index0 - 1);
+      case LoopAttr::First:
+        return Value(index0 == 0);
+      case LoopAttr::Last:
+        return Value(index0 + 1 == n);
+      case LoopAttr::Length:
+        return count(n);
+      case LoopAttr::Depth:
+        return count(depth0 + 1);
+      case LoopAttr::Depth0:
+        return count(depth0);
+      case LoopAttr::None:
+        break;
+    }
+    return Value();
+  }
   std::string_view type_name() const override { return "LoopContext"; }
   Result<Value> get_attr(std::string_view name) const override;
   bool is_callable() const override { return stmt != nullptr && stmt->recursive; }

@@ -966,6 +966,11 @@ class Parser {
         g->attr_hash = hash_string(attr.text);
         g->dict_method = has_method(Kind::Dict, attr.text);
         g->dict_blocked = is_unsafe_mutator(Kind::Dict, attr.text) || attr.text[0] == '_';
+        g->loop_attr = loop_attr_of(attr.text);
+        g->str_method = find_method_fn(Kind::String, attr.text);
+        g->list_method = find_method_fn(Kind::List, attr.text);
+        g->tuple_method = find_method_fn(Kind::Tuple, attr.text);
+        g->dict_method_fn = find_method_fn(Kind::Dict, attr.text);
         return g;
       }
       if (attr.type != Tok::Integer) fail("expected name or number", attr);

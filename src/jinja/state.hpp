@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -125,10 +126,20 @@ class RenderState : public CallContext {
   bool track_generation = false;
   const char* stack_base = nullptr;  // frame address of the render call (stack budget)
   std::vector<std::pair<std::size_t, std::size_t>> generation;  // code point spans
+  // RenderOptions::now, parsed on the first strftime_now call of the render.
+  bool now_parsed = false;
+  std::tm now_tm{};
+  long now_micros = 0;
 
-  // Context lookups cached per symbol: 0 = not looked up, 1 = found, 2 = absent.
-  std::vector<std::uint8_t> context_state;
-  std::vector<const Value*> context_value;
+  // Context lookups cached per symbol: nullptr = not looked up yet, &kAbsent = not in the
+  // context, otherwise the context's value. Templates name a few dozen symbols, so the
+  // table usually lives inside the state (no allocation per render).
+  static const Value kAbsent;
+  static constexpr std::size_t kInlineSymbols = 128;
+  const Value** context_cache = nullptr;
+  const Value* context_inline[kInlineSymbols];
+  std::unique_ptr<const Value*[]> context_heap;
+  const Value* context_lookup(SymbolId symbol);
 
   void step() {
     if (++steps > lim.max_steps) fuel_exhausted();

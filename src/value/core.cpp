@@ -207,18 +207,15 @@ double Value::to_double() const noexcept {
   }
 }
 
-std::uint64_t Value::string_hash() const noexcept {
+std::uint64_t Value::string_hash_slow() const noexcept {
   const StringData* data = ValueAccess::str(*this);
-  std::uint64_t h = data->hash.load(std::memory_order_relaxed);
-  if (h == 0) {
-    // Racing threads compute the same number; relaxed order is enough.
-    h = hash_string(data->bytes);
-    data->hash.store(h, std::memory_order_relaxed);
-  }
+  // Racing threads compute the same number; relaxed order is enough.
+  std::uint64_t h = hash_string(data->bytes);
+  data->hash.store(h, std::memory_order_relaxed);
   return h;
 }
 
-const Value* Value::dict_find(const Value& key) const noexcept {
+const Value* Value::dict_find_other(const Value& key) const noexcept {
   std::uint64_t hash;
   if (!hash_value(key, hash)) return nullptr;
   const DictData* d = ValueAccess::dict(*this);
@@ -228,7 +225,7 @@ const Value* Value::dict_find(const Value& key) const noexcept {
 const Value* Value::dict_find(std::string_view key) const noexcept {
   return dict_find(key, hash_string(key));
 }
-const Value* Value::dict_find(std::string_view key, std::uint64_t hash) const noexcept {
+const Value* Value::dict_find_indexed(std::string_view key, std::uint64_t hash) const noexcept {
   const DictData* d = ValueAccess::dict(*this);
   long pos = d->find_str(key, hash);
   return pos < 0 ? nullptr : &d->entries[pos].second;
@@ -283,7 +280,7 @@ inline std::size_t slot_of(std::uint64_t hash, std::size_t mask) noexcept {
   return static_cast<std::size_t>((hash ^ (hash >> 29)) * 0x9E3779B97F4A7C15ull >> 20) & mask;
 }
 inline bool str_key_equals(const Value& key, std::string_view s) noexcept {
-  return key.is_string() && key.as_string() == s;
+  return key.is_string() && detail::same_bytes(key.as_string(), s);
 }
 }  // namespace
 

@@ -1032,7 +1032,6 @@ Result<Value> seq_count(const Value& self, const CallArgs& args, const ValueLimi
 // The table
 // ---------------------------------------------------------------------------------
 
-using MethodFn = Result<Value> (*)(const Value&, const CallArgs&, const ValueLimits&);
 
 struct MethodEntry {
   std::string_view name;
@@ -1186,6 +1185,11 @@ bool method_tables_sorted() {
   return true;
 }
 }  // namespace detail
+
+MethodFn find_method_fn(Kind kind, std::string_view name) noexcept {
+  const MethodEntry* m = find_method(kind, name);
+  return m ? m->fn : nullptr;
+}
 
 bool has_method(Kind kind, std::string_view name) noexcept {
   return find_method(kind, name) != nullptr;
