@@ -9,6 +9,7 @@
 #include "jinja/compiled.hpp"
 #include "jinja/objects.hpp"
 #include "jinja/registry.hpp"
+#include "jinja/small_vector.hpp"
 #include "jinja/state.hpp"
 #include "jinja/unicode.hpp"
 
@@ -532,8 +533,8 @@ class Evaluator {
   // Evaluated arguments of one call; NamedArg names point into the AST or into
   // `kw_source` (a ** dict) which this object keeps alive.
   struct Args {
-    std::vector<Value> positional;
-    std::vector<NamedArg> keyword;
+    SmallVector<Value, 4> positional;
+    SmallVector<NamedArg, 2> keyword;
     Value kw_source;
     CallArgs view() const { return CallArgs{positional, keyword}; }
   };
@@ -582,6 +583,28 @@ class Evaluator {
     eval_args(c.arguments, f, args);
     if (extra) args.keyword.push_back(*extra);
     return at(c, [&] { return call_value(st_, callee, args.view()); });
+  }
+
+  // `{{ name(...) }}` where `name` is a macro: the body renders straight into the
+  // current output, as if its returned string had been printed, without a capture buffer
+  // and a string copy per call. Only for a plain name as callee (looking it up has no
+  // side effects, so declining here and evaluating the call normally is safe). Not while
+  // generation spans are tracked: their positions depend on what reached the top level.
+  bool print_macro_call(const CallExpr& c, Frame* f) {
+    if (c.callee->kind != ExprKind::Name) return false;
+    const Value* fn = st_.lookup_ptr(f, static_cast<const NameExpr&>(*c.callee).symbol);
+    if (!fn || !fn->is_object() || fn->as_object()->engine_tag != MacroObject::kTag) return false;
+    Value callee = *fn;  // alive through the call
+    Args args;
+    eval_args(c.arguments, f, args);
+    struct Reset {
+      RenderState& s;
+      ~Reset() { s.macro_print_in_place = false; }
+    } reset{st_};
+    st_.macro_print_in_place = true;
+    at(c, [&] { return call_value(st_, callee, args.view()); });
+    st_.out.write(std::string_view());  // Python yields the (possibly empty) result
+    return true;
   }
 
   // Markup.format escapes the values it formats (markupsafe's EscapeFormatter):
@@ -958,6 +981,9 @@ class Evaluator {
           std::string text;
           concat_into(text, e, f);
           st_.out.write(text);
+        } else if (e.kind == ExprKind::Call && !autoescape_ && !st_.track_generation &&
+                   print_macro_call(static_cast<const CallExpr&>(e), f)) {
+          // written in place
         } else if (autoescape_ && !e.markup) {
           write_autoescaped(e, eval(e, f), f);
         } else {
@@ -1237,6 +1263,11 @@ std::string render_macro(RenderState& state, const MacroDef& def, Frame& frame) 
     throw;
   }
   return state.out.end_capture();
+}
+
+void render_macro_in_place(RenderState& state, const MacroDef& def, Frame& frame) {
+  Evaluator ev(state);
+  ev.exec(def.body, &frame);
 }
 
 std::string render_recursive_loop(RenderState& state, const ForStmt& stmt, Frame* frame,

@@ -1,6 +1,8 @@
 // Engine objects: namespace(), loop, macros and caller, cycler, joiner, builtins.
 #include "jinja/objects.hpp"
 
+#include <utility>
+
 #include "jinja/compiled.hpp"
 #include "jinja/state.hpp"
 
@@ -166,6 +168,8 @@ Result<Value> MacroObject::get_attr(std::string_view name) const {
 
 Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) const {
   RenderState& state = render_state(context);
+  // Taken before anything else runs: default arguments may call other macros.
+  const bool in_place = std::exchange(state.macro_print_in_place, false);
   const MacroDef& d = *def;
   const std::string& name = d.name;
   Frame frame;
@@ -275,6 +279,10 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
     std::vector<Value> rest;
     for (std::size_t i = count; i < args.positional.size(); ++i) rest.push_back(args.positional[i]);
     frame.set(tmpl.sym_varargs, Value::tuple(std::move(rest)));
+  }
+  if (in_place) {
+    render_macro_in_place(state, d, frame);
+    return Value();
   }
   return Value(render_macro(state, d, frame));
 }

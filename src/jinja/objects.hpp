@@ -207,6 +207,8 @@ class BoundObjectMethod : public Object {
 // A {% macro %} or the `caller` of a {% call %} block.
 class MacroObject : public Object {
  public:
+  static constexpr std::uint8_t kTag = 3;
+  MacroObject() { engine_tag = kTag; }
   std::shared_ptr<const MacroDef> def;
   Frame* closure = nullptr;  // the root frame or a snapshot owned by `owned_closure`
   std::shared_ptr<std::vector<std::unique_ptr<Frame>>> owned_closure;
@@ -301,6 +303,8 @@ Value get_subscript(const Value& object, const Value& key);
 Value eval_expression(RenderState& state, const Expr& expr, Frame* frame);
 // Renders a macro body with the given frame; used by MacroObject::call.
 std::string render_macro(RenderState& state, const MacroDef& def, Frame& frame);
+// The macro body written straight to the current output (for `{{ macro(...) }}`).
+void render_macro_in_place(RenderState& state, const MacroDef& def, Frame& frame);
 // Runs a recursive loop body over `iterable` at `depth0` and returns its output.
 std::string render_recursive_loop(RenderState& state, const ForStmt& stmt, Frame* frame,
                                   const Value& iterable, std::size_t depth0);

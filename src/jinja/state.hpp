@@ -126,6 +126,9 @@ class RenderState : public CallContext {
   bool track_generation = false;
   const char* stack_base = nullptr;  // frame address of the render call (stack budget)
   std::vector<std::pair<std::size_t, std::size_t>> generation;  // code point spans
+  // Set by `{{ macro(...) }}` right before the call: the macro writes its body to the
+  // current output instead of returning it as a string (MacroObject::call clears it).
+  bool macro_print_in_place = false;
   // RenderOptions::now, parsed on the first strftime_now call of the render.
   bool now_parsed = false;
   std::tm now_tm{};
