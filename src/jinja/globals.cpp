@@ -76,6 +76,10 @@ Result<Value> global_dict(RenderState&, const CallArgs& args) {
 Result<Value> global_namespace(RenderState&, const CallArgs& args) {
   auto* ns = new NamespaceObject;
   Value holder = Value::adopt(ns);
+  if (args.positional.empty()) {  // namespace(a=1, b=[]): keywords in order, no dict built
+    for (const auto& kw : args.keyword) ns->set_attr(kw.name, kw.value);
+    return holder;
+  }
   Value d = check(Value::dict(dict_entries(args, "dict")));
   for (const auto& [k, v] : d.dict_entries())
     ns->set_attr(k.is_string() ? k.as_string() : to_str(k), v);
@@ -140,32 +144,57 @@ Result<Value> global_raise_exception(RenderState&, const CallArgs& args) {
   raise("TemplateError", to_str(message));
 }
 
-// Parses "YYYY-MM-DDTHH:MM:SS[.ffffff]" (also with a space separator).
+// Parses "YYYY-MM-DD[?HH:MM[:SS[.ffffff]]]" (? = any one character; text after that is ignored) into a
+// broken-down UTC time with weekday and day of the year. Out-of-range fields are
+// refused (Python's fromisoformat raises ValueError for them). By hand: this runs on
+// every render of templates that print the date, and sscanf + timegm cost more than
+// the rest of such a render.
 bool parse_iso(const std::string& s, std::tm& tm, long& micros) {
+  std::size_t pos = 0;
+  auto digits = [&](int count, int& out) {
+    out = 0;
+    for (int i = 0; i < count; ++i, ++pos) {
+      if (pos >= s.size() || s[pos] < '0' || s[pos] > '9') return false;
+      out = out * 10 + (s[pos] - '0');
+    }
+    return true;
+  };
+  auto literal = [&](char c) {
+    if (pos >= s.size() || s[pos] != c) return false;
+    ++pos;
+    return true;
+  };
   int y, mo, d, h = 0, mi = 0, sec = 0;
-  char sep = 'T';
   micros = 0;
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &consumed) < 3) return false;
-  if (static_cast<std::size_t>(consumed) < s.size()) {
-    sep = s[static_cast<std::size_t>(consumed)];
-    if (sep != 'T' && sep != ' ') return false;
-    int c2 = 0;
-    if (std::sscanf(s.c_str() + consumed + 1, "%2d:%2d%n", &h, &mi, &c2) < 2) return false;
-    std::size_t pos = static_cast<std::size_t>(consumed + 1 + c2);
-    if (pos < s.size() && s[pos] == ':') {
-      int c3 = 0;
-      std::sscanf(s.c_str() + pos + 1, "%2d%n", &sec, &c3);
-      pos += 1 + static_cast<std::size_t>(c3);
-      if (pos < s.size() && s[pos] == '.') {
-        std::string frac;
-        for (++pos; pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos])); ++pos)
-          frac += s[pos];
-        frac.resize(6, '0');
-        micros = std::stol(frac);
+  if (!digits(4, y) || !literal('-') || !digits(2, mo) || !literal('-') || !digits(2, d))
+    return false;
+  if (pos < s.size()) {
+    // Python 3.11+ takes any single character between date and time ('T', ' ', ...).
+    const unsigned char lead = static_cast<unsigned char>(s[pos]);
+    pos += lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (!digits(2, h) || !literal(':') || !digits(2, mi)) return false;
+    if (literal(':')) {
+      if (!digits(2, sec)) return false;
+      if (literal('.')) {
+        long scale = 100000;
+        for (; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; ++pos, scale /= 10)
+          if (scale > 0) micros += (s[pos] - '0') * scale;
       }
     }
   }
+  auto leap = [](int year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; };
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59) return false;
+  if (d > kDays[mo - 1] + (mo == 2 && leap(y) ? 1 : 0)) return false;
+  int yday = d - 1;
+  for (int m = 1; m < mo; ++m) yday += kDays[m - 1] + (m == 2 && leap(y) ? 1 : 0);
+  // Days since 1970-01-01 (civil calendar), for the weekday; 1970-01-01 was a Thursday.
+  const long yy = y - (mo <= 2 ? 1 : 0);
+  const long era = (yy >= 0 ? yy : yy - 399) / 400;
+  const long yoe = yy - era * 400;
+  const long doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const long days = era * 146097 + doe - 719468;
   tm = {};
   tm.tm_year = y - 1900;
   tm.tm_mon = mo - 1;
@@ -173,10 +202,9 @@ bool parse_iso(const std::string& s, std::tm& tm, long& micros) {
   tm.tm_hour = h;
   tm.tm_min = mi;
   tm.tm_sec = sec;
-  tm.tm_isdst = -1;
-  std::tm copy = tm;
-  std::time_t t = timegm(&copy);  // normalises and fills wday/yday
-  gmtime_r(&t, &tm);
+  tm.tm_yday = yday;
+  tm.tm_wday = static_cast<int>(((days % 7) + 11) % 7);  // 0 = Sunday
+  tm.tm_isdst = 0;
   return true;
 }
 
@@ -222,7 +250,10 @@ Result<Value> global_strftime_now(RenderState& state, const CallArgs& args) {
       out += fmt.substr(i);
       break;
     }
-    if (fmt[j] == 'f') {
+    if (fmt[j] == 'z' || fmt[j] == 'Z') {
+      // datetime.now() and fromisoformat() without an offset are naive: Python prints
+      // nothing for the zone directives (the C library would print "+0000" / "GMT").
+    } else if (fmt[j] == 'f') {
       char buf[8];
       std::snprintf(buf, sizeof buf, "%06ld", micros);
       out += buf;

@@ -15,7 +15,11 @@ template <typename T, std::size_t N>
 class SmallVector {
  public:
   SmallVector() = default;
-  SmallVector(const SmallVector&) = delete;
+  SmallVector(const SmallVector& other) {
+    reserve(other.size_);
+    std::uninitialized_copy_n(other.data_, other.size_, data_);
+    size_ = other.size_;
+  }
   SmallVector& operator=(const SmallVector&) = delete;
   ~SmallVector() {
     std::destroy_n(data_, size_);
@@ -43,6 +47,10 @@ class SmallVector {
     return *slot;
   }
   void push_back(const T& v) { emplace_back(v); }
+  void clear() {
+    std::destroy_n(data_, size_);
+    size_ = 0;
+  }
   void push_back(T&& v) { emplace_back(std::move(v)); }
 
  private:

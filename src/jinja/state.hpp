@@ -18,6 +18,7 @@
 #include "chatwire/jinja.hpp"
 #include "chatwire/value.hpp"
 #include "jinja/ast.hpp"
+#include "jinja/small_vector.hpp"
 
 namespace chatwire::jinja {
 
@@ -40,7 +41,7 @@ T check(Result<T>&& r) {
 // Variables of one scope. Few per scope, so a linear search over a small vector.
 struct Frame {
   Frame* parent = nullptr;
-  std::vector<std::pair<SymbolId, Value>> vars;
+  SmallVector<std::pair<SymbolId, Value>, 4> vars;
 
   const Value* find_local(SymbolId id) const {
     for (const auto& [sym, value] : vars)
