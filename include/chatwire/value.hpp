@@ -27,6 +27,14 @@
 
 #include "chatwire/error.hpp"
 
+// Copies and destruction of Values happen on every step of an evaluation: GCC's
+// size heuristics otherwise leave them as calls inside the evaluator's large functions.
+#if defined(__GNUC__)
+#define CHATWIRE_INLINE [[gnu::always_inline]] inline
+#else
+#define CHATWIRE_INLINE inline
+#endif
+
 namespace chatwire {
 
 // ---------------------------------------------------------------------------------
@@ -140,12 +148,14 @@ class Value {
   }
 
   // Copy/move (atomic refcount) ---------------------------------------------------
-  Value(const Value& other) noexcept : kind_(other.kind_), u_(other.u_) { retain(); }
-  Value(Value&& other) noexcept : kind_(other.kind_), u_(other.u_) {
+  CHATWIRE_INLINE Value(const Value& other) noexcept : kind_(other.kind_), u_(other.u_) {
+    retain();
+  }
+  CHATWIRE_INLINE Value(Value&& other) noexcept : kind_(other.kind_), u_(other.u_) {
     other.kind_ = Kind::Undefined;
     other.u_.ptr = nullptr;
   }
-  Value& operator=(const Value& other) noexcept {
+  CHATWIRE_INLINE Value& operator=(const Value& other) noexcept {
     if (this != &other) {
       other.retain();
       release();
@@ -154,7 +164,7 @@ class Value {
     }
     return *this;
   }
-  Value& operator=(Value&& other) noexcept {
+  CHATWIRE_INLINE Value& operator=(Value&& other) noexcept {
     if (this != &other) {
       release();
       kind_ = other.kind_;
@@ -164,7 +174,7 @@ class Value {
     }
     return *this;
   }
-  ~Value() { release(); }
+  CHATWIRE_INLINE ~Value() { release(); }
 
   // Inspection --------------------------------------------------------------------
   Kind kind() const noexcept { return kind_; }
@@ -234,11 +244,11 @@ class Value {
   }
 
  private:
-  void retain() const noexcept {
+  CHATWIRE_INLINE void retain() const noexcept {
     if (kind_ >= Kind::String || (kind_ == Kind::Undefined && u_.ptr))
       u_.ptr->refs.fetch_add(1, std::memory_order_relaxed);
   }
-  void release() noexcept {
+  CHATWIRE_INLINE void release() noexcept {
     if ((kind_ >= Kind::String || (kind_ == Kind::Undefined && u_.ptr)) &&
         u_.ptr->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
       destroy();

@@ -162,10 +162,14 @@ struct FilterExpr : Expr {
   FilterExpr() : Expr(ExprKind::Filter) {}
 };
 
+// Tests the evaluator answers itself (resolved with TestExpr::test).
+enum class TestSpecial : std::uint8_t { None, Defined, Undefined, Escaped };
+
 struct TestExpr : Expr {
   ExprPtr operand;
   std::string name;
   const TestEntry* test = nullptr;
+  TestSpecial special = TestSpecial::None;
   CallArguments arguments;
   TestExpr() : Expr(ExprKind::Test) {}
 };

@@ -2,6 +2,7 @@
 // (sandboxed attribute/item lookup, Undefined propagation, scoping of for/with/
 // macro bodies, loop controls, generation tracking as transformers records it).
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <new>
 
@@ -540,6 +541,7 @@ class Evaluator {
   };
 
   void eval_args(const CallArguments& a, Frame* f, Args& out) {
+    if (a.empty()) return;
     out.positional.reserve(a.args.size());
     for (const auto& e : a.args) out.positional.push_back(eval(*e, f));
     if (a.dyn_args) {
@@ -653,19 +655,33 @@ class Evaluator {
   bool eval_test(const TestExpr& te, Frame* f) {
     Value operand_tmp;
     const Value* operand_ptr;
-    if (te.test && te.arguments.empty() && (te.name == "defined" || te.name == "undefined")) {
+    if ((te.special == TestSpecial::Defined || te.special == TestSpecial::Undefined) &&
+        te.arguments.empty()) {
       operand_ptr = ref_or_missing(*te.operand, f, operand_tmp);
       if (!operand_ptr) {  // a missing dict attribute: Undefined, without building it
         st_.step();
-        return te.name == "undefined";
+        return te.special == TestSpecial::Undefined;
       }
     } else {
       operand_ptr = &ref(*te.operand, f, operand_tmp);
     }
     const Value& operand = *operand_ptr;
+    if (te.test && te.arguments.empty()) {  // `x is string`: no argument list to build
+      if (te.special == TestSpecial::Escaped) return te.operand->markup;
+      st_.step();
+      try {
+        return check(te.test->fn(st_, operand, CallArgs{}));
+      } catch (RenderError& err) {
+        if (err.error.line == 0) {
+          err.error.line = te.line;
+          err.error.column = te.column;
+        }
+        throw;
+      }
+    }
     Args args;
     eval_args(te.arguments, f, args);
-    if (te.test && te.name == "escaped") return te.operand->markup;
+    if (te.special == TestSpecial::Escaped) return te.operand->markup;
     if (te.test && args.positional.size() + args.keyword.size() > te.test->arity) {
       std::size_t given = args.positional.size() + 1;
       raise(Error{"TypeError",
@@ -850,6 +866,10 @@ class Evaluator {
   void write_value(const Value& v) {
     if (v.is_string()) {
       st_.out.write(v.as_string());
+    } else if (v.is_int()) {  // {{ loop.index }}: str(int) is its decimal digits
+      char digits[24];
+      auto end = std::to_chars(digits, digits + sizeof digits, v.as_int()).ptr;
+      st_.out.write(std::string_view(digits, static_cast<std::size_t>(end - digits)));
     } else {
       scratch_.clear();
       append_str(scratch_, v);
@@ -1219,13 +1239,28 @@ class Evaluator {
         if (obj) obj->alive = false;
       }
     } alive_reset{loop_obj};
+    const bool simple_target =
+        loop.target.kind == Target::Kind::Name && (!loop_obj || loop.target.symbol != loop_symbol);
+    const std::size_t fresh_size = loop_obj ? 2 : 1;
     for (std::size_t i = 0; i < items.size(); ++i) {
       st_.step();
-      iteration.vars.clear();
-      assign(loop.target, items[i], &iteration);
-      if (loop_obj) {
-        loop_obj->index0 = i;
-        iteration.set(loop_symbol, loop_value);
+      // Each iteration starts from a fresh scope: the target (and `loop`). When the
+      // previous iteration left exactly those, the target is overwritten in place.
+      if (simple_target && iteration.vars.size() == fresh_size && i > 0 &&
+          (!loop_obj || iteration.vars[1].second.same(loop_value))) {
+        iteration.vars[0].second = items[i];
+        if (loop_obj) loop_obj->index0 = i;
+      } else {
+        iteration.vars.clear();
+        if (simple_target) {
+          iteration.vars.emplace_back(loop.target.symbol, items[i]);
+        } else {
+          assign(loop.target, items[i], &iteration);
+        }
+        if (loop_obj) {
+          loop_obj->index0 = i;
+          iteration.set(loop_symbol, loop_value);
+        }
       }
       Flow flow = exec(loop.body, &iteration);
       if (flow == Flow::Break) break;

@@ -1200,6 +1200,11 @@ struct Resolver {
         auto* t = static_cast<TestExpr*>(e);
         t->test = find_test(t->name);
         if (!t->test && !soft) fail_unknown("test", t->name, *t);
+        if (t->test)
+          t->special = t->name == "defined"     ? TestSpecial::Defined
+                       : t->name == "undefined" ? TestSpecial::Undefined
+                       : t->name == "escaped"   ? TestSpecial::Escaped
+                                                : TestSpecial::None;
         expr(t->operand.get(), soft);
         args(t->arguments, soft);
         return;
