@@ -641,6 +641,19 @@ class Evaluator {
                                  eval_filter(static_cast<const FilterExpr&>(*fe.operand), f, body))
                           : ref(*fe.operand, f, operand_tmp))
                    : (body ? *body : operand_tmp);
+    if (fe.arguments.empty() && fe.filter &&
+        !(fe.operand && fe.operand->markup && fe.markup)) {  // `x | trim`: no argument list
+      st_.step();
+      try {
+        return check(fe.filter->fn(st_, operand, CallArgs{}));
+      } catch (RenderError& err) {
+        if (err.error.line == 0) {
+          err.error.line = fe.line;
+          err.error.column = fe.column;
+        }
+        throw;
+      }
+    }
     Args args;
     eval_args(fe.arguments, f, args);
     if (fe.operand && fe.operand->markup && fe.markup && is_escape_filter(fe.name))

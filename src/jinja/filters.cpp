@@ -829,6 +829,15 @@ Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args)
 }
 
 Result<Value> f_trim(RenderState& state, const Value& v, const CallArgs& args) {
+  if (args.positional.empty() && args.keyword.empty() && v.is_string()) {
+    // Nothing to strip when both ends are printable ASCII (most message contents): the
+    // string itself, without a method call.
+    std::string_view s = v.as_string();
+    auto plain = [](char c) { return c > ' ' && static_cast<unsigned char>(c) < 0x7F; };
+    if (!s.empty() && plain(s.front()) && plain(s.back())) return v;
+    static const MethodFn strip = find_method_fn(Kind::String, "strip");
+    return strip(v, CallArgs{}, state.limits);
+  }
   auto b = bind_args<1>("do_trim", args, {"chars"});
   std::vector<Value> call;
   if (b.has(0)) call.push_back(*b.slot[0]);

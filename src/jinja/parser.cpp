@@ -721,7 +721,9 @@ class Parser {
         break;
       }
       next();
-      ops.emplace_back(kind, parse_math1());
+      ExprPtr right = parse_math1();
+      if (kind == CompareKind::In || kind == CompareKind::NotIn) right = fold_literal(std::move(right));
+      ops.emplace_back(kind, std::move(right));
     }
     if (ops.empty()) return expr;
     auto node = make(at, new CompareExpr);
@@ -795,6 +797,41 @@ class Parser {
     return left;
   }
 
+  // `-1`, `+2.5`: a sign on a number literal is the negative literal (messages[-1] then
+  // takes the constant-subscript path). Other operands keep the node: `-x` may fail.
+  ExprPtr fold_sign(std::unique_ptr<UnaryExpr> u) {
+    const Expr& operand = *u->operand;
+    if (operand.kind != ExprKind::Const || operand.markup) return u;
+    const Value& v = static_cast<const ConstExpr&>(operand).value;
+    if (!v.is_int() && !v.is_float()) return u;
+    auto folded = u->kind == ExprKind::Neg ? negate(v) : unary_plus(v);
+    if (!folded) return u;  // e.g. an overflow: the runtime raises it as before
+    auto c = std::make_unique<ConstExpr>();
+    c->line = u->line;
+    c->column = u->column;
+    c->value = std::move(folded.value());
+    return c;
+  }
+
+  // The right side of `in` / `not in` written as a list or tuple of literals
+  // (`role in ['user', 'system']`) is built once: membership cannot observe which list
+  // object it is, and building it on every evaluation cost more than the test.
+  static ExprPtr fold_literal(ExprPtr e) {
+    if (e->kind != ExprKind::List && e->kind != ExprKind::Tuple) return e;
+    auto& seq = static_cast<SequenceExpr&>(*e);
+    std::vector<Value> items;
+    items.reserve(seq.items.size());
+    for (const auto& item : seq.items) {
+      if (item->kind != ExprKind::Const || item->markup) return e;
+      items.push_back(static_cast<const ConstExpr&>(*item).value);
+    }
+    auto c = std::make_unique<ConstExpr>();
+    c->line = e->line;
+    c->column = e->column;
+    c->value = e->kind == ExprKind::List ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+    return c;
+  }
+
   ExprPtr parse_unary(bool with_filter) {
     DepthGuard guard(*this);
     const Token& at = current();
@@ -803,7 +840,7 @@ class Parser {
       next();
       auto u = make(at, new UnaryExpr(at.type == Tok::Sub ? ExprKind::Neg : ExprKind::Pos));
       u->operand = parse_unary(false);
-      node = std::move(u);
+      node = fold_sign(std::move(u));
     } else {
       node = parse_primary();
     }

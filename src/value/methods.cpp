@@ -503,8 +503,9 @@ enum class CaseOp { Upper, Lower, Title, Capitalize, SwapCase, CaseFold };
 Result<Value> change_case(const Value& self, CaseOp op, const ValueLimits& limits) {
   std::string_view s = self.as_string();
   std::string out;
-  out.reserve(s.size());
   if (self.string_is_ascii()) {
+    // Mapped in place in a copy: no capacity check per character.
+    out.assign(s);
     bool previous_cased = false;
     for (std::size_t i = 0; i < s.size(); ++i) {
       char c = s[i];
@@ -531,10 +532,11 @@ Result<Value> change_case(const Value& self, CaseOp op, const ValueLimits& limit
           r = upper ? static_cast<char>(c + 32) : lower ? static_cast<char>(c - 32) : c;
           break;
       }
-      out += r;
+      out[i] = r;
     }
     return Value::string_known(std::move(out), true, s.size());
   }
+  out.reserve(s.size());
   std::u32string cps = decode_all(s);
   bool previous_cased = false;
   for (std::size_t i = 0; i < cps.size(); ++i) {
