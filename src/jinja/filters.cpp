@@ -824,6 +824,7 @@ Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args)
   }
   o.sort_keys = b.has(3) && truthy(*b.slot[3]);
   std::string out;
+  out.reserve(256);  // tool schemas and messages: skips the first few regrowths
   check(dump_json(out, v, o, state.limits));
   return Value(std::move(out));
 }
