@@ -1364,6 +1364,15 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
     auto byte_of = [&](std::size_t points) {
       if (points < cursor_points) cursor_points = cursor_byte = 0;
       while (cursor_points < points && cursor_byte < text.size()) {
+        if (points - cursor_points >= 8 && cursor_byte + 8 <= text.size()) {
+          std::uint64_t w;  // eight ASCII bytes are eight code points
+          std::memcpy(&w, text.data() + cursor_byte, 8);
+          if (!(w & 0x8080808080808080ull)) {
+            cursor_byte += 8;
+            cursor_points += 8;
+            continue;
+          }
+        }
         ++cursor_byte;
         while (cursor_byte < text.size() &&
                (static_cast<unsigned char>(text[cursor_byte]) & 0xC0) == 0x80)

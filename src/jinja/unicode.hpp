@@ -3,8 +3,10 @@
 // byte so that counting never runs past the end.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -56,8 +58,15 @@ inline void append(std::string& out, char32_t cp) {
 
 // Number of code points (continuation bytes are not counted).
 inline std::size_t length(std::string_view s) {
-  std::size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  // Code points = bytes that are not continuation bytes (10xxxxxx), 8 bytes per step.
+  std::size_t n = 0, i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    const std::uint64_t continuation = w & ~(w << 1) & 0x8080808080808080ull;
+    n += 8 - static_cast<std::size_t>(std::popcount(continuation));
+  }
+  for (; i < s.size(); ++i) n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
   return n;
 }
 

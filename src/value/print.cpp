@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "chatwire/value_print.hpp"
@@ -30,6 +31,17 @@ void append_string_repr(std::string& out, const Value& v) {
   while (i < s.size()) {
     // Copy the longest run of printable ASCII other than the quote and backslash.
     std::size_t run = i;
+    // Eight bytes per step while all are printable ASCII other than quote and backslash.
+    constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
+    while (run + 8 <= s.size()) {
+      std::uint64_t w;
+      std::memcpy(&w, s.data() + run, 8);
+      const std::uint64_t q = w ^ (k01 * static_cast<unsigned char>(quote)), bs = w ^ (k01 * '\\');
+      const std::uint64_t bad = ((w - k01 * 0x20) & ~w) | ((w + k01) | w) |  // < 0x20, > 0x7E
+                                ((q - k01) & ~q) | ((bs - k01) & ~bs);
+      if (bad & k80) break;
+      run += 8;
+    }
     while (run < s.size()) {
       auto b = static_cast<unsigned char>(s[run]);
       if (b < 0x20 || b >= 0x7F || b == '\\' || b == static_cast<unsigned char>(quote)) break;
