@@ -1,6 +1,13 @@
 // The models: BPE (HF's merge order: lowest merge rank first, leftmost on ties, exactly as
 // tokenizers' Word::merge_all) and WordLevel. A per-thread cache remembers the tokens of
 // recently seen words, keyed by the tokenizer's serial number.
+//
+// Speed: the words of a pre-tokenized segment are handled in chunks. Each merge of a word waits for
+// one lookup in the merge table, and on a large vocabulary (Gemma 3: 16 MB) that lookup misses the
+// cache, so a word merged on its own is a chain of memory latencies. Instead the cache misses of a
+// chunk become jobs that are merged round-robin, a few in flight: each job prefetches its next pairs
+// and yields, so that by the time it runs again its lookups have arrived. The word cache is probed
+// the same way, a few words ahead.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -31,69 +38,200 @@ struct HeapLess {
   }
 };
 
-// Word -> tokens, open addressing over one key arena and one token pool: no allocation per word.
+// Word -> tokens, open addressing over one arena that holds each entry's tokens followed by its
+// key, so that checking the key and copying the tokens touch one place. No allocation per word.
 // When full it starts again empty (a bounded memory footprint per thread).
 class WordCache {
  public:
   static constexpr std::uint32_t kSlots = 1u << 17;
   static constexpr std::uint32_t kMaxEntries = kSlots / 2;
-  const TokenPiece* find(std::string_view word, std::uint64_t h, std::uint32_t& count) const {
-    if (slots_.empty()) return nullptr;
+  static constexpr std::size_t kMaxArena = std::size_t{32} << 20;
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+  void prefetch(std::uint64_t h) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & (kSlots - 1)]);
+  }
+  // The first slot whose tag and length match (a candidate, to be confirmed by same_key), or kNone.
+  std::uint32_t candidate(std::size_t len, std::uint64_t h) const {
+    if (slots_.empty()) return kNone;
+    const auto tag = static_cast<std::uint32_t>(h >> 32);
     for (std::uint32_t i = static_cast<std::uint32_t>(h) & (kSlots - 1);;
          i = (i + 1) & (kSlots - 1)) {
       const Slot& s = slots_[i];
-      if (s.key_len == kEmpty) return nullptr;
-      if (s.hash == static_cast<std::uint32_t>(h >> 32) && s.key_len == word.size() &&
-          std::memcmp(keys_.data() + s.key_off, word.data(), word.size()) == 0) {
-        count = s.pool_len;
-        return pool_.data() + s.pool_off;
+      if (s.key_len == kEmpty) return kNone;
+      if (s.hash == tag && s.key_len == len) {
+        __builtin_prefetch(arena_.data() + s.offset);
+        return i;
       }
     }
   }
+  bool same_key(std::uint32_t slot, std::string_view word) const {
+    const Slot& s = slots_[slot];
+    return std::memcmp(arena_.data() + s.offset + s.count * sizeof(TokenPiece), word.data(),
+                       word.size()) == 0;
+  }
+  // Full lookup (used when a candidate's key differs, which a 32-bit tag makes rare).
+  std::uint32_t find(std::string_view word, std::uint64_t h) const {
+    if (slots_.empty()) return kNone;
+    const auto tag = static_cast<std::uint32_t>(h >> 32);
+    for (std::uint32_t i = static_cast<std::uint32_t>(h) & (kSlots - 1);;
+         i = (i + 1) & (kSlots - 1)) {
+      const Slot& s = slots_[i];
+      if (s.key_len == kEmpty) return kNone;
+      if (s.hash == tag && s.key_len == word.size() && same_key(i, word)) return i;
+    }
+  }
+  std::uint32_t count(std::uint32_t slot) const { return slots_[slot].count; }
+  void copy_tokens(std::uint32_t slot, std::vector<TokenPiece>& out) const {
+    const Slot& s = slots_[slot];
+    const std::size_t at = out.size();
+    out.resize(at + s.count);
+    std::memcpy(out.data() + at, arena_.data() + s.offset, s.count * sizeof(TokenPiece));
+  }
+  // Room for `words` more entries? Else the caller clears first.
+  bool has_room(std::size_t words) const {
+    return !slots_.empty() && entries_ + words <= kMaxEntries && arena_.size() <= kMaxArena;
+  }
   void insert(std::string_view word, std::uint64_t h, const TokenPiece* tokens,
               std::uint32_t count) {
-    if (slots_.empty() || entries_ >= kMaxEntries) clear();
     std::uint32_t i = static_cast<std::uint32_t>(h) & (kSlots - 1);
     while (slots_[i].key_len != kEmpty) i = (i + 1) & (kSlots - 1);
-    slots_[i] = Slot{static_cast<std::uint32_t>(h >> 32), static_cast<std::uint32_t>(keys_.size()),
-                     static_cast<std::uint32_t>(word.size()),
-                     static_cast<std::uint32_t>(pool_.size()), count};
-    keys_.append(word);
-    pool_.insert(pool_.end(), tokens, tokens + count);
+    slots_[i] = Slot{static_cast<std::uint32_t>(h >> 32), static_cast<std::uint32_t>(arena_.size()),
+                     static_cast<std::uint32_t>(word.size()), count};
+    const std::size_t at = arena_.size();
+    arena_.resize(at + count * sizeof(TokenPiece) + word.size());
+    std::memcpy(arena_.data() + at, tokens, count * sizeof(TokenPiece));
+    std::memcpy(arena_.data() + at + count * sizeof(TokenPiece), word.data(), word.size());
     ++entries_;
   }
   void clear() {
     slots_.assign(kSlots, Slot{});
-    keys_.clear();
-    pool_.clear();
+    arena_.clear();
     entries_ = 0;
   }
 
  private:
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
   struct Slot {
-    std::uint32_t hash = 0, key_off = 0, key_len = kEmpty, pool_off = 0, pool_len = 0;
+    std::uint32_t hash = 0, offset = 0, key_len = kEmpty, count = 0;
   };
   std::vector<Slot> slots_;
-  std::string keys_;
-  std::vector<TokenPiece> pool_;
+  std::vector<unsigned char> arena_;
   std::uint32_t entries_ = 0;
+};
+
+// Words up to this many initial symbols are merged by a MergeJob (arrays, a linear scan for the
+// best pair: less overhead than the heap on short words); longer ones by merge_heap.
+constexpr std::size_t kSmallWord = 48;
+
+// The merge state of one short word. Symbols keep their initial positions (a merge marks its right
+// symbol dead and relinks), so a merge moves no data; key[i] is (rank << 32 | i) for the pair that
+// starts at symbol i, or kNoKey, so the best pair (lowest rank, leftmost) is a branch-free minimum.
+struct MergeJob {
+  static constexpr std::uint64_t kNoKey = ~std::uint64_t{0};
+  std::uint32_t word = 0;  // index of the word in the chunk
+  std::uint32_t n = 0;     // initial symbols
+  // Pairs whose rank is not known yet: all of them (fresh job), or the two around the last merge
+  // (-1 = none).
+  bool fresh = true;
+  // A spare symbol slot: the pair "kSpare" is looked up and written when there is no pair to fix.
+  static constexpr std::uint32_t kSpare = kSmallWord;
+  std::uint32_t fix0 = kSpare, fix1 = kSpare;
+  std::uint64_t key[kSmallWord + 1];
+  std::uint32_t id[kSmallWord + 1], len[kSmallWord + 1], merged[kSmallWord + 1];
+  std::uint8_t next[kSmallWord + 1], prev[kSmallWord + 1];
+
+  void start(const TokenizerData& d, const std::vector<Symbol>& symbols, std::uint32_t w) {
+    word = w;
+    n = static_cast<std::uint32_t>(symbols.size());
+    for (std::uint32_t i = 0; i < n; ++i) {
+      id[i] = symbols[i].id;
+      len[i] = symbols[i].len;
+      next[i] = static_cast<std::uint8_t>(i + 1);
+      prev[i] = static_cast<std::uint8_t>(i - 1);  // 255 for the first: never read
+    }
+    id[kSpare] = 0;
+    next[kSpare] = kSpare;
+    fresh = true;
+    for (std::uint32_t i = 0; i + 1 < n; ++i) d.merges.prefetch(id[i], id[i + 1]);
+  }
+  void pair_rank(const TokenizerData& d, std::uint32_t i) {
+    const std::uint64_t r = d.merges.find(id[i], id[next[i]]);
+    merged[i] = static_cast<std::uint32_t>(r);
+    key[i] = r == MergeTable::kNone ? kNoKey : ((r >> 32) << 32 | i);
+  }
+  // One merge. False when no pair merges any more (the job is done).
+  bool step(const TokenizerData& d) {
+    if (n < 2) return false;
+    if (fresh) {
+      for (std::uint32_t i = 0; i + 1 < n; ++i) pair_rank(d, i);
+      key[n - 1] = kNoKey;
+      fresh = false;
+    } else {
+      // Both always run (the spare slot kSpare stands for "no pair"): no branch to mispredict.
+      pair_rank(d, fix0);
+      pair_rank(d, fix1);
+    }
+    // Two running minima: half the dependency chain.
+    std::uint64_t best0 = kNoKey, best1 = kNoKey;
+    std::uint32_t i = 0;
+    for (; i + 1 < n; i += 2) {
+      best0 = std::min(best0, key[i]);
+      best1 = std::min(best1, key[i + 1]);
+    }
+    if (i < n) best0 = std::min(best0, key[i]);
+    const std::uint64_t best = std::min(best0, best1);
+    if (best == kNoKey) return false;
+    const auto b = static_cast<std::uint32_t>(best);
+    const std::uint32_t r = next[b];
+    id[b] = merged[b];
+    len[b] += len[r];
+    key[r] = kNoKey;
+    key[b] = kNoKey;  // until fix1 recomputes it
+    const std::uint32_t after = next[r];
+    next[b] = static_cast<std::uint8_t>(after);
+    prev[after] = static_cast<std::uint8_t>(b);  // after == n: a spare entry
+    fix0 = b > 0 ? prev[b] : kSpare;
+    fix1 = after < n ? b : kSpare;
+    // The two new pairs' lookups miss the cache on large tables: start both loads now.
+    d.merges.prefetch(id[fix0], id[next[fix0]]);
+    d.merges.prefetch(id[fix1], id[next[fix1]]);
+    return true;
+  }
+  std::uint32_t emit(std::vector<TokenPiece>& out) const {
+    std::uint32_t count = 0;
+    for (std::uint32_t i = 0; i < n; i = next[i], ++count) out.push_back({id[i], len[i]});
+    return count;
+  }
+};
+
+// Jobs merged round-robin: enough for each one's prefetches to arrive before it runs again.
+constexpr std::size_t kJobsInFlight = 12;
+// Words per chunk (probed, merged, then emitted in order).
+constexpr std::size_t kChunk = 256;
+// The word cache is probed this many words ahead of use.
+constexpr std::size_t kProbeAhead = 8;
+constexpr std::size_t kCacheMaxWordBytes = 256;
+
+struct Word {
+  std::uint32_t begin, end;  // bytes of the text
+  std::uint32_t piece;       // the pre-token it belongs to
+  std::uint64_t hash;
+  std::uint32_t slot;           // cache slot (a hit) or WordCache::kNone
+  std::uint32_t result, count;  // a miss: its tokens in Scratch::results
 };
 
 struct Scratch {
   std::vector<Symbol> symbols;
   std::vector<HeapEntry> heap;
   std::string key;
+  std::vector<Word> words;
+  std::vector<std::uint32_t> misses;  // chunk word indices to merge
+  std::vector<TokenPiece> results;    // the misses' tokens
+  std::vector<MergeJob> jobs;
   std::uint64_t serial = 0;  // the tokenizer the cache belongs to
   WordCache cache;
 };
-
-constexpr std::size_t kCacheMaxWordBytes = 256;
-
-inline bool lookup_merge(const TokenizerData& d, std::uint32_t a, std::uint32_t b,
-                         std::uint32_t& rank, std::uint32_t& new_id) {
-  return d.merges.get(a, b, rank, new_id);
-}
 
 void push_unk(const TokenizerData& d, std::vector<Symbol>& symbols, std::uint32_t len) {
   if (d.unk_id == kNoId) return;  // HF: no unk token -> the character is dropped
@@ -159,43 +297,6 @@ void initial_symbols(const TokenizerData& d, std::string_view word, Scratch& sc)
   }
 }
 
-// Small words: repeatedly merge the best adjacent pair (same result as the heap, less overhead).
-// The rank of every adjacent pair is kept, so a merge costs two lookups, not a rescan.
-constexpr std::size_t kSmallWord = 48;
-void merge_small(const TokenizerData& d, std::vector<Symbol>& sy) {
-  constexpr std::uint32_t kNone = 0xFFFFFFFFu;
-  std::uint32_t rank[kSmallWord], merged[kSmallWord];
-  std::size_t n = sy.size();
-  auto pair_rank = [&](std::size_t i) {
-    if (!lookup_merge(d, sy[i].id, sy[i + 1].id, rank[i], merged[i])) rank[i] = kNone;
-  };
-  // The merge table is large (Gemma 3: 16 MB): start all the first lookups' loads at once.
-  for (std::size_t i = 0; i + 1 < n; ++i) d.merges.prefetch(sy[i].id, sy[i + 1].id);
-  for (std::size_t i = 0; i + 1 < n; ++i) pair_rank(i);
-  while (n > 1) {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i + 1 < n; ++i) {
-      if (rank[i] < rank[best]) best = i;
-    }
-    if (rank[best] == kNone) break;
-    sy[best].id = merged[best];
-    sy[best].len += sy[best + 1].len;
-    // The two new pairs' lookups miss the cache on large tables: start both loads now, so that
-    // they overlap each other and the shift below.
-    if (best > 0) d.merges.prefetch(sy[best - 1].id, sy[best].id);
-    if (best + 2 < n) d.merges.prefetch(sy[best].id, sy[best + 2].id);
-    for (std::size_t i = best + 1; i + 1 < n; ++i) {
-      sy[i] = sy[i + 1];
-      rank[i] = rank[i + 1];
-      merged[i] = merged[i + 1];
-    }
-    --n;
-    if (best > 0) pair_rank(best - 1);
-    if (best + 1 < n) pair_rank(best);
-  }
-  sy.resize(n);
-}
-
 // Long words: HF's priority queue over a linked list, O(n log n).
 void merge_heap(const TokenizerData& d, Scratch& sc) {
   auto& sy = sc.symbols;
@@ -209,7 +310,7 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
   for (std::int32_t i = 0; i + 1 < count; ++i) {
     if (i + 16 + 1 < count) d.merges.prefetch(sy[i + 16].id, sy[i + 17].id);
     std::uint32_t rank, id;
-    if (lookup_merge(d, sy[i].id, sy[i + 1].id, rank, id)) {
+    if (d.merges.get(sy[i].id, sy[i + 1].id, rank, id)) {
       heap.push_back({rank, static_cast<std::uint32_t>(i), id, sy[i].id, sy[i + 1].id});
     }
   }
@@ -225,7 +326,7 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
     // Stale entry? HF re-looks the pair up and compares the merged id; when the pair is the one
     // the entry was made for, that lookup cannot fail, so it is skipped.
     if (!(cur.id == top.left && right.id == top.right) &&
-        (!lookup_merge(d, cur.id, right.id, rank, id) || id != top.new_id)) {
+        (!d.merges.get(cur.id, right.id, rank, id) || id != top.new_id)) {
       continue;
     }
     std::int32_t right_pos = cur.next;
@@ -234,11 +335,11 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
     cur.next = right.next;
     sy[right_pos].len = 0;
     if (right.next >= 0) sy[right.next].prev = static_cast<std::int32_t>(top.pos);
-    if (cur.prev >= 0 && lookup_merge(d, sy[cur.prev].id, cur.id, rank, id)) {
+    if (cur.prev >= 0 && d.merges.get(sy[cur.prev].id, cur.id, rank, id)) {
       heap.push_back({rank, static_cast<std::uint32_t>(cur.prev), id, sy[cur.prev].id, cur.id});
       std::push_heap(heap.begin(), heap.end(), HeapLess{});
     }
-    if (cur.next >= 0 && lookup_merge(d, cur.id, sy[cur.next].id, rank, id)) {
+    if (cur.next >= 0 && d.merges.get(cur.id, sy[cur.next].id, rank, id)) {
       heap.push_back({rank, top.pos, id, cur.id, sy[cur.next].id});
       std::push_heap(heap.begin(), heap.end(), HeapLess{});
     }
@@ -250,30 +351,143 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
   sy.resize(w);
 }
 
+// ignore_merges: a word that is a vocab token is that token, whatever the merges say.
+bool whole_word_token(const TokenizerData& d, std::string_view word,
+                      std::vector<TokenPiece>& out) {
+  std::uint32_t id;
+  if (!d.ignore_merges || !d.vocab.get(word, id)) return false;
+  out.push_back({id, static_cast<std::uint32_t>(word.size())});
+  return true;
+}
+
+// Tokenizes one word on its own (no job interleaving): words too long for a job or the cache.
 void bpe_word(const TokenizerData& d, std::string_view word, Scratch& sc,
               std::vector<TokenPiece>& out) {
-  if (d.ignore_merges) {
-    std::uint32_t id;
-    if (d.vocab.get(word, id)) {
-      out.push_back({id, static_cast<std::uint32_t>(word.size())});
-      return;
-    }
-  }
+  if (whole_word_token(d, word, out)) return;
   initial_symbols(d, word, sc);
   if (sc.symbols.size() <= kSmallWord) {
-    merge_small(d, sc.symbols);
-  } else {
-    merge_heap(d, sc);
+    MergeJob& job = sc.jobs[0];
+    job.start(d, sc.symbols, 0);
+    while (job.step(d)) {
+    }
+    job.emit(out);
+    return;
   }
+  merge_heap(d, sc);
   for (const Symbol& s : sc.symbols) out.push_back({s.id, s.len});
 }
 
-void run_cached(const TokenizerData& d, std::string_view word, std::vector<TokenPiece>& out);
+// Merges the chunk's misses, kJobsInFlight at a time, into sc.results.
+void merge_misses(const TokenizerData& d, std::string_view text, Scratch& sc, Word* chunk) {
+  std::size_t next = 0;  // next miss to start
+  std::size_t active = 0;
+  MergeJob* jobs = sc.jobs.data();
+  // Starts the next miss that needs a job in jobs[k]; false when none is left. Misses that do not
+  // need one (whole-word tokens, long words) are finished on the spot.
+  auto start = [&](MergeJob& job) {
+    while (next < sc.misses.size()) {
+      const std::uint32_t w = sc.misses[next++];
+      Word& word = chunk[w];
+      std::string_view s = text.substr(word.begin, word.end - word.begin);
+      word.result = static_cast<std::uint32_t>(sc.results.size());
+      if (whole_word_token(d, s, sc.results)) {
+        word.count = 1;
+        continue;
+      }
+      initial_symbols(d, s, sc);
+      if (sc.symbols.size() > kSmallWord) {
+        merge_heap(d, sc);
+        for (const Symbol& sy : sc.symbols) sc.results.push_back({sy.id, sy.len});
+        word.count = static_cast<std::uint32_t>(sc.results.size() - word.result);
+        continue;
+      }
+      job.start(d, sc.symbols, w);
+      return true;
+    }
+    return false;
+  };
+  while (active < kJobsInFlight && start(jobs[active])) ++active;
+  while (active > 0) {
+    for (std::size_t k = 0; k < active;) {
+      MergeJob& job = jobs[k];
+      if (job.step(d)) {
+        ++k;
+        continue;
+      }
+      Word& word = chunk[job.word];
+      word.result = static_cast<std::uint32_t>(sc.results.size());
+      word.count = job.emit(sc.results);
+      if (!start(job)) {
+        // No more work: move the last active job here.
+        --active;
+        if (k != active) std::swap(jobs[k], jobs[active]);
+      } else {
+        ++k;
+      }
+    }
+  }
+}
 
-// Cuts a SentencePiece-style text before each U+2581 that no token can join to what precedes it.
-void run_metaspace_split(const TokenizerData& d, std::string_view word,
-                         std::vector<TokenPiece>& out) {
+// One chunk of words: probe the cache (a few words ahead), merge the misses, emit in order.
+void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word* chunk,
+               std::size_t n, std::vector<TokenPiece>& out, std::vector<std::uint32_t>& piece_end,
+               std::uint32_t& next_piece) {
+  WordCache& cache = sc.cache;
+  if (!cache.has_room(n)) cache.clear();
+  auto cacheable = [&](const Word& w) { return w.end - w.begin <= kCacheMaxWordBytes; };
+  for (std::size_t i = 0; i < n && i < kProbeAhead; ++i) {
+    Word& w = chunk[i];
+    w.hash = hash_bytes(text.data() + w.begin, w.end - w.begin);
+    cache.prefetch(w.hash);
+  }
+  // Pass 1: each word's candidate slot (which also prefetches its entry).
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kProbeAhead < n) {
+      Word& ahead = chunk[i + kProbeAhead];
+      ahead.hash = hash_bytes(text.data() + ahead.begin, ahead.end - ahead.begin);
+      cache.prefetch(ahead.hash);
+    }
+    Word& w = chunk[i];
+    w.slot = cacheable(w) ? cache.candidate(w.end - w.begin, w.hash) : WordCache::kNone;
+  }
+  // Pass 2: confirm the keys; the rest are misses.
+  sc.misses.clear();
+  sc.results.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    Word& w = chunk[i];
+    std::string_view s = text.substr(w.begin, w.end - w.begin);
+    if (w.slot != WordCache::kNone && !cache.same_key(w.slot, s)) w.slot = cache.find(s, w.hash);
+    if (w.slot != WordCache::kNone) continue;
+    if (cacheable(w)) {
+      sc.misses.push_back(static_cast<std::uint32_t>(i));
+    } else {
+      w.result = static_cast<std::uint32_t>(sc.results.size());
+      bpe_word(d, s, sc, sc.results);
+      w.count = static_cast<std::uint32_t>(sc.results.size() - w.result);
+    }
+  }
+  merge_misses(d, text, sc, chunk);
+  // Pass 3: emit in order, and remember the misses (once each: a word can miss twice in a chunk).
+  for (std::size_t i = 0; i < n; ++i) {
+    Word& w = chunk[i];
+    while (next_piece < w.piece) piece_end[next_piece++] = static_cast<std::uint32_t>(out.size());
+    if (w.slot != WordCache::kNone) {
+      cache.copy_tokens(w.slot, out);
+      continue;
+    }
+    const TokenPiece* tokens = sc.results.data() + w.result;
+    out.insert(out.end(), tokens, tokens + w.count);
+    if (!cacheable(w)) continue;
+    std::string_view s = text.substr(w.begin, w.end - w.begin);
+    if (cache.find(s, w.hash) == WordCache::kNone) cache.insert(s, w.hash, tokens, w.count);
+  }
+}
+
+// Cuts a SentencePiece-style piece before each U+2581 that no token can join to what precedes it.
+void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_t b,
+                     std::uint32_t e, std::uint32_t piece, std::vector<Word>& words) {
   static constexpr std::string_view kMeta = "\xE2\x96\x81";
+  std::string_view word = text.substr(b, e - b);
   std::size_t start = 0;
   std::size_t pos = word.find(kMeta, 1);
   while (pos != std::string_view::npos) {
@@ -283,62 +497,88 @@ void run_metaspace_split(const TokenizerData& d, std::string_view word,
     char32_t before = unicode::decode_utf8(word, prev, len);
     if (before != 0x2581 && std::find(d.metaspace_glue.begin(), d.metaspace_glue.end(), before) ==
                                 d.metaspace_glue.end()) {
-      run_cached(d, word.substr(start, pos - start), out);
+      words.push_back({b + static_cast<std::uint32_t>(start), b + static_cast<std::uint32_t>(pos),
+                       piece, 0, 0, 0, 0});
       start = pos;
     }
     pos = word.find(kMeta, pos + kMeta.size());
   }
-  run_cached(d, word.substr(start), out);
+  words.push_back({b + static_cast<std::uint32_t>(start), e, piece, 0, 0, 0, 0});
+}
+
+// Cuts a piece wherever no merge can join the characters on either side (split_words).
+void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t b,
+                    std::uint32_t e, std::uint32_t piece, std::vector<Word>& words) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  std::uint32_t start = b;
+  unsigned before = 0;
+  for (std::uint32_t i = b; i < e;) {
+    unsigned bucket;
+    std::size_t len = 1;
+    if (s[i] < 0x80) {
+      bucket = s[i];
+    } else {
+      bucket = TokenizerData::join_bucket(unicode::decode_utf8(s, e, i, len));
+    }
+    if (i > b && !d.may_join(before, bucket)) {
+      words.push_back({start, i, piece, 0, 0, 0, 0});
+      start = i;
+    }
+    before = bucket;
+    i += static_cast<std::uint32_t>(len);
+  }
+  words.push_back({start, e, piece, 0, 0, 0, 0});
 }
 
 }  // namespace
 
-Result<bool> run_model(const TokenizerData& d, std::string_view word,
-                       std::vector<TokenPiece>& out) {
-  if (word.empty()) return true;
+Result<bool> run_model(const TokenizerData& d, std::string_view text,
+                       const std::vector<Span>& pieces, std::vector<TokenPiece>& out,
+                       std::vector<std::uint32_t>& piece_end) {
+  piece_end.assign(pieces.size(), 0);
   if (d.model == ModelKind::kWordLevel) {
-    std::uint32_t id;
-    if (d.vocab.get(word, id)) {
-      out.push_back({id, static_cast<std::uint32_t>(word.size())});
-    } else if (d.unk_id != kNoId) {
-      out.push_back({d.unk_id, static_cast<std::uint32_t>(word.size())});
-    } else {
-      return Error{
-          "TokenizerError", "WordLevel: word not in the vocabulary and no unk_token", 0, 0, {}};
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+      auto [b, e] = pieces[p];
+      std::string_view word = text.substr(b, e - b);
+      std::uint32_t id;
+      if (word.empty()) {
+      } else if (d.vocab.get(word, id)) {
+        out.push_back({id, static_cast<std::uint32_t>(word.size())});
+      } else if (d.unk_id != kNoId) {
+        out.push_back({d.unk_id, static_cast<std::uint32_t>(word.size())});
+      } else {
+        return Error{
+            "TokenizerError", "WordLevel: word not in the vocabulary and no unk_token", 0, 0, {}};
+      }
+      piece_end[p] = static_cast<std::uint32_t>(out.size());
     }
     return true;
   }
-  if (d.metaspace_split) {
-    run_metaspace_split(d, word, out);
-  } else {
-    run_cached(d, word, out);
-  }
-  return true;
-}
-
-namespace {
-
-void run_cached(const TokenizerData& d, std::string_view word, std::vector<TokenPiece>& out) {
-  if (word.empty()) return;
   thread_local Scratch sc;
-  if (sc.serial != d.serial) {
+  if (sc.serial != d.serial || !sc.cache.has_room(0)) {
     sc.cache.clear();
     sc.serial = d.serial;
   }
-  if (word.size() > kCacheMaxWordBytes) {
-    bpe_word(d, word, sc, out);
-    return;
+  if (sc.jobs.size() < kJobsInFlight) sc.jobs.resize(kJobsInFlight);
+  sc.words.clear();
+  for (std::size_t p = 0; p < pieces.size(); ++p) {
+    auto [b, e] = pieces[p];
+    if (e == b) continue;
+    if (d.split_words) {
+      boundary_words(d, text, b, e, static_cast<std::uint32_t>(p), sc.words);
+    } else if (d.metaspace_split) {
+      metaspace_words(d, text, b, e, static_cast<std::uint32_t>(p), sc.words);
+    } else {
+      sc.words.push_back({b, e, static_cast<std::uint32_t>(p), 0, 0, 0, 0});
+    }
   }
-  std::uint64_t h = hash_bytes(word.data(), word.size());
-  std::uint32_t count = 0;
-  if (const TokenPiece* hit = sc.cache.find(word, h, count)) {
-    out.insert(out.end(), hit, hit + count);
-    return;
+  std::uint32_t next_piece = 0;
+  for (std::size_t at = 0; at < sc.words.size(); at += kChunk) {
+    run_chunk(d, text, sc, sc.words.data() + at, std::min(kChunk, sc.words.size() - at), out,
+              piece_end, next_piece);
   }
-  std::size_t before = out.size();
-  bpe_word(d, word, sc, out);
-  sc.cache.insert(word, h, out.data() + before, static_cast<std::uint32_t>(out.size() - before));
+  while (next_piece < pieces.size()) piece_end[next_piece++] = static_cast<std::uint32_t>(out.size());
+  return true;
 }
 
-}  // namespace
 }  // namespace chatwire::tokenize

@@ -6,11 +6,51 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace chatwire::tokenize {
+
+// Allocator for the big lookup tables: blocks of 2 MB and more are 2 MB-aligned and asked to be
+// backed by transparent huge pages. Their lookups are random, and with 4 KB pages nearly each one
+// also misses the TLB (Gemma 3's merge table alone spans 4096 pages, twice the L2 TLB).
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  static constexpr std::size_t kHuge = std::size_t{2} << 20;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
+    const std::size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = ::operator new(rounded, std::align_val_t{kHuge});
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(p, rounded, MADV_HUGEPAGE);  // advisory: without THP it is a plain allocation
+#endif
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t n) {
+    if (n * sizeof(T) < kHuge) {
+      ::operator delete(p);
+    } else {
+      ::operator delete(p, std::align_val_t{kHuge});
+    }
+  }
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
+};
+template <typename T>
+using HugeVector = std::vector<T, HugePageAllocator<T>>;
 
 inline std::uint64_t hash_bytes(const void* data, std::size_t n) {
   // FNV-1a over 8-byte words, then a final mix: fast for the short keys a vocabulary holds.
@@ -24,8 +64,16 @@ inline std::uint64_t hash_bytes(const void* data, std::size_t n) {
     p += 8;
     n -= 8;
   }
+  // The 0-7 byte tail in at most two fixed-size loads (a variable-size memcpy is a libc call).
   std::uint64_t tail = 0;
-  std::memcpy(&tail, p, n);
+  if (n >= 4) {
+    std::uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    tail = lo | (std::uint64_t{hi} << (8 * (n - 4)));
+  } else if (n > 0) {
+    tail = p[0] | (std::uint64_t{p[n / 2]} << 8) | (std::uint64_t{p[n - 1]} << 16);
+  }
   h = (h ^ tail) * 0x9E3779B97F4A7C15ull;
   return h ^ (h >> 32);
 }
@@ -218,154 +266,118 @@ class U64Map {
   std::size_t size_ = 0;
 };
 
-// BPE merges: (left id, right id) -> (rank, merged id), stored per left id (compressed sparse
-// rows) rather than hashed: the merges of frequent tokens stay together in cache, which a hash
-// table over Gemma 3's 515k merges (16 MB of random probes) does not allow.
+// BPE merges: (left id, right id) -> (rank, merged id), one open-addressing table keyed by both ids
+// in one 64-bit word, in buckets of four slots (one cache line). A lookup reads one bucket whose
+// address depends only on the pair, so the encoder can prefetch it, and compares its four keys
+// without branches: whether a pair merges is unpredictable, and a mispredicted branch per lookup
+// used to cost more than the lookup itself.
 class MergeTable {
  public:
+  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
+
   void reserve(std::size_t n) { pending_.reserve(n); }
   void put(std::uint32_t left, std::uint32_t right, std::uint32_t rank, std::uint32_t merged) {
     pending_.push_back({left, right, rank, merged});
   }
-  // Builds the rows. A pair listed twice keeps its last rank (HF collects the merges into a
+  // Builds the table. A pair listed twice keeps its last rank (HF collects the merges into a
   // HashMap, where the last insertion wins).
   void finish() {
-    std::sort(pending_.begin(), pending_.end(), [](const Pending& x, const Pending& y) {
-      if (x.left != y.left) return x.left < y.left;
-      if (x.right != y.right) return x.right < y.right;
-      return x.rank < y.rank;
-    });
-    std::uint32_t rows = pending_.empty() ? 0 : pending_.back().left + 1;
-    start_.assign(rows + 1, 0);
-    entries_.clear();
-    entries_.reserve(pending_.size());
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-      const Pending& p = pending_[i];
-      if (i + 1 < pending_.size() && pending_[i + 1].left == p.left &&
-          pending_[i + 1].right == p.right)
-        continue;
-      entries_.push_back({p.right, p.rank, p.merged});
-      ++start_[p.left + 1];
+    std::size_t buckets = 4;
+    int bits = 2;
+    while (buckets * kBucket < pending_.size() * 2) {  // at most half full
+      buckets <<= 1;
+      ++bits;
     }
-    for (std::uint32_t r = 0; r < rows; ++r) start_[r + 1] += start_[r];
+    slots_.assign(buckets * kBucket, Slot{});
+    bucket_mask_ = buckets - 1;
+    shift_ = 64 - bits;
+    size_ = 0;
+    for (const Pending& p : pending_) {
+      const std::uint64_t key = pair_key(p.left, p.right);
+      const std::uint64_t value = (std::uint64_t{p.rank} << 32) | (p.merged & ~kOverflow);
+      // Slots fill in probe order (bucket by bucket, each from its first slot), so a lookup may
+      // stop at the first bucket that is not full.
+      const std::size_t home = bucket_of(key) * kBucket;
+      for (std::size_t i = home;; i = (i + 1) & (slots_.size() - 1)) {
+        Slot& s = slots_[i];
+        if (s.key == kNoPair) {
+          s = Slot{key, value};
+          ++size_;
+          if (i - home >= kBucket) slots_[home].value |= kOverflow;  // (i wraps: flag is harmless)
+          break;
+        }
+        if (s.key == key) {
+          if ((s.value >> 32) <= p.rank) s.value = (s.value & kOverflow) | value;
+          break;
+        }
+      }
+    }
     pending_.clear();
     pending_.shrink_to_fit();
-    build_pair_hash(rows);
+  }
+  // (rank << 32 | merged id), or kNone.
+  std::uint64_t find(std::uint32_t left, std::uint32_t right) const {
+    if (slots_.empty()) return kNone;
+    const std::uint64_t key = pair_key(left, right);
+    std::size_t b = bucket_of(key);
+    const Slot* s = slots_.data() + b * kBucket;
+    std::uint64_t r = kNone;
+    for (std::size_t k = 0; k < kBucket; ++k) r = s[k].key == key ? s[k].value : r;
+    if (r == kNone) {
+      if (s[0].value & kOverflow) [[unlikely]] {
+        return find_beyond(key, b);
+      }
+      return kNone;
+    }
+    return r & ~kOverflow;
   }
   bool get(std::uint32_t left, std::uint32_t right, std::uint32_t& rank,
            std::uint32_t& merged) const {
-    if (left + 1 >= start_.size()) return false;
-    const Entry* b = entries_.data() + start_[left];
-    const Entry* e = entries_.data() + start_[left + 1];
-    if (e - b > kRowScan) {
-      // A long row (Gemma 3's U+2581 has thousands of merges): a binary search there costs a cache
-      // miss per step, one probe of the pair hash costs about one.
-      const std::uint64_t key = pair_key(left, right);
-      if (!maybe_pair(key)) return false;
-      for (std::size_t i = pair_slot(key);; i = (i + 1) & pair_mask_) {
-        const PairSlot& s = pairs_[i];
-        if (s.key == key) {
-          rank = s.rank;
-          merged = s.merged;
-          return true;
-        }
-        if (s.key == kNoPair) return false;
-      }
-    }
-    for (; b != e; ++b) {
-      if (b->right == right) {
-        rank = b->rank;
-        merged = b->merged;
-        return true;
-      }
-    }
-    return false;
+    const std::uint64_t r = find(left, right);
+    if (r == kNone) return false;
+    rank = static_cast<std::uint32_t>(r >> 32);
+    merged = static_cast<std::uint32_t>(r);
+    return true;
   }
-  void prefetch(std::uint32_t left) const {
-    if (left + 1 < start_.size()) __builtin_prefetch(entries_.data() + start_[left]);
-  }
-  // Starts loading whatever get(left, right) will read first: the row or the pair's hash slot.
+  // Starts loading the bucket find(left, right) reads.
   void prefetch(std::uint32_t left, std::uint32_t right) const {
-    if (left + 1 >= start_.size()) return;
-    if (start_[left + 1] - start_[left] > kRowScan) {
-      const std::uint64_t key = pair_key(left, right);
-      if (maybe_pair(key)) __builtin_prefetch(&pairs_[pair_slot(key)]);
-    } else {
-      __builtin_prefetch(entries_.data() + start_[left]);
-    }
+    if (!slots_.empty())
+      __builtin_prefetch(slots_.data() + bucket_of(pair_key(left, right)) * kBucket);
   }
-  std::size_t size() const { return entries_.size(); }
+  std::size_t size() const { return size_; }
 
  private:
   struct Pending {
     std::uint32_t left, right, rank, merged;
   };
-  struct Entry {
-    std::uint32_t right, rank, merged;
-  };
-  // Rows up to this long are scanned (they span at most two cache lines); longer rows are also
-  // stored in the pair hash.
-  static constexpr std::ptrdiff_t kRowScan = 8;
+  static constexpr std::size_t kBucket = 4;
   static constexpr std::uint64_t kNoPair = ~std::uint64_t{0};  // left id 2^32-1 is never valid
-  struct PairSlot {
+  // Bit 31 of the first slot's value: some pair whose home is this bucket lives beyond it (merged
+  // ids are below 2^31). Only then does a miss in the bucket read on.
+  static constexpr std::uint64_t kOverflow = std::uint64_t{1} << 31;
+  struct alignas(16) Slot {
     std::uint64_t key = kNoPair;
-    std::uint32_t rank = 0, merged = 0;
+    std::uint64_t value = 0;
   };
   static std::uint64_t pair_key(std::uint32_t left, std::uint32_t right) {
     return (std::uint64_t{left} << 32) | right;
   }
   // Fibonacci hashing: the top bits of key * 2^64/phi spread consecutive ids over the table.
-  std::size_t pair_slot(std::uint64_t key) const {
-    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> pair_shift_);
+  std::size_t bucket_of(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_) & bucket_mask_;
   }
-  // One bit per filter position, about 8 per hashed pair: small enough to stay in L2, so that
-  // most pairs without a merge (the common case next to a fresh merge) are answered without a
-  // miss on the pair table. A clear bit means absent; a set bit means "probe".
-  std::size_t filter_bit(std::uint64_t key) const {
-    return static_cast<std::size_t>((key * 0xD6E8FEB86659FD93ull) >> filter_shift_);
-  }
-  bool maybe_pair(std::uint64_t key) const {
-    const std::size_t b = filter_bit(key);
-    return (filter_[b >> 6] >> (b & 63)) & 1;
-  }
-  void build_pair_hash(std::uint32_t rows) {
-    std::size_t n = 0;
-    for (std::uint32_t r = 0; r < rows; ++r) {
-      if (start_[r + 1] - start_[r] > kRowScan) n += start_[r + 1] - start_[r];
-    }
-    pairs_.clear();
-    if (n == 0) return;
-    std::size_t cap = 16;
-    int bits = 4;
-    while (cap < n * 2) {
-      cap <<= 1;
-      ++bits;
-    }
-    pairs_.assign(cap, PairSlot{});
-    pair_mask_ = cap - 1;
-    pair_shift_ = 64 - bits;
-    // Filter: 4 bits per table slot (cap >= 2n, so at least 8 per pair), at least one word.
-    filter_.assign(std::max<std::size_t>(1, cap / 16), 0);
-    filter_shift_ = 64 - (bits + 2);
-    for (std::uint32_t r = 0; r < rows; ++r) {
-      if (start_[r + 1] - start_[r] <= kRowScan) continue;
-      for (std::uint32_t k = start_[r]; k < start_[r + 1]; ++k) {
-        const std::uint64_t key = pair_key(r, entries_[k].right);
-        std::size_t i = pair_slot(key);
-        while (pairs_[i].key != kNoPair) i = (i + 1) & pair_mask_;
-        pairs_[i] = PairSlot{key, entries_[k].rank, entries_[k].merged};
-        const std::size_t b = filter_bit(key);
-        filter_[b >> 6] |= std::uint64_t{1} << (b & 63);
-      }
+  // The rest of the probe when the home bucket is full.
+  std::uint64_t find_beyond(std::uint64_t key, std::size_t b) const {
+    for (std::size_t i = ((b + 1) & bucket_mask_) * kBucket;; i = (i + 1) & (slots_.size() - 1)) {
+      const Slot& s = slots_[i];
+      if (s.key == key) return s.value & ~kOverflow;
+      if (s.key == kNoPair) return kNone;
     }
   }
-  std::vector<PairSlot> pairs_;
-  std::size_t pair_mask_ = 0;
-  int pair_shift_ = 64;
-  std::vector<std::uint64_t> filter_;
-  int filter_shift_ = 64;
-  std::vector<std::uint32_t> start_;  // row r = entries_[start_[r], start_[r + 1])
-  std::vector<Entry> entries_;
+  HugeVector<Slot> slots_;
+  std::size_t bucket_mask_ = 0;
+  int shift_ = 64;
+  std::size_t size_ = 0;
   std::vector<Pending> pending_;
 };
 

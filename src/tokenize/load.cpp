@@ -1,6 +1,10 @@
 // Loading tokenizer.json (+ tokenizer_config.json) into TokenizerData. One table per kind of
 // pipeline step maps the JSON "type" to a parser; anything unknown is a clear "not supported".
 #include <algorithm>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <cstring>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -542,6 +546,32 @@ class Loader {
     return true;
   }
 
+  // Records which characters merge (a, b) joins, for TokenizerData::split_words.
+  void note_join(std::string_view a, std::string_view b, std::uint32_t a_id, std::uint32_t b_id) {
+    auto fallback = [&](std::string_view t, std::uint32_t id) {
+      return id == d_.unk_id || (t.size() == 6 && t.substr(0, 3) == "<0x" && t[5] == '>');
+    };
+    if (fallback(a, a_id) || fallback(b, b_id) || a.empty() || b.empty()) {
+      merges_join_special_ = true;
+      return;
+    }
+    std::size_t last = a.size() - 1, len;
+    while (last > 0 && (static_cast<unsigned char>(a[last]) & 0xC0) == 0x80) --last;
+    const unsigned left = TokenizerData::join_bucket(unicode::decode_utf8(a, last, len));
+    const unsigned right = TokenizerData::join_bucket(unicode::decode_utf8(b, 0, len));
+    const unsigned bit = left << 8 | right;
+    d_.join_bits[bit >> 6] |= std::uint64_t{1} << (bit & 63);
+  }
+
+  void enable_split_words() {
+    if (merges_join_special_) return;
+    bool every_byte = d_.byte_fallback;
+    for (std::uint32_t id : d_.byte_fallback_id) every_byte = every_byte && id != kNoId;
+    // An unknown character becomes unk, and fuse_unk would join two of them across a cut.
+    if (d_.fuse_unk && !every_byte) return;
+    d_.split_words = true;
+  }
+
   void find_metaspace_glue() {
     static constexpr std::string_view kMeta = "\xE2\x96\x81";
     std::vector<char32_t> glue;
@@ -617,6 +647,7 @@ class Loader {
         }
         d_.merges.put(ids[3 * i], ids[3 * i + 1], batch_rank + static_cast<std::uint32_t>(i),
                       ids[3 * i + 2]);
+        note_join(keys[3 * i], keys[3 * i + 1], ids[3 * i], ids[3 * i + 1]);
       }
       batch.clear();
       keys_buffer.clear();
@@ -739,6 +770,7 @@ class Loader {
     }
     if (!d_.byte_level && d_.model == ModelKind::kBpe && d_.simple_bpe && !d_.ignore_merges) {
       find_metaspace_glue();
+      enable_split_words();
     }
     if (d_.byte_level) {
       d_.id_bytes.resize(text_at.size());
@@ -768,6 +800,7 @@ class Loader {
   const Document& doc_;
   const LoadOptions& opt_;
   TokenizerData& d_;
+  bool merges_join_special_ = false;  // a merge involves unk or a byte-fallback token
   std::size_t steps_ = 0;
   std::vector<std::pair<std::uint32_t, std::string_view>> texts_;
 };
@@ -799,6 +832,18 @@ std::optional<std::string> token_string(const Document& doc, const Node* n) {
 }  // namespace
 
 void AddedTrie::insert(std::string_view key, std::uint32_t token) {
+  if (key.empty()) return;
+  const auto first = static_cast<unsigned char>(key[0]);
+  if (first_kind[first] == 0) first_bytes.push_back(first);
+  if (key.size() < 4) {
+    first_kind[first] |= 1;
+  } else {
+    first_kind[first] |= 2;
+    std::uint32_t first4;
+    std::memcpy(&first4, key.data(), 4);
+    const std::uint32_t bit = prefix_hash(first4);
+    prefix_bits[bit >> 6] |= std::uint64_t{1} << (bit & 63);
+  }
   std::uint32_t node = 0;
   for (std::size_t i = 0; i < key.size(); ++i) {
     auto byte = static_cast<unsigned char>(key[i]);
@@ -827,6 +872,47 @@ void AddedTrie::insert(std::string_view key, std::uint32_t token) {
   }
   // HF builds the automaton from the tokens in order; a later duplicate content keeps the first.
   if (nodes[node].token == kNoId) nodes[node].token = token;
+}
+
+std::size_t AddedTrie::next_candidate(std::string_view text, std::size_t pos,
+                                      std::size_t to) const {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  auto passes = [&](std::size_t p) {
+    const std::uint8_t kind = first_kind[s[p]];
+    if (kind & 1) return true;
+    if (!(kind & 2) || p + 4 > to) return false;
+    std::uint32_t first4;
+    std::memcpy(&first4, s + p, 4);
+    const std::uint32_t bit = prefix_hash(first4);
+    return ((prefix_bits[bit >> 6] >> (bit & 63)) & 1) != 0;
+  };
+#if defined(__SSE2__)
+  // Few distinct first bytes (the usual case: '<', '\n', ...): 16 bytes per step.
+  if (first_bytes.size() <= 4) {
+    __m128i want[4];
+    for (std::size_t k = 0; k < 4; ++k) {
+      want[k] = _mm_set1_epi8(static_cast<char>(first_bytes[k < first_bytes.size() ? k : 0]));
+    }
+    while (pos + 16 <= to) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + pos));
+      __m128i hit = _mm_cmpeq_epi8(v, want[0]);
+      for (std::size_t k = 1; k < first_bytes.size(); ++k) {
+        hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, want[k]));
+      }
+      auto mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      while (mask != 0) {
+        const std::size_t p = pos + static_cast<std::size_t>(__builtin_ctz(mask));
+        if (passes(p)) return p;
+        mask &= mask - 1;
+      }
+      pos += 16;
+    }
+  }
+#endif
+  for (; pos < to; ++pos) {
+    if (first_kind[s[pos]] != 0 && passes(pos)) return pos;
+  }
+  return to;
 }
 
 std::uint32_t AddedTrie::longest_at(std::string_view text, std::size_t pos,

@@ -68,9 +68,12 @@ struct TokenPiece {
   std::uint32_t id;
   std::uint32_t len;  // bytes of the pre-token it covers
 };
-// Tokenizes one pre-token, appending to out. Errors only for WordLevel without unk.
-Result<bool> run_model(const TokenizerData& data, std::string_view word,
-                       std::vector<TokenPiece>& out);
+// Tokenizes the pre-tokens `pieces` of `text`, appending to out; piece_end[i] is out.size() once
+// piece i is done. All pieces at once, so that the model can overlap the cache misses of
+// different words. Errors only for WordLevel without unk.
+Result<bool> run_model(const TokenizerData& data, std::string_view text,
+                       const std::vector<Span>& pieces, std::vector<TokenPiece>& out,
+                       std::vector<std::uint32_t>& piece_end);
 
 // ---- decode.cpp ----
 void append_lossy_utf8(std::string& out, std::string_view bytes);

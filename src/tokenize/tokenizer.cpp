@@ -63,10 +63,8 @@ void split_added(const TokenizerData& d, const AddedTrie& trie, std::string_view
   std::size_t start_offset = from;
   std::size_t pos = from;
   while (pos < to) {
-    if (trie.root_child[static_cast<unsigned char>(s[pos])] == 0) {
-      ++pos;
-      continue;
-    }
+    pos = trie.next_candidate(s, pos, to);
+    if (pos >= to) break;
     std::size_t len = 0;
     std::uint32_t index = trie.longest_at(s.substr(0, to), pos, len);
     if (index == kNoId) {
@@ -95,12 +93,31 @@ void split_added(const TokenizerData& d, const AddedTrie& trie, std::string_view
   if (start_offset < to) out.push_back({kNoId, static_cast<std::uint32_t>(start_offset), to});
 }
 
+// What an encode produces, in order: added tokens, and runs of pre-tokens whose model tokens are
+// computed at the end, all at once (the model overlaps the work of many words; see bpe.cpp).
+struct EncodeItem {
+  bool added;
+  std::uint32_t id;    // added: the token
+  std::uint32_t a, b;  // added: its original byte range; else: its pre-tokens [a, b) in `pieces`
+};
+
 struct EncodeScratch {
   std::vector<Segment> raw_segments, norm_segments;
   Text norm, tmp;
   PreTokenized pre;
   std::vector<Span> spans, matches;
+  // The pre-tokenized text of the whole input, its pre-tokens, and the items in order.
+  Text all;
+  std::vector<Span> pieces;
+  std::vector<EncodeItem> items;
   std::vector<TokenPiece> tokens;
+  std::vector<std::uint32_t> piece_end;
+  void reset(bool offsets) {
+    all.clear();
+    all.track = offsets;
+    pieces.clear();
+    items.clear();
+  }
 };
 
 void push_token(Encoding& enc, bool offsets, std::uint32_t id, std::size_t b, std::size_t e) {
@@ -108,8 +125,9 @@ void push_token(Encoding& enc, bool offsets, std::uint32_t id, std::size_t b, st
   if (offsets) enc.offsets.emplace_back(b, e);
 }
 
+// Normalizes and pre-tokenizes input[b, e) (a span without raw added tokens) into es.items.
 Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::uint32_t b,
-                         std::uint32_t e, bool offsets, EncodeScratch& es, Encoding& enc) {
+                         std::uint32_t e, bool offsets, EncodeScratch& es) {
   Text& norm = es.norm;
   norm.assign(input.substr(b, e - b), b, offsets);
   if (!d.normalizers.empty()) {
@@ -120,12 +138,12 @@ Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::ui
               es.norm_segments);
   for (const Segment& seg : es.norm_segments) {
     if (seg.added != kNoId) {
-      std::size_t ob = 0, oe = 0;
+      std::uint32_t ob = 0, oe = 0;
       if (offsets && seg.end > seg.begin) {
         ob = norm.begin[seg.begin];
         oe = norm.end[seg.end - 1];
       }
-      push_token(enc, offsets, d.added[seg.added].id, ob, oe);
+      es.items.push_back({true, d.added[seg.added].id, ob, oe});
       continue;
     }
     if (seg.end == seg.begin) continue;
@@ -140,18 +158,39 @@ Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::ui
       if (auto r = pre_tokenize(d.pre_tokenizers, pre, at_start, es.tmp, es.spans, es.matches); !r)
         return r;
     }
-    for (auto [pb, pe] : pre.pieces) {
-      es.tokens.clear();
-      if (auto r = run_model(d, std::string_view(pre.text.s).substr(pb, pe - pb), es.tokens); !r)
-        return r;
+    const auto base = static_cast<std::uint32_t>(es.all.s.size());
+    es.all.append_from(pre.text, 0, pre.text.s.size());
+    const auto first = static_cast<std::uint32_t>(es.pieces.size());
+    for (auto [pb, pe] : pre.pieces) es.pieces.emplace_back(base + pb, base + pe);
+    es.items.push_back({false, 0, first, static_cast<std::uint32_t>(es.pieces.size())});
+  }
+  return true;
+}
+
+// Runs the model on every collected pre-token and emits the items in order.
+Result<bool> finish_encode(const TokenizerData& d, bool offsets, EncodeScratch& es,
+                           Encoding& enc) {
+  es.tokens.clear();
+  if (auto r = run_model(d, es.all.s, es.pieces, es.tokens, es.piece_end); !r) return r;
+  const Text& all = es.all;
+  std::size_t k = 0;
+  for (const EncodeItem& item : es.items) {
+    if (item.added) {
+      push_token(enc, offsets, item.id, item.a, item.b);
+      continue;
+    }
+    if (!offsets) {
+      const std::size_t end = item.b > item.a ? es.piece_end[item.b - 1] : k;
+      for (; k < end; ++k) enc.ids.push_back(es.tokens[k].id);
+      continue;
+    }
+    for (std::uint32_t p = item.a; p < item.b; ++p) {
+      auto [pb, pe] = es.pieces[p];
       std::uint32_t at = pb;
-      for (const TokenPiece& t : es.tokens) {
-        if (offsets) {
-          std::uint32_t last = std::min<std::uint32_t>(at + t.len, pe) - 1;
-          push_token(enc, true, t.id, pre.text.begin[at], pre.text.end[last]);
-        } else {
-          enc.ids.push_back(t.id);
-        }
+      for (; k < es.piece_end[p]; ++k) {
+        const TokenPiece& t = es.tokens[k];
+        std::uint32_t last = std::min<std::uint32_t>(at + t.len, pe) - 1;
+        push_token(enc, true, t.id, all.begin[at], all.end[last]);
         at += t.len;
       }
     }
@@ -410,14 +449,16 @@ Result<Encoding> Tokenizer::encode(std::string_view text, const EncodeOptions& o
   split_added(d, d.raw_trie, text, 0, static_cast<std::uint32_t>(text.size()), es.raw_segments);
   // The segments vector is reused by nested calls; copy it out first.
   std::vector<Segment> segments = es.raw_segments;
+  es.reset(offsets);
   for (const Segment& seg : segments) {
     if (seg.added != kNoId) {
-      push_token(enc, offsets, d.added[seg.added].id, seg.begin, seg.end);
+      es.items.push_back({true, d.added[seg.added].id, seg.begin, seg.end});
       continue;
     }
     if (seg.end == seg.begin) continue;
-    if (auto r = encode_text(d, text, seg.begin, seg.end, offsets, es, enc); !r) return r.error();
+    if (auto r = encode_text(d, text, seg.begin, seg.end, offsets, es); !r) return r.error();
   }
+  if (auto r = finish_encode(d, offsets, es, enc); !r) return r.error();
   if (options.add_special_tokens && d.has_post_template) {
     Encoding out;
     for (const TemplatePiece& piece : d.post_single) {

@@ -104,10 +104,22 @@ struct AddedTrie {
   };
   std::vector<Node> nodes{1};
   std::array<std::uint32_t, 256> root_child{};  // 0 = none
+  // A filter in front of the trie, so that the scan rarely walks it: per first byte, bit 0 = some
+  // token shorter than 4 bytes starts with it, bit 1 = some longer one does; for the longer ones, a
+  // hashed bit set of their first 4 bytes. (Llama 2's normalized "\u2581<s>" would otherwise send
+  // every U+2581, i.e. every space, into the trie.)
+  std::array<std::uint8_t, 256> first_kind{};
+  std::vector<unsigned char> first_bytes;  // the distinct first bytes
+  std::vector<std::uint64_t> prefix_bits = std::vector<std::uint64_t>(kPrefixBits / 64);
+  static constexpr std::size_t kPrefixBits = std::size_t{1} << 16;
+  static std::uint32_t prefix_hash(std::uint32_t first4) { return (first4 * 0x9E3779B1u) >> 16; }
   bool empty() const { return nodes.size() == 1; }
   void insert(std::string_view key, std::uint32_t token);
   // Longest match starting at text[pos]: returns the added index and sets len, or kNoId.
   std::uint32_t longest_at(std::string_view text, std::size_t pos, std::size_t& len) const;
+  // The first position in [pos, to) where a token of the trie may start (to if none): every
+  // position it skips has no match within text[0, to).
+  std::size_t next_candidate(std::string_view text, std::size_t pos, std::size_t to) const;
 };
 
 struct AddedToken {
@@ -137,6 +149,22 @@ struct TokenizerData {
   // linear.
   bool metaspace_split = false;
   std::vector<char32_t> metaspace_glue;
+  // Hard word boundaries (SentencePiece-style BPE without a pre-tokenizer, where the "words" are
+  // long): bit join_bucket(c1) << 8 | join_bucket(c2) of join_bits is set when some merge joins a
+  // symbol ending in c1 to one starting with c2. Where it is clear, no merge can ever cross between
+  // the two characters, so the word is cut there: the parts' BPE, concatenated, is the whole's (the
+  // merges of the two sides never interact), and short words merge faster and repeat more. Only
+  // when no merge involves unk or a byte-fallback token, and fuse_unk cannot join unknown
+  // characters across a cut.
+  bool split_words = false;
+  std::array<std::uint64_t, 1024> join_bits{};
+  static unsigned join_bucket(char32_t c) {
+    return c < 128 ? static_cast<unsigned>(c) : 128 + ((static_cast<std::uint32_t>(c) * 0x9E3779B1u) >> 25);
+  }
+  bool may_join(unsigned left_bucket, unsigned right_bucket) const {
+    const unsigned bit = left_bucket << 8 | right_bucket;
+    return (join_bits[bit >> 6] >> (bit & 63)) & 1;
+  }
 
   // id -> token text as in the file (for decode and id_to_token); byte-level raw bytes per id.
   std::vector<std::string_view> id_text;
