@@ -8,6 +8,7 @@
 #include <regex>
 #include <string>
 
+#include "chatwire/value_print.hpp"
 #include "jinja/args.hpp"
 #include "jinja/objects.hpp"
 #include "jinja/registry.hpp"
@@ -583,7 +584,9 @@ Result<Value> f_min(RenderState& s, const Value& v, const CallArgs& a) {
 }
 
 Result<Value> f_pprint(RenderState&, const Value& v, const CallArgs&) {
-  return Value(to_repr(v));
+  std::string out;  // pprint.pformat: wraps at 80 columns like Python's
+  append_pformat(out, v);
+  return Value(std::move(out));
 }
 
 Result<Value> f_random(RenderState&, const Value& v, const CallArgs&) {
