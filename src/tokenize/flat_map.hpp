@@ -292,24 +292,39 @@ class MergeTable {
     bucket_mask_ = buckets - 1;
     shift_ = 64 - bits;
     size_ = 0;
+    std::vector<Slot> spilled;  // pairs whose home bucket was full
     for (const Pending& p : pending_) {
       const std::uint64_t key = pair_key(p.left, p.right);
       const std::uint64_t value = (std::uint64_t{p.rank} << 32) | (p.merged & ~kOverflow);
-      // Slots fill in probe order (bucket by bucket, each from its first slot), so a lookup may
-      // stop at the first bucket that is not full.
-      const std::size_t home = bucket_of(key) * kBucket;
-      for (std::size_t i = home;; i = (i + 1) & (slots_.size() - 1)) {
-        Slot& s = slots_[i];
-        if (s.key == kNoPair) {
-          s = Slot{key, value};
-          ++size_;
-          if (i - home >= kBucket) slots_[home].value |= kOverflow;  // (i wraps: flag is harmless)
-          break;
-        }
-        if (s.key == key) {
-          if ((s.value >> 32) <= p.rank) s.value = (s.value & kOverflow) | value;
-          break;
-        }
+      Slot* home = slots_.data() + bucket_of(key) * kBucket;
+      Slot* s = home;
+      while (s < home + kBucket && s->key != kNoPair && s->key != key) ++s;
+      if (s == home + kBucket) {
+        home[0].value |= kOverflow;
+        spilled.push_back(Slot{key, value});  // duplicates resolved below
+        continue;
+      }
+      if (s->key == kNoPair) {
+        *s = Slot{key, value};
+        ++size_;
+      } else if ((s->value >> 32) <= p.rank) {
+        s->value = (s->value & kOverflow) | value;
+      }
+    }
+    // The spilled pairs (a few percent) go to a small table of their own, a quarter full, so that a
+    // lookup that misses a full bucket costs one more probe, not a walk through the neighbours.
+    std::size_t cap = 16;
+    while (cap < spilled.size() * 4) cap <<= 1;
+    spill_.assign(cap, Slot{});
+    spill_mask_ = cap - 1;
+    for (const Slot& x : spilled) {
+      std::size_t i = mix64(x.key) & spill_mask_;
+      while (spill_[i].key != kNoPair && spill_[i].key != x.key) i = (i + 1) & spill_mask_;
+      if (spill_[i].key == kNoPair) {
+        ++size_;
+        spill_[i] = x;
+      } else if ((spill_[i].value >> 32) <= (x.value >> 32)) {
+        spill_[i].value = x.value;
       }
     }
     pending_.clear();
@@ -352,8 +367,8 @@ class MergeTable {
   };
   static constexpr std::size_t kBucket = 4;
   static constexpr std::uint64_t kNoPair = ~std::uint64_t{0};  // left id 2^32-1 is never valid
-  // Bit 31 of the first slot's value: some pair whose home is this bucket lives beyond it (merged
-  // ids are below 2^31). Only then does a miss in the bucket read on.
+  // Bit 31 of the first slot's value: some pair whose home is this bucket is in the spill table
+  // (merged ids are below 2^31). Only then does a miss in the bucket look further.
   static constexpr std::uint64_t kOverflow = std::uint64_t{1} << 31;
   struct alignas(16) Slot {
     std::uint64_t key = kNoPair;
@@ -366,15 +381,17 @@ class MergeTable {
   std::size_t bucket_of(std::uint64_t key) const {
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_) & bucket_mask_;
   }
-  // The rest of the probe when the home bucket is full.
-  std::uint64_t find_beyond(std::uint64_t key, std::size_t b) const {
-    for (std::size_t i = ((b + 1) & bucket_mask_) * kBucket;; i = (i + 1) & (slots_.size() - 1)) {
-      const Slot& s = slots_[i];
-      if (s.key == key) return s.value & ~kOverflow;
+  // A miss in a bucket that spilled: the spill table.
+  std::uint64_t find_beyond(std::uint64_t key, std::size_t) const {
+    for (std::size_t i = mix64(key) & spill_mask_;; i = (i + 1) & spill_mask_) {
+      const Slot& s = spill_[i];
+      if (s.key == key) return s.value;
       if (s.key == kNoPair) return kNone;
     }
   }
   HugeVector<Slot> slots_;
+  std::vector<Slot> spill_;
+  std::size_t spill_mask_ = 0;
   std::size_t bucket_mask_ = 0;
   int shift_ = 64;
   std::size_t size_ = 0;
