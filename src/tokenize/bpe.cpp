@@ -506,25 +506,38 @@ void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_
   words.push_back({b + static_cast<std::uint32_t>(start), e, piece, 0, 0, 0, 0});
 }
 
-// Cuts a piece wherever no merge can join the characters on either side (split_words).
+// Cuts a piece wherever no merge can join the characters on either side (split_words), and, for
+// SentencePiece-style files, before each U+2581 that no token joins to what precedes it
+// (metaspace_split: the bucket bitmap alone would rarely cut there, U+2581 sharing its bucket with
+// other characters).
 void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t b,
                     std::uint32_t e, std::uint32_t piece, std::vector<Word>& words) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   std::uint32_t start = b;
   unsigned before = 0;
+  char32_t before_cp = 0;
   for (std::uint32_t i = b; i < e;) {
-    unsigned bucket;
+    char32_t cp;
     std::size_t len = 1;
     if (s[i] < 0x80) {
-      bucket = s[i];
+      cp = s[i];
     } else {
-      bucket = TokenizerData::join_bucket(unicode::decode_utf8(s, e, i, len));
+      cp = unicode::decode_utf8(s, e, i, len);
     }
-    if (i > b && !d.may_join(before, bucket)) {
-      words.push_back({start, i, piece, 0, 0, 0, 0});
-      start = i;
+    const unsigned bucket = TokenizerData::join_bucket(cp);
+    if (i > b) {
+      bool cut = !d.may_join(before, bucket);
+      if (!cut && cp == 0x2581 && d.metaspace_split && before_cp != 0x2581) {
+        cut = std::find(d.metaspace_glue.begin(), d.metaspace_glue.end(), before_cp) ==
+              d.metaspace_glue.end();
+      }
+      if (cut) {
+        words.push_back({start, i, piece, 0, 0, 0, 0});
+        start = i;
+      }
     }
     before = bucket;
+    before_cp = cp;
     i += static_cast<std::uint32_t>(len);
   }
   words.push_back({start, e, piece, 0, 0, 0, 0});
