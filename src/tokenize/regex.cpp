@@ -24,6 +24,8 @@ constexpr std::string_view kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kQwenPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kO200kPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // Character classes of one code point, computed once per character.
 enum CharClass : std::uint8_t { kLetter, kNumber, kSpace, kOther };
@@ -174,6 +176,137 @@ std::size_t scan_cl100k(const Cursor& c, std::size_t i, unsigned max_digits) {
   return space_run(c, i);
 }
 
+// The o200k family (GPT-4o, gpt-oss). Letters are split by case: U = [Lu Lt Lm Lo M] ("upper"),
+// L = [Ll Lm Lo M] ("lower"); Lm, Lo and marks are both. P = [^\r\n\p{L}\p{N}] (marks included).
+struct O200kChar {
+  std::size_t len;
+  char32_t cp;
+  CharClass cls;  // as Cursor::at: a mark is kOther (\p{L} does not hold marks)
+  bool upper, lower, mark;
+};
+O200kChar o200k_at(const Cursor& c, std::size_t i) {
+  O200kChar ch{};
+  unsigned char b = c.s[i];
+  if (b < 0x80) {
+    ch.len = 1;
+    ch.cp = b;
+    ch.cls = c.at(i, ch.len, ch.cp);
+    ch.upper = b >= 'A' && b <= 'Z';
+    ch.lower = b >= 'a' && b <= 'z';
+    return ch;
+  }
+  ch.cp = decode_utf8(c.s, c.n, i, ch.len);
+  std::uint8_t props = unicode::raw_properties(ch.cp);
+  auto g = static_cast<unsigned>(props & 0x1F);
+  ch.mark = g >= unicode::kMn && g <= unicode::kMe;
+  ch.upper = g == unicode::kLu || g == unicode::kLt || g == unicode::kLm || g == unicode::kLo ||
+             ch.mark;
+  ch.lower = g == unicode::kLl || g == unicode::kLm || g == unicode::kLo || ch.mark;
+  if (props & 0x80) {
+    ch.cls = kSpace;
+  } else if (g >= unicode::kLu && g <= unicode::kLo) {
+    ch.cls = kLetter;
+  } else if (g >= unicode::kNd && g <= unicode::kNo) {
+    ch.cls = kNumber;
+  } else {
+    ch.cls = kOther;
+  }
+  return ch;
+}
+// [^\r\n\p{L}\p{N}]: not a letter, not a number, not CR/LF (marks and spaces are in).
+bool o200k_p(const O200kChar& ch) {
+  return ch.cls != kLetter && ch.cls != kNumber && ch.cp != '\r' && ch.cp != '\n';
+}
+// U*L+ at j (with the engine's backtracking: the L+ run starts at the last position of the U run,
+// or just after it, that holds an L character), then the optional contraction. 0 = no match.
+std::size_t o200k_upper_star_lower_plus(const Cursor& c, std::size_t j) {
+  std::size_t last_lower_start = std::string_view::npos;  // where L+ could start within the U run
+  std::size_t k = j;
+  while (k < c.n) {
+    O200kChar ch = o200k_at(c, k);
+    if (!ch.upper) {
+      if (ch.lower) {  // L+ starts here and runs on greedily
+        while (k < c.n) {
+          O200kChar x = o200k_at(c, k);
+          if (!x.lower) break;
+          k += x.len;
+        }
+        return k;
+      }
+      break;
+    }
+    if (ch.lower) last_lower_start = k;
+    k += ch.len;
+  }
+  if (last_lower_start == std::string_view::npos) return 0;
+  // Backtracked: L+ holds the one L character at last_lower_start (what follows it in the U run
+  // is not L, or it would be a later start).
+  return last_lower_start + o200k_at(c, last_lower_start).len;
+}
+// U+L* at j, then nothing else. 0 = no match.
+std::size_t o200k_upper_plus_lower_star(const Cursor& c, std::size_t j) {
+  std::size_t k = j;
+  while (k < c.n) {
+    O200kChar ch = o200k_at(c, k);
+    if (!ch.upper) break;
+    k += ch.len;
+  }
+  if (k == j) return 0;
+  while (k < c.n) {
+    O200kChar ch = o200k_at(c, k);
+    if (!ch.lower) break;
+    k += ch.len;
+  }
+  return k;
+}
+
+std::size_t scan_o200k(const Cursor& c, std::size_t i) {
+  O200kChar first = o200k_at(c, i);
+  auto with_contraction = [&](std::size_t end) {
+    if (end < c.n && c.s[end] == '\'') end += contraction(c, end, true);
+    return end - i;
+  };
+  // Alternatives 1 and 2: P? then U*L+ (resp. U+L*); the engine first tries with P taken.
+  const bool p = o200k_p(first);
+  for (int alt = 0; alt < 2; ++alt) {
+    if (p && i + first.len < c.n) {
+      std::size_t end = alt == 0 ? o200k_upper_star_lower_plus(c, i + first.len)
+                                 : o200k_upper_plus_lower_star(c, i + first.len);
+      if (end) return with_contraction(end);
+    }
+    std::size_t end =
+        alt == 0 ? o200k_upper_star_lower_plus(c, i) : o200k_upper_plus_lower_star(c, i);
+    if (end) return with_contraction(end);
+  }
+  // \p{N}{1,3}
+  if (first.cls == kNumber) {
+    std::size_t j = i;
+    for (int count = 0; count < 3 && j < c.n; ++count) {
+      std::size_t l;
+      if (c.at(j, l) != kNumber) break;
+      j += l;
+    }
+    return j - i;
+  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n/]*  (a mark is not \p{L}: it is in this class)
+  auto other = [&](std::size_t j) {
+    return o200k_at(c, j).cls == kOther;
+  };
+  std::size_t j = i;
+  if (first.cp == ' ' && i + 1 < c.n && other(i + 1)) j = i + 1;
+  if (j != i || other(i)) {
+    while (j < c.n && other(j)) j += o200k_at(c, j).len;
+    while (j < c.n && (c.s[j] == '\r' || c.s[j] == '\n' || c.s[j] == '/')) ++j;
+    return j - i;
+  }
+  // Whitespace: \s*[\r\n]+ (ends after the last \r/\n of the run), else \s+(?!\S), else \s+.
+  std::size_t end = c.run(i, kSpace);
+  for (std::size_t k = end; k > i; --k) {
+    if (c.s[k - 1] == '\r' || c.s[k - 1] == '\n') return k - i;
+  }
+  return space_run(c, i);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rewriting Oniguruma class escapes into explicit ranges.
 
@@ -314,6 +447,8 @@ Result<std::shared_ptr<Regex>> Regex::compile(std::string_view pattern,
     } else if (pattern == kLlama3Pattern) {
       re->scanner_ = RegexScanner::kCl100k;
       re->max_digits_ = 3;
+    } else if (pattern == kO200kPattern) {
+      re->scanner_ = RegexScanner::kO200k;
     } else if (pattern == kQwenPattern) {
       re->scanner_ = RegexScanner::kCl100k;
       re->max_digits_ = 1;
@@ -371,8 +506,9 @@ Result<bool> Regex::find_all(std::string_view text, std::vector<Span>& out) cons
     Cursor c{s, n};
     std::size_t i = 0;
     while (i < n) {
-      std::size_t len =
-          scanner_ == RegexScanner::kGpt2 ? scan_gpt2(c, i) : scan_cl100k(c, i, max_digits_);
+      std::size_t len = scanner_ == RegexScanner::kGpt2     ? scan_gpt2(c, i)
+                        : scanner_ == RegexScanner::kO200k ? scan_o200k(c, i)
+                                                           : scan_cl100k(c, i, max_digits_);
       if (len == 0) len = unicode::utf8_length(s[i]);  // unreachable: the patterns match everywhere
       if (i + len > n) len = n - i;
       out.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i + len));

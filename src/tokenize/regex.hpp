@@ -1,6 +1,6 @@
 // The regexes of tokenizer.json (Split pre-tokenizers, Replace normalizers/decoders), with HF's
 // semantics: Oniguruma syntax, leftmost-first alternation, Unicode 16 classes.
-// - The common pre-tokenizer patterns (GPT-2, cl100k/Llama 3, Qwen 2/3) run on hand-written
+// - The common pre-tokenizer patterns (GPT-2, cl100k/Llama 3, Qwen 2/3, o200k/gpt-oss) run on hand-written
 //   scanners (much faster than any regex engine); tests check them against the PCRE2 path.
 // - Every other pattern runs on PCRE2 (JIT) after \p{..}, \s, \d, \w are rewritten into explicit
 //   Unicode 16 ranges, so that PCRE2's older tables do not change the splits.
@@ -19,7 +19,7 @@ namespace chatwire::tokenize {
 
 using Span = std::pair<std::uint32_t, std::uint32_t>;  // [begin, end) byte offsets
 
-enum class RegexScanner { kNone, kGpt2, kCl100k };
+enum class RegexScanner { kNone, kGpt2, kCl100k, kO200k };
 
 struct RegexOptions {
   bool hand_scanners = true;               // false: always PCRE2 (used by tests to compare)

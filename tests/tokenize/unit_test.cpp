@@ -127,7 +127,9 @@ std::string random_text(std::mt19937& rng, std::size_t n) {
       'a',    'B',  'z',     ' ',     ' ',    '\n',   '\r',  '\t',   '\'',   's',    't',
       'l',    'L',  'e',     'R',     '1',    '2',    '9',   '.',    ',',    '!',    '-',
       '_',    '/',  0xA0,    0x3000,  0x2003, 0x180E, 0xE9,  0x301,  0x4E2D, 0x65E5, 0x0661,
-      0x0966, 0xBD, 0x1F600, 0x1F3FD, 0x200D, 0xFE0F, 0x17F, 0x212A, 0x2028, 0x85,   0x1C89};
+      0x0966, 0xBD, 0x1F600, 0x1F3FD, 0x200D, 0xFE0F, 0x17F, 0x212A, 0x2028, 0x85,   0x1C89,
+      // o200k splits letters by case: Lt, Lm, Lu, Ll outside ASCII, and '/' after punctuation.
+      'S',    'D',  0x1C5,   0x2B0,   0xC9,   0x3B1,  '/'};
   std::string out;
   std::uniform_int_distribution<std::size_t> pick(0, std::size(kPool) - 1);
   for (std::size_t i = 0; i < n; ++i) unicode::append_utf8(out, kPool[pick(rng)]);
@@ -139,10 +141,11 @@ TEST(Regex, HandScannersEqualPcre2) {
       R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)",
       R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
       R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
+      R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
   };
   std::vector<std::string> inputs = golden_texts();
   std::mt19937 rng(42);
-  for (int i = 0; i < 2000; ++i) inputs.push_back(random_text(rng, 1 + i % 40));
+  for (int i = 0; i < 5000; ++i) inputs.push_back(random_text(rng, 1 + i % 40));
   for (const std::string& p : patterns) {
     auto fast = Regex::compile(p);
     RegexOptions slow_options;
