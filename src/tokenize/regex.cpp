@@ -178,100 +178,98 @@ std::size_t scan_cl100k(const Cursor& c, std::size_t i, unsigned max_digits) {
 
 // The o200k family (GPT-4o, gpt-oss). Letters are split by case: U = [Lu Lt Lm Lo M] ("upper"),
 // L = [Ll Lm Lo M] ("lower"); Lm, Lo and marks are both. P = [^\r\n\p{L}\p{N}] (marks included).
-struct O200kChar {
-  std::size_t len;
-  char32_t cp;
-  CharClass cls;  // as Cursor::at: a mark is kOther (\p{L} does not hold marks)
-  bool upper, lower, mark;
+// Each character is read as a few flag bits (a table for ASCII), the hot loops are per character.
+enum : std::uint8_t {
+  kUpper = 1,
+  kLower = 2,
+  kIsLetter = 4,  // \p{L}
+  kIsNumber = 8,  // \p{N}
+  kIsSpace = 16,  // \s
+  kIsCrLf = 32,
 };
-O200kChar o200k_at(const Cursor& c, std::size_t i) {
-  O200kChar ch{};
-  unsigned char b = c.s[i];
+constexpr auto kO200kAscii = [] {
+  std::array<std::uint8_t, 128> t{};
+  for (int x = 0; x < 128; ++x) {
+    std::uint8_t f = 0;
+    if (x >= 'A' && x <= 'Z') f = kUpper | kIsLetter;
+    if (x >= 'a' && x <= 'z') f = kLower | kIsLetter;
+    if (x >= '0' && x <= '9') f = kIsNumber;
+    if (x == ' ' || (x >= 9 && x <= 13)) f = kIsSpace;
+    if (x == '\r' || x == '\n') f |= kIsCrLf;
+    t[x] = f;
+  }
+  return t;
+}();
+[[gnu::always_inline]] inline std::uint8_t o200k_flags(const Cursor& c, std::size_t i,
+                                                        std::size_t& len) {
+  const unsigned char b = c.s[i];
   if (b < 0x80) {
-    ch.len = 1;
-    ch.cp = b;
-    ch.cls = c.at(i, ch.len, ch.cp);
-    ch.upper = b >= 'A' && b <= 'Z';
-    ch.lower = b >= 'a' && b <= 'z';
-    return ch;
+    len = 1;
+    return kO200kAscii[b];
   }
-  ch.cp = decode_utf8(c.s, c.n, i, ch.len);
-  std::uint8_t props = unicode::raw_properties(ch.cp);
-  auto g = static_cast<unsigned>(props & 0x1F);
-  ch.mark = g >= unicode::kMn && g <= unicode::kMe;
-  ch.upper = g == unicode::kLu || g == unicode::kLt || g == unicode::kLm || g == unicode::kLo ||
-             ch.mark;
-  ch.lower = g == unicode::kLl || g == unicode::kLm || g == unicode::kLo || ch.mark;
-  if (props & 0x80) {
-    ch.cls = kSpace;
-  } else if (g >= unicode::kLu && g <= unicode::kLo) {
-    ch.cls = kLetter;
-  } else if (g >= unicode::kNd && g <= unicode::kNo) {
-    ch.cls = kNumber;
-  } else {
-    ch.cls = kOther;
-  }
-  return ch;
-}
-// [^\r\n\p{L}\p{N}]: not a letter, not a number, not CR/LF (marks and spaces are in).
-bool o200k_p(const O200kChar& ch) {
-  return ch.cls != kLetter && ch.cls != kNumber && ch.cp != '\r' && ch.cp != '\n';
+  const char32_t cp = decode_utf8(c.s, c.n, i, len);
+  const std::uint8_t props = unicode::raw_properties(cp);
+  const auto g = static_cast<unsigned>(props & 0x1F);
+  const bool mark = g >= unicode::kMn && g <= unicode::kMe;
+  std::uint8_t f = 0;
+  if (g == unicode::kLu || g == unicode::kLt || g == unicode::kLm || g == unicode::kLo || mark)
+    f |= kUpper;
+  if (g == unicode::kLl || g == unicode::kLm || g == unicode::kLo || mark) f |= kLower;
+  if (g >= unicode::kLu && g <= unicode::kLo) f |= kIsLetter;
+  if (g >= unicode::kNd && g <= unicode::kNo) f |= kIsNumber;
+  if (props & 0x80) f |= kIsSpace;
+  return f;
 }
 // U*L+ at j (with the engine's backtracking: the L+ run starts at the last position of the U run,
-// or just after it, that holds an L character), then the optional contraction. 0 = no match.
+// or just after it, that holds an L character). 0 = no match.
 std::size_t o200k_upper_star_lower_plus(const Cursor& c, std::size_t j) {
   std::size_t last_lower_start = std::string_view::npos;  // where L+ could start within the U run
+  std::size_t last_lower_len = 0;
   std::size_t k = j;
   while (k < c.n) {
-    O200kChar ch = o200k_at(c, k);
-    if (!ch.upper) {
-      if (ch.lower) {  // L+ starts here and runs on greedily
-        while (k < c.n) {
-          O200kChar x = o200k_at(c, k);
-          if (!x.lower) break;
-          k += x.len;
-        }
+    std::size_t len;
+    const std::uint8_t f = o200k_flags(c, k, len);
+    if (!(f & kUpper)) {
+      if (f & kLower) {  // L+ starts here and runs on greedily
+        k += len;
+        while (k < c.n && (o200k_flags(c, k, len) & kLower)) k += len;
         return k;
       }
       break;
     }
-    if (ch.lower) last_lower_start = k;
-    k += ch.len;
+    if (f & kLower) {
+      last_lower_start = k;
+      last_lower_len = len;
+    }
+    k += len;
   }
   if (last_lower_start == std::string_view::npos) return 0;
   // Backtracked: L+ holds the one L character at last_lower_start (what follows it in the U run
   // is not L, or it would be a later start).
-  return last_lower_start + o200k_at(c, last_lower_start).len;
+  return last_lower_start + last_lower_len;
 }
-// U+L* at j, then nothing else. 0 = no match.
+// U+L* at j. 0 = no match.
 std::size_t o200k_upper_plus_lower_star(const Cursor& c, std::size_t j) {
-  std::size_t k = j;
-  while (k < c.n) {
-    O200kChar ch = o200k_at(c, k);
-    if (!ch.upper) break;
-    k += ch.len;
-  }
+  std::size_t k = j, len;
+  while (k < c.n && (o200k_flags(c, k, len) & kUpper)) k += len;
   if (k == j) return 0;
-  while (k < c.n) {
-    O200kChar ch = o200k_at(c, k);
-    if (!ch.lower) break;
-    k += ch.len;
-  }
+  while (k < c.n && (o200k_flags(c, k, len) & kLower)) k += len;
   return k;
 }
 
 std::size_t scan_o200k(const Cursor& c, std::size_t i) {
-  O200kChar first = o200k_at(c, i);
+  std::size_t first_len;
+  const std::uint8_t first = o200k_flags(c, i, first_len);
   auto with_contraction = [&](std::size_t end) {
     if (end < c.n && c.s[end] == '\'') end += contraction(c, end, true);
     return end - i;
   };
   // Alternatives 1 and 2: P? then U*L+ (resp. U+L*); the engine first tries with P taken.
-  const bool p = o200k_p(first);
+  const bool p = !(first & (kIsLetter | kIsNumber | kIsCrLf));
   for (int alt = 0; alt < 2; ++alt) {
-    if (p && i + first.len < c.n) {
-      std::size_t end = alt == 0 ? o200k_upper_star_lower_plus(c, i + first.len)
-                                 : o200k_upper_plus_lower_star(c, i + first.len);
+    if (p && i + first_len < c.n) {
+      std::size_t end = alt == 0 ? o200k_upper_star_lower_plus(c, i + first_len)
+                                 : o200k_upper_plus_lower_star(c, i + first_len);
       if (end) return with_contraction(end);
     }
     std::size_t end =
@@ -279,23 +277,21 @@ std::size_t scan_o200k(const Cursor& c, std::size_t i) {
     if (end) return with_contraction(end);
   }
   // \p{N}{1,3}
-  if (first.cls == kNumber) {
-    std::size_t j = i;
-    for (int count = 0; count < 3 && j < c.n; ++count) {
-      std::size_t l;
-      if (c.at(j, l) != kNumber) break;
-      j += l;
+  if (first & kIsNumber) {
+    std::size_t j = i, len;
+    for (int count = 0; count < 3 && j < c.n && (o200k_flags(c, j, len) & kIsNumber); ++count) {
+      j += len;
     }
     return j - i;
   }
   //  ?[^\s\p{L}\p{N}]+[\r\n/]*  (a mark is not \p{L}: it is in this class)
-  auto other = [&](std::size_t j) {
-    return o200k_at(c, j).cls == kOther;
+  auto other = [&](std::size_t j, std::size_t& len) {
+    return !(o200k_flags(c, j, len) & (kIsLetter | kIsNumber | kIsSpace));
   };
-  std::size_t j = i;
-  if (first.cp == ' ' && i + 1 < c.n && other(i + 1)) j = i + 1;
-  if (j != i || other(i)) {
-    while (j < c.n && other(j)) j += o200k_at(c, j).len;
+  std::size_t j = i, len;
+  if (c.s[i] == ' ' && i + 1 < c.n && other(i + 1, len)) j = i + 1;
+  if (j != i || other(i, len)) {
+    while (j < c.n && other(j, len)) j += len;
     while (j < c.n && (c.s[j] == '\r' || c.s[j] == '\n' || c.s[j] == '/')) ++j;
     return j - i;
   }
