@@ -2,6 +2,8 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <cstdlib>
 
 #include "tokenize/pipeline.hpp"
@@ -294,6 +296,33 @@ void apply_strip_accents(const Text& in, Text& out) {
 Result<bool> apply_replace(const NormalizerStep& step, const Text& in, Text& out,
                            std::vector<Span>& matches) {
   matches.clear();
+  if (!step.regex && step.pattern.size() == 1 && step.content.size() <= 4 && !in.track &&
+      std::endian::native == std::endian::little) {
+    // One byte to a short string (SentencePiece's " " -> U+2581): one pass that writes the
+    // replacement or the byte, without a branch per byte (spaces are too frequent to predict).
+    const char from = step.pattern[0];
+    const std::size_t n = in.s.size();
+    const std::size_t count = static_cast<std::size_t>(std::count(in.s.begin(), in.s.end(), from));
+    if (count == 0) {
+      out.s.assign(in.s);
+      return true;
+    }
+    const std::size_t grow = step.content.size() > 0 ? step.content.size() - 1 : 0;
+    out.s.resize(n + count * grow + 4);  // 4 bytes of slack for the word stores
+    std::uint32_t word = 0;
+    std::memcpy(&word, step.content.data(), step.content.size());
+    char* o = out.s.data();
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool hit = in.s[i] == from;
+      const std::uint32_t plain = static_cast<unsigned char>(in.s[i]);
+      const std::uint32_t w = hit ? word : plain;
+      std::memcpy(o + at, &w, 4);
+      at += hit ? step.content.size() : 1;
+    }
+    out.s.resize(at);
+    return true;
+  }
   if (step.regex) {
     auto r = step.regex->find_all(in.s, matches);
     if (!r) return r.error();
@@ -363,7 +392,7 @@ void Text::assign(std::string_view original, std::uint32_t base, bool tracking) 
 }
 
 Result<bool> normalize(const std::vector<NormalizerStep>& steps, Text& text, Text& scratch) {
-  std::vector<Span> matches;
+  thread_local std::vector<Span> matches;  // reused: encode normalizes every added-token segment
   for (const NormalizerStep& step : steps) {
     scratch.clear();
     scratch.track = text.track;

@@ -32,7 +32,8 @@ void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool inv
       }
       return;
     case SplitBehavior::kMergedWithPrevious: {
-      std::vector<Span> acc;
+      thread_local std::vector<Span> acc;  // reused: no allocation per piece
+      acc.clear();
       bool previous_match = false;
       for (auto& m : ranges) {
         if (m.is_match && !previous_match && !acc.empty()) {
@@ -46,7 +47,8 @@ void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool inv
       return;
     }
     case SplitBehavior::kMergedWithNext: {
-      std::vector<Span> acc;
+      thread_local std::vector<Span> acc;  // reused: no allocation per piece
+      acc.clear();
       bool previous_match = false;
       for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
         if (it->is_match && !previous_match && !acc.empty()) {
@@ -60,7 +62,8 @@ void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool inv
       return;
     }
     case SplitBehavior::kContiguous: {
-      std::vector<Span> acc;
+      thread_local std::vector<Span> acc;  // reused: no allocation per piece
+      acc.clear();
       bool previous_match = false;
       bool first = true;
       for (auto& m : ranges) {
@@ -115,7 +118,7 @@ bool is_ascii_punctuation(char32_t c) {
 Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokenized& state,
                           bool at_input_start, Text& scratch, std::vector<Span>& next,
                           std::vector<Span>& matches) {
-  std::vector<Match> ranges;
+  thread_local std::vector<Match> ranges;  // reused: no allocation per call
   for (const PreTokenizerStep& step : steps) {
     Text& text = state.text;
     next.clear();
