@@ -256,7 +256,7 @@ class Evaluator {
       }
       case ExprKind::Getattr: {
         const auto& g = static_cast<const GetattrExpr&>(e);
-        const Value& obj = ref(*g.object, f, tmp);
+        const Value& obj = object_ref(*g.object, f, tmp);
         if (obj.is_dict() && !g.dict_method && !g.dict_blocked) {
           if (const Value* v = obj.dict_find(g.attr, g.attr_hash)) return *v;
           tmp = Value::undefined_attribute(g.attr, obj);  // get_attribute's answer, directly
@@ -272,7 +272,7 @@ class Evaluator {
       case ExprKind::Getitem: {
         const auto& g = static_cast<const GetitemExpr&>(e);
         if (g.index->kind == ExprKind::Const) {
-          const Value& obj = ref(*g.object, f, tmp);
+          const Value& obj = object_ref(*g.object, f, tmp);
           const Value& key = static_cast<const ConstExpr&>(*g.index).value;
           if (obj.is_dict()) {
             if (const Value* v = obj.dict_find(key)) return *v;
@@ -294,6 +294,18 @@ class Evaluator {
         tmp = eval(e, f);
         return tmp;
     }
+  }
+
+  // ref() of an attribute's or subscript's object: a plain name (`message` in
+  // message.role, the most common case) is looked up here, without another dispatch.
+  const Value& object_ref(const Expr& o, Frame* f, Value& tmp) {
+    if (o.kind == ExprKind::Name) {
+      const auto& n = static_cast<const NameExpr&>(o);
+      if (const Value* v = st_.lookup_ptr(f, n.symbol)) return *v;
+      tmp = Value::undefined_variable(n.name);
+      return tmp;
+    }
+    return ref(o, f, tmp);
   }
 
   // The engine's own objects answer common attributes without a name lookup chain:
@@ -325,7 +337,7 @@ class Evaluator {
     if (e.kind == ExprKind::Getattr) {
       const auto& g = static_cast<const GetattrExpr&>(e);
       if (!g.dict_method && !g.dict_blocked) {
-        const Value& obj = ref(*g.object, f, tmp);
+        const Value& obj = object_ref(*g.object, f, tmp);
         if (obj.is_dict()) return obj.dict_find(g.attr, g.attr_hash);
         Value r = object_attr_fast(g, obj)
                       ? std::move(fast_)
@@ -719,7 +731,9 @@ class Evaluator {
     if (c.rest.size() == 1) {  // the common case: no copies of the operands
       Value ltmp, rtmp;
       const Value& l = ref(*c.first, f, ltmp);
-      const Value& r = ref(*c.rest[0].second, f, rtmp);
+      const Expr& right = *c.rest[0].second;
+      const Value& r = right.kind == ExprKind::Const ? static_cast<const ConstExpr&>(right).value
+                                                     : ref(right, f, rtmp);
       return compare_once(c, c.rest[0].first, l, r);
     }
     Value left = eval(*c.first, f);
