@@ -427,6 +427,23 @@ class Evaluator {
         Value ltmp, rtmp;
         const Value* left = &ref(*b.left, f, ltmp);
         const Value* right = &ref(*b.right, f, rtmp);
+        if (left->is_int() && right->is_int()) {  // loop.index0 + 1, n % 2: no overflow, no call
+          const std::int64_t x = left->as_int(), y = right->as_int();
+          std::int64_t r;
+          switch (b.op) {
+            case BinaryOp::Add:
+              if (!__builtin_add_overflow(x, y, &r)) return Value(static_cast<long long>(r));
+              break;
+            case BinaryOp::Sub:
+              if (!__builtin_sub_overflow(x, y, &r)) return Value(static_cast<long long>(r));
+              break;
+            case BinaryOp::Mod:
+              if (y > 0 && x >= 0) return Value(static_cast<long long>(x % y));
+              break;
+            default:
+              break;
+          }
+        }
         if (b.markup && b.op == BinaryOp::Add && left->is_string() && right->is_string()) {
           // Markup + str escapes the plain side (markupsafe).
           if (!b.left->markup) {
@@ -790,7 +807,21 @@ class Evaluator {
       case CompareKind::Ne:
         if (left.is_string() && right.is_string())  // message.role == 'user'
           return (left.as_string() == right.as_string()) == (op == CompareKind::Eq);
+        if (left.is_int() && right.is_int())
+          return (left.as_int() == right.as_int()) == (op == CompareKind::Eq);
         if (!is_container(left)) return equals(left, right) == (op == CompareKind::Eq);
+        break;
+      case CompareKind::Lt:
+      case CompareKind::LtEq:
+      case CompareKind::Gt:
+      case CompareKind::GtEq:
+        if (left.is_int() && right.is_int()) {  // loop.index0 > ns.last_query_index
+          const std::int64_t x = left.as_int(), y = right.as_int();
+          return op == CompareKind::Lt     ? x < y
+                 : op == CompareKind::LtEq ? x <= y
+                 : op == CompareKind::Gt   ? x > y
+                                           : x >= y;
+        }
         break;
       default:
         break;
