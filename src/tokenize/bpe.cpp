@@ -212,6 +212,8 @@ constexpr std::size_t kChunk = 256;
 // The word cache is probed this many words ahead of use.
 constexpr std::size_t kProbeAhead = 8;
 constexpr std::size_t kCacheMaxWordBytes = 256;
+// metaspace_split words longer than this are also cut at hard boundaries (split_words).
+constexpr std::size_t kSplitMinBytes = 20;
 
 struct Word {
   std::uint32_t begin, end;  // bytes of the text
@@ -226,6 +228,7 @@ struct Scratch {
   std::vector<HeapEntry> heap;
   std::string key;
   std::vector<Word> words;
+  std::vector<Word> long_words, split_tmp;  // run_model's second cut
   std::vector<std::uint32_t> misses;  // chunk word indices to merge
   std::vector<TokenPiece> results;    // the misses' tokens
   std::vector<MergeJob> jobs;
@@ -495,8 +498,7 @@ void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_
     while (prev > start && (static_cast<unsigned char>(word[prev]) & 0xC0) == 0x80) --prev;
     std::size_t len;
     char32_t before = unicode::decode_utf8(word, prev, len);
-    if (before != 0x2581 && std::find(d.metaspace_glue.begin(), d.metaspace_glue.end(), before) ==
-                                d.metaspace_glue.end()) {
+    if (before != 0x2581 && !d.is_glue(before)) {
       words.push_back({b + static_cast<std::uint32_t>(start), b + static_cast<std::uint32_t>(pos),
                        piece, 0, 0, 0, 0});
       start = pos;
@@ -528,8 +530,7 @@ void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t
     if (i > b) {
       bool cut = !d.may_join(before, bucket);
       if (!cut && cp == 0x2581 && d.metaspace_split && before_cp != 0x2581) {
-        cut = std::find(d.metaspace_glue.begin(), d.metaspace_glue.end(), before_cp) ==
-              d.metaspace_glue.end();
+        cut = !d.is_glue(before_cp);
       }
       if (cut) {
         words.push_back({start, i, piece, 0, 0, 0, 0});
@@ -577,10 +578,40 @@ Result<bool> run_model(const TokenizerData& d, std::string_view text,
   for (std::size_t p = 0; p < pieces.size(); ++p) {
     auto [b, e] = pieces[p];
     if (e == b) continue;
-    if (d.split_words) {
-      boundary_words(d, text, b, e, static_cast<std::uint32_t>(p), sc.words);
-    } else if (d.metaspace_split) {
-      metaspace_words(d, text, b, e, static_cast<std::uint32_t>(p), sc.words);
+    const auto piece = static_cast<std::uint32_t>(p);
+    if (d.metaspace_split) {
+      // The U+2581 cuts first (a fast search); then only the longer words are read character by
+      // character for hard boundaries: short words gain little from a cut, and the scan would
+      // cost every encode, cached words included.
+      const std::size_t first = sc.words.size();
+      metaspace_words(d, text, b, e, piece, sc.words);
+      if (d.split_words) {
+        sc.long_words.clear();
+        for (std::size_t k = first; k < sc.words.size(); ++k) {
+          const Word& w = sc.words[k];
+          if (w.end - w.begin > kSplitMinBytes) {
+            sc.long_words.push_back(w);
+            sc.words[k].piece = kNoId;  // replaced below
+          }
+        }
+        if (!sc.long_words.empty()) {
+          std::size_t next_long = 0;
+          const std::size_t n = sc.words.size();
+          sc.split_tmp.assign(sc.words.begin() + static_cast<std::ptrdiff_t>(first), sc.words.end());
+          sc.words.resize(first);
+          for (std::size_t k = 0; k < n - first; ++k) {
+            const Word& w = sc.split_tmp[k];
+            if (w.piece != kNoId) {
+              sc.words.push_back(w);
+            } else {
+              const Word& l = sc.long_words[next_long++];
+              boundary_words(d, text, l.begin, l.end, piece, sc.words);
+            }
+          }
+        }
+      }
+    } else if (d.split_words) {
+      boundary_words(d, text, b, e, piece, sc.words);
     } else {
       sc.words.push_back({b, e, static_cast<std::uint32_t>(p), 0, 0, 0, 0});
     }

@@ -589,6 +589,9 @@ class Loader {
         pos = text.find(kMeta, pos + kMeta.size());
       }
     }
+    for (char32_t c : glue) {
+      if (c < 128) d_.metaspace_glue_ascii[c >> 6] |= std::uint64_t{1} << (c & 63);
+    }
     d_.metaspace_glue = std::move(glue);
     d_.metaspace_split = true;
   }

@@ -2,6 +2,7 @@
 // Sequence steps are flattened at load (applying a Sequence = applying its members in order).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -149,6 +150,11 @@ struct TokenizerData {
   // linear.
   bool metaspace_split = false;
   std::vector<char32_t> metaspace_glue;
+  bool is_glue(char32_t c) const {
+    if (c < 128) return (metaspace_glue_ascii[c >> 6] >> (c & 63)) & 1;
+    return std::find(metaspace_glue.begin(), metaspace_glue.end(), c) != metaspace_glue.end();
+  }
+  std::array<std::uint64_t, 2> metaspace_glue_ascii{};  // the ASCII members of metaspace_glue
   // Hard word boundaries (SentencePiece-style BPE without a pre-tokenizer, where the "words" are
   // long): bit join_bucket(c1) << 8 | join_bucket(c2) of join_bits is set when some merge joins a
   // symbol ending in c1 to one starting with c2. Where it is clear, no merge can ever cross between
