@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <bit>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <cstring>
 #include <cstdlib>
 
@@ -308,14 +311,35 @@ Result<bool> apply_replace(const NormalizerStep& step, const Text& in, Text& out
       return true;
     }
     const std::size_t grow = step.content.size() > 0 ? step.content.size() - 1 : 0;
-    out.s.resize(n + count * grow + 4);  // 4 bytes of slack for the word stores
+    out.s.resize(n + count * grow + 16);  // slack for the 16- and 4-byte stores
     std::uint32_t word = 0;
     std::memcpy(&word, step.content.data(), step.content.size());
     char* o = out.s.data();
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const bool hit = in.s[i] == from;
-      const std::uint32_t plain = static_cast<unsigned char>(in.s[i]);
+    const char* src = in.s.data();
+    std::size_t at = 0, i = 0;
+#if defined(__SSE2__)
+    // 16 bytes at a time: copy the block, keep what precedes the first match, write the
+    // replacement, go on after the match.
+    const __m128i needle = _mm_set1_epi8(from);
+    while (i + 16 <= n) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, needle)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + at), v);
+      if (mask == 0) {
+        at += 16;
+        i += 16;
+        continue;
+      }
+      const auto before = static_cast<std::size_t>(__builtin_ctz(mask));
+      at += before;
+      std::memcpy(o + at, &word, 4);
+      at += step.content.size();
+      i += before + 1;
+    }
+#endif
+    for (; i < n; ++i) {
+      const bool hit = src[i] == from;
+      const std::uint32_t plain = static_cast<unsigned char>(src[i]);
       const std::uint32_t w = hit ? word : plain;
       std::memcpy(o + at, &w, 4);
       at += hit ? step.content.size() : 1;
