@@ -3,6 +3,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -26,6 +27,10 @@ constexpr std::string_view kQwenPattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kO200kPattern =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// DeepSeek V3 (the \r and \n inside are the characters themselves, as in its tokenizer.json).
+constexpr std::string_view kDeepseekPattern =
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
+    "?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 
 // Character classes of one code point, computed once per character.
 enum CharClass : std::uint8_t { kLetter, kNumber, kSpace, kOther };
@@ -303,6 +308,88 @@ std::size_t scan_o200k(const Cursor& c, std::size_t i) {
   return space_run(c, i);
 }
 
+// DeepSeek V3: [ASCII punctuation][A-Za-z]+ | [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ |
+//  ?[\p{P}\p{S}]+[\r\n]* | \s*[\r\n]+ | \s+(?!\S) | \s+. Unlike the others it does not match
+// everywhere (a digit alone): 0 = no match at i.
+enum : std::uint8_t {
+  kDsLetter = 1,  // \p{L}
+  kDsMark = 2,    // \p{M}
+  kDsPunctSym = 4,  // \p{P} or \p{S}
+  kDsSpace = 8,   // \s
+  kDsCrLf = 16,
+  kDsAsciiPunct = 32,  // the 32 ASCII punctuation and symbol characters
+  kDsAsciiLetter = 64,
+};
+constexpr auto kDeepseekAscii = [] {
+  std::array<std::uint8_t, 128> t{};
+  for (int x = 0; x < 128; ++x) {
+    std::uint8_t f = 0;
+    if ((x >= 'A' && x <= 'Z') || (x >= 'a' && x <= 'z')) f = kDsLetter | kDsAsciiLetter;
+    if ((x >= 0x21 && x <= 0x2F) || (x >= 0x3A && x <= 0x40) || (x >= 0x5B && x <= 0x60) ||
+        (x >= 0x7B && x <= 0x7E))
+      f = kDsPunctSym | kDsAsciiPunct;
+    if (x == ' ' || (x >= 9 && x <= 13)) f = kDsSpace;
+    if (x == '\r' || x == '\n') f |= kDsCrLf;
+    t[x] = f;
+  }
+  return t;
+}();
+[[gnu::always_inline]] inline std::uint8_t deepseek_flags(const Cursor& c, std::size_t i,
+                                                           std::size_t& len) {
+  const unsigned char b = c.s[i];
+  if (b < 0x80) {
+    len = 1;
+    return kDeepseekAscii[b];
+  }
+  const char32_t cp = decode_utf8(c.s, c.n, i, len);
+  const std::uint8_t props = unicode::raw_properties(cp);
+  const auto g = static_cast<unsigned>(props & 0x1F);
+  std::uint8_t f = 0;
+  if (g >= unicode::kLu && g <= unicode::kLo) f |= kDsLetter;
+  if (g >= unicode::kMn && g <= unicode::kMe) f |= kDsMark;
+  if (g >= unicode::kPc && g <= unicode::kSo) f |= kDsPunctSym;
+  if (props & 0x80) f |= kDsSpace;
+  return f;
+}
+
+std::size_t scan_deepseek(const Cursor& c, std::size_t i) {
+  std::size_t len0;
+  const std::uint8_t f0 = deepseek_flags(c, i, len0);
+  // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+
+  if ((f0 & kDsAsciiPunct) && i + 1 < c.n && (kDeepseekAscii[c.s[i + 1] & 0x7F] & kDsAsciiLetter) &&
+      c.s[i + 1] < 0x80) {
+    std::size_t j = i + 1;
+    while (j < c.n && c.s[j] < 0x80 && (kDeepseekAscii[c.s[j]] & kDsAsciiLetter)) ++j;
+    return j - i;
+  }
+  // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ (the optional character first taken, then not)
+  auto letter_run = [&](std::size_t j) {
+    std::size_t len;
+    while (j < c.n && (deepseek_flags(c, j, len) & (kDsLetter | kDsMark))) j += len;
+    return j;
+  };
+  if (!(f0 & (kDsLetter | kDsPunctSym | kDsCrLf)) && i + len0 < c.n) {
+    const std::size_t end = letter_run(i + len0);
+    if (end > i + len0) return end - i;
+  }
+  if (f0 & (kDsLetter | kDsMark)) return letter_run(i) - i;
+  //  ?[\p{P}\p{S}]+[\r\n]*
+  std::size_t j = i, len;
+  if (c.s[i] == ' ' && i + 1 < c.n && (deepseek_flags(c, i + 1, len) & kDsPunctSym)) j = i + 1;
+  if (j != i || (f0 & kDsPunctSym)) {
+    while (j < c.n && (deepseek_flags(c, j, len) & kDsPunctSym)) j += len;
+    while (j < c.n && (c.s[j] == '\r' || c.s[j] == '\n')) ++j;
+    return j - i;
+  }
+  if (!(f0 & kDsSpace)) return 0;
+  // \s*[\r\n]+ (ends after the last \r/\n of the run), else \s+(?!\S), else \s+.
+  std::size_t end = c.run(i, kSpace);
+  for (std::size_t k = end; k > i; --k) {
+    if (c.s[k - 1] == '\r' || c.s[k - 1] == '\n') return k - i;
+  }
+  return space_run(c, i);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rewriting Oniguruma class escapes into explicit ranges.
 
@@ -428,6 +515,80 @@ Result<std::string> rewrite_unicode_classes(std::string_view p) {
   return out;
 }
 
+bool Regex::in_class(char32_t cp) const {
+  if (cp < 128) return (class_ascii_[cp >> 6] >> (cp & 63)) & 1;
+  auto it = std::upper_bound(class_ranges_.begin(), class_ranges_.end(), cp,
+                             [](char32_t v, const std::pair<char32_t, char32_t>& r) {
+                               return v < r.first;
+                             });
+  return it != class_ranges_.begin() && cp <= std::prev(it)->second;
+}
+
+// X+ or X{1,n} where X is \p{Name} or a bracket class of plain characters and ranges (no escape,
+// no negation): anything else is left to PCRE2.
+bool Regex::parse_class_run(std::string_view p) {
+  std::vector<std::pair<char32_t, char32_t>> ranges;
+  std::size_t i = 0;
+  if (p.substr(0, 3) == "\\p{") {
+    const std::size_t close = p.find('}');
+    if (close == std::string_view::npos || p[3] == '^') return false;
+    ranges = unicode::class_ranges(p.substr(3, close - 3));
+    if (ranges.empty()) return false;
+    i = close + 1;
+  } else if (p.size() > 2 && p[0] == '[' && p[1] != '^' && p[1] != ']') {
+    i = 1;
+    const auto* u = reinterpret_cast<const unsigned char*>(p.data());
+    while (true) {
+      if (i >= p.size()) return false;
+      if (p[i] == ']') break;
+      if (p[i] == '\\' || p[i] == '[' || (p[i] == '-' && i > 1 && p[i - 1] != '[')) return false;
+      std::size_t l;
+      const char32_t a = decode_utf8(u, p.size(), i, l);
+      i += l;
+      char32_t b = a;
+      if (i + 1 < p.size() && p[i] == '-' && p[i + 1] != ']') {
+        ++i;
+        if (p[i] == '\\' || p[i] == '[') return false;
+        b = decode_utf8(u, p.size(), i, l);
+        i += l;
+        if (b < a) return false;
+      }
+      ranges.emplace_back(a, b);
+    }
+    ++i;  // ']'
+  } else {
+    return false;
+  }
+  std::string_view q = p.substr(i);
+  std::size_t max = 0;
+  if (q == "+") {
+    max = 0;
+  } else if (q.size() > 4 && q.substr(0, 3) == "{1," && q.back() == '}') {
+    for (char ch : q.substr(3, q.size() - 4)) {
+      if (ch < '0' || ch > '9' || max > 1000000) return false;
+      max = max * 10 + static_cast<std::size_t>(ch - '0');
+    }
+    if (max == 0) return false;
+  } else {
+    return false;
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<char32_t, char32_t>> merged;
+  for (auto r : ranges) {
+    if (!merged.empty() && r.first <= merged.back().second + 1) {
+      merged.back().second = std::max(merged.back().second, r.second);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  for (auto [a, b] : merged) {
+    for (char32_t c = a; c <= b && c < 128; ++c) class_ascii_[c >> 6] |= std::uint64_t{1} << (c & 63);
+  }
+  class_ranges_ = std::move(merged);
+  class_max_ = max;
+  return true;
+}
+
 Regex::~Regex() {
   if (code_) pcre2_code_free(static_cast<pcre2_code*>(code_));
 }
@@ -445,6 +606,10 @@ Result<std::shared_ptr<Regex>> Regex::compile(std::string_view pattern,
       re->max_digits_ = 3;
     } else if (pattern == kO200kPattern) {
       re->scanner_ = RegexScanner::kO200k;
+    } else if (pattern == kDeepseekPattern) {
+      re->scanner_ = RegexScanner::kDeepseek;
+    } else if (re->parse_class_run(pattern)) {
+      re->scanner_ = RegexScanner::kClassRun;
     } else if (pattern == kQwenPattern) {
       re->scanner_ = RegexScanner::kCl100k;
       re->max_digits_ = 1;
@@ -498,6 +663,33 @@ struct MatchState {
 Result<bool> Regex::find_all(std::string_view text, std::vector<Span>& out) const {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
+  if (scanner_ == RegexScanner::kDeepseek || scanner_ == RegexScanner::kClassRun) {
+    // Patterns that do not match everywhere: a position without a match is skipped.
+    Cursor c{s, n};
+    std::size_t i = 0;
+    while (i < n) {
+      std::size_t len = 0;
+      if (scanner_ == RegexScanner::kDeepseek) {
+        len = scan_deepseek(c, i);
+      } else {
+        std::size_t j = i, count = 0, l;
+        while (j < n && (class_max_ == 0 || count < class_max_) &&
+               in_class(decode_utf8(s, n, j, l))) {
+          j += l;
+          ++count;
+        }
+        len = j - i;
+      }
+      if (len == 0) {
+        i += std::min<std::size_t>(unicode::utf8_length(s[i]), n - i);
+        continue;
+      }
+      if (i + len > n) len = n - i;
+      out.emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i + len));
+      i += len;
+    }
+    return true;
+  }
   if (scanner_ != RegexScanner::kNone) {
     Cursor c{s, n};
     std::size_t i = 0;

@@ -1,6 +1,7 @@
 // The regexes of tokenizer.json (Split pre-tokenizers, Replace normalizers/decoders), with HF's
 // semantics: Oniguruma syntax, leftmost-first alternation, Unicode 16 classes.
-// - The common pre-tokenizer patterns (GPT-2, cl100k/Llama 3, Qwen 2/3, o200k/gpt-oss) run on hand-written
+// - The common pre-tokenizer patterns (GPT-2, cl100k/Llama 3, Qwen 2/3, o200k/gpt-oss, DeepSeek V3)
+//   and any pattern that is one character class repeated (X+, X{1,n}) run on hand-written
 //   scanners (much faster than any regex engine); tests check them against the PCRE2 path.
 // - Every other pattern runs on PCRE2 (JIT) after \p{..}, \s, \d, \w are rewritten into explicit
 //   Unicode 16 ranges, so that PCRE2's older tables do not change the splits.
@@ -19,7 +20,14 @@ namespace chatwire::tokenize {
 
 using Span = std::pair<std::uint32_t, std::uint32_t>;  // [begin, end) byte offsets
 
-enum class RegexScanner { kNone, kGpt2, kCl100k, kO200k };
+enum class RegexScanner {
+  kNone,
+  kGpt2,
+  kCl100k,
+  kO200k,
+  kDeepseek,  // DeepSeek V3's word pattern
+  kClassRun,  // one character class, repeated: X+ or X{1,n} (X = \p{..} or [chars and ranges])
+};
 
 struct RegexOptions {
   bool hand_scanners = true;               // false: always PCRE2 (used by tests to compare)
@@ -46,6 +54,13 @@ class Regex {
   std::string pattern_;
   RegexScanner scanner_ = RegexScanner::kNone;
   unsigned max_digits_ = 0;  // cl100k family: \p{N}{1,max}; 0 = unbounded
+  // kClassRun: the class (sorted code point ranges, and ASCII as a bit set) and the longest run
+  // one match takes (0 = unbounded).
+  std::vector<std::pair<char32_t, char32_t>> class_ranges_;
+  std::uint64_t class_ascii_[2] = {0, 0};
+  std::size_t class_max_ = 0;
+  bool parse_class_run(std::string_view pattern);
+  bool in_class(char32_t cp) const;
   void* code_ = nullptr;     // pcre2_code_8*
   std::uint32_t match_limit_ = 0;
 };
