@@ -520,10 +520,18 @@ void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word*
 // Cuts a SentencePiece-style piece before each U+2581 that no token can join to what precedes it.
 void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_t b,
                      std::uint32_t e, std::uint32_t piece, std::vector<Word>& words) {
-  static constexpr std::string_view kMeta = "\xE2\x96\x81";
   std::string_view word = text.substr(b, e - b);
+  const auto* u = reinterpret_cast<const unsigned char*>(word.data());
+  // The next U+2581 at or after `from` (an inline scan: they are a few bytes apart, too close for
+  // a memchr call to pay off).
+  auto next_meta = [&](std::size_t from) {
+    for (std::size_t j = from; j + 2 < word.size(); ++j) {
+      if (u[j] == 0xE2 && u[j + 1] == 0x96 && u[j + 2] == 0x81) return j;
+    }
+    return std::string_view::npos;
+  };
   std::size_t start = 0;
-  std::size_t pos = word.find(kMeta, 1);
+  std::size_t pos = next_meta(1);
   while (pos != std::string_view::npos) {
     std::size_t prev = pos - 1;
     while (prev > start && (static_cast<unsigned char>(word[prev]) & 0xC0) == 0x80) --prev;
@@ -534,7 +542,7 @@ void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_
                        piece, 0, 0, 0, 0});
       start = pos;
     }
-    pos = word.find(kMeta, pos + kMeta.size());
+    pos = next_meta(pos + 3);
   }
   words.push_back({b + static_cast<std::uint32_t>(start), e, piece, 0, 0, 0, 0});
 }
