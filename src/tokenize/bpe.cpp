@@ -259,7 +259,6 @@ struct Scratch {
   std::vector<HeapEntry> heap;
   std::string key;
   std::vector<Word> words;
-  std::vector<Word> long_words, split_tmp;  // run_model's second cut
   std::vector<std::uint32_t> misses;  // chunk word indices to merge
   std::vector<TokenPiece> results;    // the misses' tokens
   std::vector<MergeJob> jobs;
@@ -517,7 +516,11 @@ void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word*
   }
 }
 
-// Cuts a SentencePiece-style piece before each U+2581 that no token can join to what precedes it.
+void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t b,
+                    std::uint32_t e, std::uint32_t piece, std::vector<Word>& words);
+
+// Cuts a SentencePiece-style piece before each U+2581 that no token can join to what precedes it
+// (and, with split_words, words over kSplitMinBytes at their hard boundaries).
 void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_t b,
                      std::uint32_t e, std::uint32_t piece, std::vector<Word>& words) {
   std::string_view word = text.substr(b, e - b);
@@ -530,6 +533,13 @@ void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_
     }
     return std::string_view::npos;
   };
+  auto emit = [&](std::uint32_t from, std::uint32_t to) {
+    if (d.split_words && to - from > kSplitMinBytes) {
+      boundary_words(d, text, from, to, piece, words);
+    } else {
+      words.push_back({from, to, piece, 0, 0, 0, 0});
+    }
+  };
   std::size_t start = 0;
   std::size_t pos = next_meta(1);
   while (pos != std::string_view::npos) {
@@ -538,13 +548,12 @@ void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_
     std::size_t len;
     char32_t before = unicode::decode_utf8(word, prev, len);
     if (before != 0x2581 && !d.is_glue(before)) {
-      words.push_back({b + static_cast<std::uint32_t>(start), b + static_cast<std::uint32_t>(pos),
-                       piece, 0, 0, 0, 0});
+      emit(b + static_cast<std::uint32_t>(start), b + static_cast<std::uint32_t>(pos));
       start = pos;
     }
     pos = next_meta(pos + 3);
   }
-  words.push_back({b + static_cast<std::uint32_t>(start), e, piece, 0, 0, 0, 0});
+  emit(b + static_cast<std::uint32_t>(start), e);
 }
 
 // Cuts a piece wherever no merge can join the characters on either side (split_words), and, for
@@ -620,35 +629,9 @@ Result<bool> run_model(const TokenizerData& d, std::string_view text,
     const auto piece = static_cast<std::uint32_t>(p);
     if (d.metaspace_split) {
       // The U+2581 cuts first (a fast search); then only the longer words are read character by
-      // character for hard boundaries: short words gain little from a cut, and the scan would
-      // cost every encode, cached words included.
-      const std::size_t first = sc.words.size();
+      // character for hard boundaries: short words gain little from a cut, and the scan costs
+      // every encode, cached words included.
       metaspace_words(d, text, b, e, piece, sc.words);
-      if (d.split_words) {
-        sc.long_words.clear();
-        for (std::size_t k = first; k < sc.words.size(); ++k) {
-          const Word& w = sc.words[k];
-          if (w.end - w.begin > kSplitMinBytes) {
-            sc.long_words.push_back(w);
-            sc.words[k].piece = kNoId;  // replaced below
-          }
-        }
-        if (!sc.long_words.empty()) {
-          std::size_t next_long = 0;
-          const std::size_t n = sc.words.size();
-          sc.split_tmp.assign(sc.words.begin() + static_cast<std::ptrdiff_t>(first), sc.words.end());
-          sc.words.resize(first);
-          for (std::size_t k = 0; k < n - first; ++k) {
-            const Word& w = sc.split_tmp[k];
-            if (w.piece != kNoId) {
-              sc.words.push_back(w);
-            } else {
-              const Word& l = sc.long_words[next_long++];
-              boundary_words(d, text, l.begin, l.end, piece, sc.words);
-            }
-          }
-        }
-      }
     } else if (d.split_words) {
       boundary_words(d, text, b, e, piece, sc.words);
     } else {
