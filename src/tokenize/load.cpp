@@ -879,6 +879,7 @@ void AddedTrie::insert(std::string_view key, std::uint32_t token) {
 
 std::size_t AddedTrie::next_candidate(std::string_view text, std::size_t pos,
                                       std::size_t to) const {
+  if (first_bytes.empty()) return to;  // no added token can start anywhere
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   auto passes = [&](std::size_t p) {
     const std::uint8_t kind = first_kind[s[p]];
