@@ -246,6 +246,10 @@ constexpr std::size_t kCacheMaxWordBytes = 256;
 // metaspace_split words longer than this are also cut at hard boundaries (split_words).
 constexpr std::size_t kSplitMinBytes = 20;
 
+// Word::slot of a word that missed the cache earlier in the same chunk.
+constexpr std::uint32_t kRepeat = 0xFFFFFFFEu;
+constexpr std::uint32_t kNoWord = 0xFFFFFFFFu;
+
 struct Word {
   std::uint32_t begin, end;  // bytes of the text
   std::uint32_t piece;       // the pre-token it belongs to
@@ -262,6 +266,8 @@ struct Scratch {
   std::vector<std::uint32_t> misses;  // chunk word indices to merge
   std::vector<TokenPiece> results;    // the misses' tokens
   std::vector<MergeJob> jobs;
+  static constexpr std::size_t kMissTable = 2 * kChunk;  // power of two
+  std::uint32_t first_miss[kMissTable];  // chunk index of each distinct miss, by hash
   std::uint64_t serial = 0;  // the tokenizer the cache belongs to
   WordCache cache;
 };
@@ -483,15 +489,34 @@ void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word*
     Word& w = chunk[i];
     w.slot = cacheable(w) ? cache.candidate(w.end - w.begin, w.hash) : WordCache::kNone;
   }
-  // Pass 2: confirm the keys; the rest are misses.
+  // Pass 2: confirm the keys; the rest are misses. A word that misses twice in the chunk is merged
+  // once: the later ones point at the first (in a small table of the chunk's misses).
   sc.misses.clear();
   sc.results.clear();
+  std::fill(std::begin(sc.first_miss), std::end(sc.first_miss), kNoWord);
   for (std::size_t i = 0; i < n; ++i) {
     Word& w = chunk[i];
     std::string_view s = text.substr(w.begin, w.end - w.begin);
     if (w.slot != WordCache::kNone && !cache.same_key(w.slot, s)) w.slot = cache.find(s, w.hash);
     if (w.slot != WordCache::kNone) continue;
     if (cacheable(w)) {
+      std::uint32_t* seen = nullptr;
+      for (std::size_t k = w.hash & (Scratch::kMissTable - 1);; k = (k + 1) & (Scratch::kMissTable - 1)) {
+        if (sc.first_miss[k] == kNoWord) {
+          seen = &sc.first_miss[k];
+          break;
+        }
+        const Word& f = chunk[sc.first_miss[k]];
+        if (f.hash == w.hash && f.end - f.begin == w.end - w.begin &&
+            text.compare(f.begin, f.end - f.begin, s) == 0) {
+          break;
+        }
+      }
+      if (seen == nullptr) {  // a repeat: pass 3 copies the first one's tokens
+        w.slot = kRepeat;
+        continue;
+      }
+      *seen = static_cast<std::uint32_t>(i);
       sc.misses.push_back(static_cast<std::uint32_t>(i));
     } else {
       w.result = static_cast<std::uint32_t>(sc.results.size());
@@ -504,6 +529,10 @@ void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word*
   for (std::size_t i = 0; i < n; ++i) {
     Word& w = chunk[i];
     while (next_piece < w.piece) piece_end[next_piece++] = static_cast<std::uint32_t>(out.size());
+    if (w.slot == kRepeat) {
+      // The first occurrence was emitted (and cached) earlier in this pass.
+      w.slot = cache.find(text.substr(w.begin, w.end - w.begin), w.hash);
+    }
     if (w.slot != WordCache::kNone) {
       cache.copy_tokens(w.slot, out);
       continue;
