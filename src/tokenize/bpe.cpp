@@ -12,6 +12,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "tokenize/pipeline.hpp"
 #include "tokenize/unicode.hpp"
 
@@ -557,7 +561,21 @@ void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_
   // The next U+2581 at or after `from` (an inline scan: they are a few bytes apart, too close for
   // a memchr call to pay off).
   auto next_meta = [&](std::size_t from) {
-    for (std::size_t j = from; j + 2 < word.size(); ++j) {
+    std::size_t j = from;
+#if defined(__SSE2__)
+    const __m128i lead = _mm_set1_epi8(static_cast<char>(0xE2));
+    while (j + 16 + 2 <= word.size()) {
+      auto mask = static_cast<unsigned>(_mm_movemask_epi8(
+          _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(u + j)), lead)));
+      while (mask != 0) {
+        const std::size_t k = j + static_cast<std::size_t>(__builtin_ctz(mask));
+        if (u[k + 1] == 0x96 && u[k + 2] == 0x81) return k;
+        mask &= mask - 1;
+      }
+      j += 16;
+    }
+#endif
+    for (; j + 2 < word.size(); ++j) {
       if (u[j] == 0xE2 && u[j + 1] == 0x96 && u[j + 2] == 0x81) return j;
     }
     return std::string_view::npos;
