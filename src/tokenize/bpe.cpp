@@ -424,7 +424,9 @@ void bpe_word(const TokenizerData& d, std::string_view word, Scratch& sc,
 void merge_misses(const TokenizerData& d, std::string_view text, Scratch& sc, Word* chunk) {
   std::size_t next = 0;  // next miss to start
   std::size_t active = 0;
-  MergeJob* jobs = sc.jobs.data();
+  // The jobs in flight, by pointer (a finished one is replaced by the last: no 1 KB copies).
+  MergeJob* jobs[kJobsInFlight];
+  for (std::size_t k = 0; k < kJobsInFlight; ++k) jobs[k] = &sc.jobs[k];
   // Starts the next miss that needs a job in jobs[k]; false when none is left. Misses that do not
   // need one (whole-word tokens, long words) are finished on the spot.
   auto start = [&](MergeJob& job) {
@@ -449,10 +451,10 @@ void merge_misses(const TokenizerData& d, std::string_view text, Scratch& sc, Wo
     }
     return false;
   };
-  while (active < kJobsInFlight && start(jobs[active])) ++active;
+  while (active < kJobsInFlight && start(*jobs[active])) ++active;
   while (active > 0) {
     for (std::size_t k = 0; k < active;) {
-      MergeJob& job = jobs[k];
+      MergeJob& job = *jobs[k];
       if (job.step(d)) {
         ++k;
         continue;
