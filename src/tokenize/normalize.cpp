@@ -305,7 +305,15 @@ Result<bool> apply_replace(const NormalizerStep& step, const Text& in, Text& out
     // replacement or the byte, without a branch per byte (spaces are too frequent to predict).
     const char from = step.pattern[0];
     const std::size_t n = in.s.size();
-    const std::size_t count = static_cast<std::size_t>(std::count(in.s.begin(), in.s.end(), from));
+    std::size_t count = 0, c = 0;
+#if defined(__SSE2__)
+    for (const __m128i needle = _mm_set1_epi8(from); c + 16 <= n; c += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in.s.data() + c));
+      count += static_cast<std::size_t>(
+          __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, needle)))));
+    }
+#endif
+    for (; c < n; ++c) count += in.s[c] == from;
     if (count == 0) {
       out.s.assign(in.s);
       return true;
