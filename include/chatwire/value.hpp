@@ -272,9 +272,8 @@ class Value {
 static_assert(sizeof(Value) == 16, "Value is a 16-byte tagged union");
 
 namespace detail {
-// Byte equality of two keys whose hashes already matched (so they are almost always
-// equal): word-sized loads inline instead of a memcmp call, which dominated attribute
-// lookups on short keys such as "role" and "content".
+// Byte equality with word-sized loads inline instead of a memcmp call, which dominated
+// attribute lookups and comparisons on short strings such as "role" and "user".
 inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
   std::size_t n = a.size();
   if (n != b.size()) return false;

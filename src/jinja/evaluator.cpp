@@ -806,7 +806,7 @@ class Evaluator {
       case CompareKind::Eq:
       case CompareKind::Ne:
         if (left.is_string() && right.is_string())  // message.role == 'user'
-          return (left.as_string() == right.as_string()) == (op == CompareKind::Eq);
+          return detail::same_bytes(left.as_string(), right.as_string()) == (op == CompareKind::Eq);
         if (left.is_int() && right.is_int())
           return (left.as_int() == right.as_int()) == (op == CompareKind::Eq);
         if (!is_container(left)) return equals(left, right) == (op == CompareKind::Eq);

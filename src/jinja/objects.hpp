@@ -40,7 +40,7 @@ class NamespaceObject : public Object {
 
   const Value* find(std::string_view name) const {
     for (const auto& [k, v] : attrs)
-      if (k == name) return &v;
+      if (detail::same_bytes(k, name)) return &v;
     return nullptr;
   }
 
