@@ -892,9 +892,9 @@ std::size_t AddedTrie::next_candidate(std::string_view text, std::size_t pos,
   };
 #if defined(__SSE2__)
   // Few distinct first bytes (the usual case: '<', '\n', ...): 16 bytes per step.
-  if (first_bytes.size() <= 4) {
-    __m128i want[4];
-    for (std::size_t k = 0; k < 4; ++k) {
+  if (first_bytes.size() <= 8) {
+    __m128i want[8];
+    for (std::size_t k = 0; k < 8; ++k) {
       want[k] = _mm_set1_epi8(static_cast<char>(first_bytes[k < first_bytes.size() ? k : 0]));
     }
     while (pos + 16 <= to) {
