@@ -531,7 +531,7 @@ void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word*
     }
   }
   merge_misses(d, text, sc, chunk);
-  // Pass 3: emit in order, and remember the misses (once each: a word can miss twice in a chunk).
+  // Pass 3: emit in order, and remember the misses (each distinct one once: see pass 2).
   for (std::size_t i = 0; i < n; ++i) {
     Word& w = chunk[i];
     while (next_piece < w.piece) piece_end[next_piece++] = static_cast<std::uint32_t>(out.size());
@@ -547,7 +547,7 @@ void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word*
     out.insert(out.end(), tokens, tokens + w.count);
     if (!cacheable(w)) continue;
     std::string_view s = text.substr(w.begin, w.end - w.begin);
-    if (cache.find(s, w.hash) == WordCache::kNone) cache.insert(s, w.hash, tokens, w.count);
+    cache.insert(s, w.hash, tokens, w.count);  // absent: pass 2 found it missing, once per chunk
   }
 }
 
