@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "chatwire/tokenize.hpp"
 
@@ -67,9 +68,19 @@ void encode_cold(benchmark::State& state, std::string name) {
   const std::string& text = bench_text();
   std::size_t tokens = 0;
   std::size_t round = 0;
-  for (auto _ : state) tokens = pair[round++ % 2]->encode_ids(text)->size();
+  std::vector<std::uint32_t> ids;
+  for (auto _ : state) {
+    ids = std::move(*pair[round++ % 2]->encode_ids(text));
+    tokens = ids.size();
+  }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
   state.counters["tokens"] = static_cast<double>(tokens);
+  // FNV-1a of the ids (as scripts/bench-tokenize-oracle.mjs computes it), in two exact halves:
+  // the script checks the ids against the oracle's without another program.
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::uint32_t id : ids) h = (h ^ id) * 0x100000001b3ull;
+  state.counters["fnv_hi"] = static_cast<double>(h >> 32);
+  state.counters["fnv_lo"] = static_cast<double>(h & 0xFFFFFFFFu);
   state.counters["tok/s"] =
       benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
 }
