@@ -400,7 +400,15 @@ bool int_equals_float(std::int64_t i, double d) noexcept {
 
 }  // namespace
 
-bool hash_value(const Value& v, std::uint64_t& hash) noexcept {
+namespace {
+
+constexpr std::uint64_t kTupleSeed = 0x27d4eb2f165667c5ull;
+inline std::uint64_t tuple_combine(std::uint64_t h, std::uint64_t item) {
+  return (h ^ item) * 0x100000001b3ull + 0x9E3779B97F4A7C15ull;
+}
+
+// hash_value of anything but a tuple; false for the unhashable kinds.
+bool hash_scalar(const Value& v, std::uint64_t& hash) noexcept {
   switch (v.kind()) {
     case Kind::Undefined:
       hash = 0x7a3c1e5d9b2f4a61ull;  // Jinja2: every Undefined hashes alike
@@ -425,27 +433,20 @@ bool hash_value(const Value& v, std::uint64_t& hash) noexcept {
     case Kind::String:
       hash = v.string_hash();
       return true;
-    case Kind::Tuple: {
-      std::uint64_t h = 0x27d4eb2f165667c5ull;
-      for (const Value& item : v.as_list()) {
-        std::uint64_t ih;
-        if (!hash_value(item, ih)) return false;
-        h = (h ^ ih) * 0x100000001b3ull + 0x9E3779B97F4A7C15ull;
-      }
-      hash = h;
-      return true;
-    }
-    case Kind::List:
-    case Kind::Dict:
-      return false;
     case Kind::Object:
       hash = hash_int(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(v.as_object())));
       return true;
+    case Kind::Tuple:
+    case Kind::List:
+    case Kind::Dict:
+      return false;
   }
   return false;
 }
 
-bool equals(const Value& a, const Value& b) noexcept {
+// 1 equal, 0 different, 2 two containers of the same kind and size still to compare
+// element by element (the caller walks them without recursion).
+int equals_shallow(const Value& a, const Value& b) noexcept {
   Kind ka = a.kind(), kb = b.kind();
   if (a.is_number() && b.is_number()) {
     if (ka == Kind::Float || kb == Kind::Float) {
@@ -455,36 +456,88 @@ bool equals(const Value& a, const Value& b) noexcept {
     }
     return a.as_integer() == b.as_integer();
   }
-  if (ka != kb) return false;
+  if (ka != kb) return 0;
   switch (ka) {
     case Kind::Undefined:
     case Kind::None:
-      return true;
+      return 1;
     case Kind::String:
       return a.same(b) || a.as_string() == b.as_string();
     case Kind::List:
-    case Kind::Tuple: {
-      if (a.same(b)) return true;
-      auto x = a.as_list(), y = b.as_list();
-      if (x.size() != y.size()) return false;
-      for (std::size_t i = 0; i < x.size(); ++i)
-        if (!equals(x[i], y[i])) return false;
-      return true;
-    }
-    case Kind::Dict: {
-      if (a.same(b)) return true;
-      if (a.dict_size() != b.dict_size()) return false;
-      for (const auto& [key, value] : a.dict_entries()) {
-        const Value* other = b.dict_find(key);
-        if (!other || !equals(value, *other)) return false;
-      }
-      return true;
-    }
+    case Kind::Tuple:
+      if (a.same(b)) return 1;
+      return a.as_list().size() == b.as_list().size() ? 2 : 0;
+    case Kind::Dict:
+      if (a.same(b)) return 1;
+      return a.dict_size() == b.dict_size() ? 2 : 0;
     case Kind::Object:
       return a.same(b);
     default:
-      return false;
+      return 0;
   }
+}
+
+}  // namespace
+
+// Tuples inside tuples are hashed with an explicit stack: a template can build a tuple
+// nested a million deep, and recursion would exhaust the C++ stack.
+bool hash_value(const Value& v, std::uint64_t& hash) noexcept {
+  if (v.kind() != Kind::Tuple) return hash_scalar(v, hash);
+  struct Level {
+    std::span<const Value> items;
+    std::size_t next;
+    std::uint64_t h;
+  };
+  std::vector<Level> stack;
+  stack.push_back({v.as_list(), 0, kTupleSeed});
+  while (true) {
+    Level& top = stack.back();
+    if (top.next == top.items.size()) {
+      const std::uint64_t done = top.h;
+      stack.pop_back();
+      if (stack.empty()) {
+        hash = done;
+        return true;
+      }
+      stack.back().h = tuple_combine(stack.back().h, done);
+      continue;
+    }
+    const Value& item = top.items[top.next++];
+    if (item.kind() == Kind::Tuple) {
+      stack.push_back({item.as_list(), 0, kTupleSeed});  // `top` is not used after this
+      continue;
+    }
+    std::uint64_t item_hash;
+    if (!hash_scalar(item, item_hash)) return false;
+    top.h = tuple_combine(top.h, item_hash);
+  }
+}
+
+// Containers are compared with an explicit stack of pending pairs (same reason as
+// hash_value: nesting a template can build is not bounded by the C++ stack).
+bool equals(const Value& a, const Value& b) noexcept {
+  int first = equals_shallow(a, b);
+  if (first != 2) return first == 1;
+  std::vector<std::pair<const Value*, const Value*>> pending;
+  pending.emplace_back(&a, &b);
+  while (!pending.empty()) {
+    auto [x, y] = pending.back();
+    pending.pop_back();
+    int r = equals_shallow(*x, *y);
+    if (r == 0) return false;
+    if (r == 1) continue;
+    if (x->is_dict()) {
+      for (const auto& [key, value] : x->dict_entries()) {
+        const Value* other = y->dict_find(key);
+        if (!other) return false;
+        pending.emplace_back(&value, other);
+      }
+    } else {
+      auto xs = x->as_list(), ys = y->as_list();
+      for (std::size_t i = xs.size(); i-- > 0;) pending.emplace_back(&xs[i], &ys[i]);
+    }
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------
