@@ -3,6 +3,8 @@
 // decode one id at a time. scripts/bench-tokenize runs this and the oracle on the same text.
 // Text: $CHATWIRE_BENCH_TEXT (written by scripts/bench-tokenize), else built from texts.json.
 // Tokenizers: $CHATWIRE_BENCH_TOKENIZERS (comma-separated names), else the committed ones.
+#include "chatwire/tokenize.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -12,8 +14,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "chatwire/tokenize.hpp"
 
 namespace {
 
@@ -81,8 +81,8 @@ void encode_cold(benchmark::State& state, std::string name) {
   for (std::uint32_t id : ids) h = (h ^ id) * 0x100000001b3ull;
   state.counters["fnv_hi"] = static_cast<double>(h >> 32);
   state.counters["fnv_lo"] = static_cast<double>(h & 0xFFFFFFFFu);
-  state.counters["tok/s"] =
-      benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(tokens),
+                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void encode_warm(benchmark::State& state, std::string name) {
@@ -92,8 +92,8 @@ void encode_warm(benchmark::State& state, std::string name) {
   std::size_t tokens = 0;
   for (auto _ : state) tokens = tok->encode_ids(text)->size();
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
-  state.counters["tok/s"] =
-      benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(tokens),
+                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void decode(benchmark::State& state, std::string name) {
@@ -102,8 +102,8 @@ void decode(benchmark::State& state, std::string name) {
   auto ids = *tok->encode_ids(bench_text());
   for (auto _ : state) benchmark::DoNotOptimize(tok->decode(ids)->size());
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bench_text().size()));
-  state.counters["tok/s"] =
-      benchmark::Counter(static_cast<double>(ids.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(ids.size()),
+                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void stream_decode(benchmark::State& state, std::string name) {
@@ -118,8 +118,8 @@ void stream_decode(benchmark::State& state, std::string name) {
     benchmark::DoNotOptimize(bytes);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bench_text().size()));
-  state.counters["tok/s"] =
-      benchmark::Counter(static_cast<double>(ids.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(ids.size()),
+                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
 int register_all() {
@@ -129,10 +129,14 @@ int register_all() {
   std::string name;
   while (std::getline(ss, name, ',')) {
     if (tokenizer_dir(name).empty()) continue;
-    benchmark::RegisterBenchmark(("encode_cold/" + name).c_str(), encode_cold, name)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("encode_warm/" + name).c_str(), encode_warm, name)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("decode/" + name).c_str(), decode, name)->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("stream_decode/" + name).c_str(), stream_decode, name)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("encode_cold/" + name).c_str(), encode_cold, name)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("encode_warm/" + name).c_str(), encode_warm, name)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("decode/" + name).c_str(), decode, name)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("stream_decode/" + name).c_str(), stream_decode, name)
+        ->Unit(benchmark::kMillisecond);
   }
   return 0;
 }

@@ -338,7 +338,8 @@ inline std::size_t Value::string_length() const noexcept {
   return static_cast<const detail::StringData*>(u_.ptr)->code_points;
 }
 inline std::uint64_t Value::string_hash() const noexcept {
-  std::uint64_t h = static_cast<const detail::StringData*>(u_.ptr)->hash.load(std::memory_order_relaxed);
+  std::uint64_t h =
+      static_cast<const detail::StringData*>(u_.ptr)->hash.load(std::memory_order_relaxed);
   return h != 0 ? h : string_hash_slow();
 }
 // Dict lookups by string key inline: templates read a few keys of small dicts
@@ -352,7 +353,8 @@ inline const Value* Value::dict_find(std::string_view key, std::uint64_t hash) c
     if (d->hashes[i] != hash) continue;
     const Value& k = d->entries[i].first;
     // Equal 64-bit hashes: the keys are almost surely equal; confirm the bytes.
-    if (k.kind_ == Kind::String && detail::same_bytes(k.as_string(), key)) return &d->entries[i].second;
+    if (k.kind_ == Kind::String && detail::same_bytes(k.as_string(), key))
+      return &d->entries[i].second;
   }
   return nullptr;
 }

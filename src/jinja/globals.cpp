@@ -144,11 +144,10 @@ Result<Value> global_raise_exception(RenderState&, const CallArgs& args) {
   raise("TemplateError", to_str(message));
 }
 
-// Parses "YYYY-MM-DD[?HH:MM[:SS[.ffffff]]]" (? = any one character; text after that is ignored) into a
-// broken-down UTC time with weekday and day of the year. Out-of-range fields are
-// refused (Python's fromisoformat raises ValueError for them). By hand: this runs on
-// every render of templates that print the date, and sscanf + timegm cost more than
-// the rest of such a render.
+// Parses "YYYY-MM-DD[?HH:MM[:SS[.ffffff]]]" (? = any one character; text after that is ignored)
+// into a broken-down UTC time with weekday and day of the year. Out-of-range fields are refused
+// (Python's fromisoformat raises ValueError for them). By hand: this runs on every render of
+// templates that print the date, and sscanf + timegm cost more than the rest of such a render.
 bool parse_iso(const std::string& s, std::tm& tm, long& micros) {
   std::size_t pos = 0;
   auto digits = [&](int count, int& out) {

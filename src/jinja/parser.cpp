@@ -722,7 +722,8 @@ class Parser {
       }
       next();
       ExprPtr right = parse_math1();
-      if (kind == CompareKind::In || kind == CompareKind::NotIn) right = fold_literal(std::move(right));
+      if (kind == CompareKind::In || kind == CompareKind::NotIn)
+        right = fold_literal(std::move(right));
       ops.emplace_back(kind, std::move(right));
     }
     if (ops.empty()) return expr;
@@ -828,7 +829,8 @@ class Parser {
     auto c = std::make_unique<ConstExpr>();
     c->line = e->line;
     c->column = e->column;
-    c->value = e->kind == ExprKind::List ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+    c->value =
+        e->kind == ExprKind::List ? Value::list(std::move(items)) : Value::tuple(std::move(items));
     return c;
   }
 

@@ -5,9 +5,9 @@
 // Speed: the words of a pre-tokenized segment are handled in chunks. Each merge of a word waits for
 // one lookup in the merge table, and on a large vocabulary (Gemma 3: 16 MB) that lookup misses the
 // cache, so a word merged on its own is a chain of memory latencies. Instead the cache misses of a
-// chunk become jobs that are merged round-robin, a few in flight: each job prefetches its next pairs
-// and yields, so that by the time it runs again its lookups have arrived. The word cache is probed
-// the same way, a few words ahead.
+// chunk become jobs that are merged round-robin, a few in flight: each job prefetches its next
+// pairs and yields, so that by the time it runs again its lookups have arrived. The word cache is
+// probed the same way, a few words ahead.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -272,7 +272,7 @@ struct Scratch {
   std::vector<MergeJob> jobs;
   static constexpr std::size_t kMissTable = 2 * kChunk;  // power of two
   std::uint32_t first_miss[kMissTable];  // chunk index of each distinct miss, by hash
-  std::uint64_t serial = 0;  // the tokenizer the cache belongs to
+  std::uint64_t serial = 0;              // the tokenizer the cache belongs to
   WordCache cache;
 };
 
@@ -395,8 +395,7 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
 }
 
 // ignore_merges: a word that is a vocab token is that token, whatever the merges say.
-bool whole_word_token(const TokenizerData& d, std::string_view word,
-                      std::vector<TokenPiece>& out) {
+bool whole_word_token(const TokenizerData& d, std::string_view word, std::vector<TokenPiece>& out) {
   std::uint32_t id;
   if (!d.ignore_merges || !d.vocab.get(word, id)) return false;
   out.push_back({id, static_cast<std::uint32_t>(word.size())});
@@ -507,7 +506,8 @@ void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word*
     if (w.slot != WordCache::kNone) continue;
     if (cacheable(w)) {
       std::uint32_t* seen = nullptr;
-      for (std::size_t k = w.hash & (Scratch::kMissTable - 1);; k = (k + 1) & (Scratch::kMissTable - 1)) {
+      for (std::size_t k = w.hash & (Scratch::kMissTable - 1);;
+           k = (k + 1) & (Scratch::kMissTable - 1)) {
         if (sc.first_miss[k] == kNoWord) {
           seen = &sc.first_miss[k];
           break;
@@ -551,8 +551,8 @@ void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word*
   }
 }
 
-void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t b,
-                    std::uint32_t e, std::uint32_t piece, std::vector<Word>& words);
+void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t b, std::uint32_t e,
+                    std::uint32_t piece, std::vector<Word>& words);
 
 // Cuts a SentencePiece-style piece before each U+2581 that no token can join to what precedes it
 // (and, with split_words, words over kSplitMinBytes at their hard boundaries).
@@ -609,8 +609,8 @@ void metaspace_words(const TokenizerData& d, std::string_view text, std::uint32_
 // SentencePiece-style files, before each U+2581 that no token joins to what precedes it
 // (metaspace_split: the bucket bitmap alone would rarely cut there, U+2581 sharing its bucket with
 // other characters).
-void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t b,
-                    std::uint32_t e, std::uint32_t piece, std::vector<Word>& words) {
+void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t b, std::uint32_t e,
+                    std::uint32_t piece, std::vector<Word>& words) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   std::uint32_t start = b;
   unsigned before = 0;
@@ -692,7 +692,8 @@ Result<bool> run_model(const TokenizerData& d, std::string_view text,
     run_chunk(d, text, sc, sc.words.data() + at, std::min(kChunk, sc.words.size() - at), out,
               piece_end, next_piece);
   }
-  while (next_piece < pieces.size()) piece_end[next_piece++] = static_cast<std::uint32_t>(out.size());
+  while (next_piece < pieces.size())
+    piece_end[next_piece++] = static_cast<std::uint32_t>(out.size());
   return true;
 }
 

@@ -31,7 +31,7 @@ struct HugePageAllocator {
     const std::size_t bytes = n * sizeof(T);
     if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
     const std::size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p = ::operator new(rounded, std::align_val_t{kHuge});
+    void* p = ::operator new (rounded, std::align_val_t{kHuge});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     madvise(p, rounded, MADV_HUGEPAGE);  // advisory: without THP it is a plain allocation
 #endif
@@ -41,7 +41,7 @@ struct HugePageAllocator {
     if (n * sizeof(T) < kHuge) {
       ::operator delete(p);
     } else {
-      ::operator delete(p, std::align_val_t{kHuge});
+      ::operator delete (p, std::align_val_t{kHuge});
     }
   }
   template <typename U>

@@ -6,8 +6,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 
 #include "tokenize/pipeline.hpp"
 #include "tokenize/unicode.hpp"

@@ -29,7 +29,8 @@ constexpr std::string_view kO200kPattern =
     R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 // DeepSeek V3 (the \r and \n inside are the characters themselves, as in its tokenizer.json).
 constexpr std::string_view kDeepseekPattern =
-    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
+    "[!\"#$%&'()*+,\\-./"
+    ":;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
     "?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 
 // Character classes of one code point, computed once per character.
@@ -206,7 +207,7 @@ constexpr auto kO200kAscii = [] {
   return t;
 }();
 [[gnu::always_inline]] inline std::uint8_t o200k_flags(const Cursor& c, std::size_t i,
-                                                        std::size_t& len) {
+                                                       std::size_t& len) {
   const unsigned char b = c.s[i];
   if (b < 0x80) {
     len = 1;
@@ -312,10 +313,10 @@ std::size_t scan_o200k(const Cursor& c, std::size_t i) {
 //  ?[\p{P}\p{S}]+[\r\n]* | \s*[\r\n]+ | \s+(?!\S) | \s+. Unlike the others it does not match
 // everywhere (a digit alone): 0 = no match at i.
 enum : std::uint8_t {
-  kDsLetter = 1,  // \p{L}
-  kDsMark = 2,    // \p{M}
+  kDsLetter = 1,    // \p{L}
+  kDsMark = 2,      // \p{M}
   kDsPunctSym = 4,  // \p{P} or \p{S}
-  kDsSpace = 8,   // \s
+  kDsSpace = 8,     // \s
   kDsCrLf = 16,
   kDsAsciiPunct = 32,  // the 32 ASCII punctuation and symbol characters
   kDsAsciiLetter = 64,
@@ -335,7 +336,7 @@ constexpr auto kDeepseekAscii = [] {
   return t;
 }();
 [[gnu::always_inline]] inline std::uint8_t deepseek_flags(const Cursor& c, std::size_t i,
-                                                           std::size_t& len) {
+                                                          std::size_t& len) {
   const unsigned char b = c.s[i];
   if (b < 0x80) {
     len = 1;
@@ -517,10 +518,9 @@ Result<std::string> rewrite_unicode_classes(std::string_view p) {
 
 bool Regex::in_class(char32_t cp) const {
   if (cp < 128) return (class_ascii_[cp >> 6] >> (cp & 63)) & 1;
-  auto it = std::upper_bound(class_ranges_.begin(), class_ranges_.end(), cp,
-                             [](char32_t v, const std::pair<char32_t, char32_t>& r) {
-                               return v < r.first;
-                             });
+  auto it = std::upper_bound(
+      class_ranges_.begin(), class_ranges_.end(), cp,
+      [](char32_t v, const std::pair<char32_t, char32_t>& r) { return v < r.first; });
   return it != class_ranges_.begin() && cp <= std::prev(it)->second;
 }
 
@@ -582,7 +582,8 @@ bool Regex::parse_class_run(std::string_view p) {
     }
   }
   for (auto [a, b] : merged) {
-    for (char32_t c = a; c <= b && c < 128; ++c) class_ascii_[c >> 6] |= std::uint64_t{1} << (c & 63);
+    for (char32_t c = a; c <= b && c < 128; ++c)
+      class_ascii_[c >> 6] |= std::uint64_t{1} << (c & 63);
   }
   class_ranges_ = std::move(merged);
   class_max_ = max;
@@ -694,7 +695,7 @@ Result<bool> Regex::find_all(std::string_view text, std::vector<Span>& out) cons
     Cursor c{s, n};
     std::size_t i = 0;
     while (i < n) {
-      std::size_t len = scanner_ == RegexScanner::kGpt2     ? scan_gpt2(c, i)
+      std::size_t len = scanner_ == RegexScanner::kGpt2    ? scan_gpt2(c, i)
                         : scanner_ == RegexScanner::kO200k ? scan_o200k(c, i)
                                                            : scan_cl100k(c, i, max_digits_);
       if (len == 0) len = unicode::utf8_length(s[i]);  // unreachable: the patterns match everywhere

@@ -61,7 +61,7 @@ class Regex {
   std::size_t class_max_ = 0;
   bool parse_class_run(std::string_view pattern);
   bool in_class(char32_t cp) const;
-  void* code_ = nullptr;     // pcre2_code_8*
+  void* code_ = nullptr;  // pcre2_code_8*
   std::uint32_t match_limit_ = 0;
 };
 

@@ -168,8 +168,7 @@ Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::ui
 }
 
 // Runs the model on every collected pre-token and emits the items in order.
-Result<bool> finish_encode(const TokenizerData& d, bool offsets, EncodeScratch& es,
-                           Encoding& enc) {
+Result<bool> finish_encode(const TokenizerData& d, bool offsets, EncodeScratch& es, Encoding& enc) {
   es.tokens.clear();
   if (auto r = run_model(d, es.all.s, es.pieces, es.tokens, es.piece_end); !r) return r;
   const Text& all = es.all;

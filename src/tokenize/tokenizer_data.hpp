@@ -165,7 +165,8 @@ struct TokenizerData {
   bool split_words = false;
   std::array<std::uint64_t, 1024> join_bits{};
   static unsigned join_bucket(char32_t c) {
-    return c < 128 ? static_cast<unsigned>(c) : 128 + ((static_cast<std::uint32_t>(c) * 0x9E3779B1u) >> 25);
+    return c < 128 ? static_cast<unsigned>(c)
+                   : 128 + ((static_cast<std::uint32_t>(c) * 0x9E3779B1u) >> 25);
   }
   bool may_join(unsigned left_bucket, unsigned right_bucket) const {
     const unsigned bit = left_bucket << 8 | right_bucket;

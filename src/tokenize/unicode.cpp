@@ -1,8 +1,7 @@
 #include "tokenize/unicode.hpp"
 
-#include <cstring>
-
 #include <array>
+#include <cstring>
 
 namespace chatwire::tokenize::unicode {
 namespace {

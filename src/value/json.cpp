@@ -82,8 +82,8 @@ void append_json_string(std::string& out, std::string_view s, bool ensure_ascii)
       std::uint64_t w;
       std::memcpy(&w, s.data() + run, 8);
       const std::uint64_t quote = w ^ (k01 * '"'), backslash = w ^ (k01 * '\\');
-      std::uint64_t bad = ((w - k01 * 0x20) & ~w) | ((quote - k01) & ~quote) |
-                          ((backslash - k01) & ~backslash);
+      std::uint64_t bad =
+          ((w - k01 * 0x20) & ~w) | ((quote - k01) & ~quote) | ((backslash - k01) & ~backslash);
       if (ensure_ascii) bad |= (w + k01) | w;  // a byte above 0x7E
       if (bad & k80) break;
       run += 8;

@@ -1034,7 +1034,6 @@ Result<Value> seq_count(const Value& self, const CallArgs& args, const ValueLimi
 // The table
 // ---------------------------------------------------------------------------------
 
-
 struct MethodEntry {
   std::string_view name;
   MethodFn fn;

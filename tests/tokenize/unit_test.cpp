@@ -124,14 +124,13 @@ TEST(Offsets, ByteLevelAndSentencePiece) {
 
 std::string random_text(std::mt19937& rng, std::size_t n) {
   static const char32_t kPool[] = {
-      'a',    'B',  'z',     ' ',     ' ',    '\n',   '\r',  '\t',   '\'',   's',    't',
-      'l',    'L',  'e',     'R',     '1',    '2',    '9',   '.',    ',',    '!',    '-',
-      '_',    '/',  0xA0,    0x3000,  0x2003, 0x180E, 0xE9,  0x301,  0x4E2D, 0x65E5, 0x0661,
-      0x0966, 0xBD, 0x1F600, 0x1F3FD, 0x200D, 0xFE0F, 0x17F, 0x212A, 0x2028, 0x85,   0x1C89,
+      'a', 'B', 'z', ' ', ' ', '\n', '\r', '\t', '\'', 's', 't', 'l', 'L', 'e', 'R', '1', '2', '9',
+      '.', ',', '!', '-', '_', '/', 0xA0, 0x3000, 0x2003, 0x180E, 0xE9, 0x301, 0x4E2D, 0x65E5,
+      0x0661, 0x0966, 0xBD, 0x1F600, 0x1F3FD, 0x200D, 0xFE0F, 0x17F, 0x212A, 0x2028, 0x85, 0x1C89,
       // o200k splits letters by case: Lt, Lm, Lu, Ll outside ASCII, and '/' after punctuation.
-      'S',    'D',  0x1C5,   0x2B0,   0xC9,   0x3B1,  '/',
+      'S', 'D', 0x1C5, 0x2B0, 0xC9, 0x3B1, '/',
       // DeepSeek: kana, symbols, and the CJK range's edges.
-      0x3042, 0x30A2, '$',   '^',     '~',    0x9FA5, 0x9FA6, 0x309F, 0x20AC};
+      0x3042, 0x30A2, '$', '^', '~', 0x9FA5, 0x9FA6, 0x309F, 0x20AC};
   std::string out;
   std::uniform_int_distribution<std::size_t> pick(0, std::size(kPool) - 1);
   for (std::size_t i = 0; i < n; ++i) unicode::append_utf8(out, kPool[pick(rng)]);
@@ -145,7 +144,8 @@ TEST(Regex, HandScannersEqualPcre2) {
       R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
       R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)",
       // DeepSeek V3 (its \r and \n are the characters themselves).
-      "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
+      "[!\"#$%&'()*+,\\-./"
+      ":;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| "
       "?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
       // One class, repeated (the class-run scanner).
       R"(\p{N}{1,3})",
