@@ -499,7 +499,7 @@ class Evaluator {
 
   // Runs `fn`, attaching the expression's position to an error raised without one.
   template <typename Fn>
-  Value at(const Expr& e, Fn&& fn) {
+  auto at(const Expr& e, Fn&& fn) -> decltype(fn()) {
     try {
       return fn();
     } catch (RenderError& err) {
@@ -673,15 +673,7 @@ class Evaluator {
     if (fe.arguments.empty() && fe.filter &&
         !(fe.operand && fe.operand->markup && fe.markup)) {  // `x | trim`: no argument list
       st_.step();
-      try {
-        return check(fe.filter->fn(st_, operand, CallArgs{}));
-      } catch (RenderError& err) {
-        if (err.error.line == 0) {
-          err.error.line = fe.line;
-          err.error.column = fe.column;
-        }
-        throw;
-      }
+      return at(fe, [&] { return check(fe.filter->fn(st_, operand, CallArgs{})); });
     }
     Args args;
     eval_args(fe.arguments, f, args);
@@ -711,15 +703,7 @@ class Evaluator {
     if (te.test && te.arguments.empty()) {  // `x is string`: no argument list to build
       if (te.special == TestSpecial::Escaped) return te.operand->markup;
       st_.step();
-      try {
-        return check(te.test->fn(st_, operand, CallArgs{}));
-      } catch (RenderError& err) {
-        if (err.error.line == 0) {
-          err.error.line = te.line;
-          err.error.column = te.column;
-        }
-        throw;
-      }
+      return at(te, [&] { return check(te.test->fn(st_, operand, CallArgs{})); });
     }
     Args args;
     eval_args(te.arguments, f, args);
