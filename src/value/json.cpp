@@ -90,7 +90,7 @@ void append_json_string(std::string& out, std::string_view s, bool ensure_ascii)
                     backslash = _mm_set1_epi8('\\'), del = _mm_set1_epi8(0x7E);
       while (run + 16 <= s.size()) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + run));
-        const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());  // bytes >= 0x80
+        const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());     // bytes >= 0x80
         __m128i bad = _mm_andnot_si128(high, _mm_cmplt_epi8(v, space));  // control bytes
         bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, quote));
         bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, backslash));
