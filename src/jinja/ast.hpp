@@ -106,12 +106,12 @@ struct GetattrExpr : Expr {
   std::uint64_t attr_hash = 0;
   // Resolved at compile time: on a dict, a method name wins over a key, and the
   // sandbox blocks mutators and dunders, so only other names may read the key directly.
-  bool dict_method = false, dict_blocked = false;
+  bool dict_blocked = false;
   LoopAttr loop_attr = LoopAttr::None;
   // The Python method this name denotes on str, list, tuple and dict values (nullptr:
   // none), resolved once so that `text.strip()` does not search the method tables.
   MethodFn str_method = nullptr, list_method = nullptr, tuple_method = nullptr,
-           dict_method_fn = nullptr;
+           dict_method = nullptr;
   MethodFn method_for(Kind k) const {
     switch (k) {
       case Kind::String:
@@ -121,7 +121,7 @@ struct GetattrExpr : Expr {
       case Kind::Tuple:
         return tuple_method;
       case Kind::Dict:
-        return dict_method_fn;
+        return dict_method;
       default:
         return nullptr;
     }

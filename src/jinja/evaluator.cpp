@@ -263,9 +263,7 @@ class Evaluator {
           return tmp;
         }
         // `r` first: `obj` may live in `tmp` (a computed object) and must outlive the read.
-        Value r = object_attr_fast(g, obj)
-                      ? std::move(fast_)
-                      : at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
+        Value r = attribute_value(g, obj);
         tmp = std::move(r);
         return tmp;
       }
@@ -308,24 +306,18 @@ class Evaluator {
     return ref(o, f, tmp);
   }
 
-  // The engine's own objects answer common attributes without a name lookup chain:
-  // `loop.index0` reads a field, `ns.flag` scans the namespace. On success the value
-  // is left in `fast_`.
-  bool object_attr_fast(const GetattrExpr& g, const Value& obj) {
-    if (!obj.is_object()) return false;
-    const Object* o = obj.as_object();
-    if (o->engine_tag == LoopObject::kTag) {
-      if (g.loop_attr == LoopAttr::None) return false;
-      fast_ = static_cast<const LoopObject*>(o)->attr(g.loop_attr);
-      return true;
+  // `obj.attr` on anything but a dict read as a plain key. The engine's own objects
+  // answer common attributes without get_attribute's lookup chain: `loop.index0` reads a
+  // field, `ns.flag` scans the namespace (dunders still go through the sandbox).
+  Value attribute_value(const GetattrExpr& g, const Value& obj) {
+    if (obj.is_object()) {
+      const Object* o = obj.as_object();
+      if (o->engine_tag == LoopObject::kTag && g.loop_attr != LoopAttr::None)
+        return static_cast<const LoopObject*>(o)->attr(g.loop_attr);
+      if (o->engine_tag == NamespaceObject::kTag && g.attr[0] != '_')
+        if (const Value* v = static_cast<const NamespaceObject*>(o)->find(g.attr)) return *v;
     }
-    if (o->engine_tag == NamespaceObject::kTag && g.attr[0] != '_') {  // dunders: sandbox
-      const Value* v = static_cast<const NamespaceObject*>(o)->find(g.attr);
-      if (!v) return false;
-      fast_ = *v;
-      return true;
-    }
-    return false;
+    return at(g, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
   }
 
   // ref(), except that a key missing from a dict read as an attribute (`message.tool_calls`)
@@ -339,9 +331,7 @@ class Evaluator {
       if (!g.dict_method && !g.dict_blocked) {
         const Value& obj = object_ref(*g.object, f, tmp);
         if (obj.is_dict()) return obj.dict_find(g.attr, g.attr_hash);
-        Value r = object_attr_fast(g, obj)
-                      ? std::move(fast_)
-                      : at(e, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
+        Value r = attribute_value(g, obj);
         tmp = std::move(r);
         return &tmp;
       }
@@ -738,40 +728,9 @@ class Evaluator {
       return compare_once(c, c.rest[0].first, l, r);
     }
     Value left = eval(*c.first, f);
-    for (const auto& item : c.rest) {
-      const CompareKind op = item.first;  // not a structured binding: captured below
-      Value right = eval(*item.second, f);
-      bool ok = false;
-      at(c, [&]() -> Value {
-        switch (op) {
-          case CompareKind::Eq:
-            ok = equal_values(left, right);
-            break;
-          case CompareKind::Ne:
-            ok = !equal_values(left, right);
-            break;
-          case CompareKind::Lt:
-            ok = check(compare(CompareOp::Lt, left, right));
-            break;
-          case CompareKind::LtEq:
-            ok = check(compare(CompareOp::Le, left, right));
-            break;
-          case CompareKind::Gt:
-            ok = check(compare(CompareOp::Gt, left, right));
-            break;
-          case CompareKind::GtEq:
-            ok = check(compare(CompareOp::Ge, left, right));
-            break;
-          case CompareKind::In:
-            ok = check(contains(right, left));
-            break;
-          case CompareKind::NotIn:
-            ok = !check(contains(right, left));
-            break;
-        }
-        return Value();
-      });
-      if (!ok) return false;
+    for (const auto& [op, operand] : c.rest) {
+      Value right = eval(*operand, f);
+      if (!compare_once(c, op, left, right)) return false;
       left = std::move(right);
     }
     return true;
@@ -810,39 +769,27 @@ class Evaluator {
       default:
         break;
     }
-    bool ok = false;
-    at(c, [&]() -> Value {
+    return at(c, [&]() -> bool {
       switch (op) {
         case CompareKind::Eq:
-          ok = equal_values(left, right);
-          break;
+          return equal_values(left, right);
         case CompareKind::Ne:
-          ok = !equal_values(left, right);
-          break;
+          return !equal_values(left, right);
         case CompareKind::Lt:
-          ok = check(compare(CompareOp::Lt, left, right));
-          break;
+          return check(compare(CompareOp::Lt, left, right));
         case CompareKind::LtEq:
-          ok = check(compare(CompareOp::Le, left, right));
-          break;
+          return check(compare(CompareOp::Le, left, right));
         case CompareKind::Gt:
-          ok = check(compare(CompareOp::Gt, left, right));
-          break;
+          return check(compare(CompareOp::Gt, left, right));
         case CompareKind::GtEq:
-          ok = check(compare(CompareOp::Ge, left, right));
-          break;
+          return check(compare(CompareOp::Ge, left, right));
         case CompareKind::In:
-          ok = check(contains(right, left));
-          break;
+          return check(contains(right, left));
         case CompareKind::NotIn:
-          ok = !check(contains(right, left));
-          break;
-        default:
-          break;
+          return !check(contains(right, left));
       }
-      return Value();
+      return false;
     });
-    return ok;
   }
 
   // -------------------------------------------------------------- assignment
@@ -1316,7 +1263,6 @@ class Evaluator {
 
  private:
   RenderState& st_;
-  Value fast_;  // object_attr_fast's answer
   std::string scratch_;
   bool autoescape_ = false;
 };

@@ -202,14 +202,7 @@ class Parser {
     std::uint32_t h = 0;
     for (const Expr* c : children)
       if (c && c->height > h) h = c->height;
-    node.height = h + 1;
-    if (node.height > limits_.max_parse_depth)
-      throw ParseFailure{Error{"LimitError",
-                               "expression nested too deeply: max_parse_depth=" +
-                                   std::to_string(limits_.max_parse_depth) + " exceeded",
-                               node.line,
-                               node.column,
-                               {}}};
+    bound_height(node, h);
   }
 
   // Sets node.height to one more than `child_height`, within the limit.
@@ -1003,13 +996,12 @@ class Parser {
         g->attr = attr.text;
         g->attr_value = Value(attr.text);
         g->attr_hash = hash_string(attr.text);
-        g->dict_method = has_method(Kind::Dict, attr.text);
         g->dict_blocked = is_unsafe_mutator(Kind::Dict, attr.text) || attr.text[0] == '_';
         g->loop_attr = loop_attr_of(attr.text);
         g->str_method = find_method_fn(Kind::String, attr.text);
         g->list_method = find_method_fn(Kind::List, attr.text);
         g->tuple_method = find_method_fn(Kind::Tuple, attr.text);
-        g->dict_method_fn = find_method_fn(Kind::Dict, attr.text);
+        g->dict_method = find_method_fn(Kind::Dict, attr.text);
         return g;
       }
       if (attr.type != Tok::Integer) fail("expected name or number", attr);
