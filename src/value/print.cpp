@@ -105,6 +105,29 @@ struct ReprDepthGuard {
   ReprDepthGuard& operator=(const ReprDepthGuard&) = delete;
 };
 
+// The container layouts repr() and pprint's _safe_repr share; `item` writes one element.
+using ReprFn = void (*)(std::string&, const Value&);
+void append_sequence_repr(std::string& out, const Value& v, ReprFn item) {
+  ReprDepthGuard guard;
+  const bool is_list = v.is_list();
+  out += is_list ? '[' : '(';
+  auto items = v.as_list();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ", ";
+    item(out, items[i]);
+  }
+  if (!is_list && items.size() == 1) out += ',';
+  out += is_list ? ']' : ')';
+}
+void append_entry_repr(std::string& out, const std::pair<Value, Value>& entry, bool& first,
+                       ReprFn item) {
+  if (!first) out += ", ";
+  first = false;
+  item(out, entry.first);
+  out += ": ";
+  item(out, entry.second);
+}
+
 }  // namespace
 
 void append_float_repr(std::string& out, double d) {
@@ -190,30 +213,13 @@ void append_repr(std::string& out, const Value& v) {
       append_string_repr(out, v);
       return;
     case Kind::List:
-    case Kind::Tuple: {
-      ReprDepthGuard guard;
-      bool is_list = v.is_list();
-      out += is_list ? '[' : '(';
-      auto items = v.as_list();
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        append_repr(out, items[i]);
-      }
-      if (!is_list && items.size() == 1) out += ',';
-      out += is_list ? ']' : ')';
-      return;
-    }
+    case Kind::Tuple:
+      return append_sequence_repr(out, v, append_repr);
     case Kind::Dict: {
       ReprDepthGuard guard;
       out += '{';
       bool first = true;
-      for (const auto& [key, value] : v.dict_entries()) {
-        if (!first) out += ", ";
-        first = false;
-        append_repr(out, key);
-        out += ": ";
-        append_repr(out, value);
-      }
+      for (const auto& entry : v.dict_entries()) append_entry_repr(out, entry, first, append_repr);
       out += '}';
       return;
     }
@@ -282,30 +288,14 @@ std::vector<const std::pair<Value, Value>*> pprint_sorted_entries(const Value& d
 void append_safe_repr(std::string& out, const Value& v) {
   switch (v.kind()) {
     case Kind::List:
-    case Kind::Tuple: {
-      ReprDepthGuard guard;
-      bool is_list = v.is_list();
-      out += is_list ? '[' : '(';
-      auto items = v.as_list();
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        append_safe_repr(out, items[i]);
-      }
-      if (!is_list && items.size() == 1) out += ',';
-      out += is_list ? ']' : ')';
-      return;
-    }
+    case Kind::Tuple:
+      return append_sequence_repr(out, v, append_safe_repr);
     case Kind::Dict: {
       ReprDepthGuard guard;
       out += '{';
       bool first = true;
-      for (const auto* entry : pprint_sorted_entries(v)) {
-        if (!first) out += ", ";
-        first = false;
-        append_safe_repr(out, entry->first);
-        out += ": ";
-        append_safe_repr(out, entry->second);
-      }
+      for (const auto* entry : pprint_sorted_entries(v))
+        append_entry_repr(out, *entry, first, append_safe_repr);
       out += '}';
       return;
     }
