@@ -807,24 +807,45 @@ class Parser {
     return c;
   }
 
-  // The right side of `in` / `not in` written as a list or tuple of literals
-  // (`role in ['user', 'system']`) is built once: membership cannot observe which list
-  // object it is, and building it on every evaluation cost more than the test.
+  // A list, tuple or dict literal made only of constants (`['user', 'system']`,
+  // `{0: 0, 512: 128}`) is built once, at compile time, and shared by every evaluation:
+  // nothing in the sandbox can mutate it (append/update raise SecurityError), and only
+  // `is sameas` between two evaluations of the same literal could tell. Jinja2's own
+  // optimizer folds the same literals into constants.
   static ExprPtr fold_literal(ExprPtr e) {
+    auto is_plain_const = [](const ExprPtr& item) {
+      return item->kind == ExprKind::Const && !item->markup;
+    };
+    auto constant = [](const Expr& at, Value value) {
+      auto c = std::make_unique<ConstExpr>();
+      c->line = at.line;
+      c->column = at.column;
+      c->value = std::move(value);
+      return c;
+    };
+    if (e->kind == ExprKind::Dict) {
+      auto& dict = static_cast<DictExpr&>(*e);
+      std::vector<std::pair<Value, Value>> entries;
+      entries.reserve(dict.items.size());
+      for (const auto& [k, v] : dict.items) {
+        if (!is_plain_const(k) || !is_plain_const(v)) return e;
+        entries.emplace_back(static_cast<const ConstExpr&>(*k).value,
+                             static_cast<const ConstExpr&>(*v).value);
+      }
+      auto built = Value::dict(std::move(entries));
+      if (!built) return e;  // e.g. an unhashable key: the runtime raises it as before
+      return constant(*e, std::move(built.value()));
+    }
     if (e->kind != ExprKind::List && e->kind != ExprKind::Tuple) return e;
     auto& seq = static_cast<SequenceExpr&>(*e);
     std::vector<Value> items;
     items.reserve(seq.items.size());
     for (const auto& item : seq.items) {
-      if (item->kind != ExprKind::Const || item->markup) return e;
+      if (!is_plain_const(item)) return e;
       items.push_back(static_cast<const ConstExpr&>(*item).value);
     }
-    auto c = std::make_unique<ConstExpr>();
-    c->line = e->line;
-    c->column = e->column;
-    c->value =
-        e->kind == ExprKind::List ? Value::list(std::move(items)) : Value::tuple(std::move(items));
-    return c;
+    return constant(*e, e->kind == ExprKind::List ? Value::list(std::move(items))
+                                                  : Value::tuple(std::move(items)));
   }
 
   ExprPtr parse_unary(bool with_filter) {
@@ -923,7 +944,7 @@ class Parser {
     }
     auto node = make(at, new SequenceExpr(ExprKind::Tuple));
     node->items = std::move(args);
-    return node;
+    return fold_literal(std::move(node));
   }
 
   ExprPtr parse_list() {
@@ -935,7 +956,7 @@ class Parser {
       node->items.push_back(parse_expression(true));
     }
     expect(Tok::RBracket);
-    return node;
+    return fold_literal(std::move(node));
   }
 
   ExprPtr parse_dict() {
@@ -950,7 +971,7 @@ class Parser {
       node->items.emplace_back(std::move(key), std::move(value));
     }
     expect(Tok::RBrace);
-    return node;
+    return fold_literal(std::move(node));
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
