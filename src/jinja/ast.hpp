@@ -154,10 +154,15 @@ struct CallExpr : Expr {
   CallExpr() : Expr(ExprKind::Call) {}
 };
 
+// Filters the evaluator can answer without building a value (resolved with
+// FilterExpr::filter): `x | trim` printed is a view of x.
+enum class FilterSpecial : std::uint8_t { None, Trim };
+
 struct FilterExpr : Expr {
   ExprPtr operand;  // null inside filter blocks / set blocks: the body is the operand
   std::string name;
   const FilterEntry* filter = nullptr;  // null: unknown, fails when evaluated
+  FilterSpecial special = FilterSpecial::None;
   CallArguments arguments;
   FilterExpr() : Expr(ExprKind::Filter) {}
 };

@@ -676,6 +676,30 @@ class Evaluator {
     });
   }
 
+  // A printed `x | trim` (no arguments, not Markup): when x is a string whose ends are
+  // ASCII, its stripped text as a view of x, with no new string (true; `holder` keeps x
+  // alive when it was computed). Otherwise the filter runs as usual and `holder` gets
+  // its result (false).
+  bool trim_view(const FilterExpr& fe, Frame* f, Value& holder, std::string_view& view) {
+    const Value& operand = ref(*fe.operand, f, holder);
+    if (operand.is_string() && utf8::ascii_strip(operand.as_string(), view)) {
+      st_.step();
+      return true;
+    }
+    Value result = at(fe, [&] {
+      st_.step();
+      return check(fe.filter->fn(st_, operand, CallArgs{}));
+    });
+    holder = std::move(result);
+    return false;
+  }
+  static bool is_plain_trim(const Expr& e) {
+    if (e.kind != ExprKind::Filter || e.markup) return false;
+    const auto& fe = static_cast<const FilterExpr&>(e);
+    return fe.special == FilterSpecial::Trim && fe.arguments.empty() && fe.operand &&
+           !fe.operand->markup;
+  }
+
   bool eval_test(const TestExpr& te, Frame* f) {
     Value operand_tmp;
     const Value* operand_ptr;
@@ -766,7 +790,10 @@ class Evaluator {
                                            : x >= y;
         }
         break;
-      default:
+      case CompareKind::In:
+      case CompareKind::NotIn:
+        if (right.is_dict() && left.is_string())  // 'tool_calls' in message
+          return (right.dict_find(left) != nullptr) == (op == CompareKind::In);
         break;
     }
     return at(c, [&]() -> bool {
@@ -905,15 +932,27 @@ class Evaluator {
     auto* operands = reinterpret_cast<std::string_view*>(operand_storage);
     std::size_t count = 0;
     for (std::size_t i = n; i-- > 0;) {
-      const Value* borrowed = chain[i]->kind == ExprKind::Const
-                                  ? &static_cast<const ConstExpr*>(chain[i])->value
-                                  : &ref(*chain[i], f, scratch);
+      const Value* borrowed;
+      std::string_view trimmed;
+      bool is_trimmed = false;
+      if (chain[i]->kind == ExprKind::Const) {
+        borrowed = &static_cast<const ConstExpr*>(chain[i])->value;
+      } else if (is_plain_trim(*chain[i])) {
+        is_trimmed = trim_view(static_cast<const FilterExpr&>(*chain[i]), f, scratch, trimmed);
+        borrowed = &scratch;
+      } else {
+        borrowed = &ref(*chain[i], f, scratch);
+      }
       // `scratch` may also hold a container the result points into (a subscript of a
       // computed dict), so whatever it holds is kept, not only the result itself.
       if (!scratch.same(Value())) {
         new (&kept[release.n].v) Value(std::move(scratch));
         if (borrowed == &scratch) borrowed = &kept[release.n].v;
         ++release.n;
+      }
+      if (is_trimmed) {  // a view of a string that stays alive (borrowed or kept)
+        std::construct_at(&operands[count++], trimmed);
+        continue;
       }
       const Value& v = *borrowed;
       if (!v.is_string()) {
@@ -995,6 +1034,14 @@ class Evaluator {
           // written in place
         } else if (autoescape_ && !e.markup) {
           write_autoescaped(e, eval(e, f), f);
+        } else if (is_plain_trim(e)) {
+          Value holder;
+          std::string_view trimmed;
+          if (trim_view(static_cast<const FilterExpr&>(e), f, holder, trimmed)) {
+            st_.out.write(trimmed);
+          } else {
+            write_value(holder);
+          }
         } else {
           Value tmp;
           write_value(ref(e, f, tmp));

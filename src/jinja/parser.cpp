@@ -1242,6 +1242,7 @@ struct Resolver {
         auto* f = static_cast<FilterExpr*>(e);
         f->filter = find_filter(f->name);
         if (!f->filter && !soft) fail_unknown("filter", f->name, *f);
+        if (f->filter && f->name == "trim") f->special = FilterSpecial::Trim;
         expr(f->operand.get(), soft);
         args(f->arguments, soft);
         f->markup = is_markup_filter(f->name) ||

@@ -89,6 +89,20 @@ inline std::size_t rstrip_length(std::string_view s) {
   return keep;
 }
 
+// str.strip() of `s` when both ends it stops at are ASCII (nearly always): the kept
+// bytes as a view; false when a non-ASCII character decides an end (the caller then
+// strips the general way).
+inline bool ascii_strip(std::string_view s, std::string_view& kept) {
+  auto space = [](unsigned char c) { return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20); };
+  std::size_t begin = 0, end = s.size();
+  while (begin < end && space(static_cast<unsigned char>(s[begin]))) ++begin;
+  if (begin < end && static_cast<unsigned char>(s[begin]) >= 0x80) return false;
+  while (end > begin && space(static_cast<unsigned char>(s[end - 1]))) --end;
+  if (end > begin && static_cast<unsigned char>(s[end - 1]) >= 0x80) return false;
+  kept = s.substr(begin, end - begin);
+  return true;
+}
+
 // True when `s` is non-empty and all Python whitespace (re.fullmatch(r"\s+", s)).
 inline bool all_space(std::string_view s) {
   if (s.empty()) return false;
