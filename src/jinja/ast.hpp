@@ -50,6 +50,16 @@ struct Keyword {
   ExprPtr value;
 };
 
+// `name.attr` / `name['key']` with a constant key that a dict answers with its entry
+// (not a dict method, not a name the sandbox blocks), resolved at compile time: the
+// evaluator reads it with one variable lookup and one dict probe (message.role,
+// message['content']). Anything else (not a dict, key missing) takes the general path.
+struct NameKey {
+  SymbolId symbol = 0;
+  std::string_view key;
+  std::uint64_t hash = 0;
+};
+
 struct Expr {
   ExprKind kind;
   // The value is a markupsafe.Markup (from |safe, |e, ...): in `Markup + str` Python
@@ -57,6 +67,7 @@ struct Expr {
   bool markup = false;
   std::uint32_t height = 1;  // of the subtree; bounded by Limits::max_parse_depth
   std::uint32_t line = 0, column = 0;
+  const NameKey* name_key = nullptr;  // set on Getattr / Getitem nodes of that shape
   explicit Expr(ExprKind k) : kind(k) {}
   virtual ~Expr() = default;
 };
@@ -126,12 +137,14 @@ struct GetattrExpr : Expr {
         return nullptr;
     }
   }
+  NameKey direct;  // what name_key points to, when set
   GetattrExpr() : Expr(ExprKind::Getattr) {}
 };
 
 struct GetitemExpr : Expr {
   ExprPtr object;
-  ExprPtr index;  // may be a SliceExpr
+  ExprPtr index;   // may be a SliceExpr
+  NameKey direct;  // what name_key points to, when set
   GetitemExpr() : Expr(ExprKind::Getitem) {}
 };
 

@@ -244,7 +244,20 @@ class Evaluator {
   // Evaluates `e` without copying when the value already lives somewhere stable for
   // the rest of the expression (a variable, a constant, an item of such a dict):
   // returns a reference to it, or to `tmp` holding a fresh value.
-  const Value& ref(const Expr& e, Frame* f, Value& tmp) {
+  CHATWIRE_INLINE const Value& ref(const Expr& e, Frame* f, Value& tmp) {
+    if (e.kind == ExprKind::Const) return static_cast<const ConstExpr&>(e).value;
+    if (e.name_key)
+      if (const Value* v = name_key_find(*e.name_key, f)) return *v;
+    return ref_general(e, f, tmp);
+  }
+
+  // The dict entry a NameKey node reads, or nullptr when the general rules apply.
+  CHATWIRE_INLINE const Value* name_key_find(const NameKey& k, Frame* f) {
+    const Value* obj = st_.lookup_ptr(f, k.symbol);
+    return obj && obj->is_dict() ? obj->dict_find(k.key, k.hash) : nullptr;
+  }
+
+  const Value& ref_general(const Expr& e, Frame* f, Value& tmp) {
     switch (e.kind) {
       case ExprKind::Const:
         return static_cast<const ConstExpr&>(e).value;
@@ -353,8 +366,16 @@ class Evaluator {
       }
       case ExprKind::Not:
         return !cond(*static_cast<const UnaryExpr&>(e).operand, f);
-      case ExprKind::Compare:
-        return eval_compare(static_cast<const CompareExpr&>(e), f);
+      case ExprKind::Compare: {
+        const auto& c = static_cast<const CompareExpr&>(e);
+        const Expr& right = *c.rest[0].second;
+        if (c.rest.size() == 1 && right.kind == ExprKind::Const) {  // message.role == 'user'
+          Value tmp;
+          return compare_once(c, c.rest[0].first, ref(*c.first, f, tmp),
+                              static_cast<const ConstExpr&>(right).value);
+        }
+        return eval_compare(c, f);
+      }
       case ExprKind::Test:
         return eval_test(static_cast<const TestExpr&>(e), f);
       default: {
@@ -768,7 +789,8 @@ class Evaluator {
     return check(compare(CompareOp::Eq, left, right));
   }
 
-  bool compare_once(const CompareExpr& c, CompareKind op, const Value& left, const Value& right) {
+  CHATWIRE_INLINE bool compare_once(const CompareExpr& c, CompareKind op, const Value& left,
+                                    const Value& right) {
     switch (op) {
       case CompareKind::Eq:
       case CompareKind::Ne:
@@ -796,6 +818,11 @@ class Evaluator {
           return (right.dict_find(left) != nullptr) == (op == CompareKind::In);
         break;
     }
+    return compare_general(c, op, left, right);
+  }
+
+  bool compare_general(const CompareExpr& c, CompareKind op, const Value& left,
+                       const Value& right) {
     return at(c, [&]() -> bool {
       switch (op) {
         case CompareKind::Eq:

@@ -1220,13 +1220,29 @@ struct Resolver {
           expr(v.get(), soft);
         }
         return;
-      case ExprKind::Getattr:
-        expr(static_cast<GetattrExpr*>(e)->object.get(), soft);
+      case ExprKind::Getattr: {
+        auto* g = static_cast<GetattrExpr*>(e);
+        expr(g->object.get(), soft);
+        if (g->object->kind == ExprKind::Name && !g->dict_blocked && !g->dict_method) {
+          g->direct = {static_cast<const NameExpr&>(*g->object).symbol, g->attr, g->attr_hash};
+          g->name_key = &g->direct;
+        }
         return;
-      case ExprKind::Getitem:
-        expr(static_cast<GetitemExpr*>(e)->object.get(), soft);
-        expr(static_cast<GetitemExpr*>(e)->index.get(), soft);
+      }
+      case ExprKind::Getitem: {
+        auto* g = static_cast<GetitemExpr*>(e);
+        expr(g->object.get(), soft);
+        expr(g->index.get(), soft);
+        if (g->object->kind == ExprKind::Name && g->index->kind == ExprKind::Const) {
+          const Value& key = static_cast<const ConstExpr&>(*g->index).value;
+          if (key.is_string()) {  // a dict key first, whatever the name (subscript rules)
+            g->direct = {static_cast<const NameExpr&>(*g->object).symbol, key.as_string(),
+                         key.string_hash()};
+            g->name_key = &g->direct;
+          }
+        }
         return;
+      }
       case ExprKind::Slice: {
         auto* s = static_cast<SliceExpr*>(e);
         expr(s->start.get(), soft);
