@@ -1550,6 +1550,82 @@ struct Resolver {
 
 }  // namespace
 
+// Compile-time output folding, as Jinja2's code generator does it: `{{ 'text' }}` (a
+// constant printed) is static text, and consecutive static texts are one write. Chat
+// templates print many constant markers (`{{- '<|im_start|>' }}`); each was a statement
+// to dispatch and a value to print. Skipped when the template uses {% autoescape %},
+// where a printed constant may be escaped depending on the block it runs in.
+struct StaticOutputFolder {
+  bool autoescape = false;
+
+  void find_autoescape(const Body& b) {
+    for (const auto& s : b) {
+      if (s->kind == StmtKind::Autoescape) autoescape = true;
+      each_body(*s, [&](Body& inner) { find_autoescape(inner); });
+    }
+  }
+
+  template <typename Fn>
+  static void each_body(Stmt& s, Fn&& fn) {
+    switch (s.kind) {
+      case StmtKind::If:
+        for (auto& [cond, b] : static_cast<IfStmt&>(s).branches) fn(b);
+        fn(static_cast<IfStmt&>(s).otherwise);
+        return;
+      case StmtKind::For:
+        fn(static_cast<ForStmt&>(s).body);
+        fn(static_cast<ForStmt&>(s).otherwise);
+        return;
+      case StmtKind::SetBlock:
+        fn(static_cast<SetBlockStmt&>(s).body);
+        return;
+      case StmtKind::Macro:
+        fn(static_cast<MacroStmt&>(s).def->body);
+        return;
+      case StmtKind::CallBlock:
+        fn(static_cast<CallBlockStmt&>(s).caller->body);
+        return;
+      case StmtKind::FilterBlock:
+        fn(static_cast<FilterBlockStmt&>(s).body);
+        return;
+      case StmtKind::With:
+        fn(static_cast<WithStmt&>(s).body);
+        return;
+      case StmtKind::Generation:
+      case StmtKind::Block:
+      case StmtKind::Autoescape:
+        fn(static_cast<BodyStmt&>(s).body);
+        return;
+      default:
+        return;
+    }
+  }
+
+  void fold(Body& b) {
+    Body kept;
+    kept.reserve(b.size());
+    for (auto& s : b) {
+      each_body(*s, [&](Body& inner) { fold(inner); });
+      if (s->kind == StmtKind::Print) {
+        const Expr& e = *static_cast<PrintStmt&>(*s).expr;
+        if (e.kind == ExprKind::Const) {
+          auto text = std::make_unique<OutputStmt>();
+          text->line = s->line;
+          text->column = s->column;
+          append_str(text->text, static_cast<const ConstExpr&>(e).value);
+          s = std::move(text);
+        }
+      }
+      if (s->kind == StmtKind::Output && !kept.empty() && kept.back()->kind == StmtKind::Output) {
+        static_cast<OutputStmt&>(*kept.back()).text += static_cast<OutputStmt&>(*s).text;
+        continue;
+      }
+      kept.push_back(std::move(s));
+    }
+    b = std::move(kept);
+  }
+};
+
 Result<ParsedTemplate> parse_template(std::string_view source, const Limits& limits) {
   auto tokens = tokenize(source);
   if (!tokens) return tokens.error();
@@ -1565,6 +1641,9 @@ Result<ParsedTemplate> parse_template(std::string_view source, const Limits& lim
   Resolver resolver;
   resolver.body(parsed.body, false);
   if (resolver.failed) return resolver.error;
+  StaticOutputFolder folder;
+  folder.find_autoescape(parsed.body);
+  if (!folder.autoescape) folder.fold(parsed.body);
   return parsed;
 }
 
