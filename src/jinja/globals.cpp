@@ -1,12 +1,12 @@
 // The global functions of the environment transformers builds: Jinja2's defaults
 // (range with the sandbox cap, dict, namespace, cycler, joiner, lipsum) plus
 // transformers' raise_exception and strftime_now. One table, name -> function.
-#include <cstdio>
 #include <ctime>
 #include <string>
 
 #include "jinja/args.hpp"
 #include "jinja/objects.hpp"
+#include "jinja/strftime.hpp"
 
 namespace chatwire::jinja {
 
@@ -185,8 +185,9 @@ bool parse_iso(const std::string& s, std::tm& tm, long& micros) {
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59) return false;
   if (d > kDays[mo - 1] + (mo == 2 && leap(y) ? 1 : 0)) return false;
-  int yday = d - 1;
-  for (int m = 1; m < mo; ++m) yday += kDays[m - 1] + (m == 2 && leap(y) ? 1 : 0);
+  // Days before each month in a common year.
+  static constexpr int kBefore[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+  const int yday = kBefore[mo - 1] + (mo > 2 && leap(y) ? 1 : 0) + d - 1;
   // Days since 1970-01-01 (civil calendar), for the weekday; 1970-01-01 was a Thursday.
   const long yy = y - (mo <= 2 ? 1 : 0);
   const long era = (yy >= 0 ? yy : yy - 399) / 400;
@@ -232,39 +233,7 @@ Result<Value> global_strftime_now(RenderState& state, const CallArgs& args) {
     localtime_r(&ts.tv_sec, &tm);
     micros = ts.tv_nsec / 1000;
   }
-  // Python handles %f itself; the rest goes to the C library, one directive at a time
-  // so that an empty expansion is not mistaken for an error.
-  std::string_view fmt = fmt_value.as_string();
-  std::string out;
-  for (std::size_t i = 0; i < fmt.size(); ++i) {
-    if (fmt[i] != '%' || i + 1 >= fmt.size()) {
-      out += fmt[i];
-      continue;
-    }
-    std::size_t j = i + 1;
-    while (j < fmt.size() && (fmt[j] == '-' || fmt[j] == '_' || fmt[j] == '0' || fmt[j] == '^' ||
-                              fmt[j] == '#' || fmt[j] == 'E' || fmt[j] == 'O'))
-      ++j;
-    if (j >= fmt.size()) {
-      out += fmt.substr(i);
-      break;
-    }
-    if (fmt[j] == 'z' || fmt[j] == 'Z') {
-      // datetime.now() and fromisoformat() without an offset are naive: Python prints
-      // nothing for the zone directives (the C library would print "+0000" / "GMT").
-    } else if (fmt[j] == 'f') {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "%06ld", micros);
-      out += buf;
-    } else {
-      std::string directive(fmt.substr(i, j - i + 1));
-      char buf[256];
-      std::size_t n = std::strftime(buf, sizeof buf, directive.c_str(), &tm);
-      out.append(buf, n);
-    }
-    i = j;
-  }
-  return Value(std::move(out));
+  return Value(format_time(fmt_value.as_string(), tm, micros));
 }
 
 struct GlobalEntry {
