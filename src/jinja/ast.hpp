@@ -181,7 +181,15 @@ struct FilterExpr : Expr {
 };
 
 // Tests the evaluator answers itself (resolved with TestExpr::test).
-enum class TestSpecial : std::uint8_t { None, Defined, Undefined, Escaped };
+enum class TestSpecial : std::uint8_t {
+  None,  // not special (the `none` test is NoneValue)
+  Defined,
+  Undefined,
+  Escaped,
+  String,
+  NoneValue,
+  Mapping
+};
 
 struct TestExpr : Expr {
   ExprPtr operand;

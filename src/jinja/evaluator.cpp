@@ -349,6 +349,24 @@ class Evaluator {
         return &tmp;
       }
     }
+    if (e.kind == ExprKind::Getitem) {
+      // x['key'] on a dict without that key: the subscript falls back to the attribute,
+      // which is a dict method (defined) or Undefined (missing).
+      const auto& g = static_cast<const GetitemExpr&>(e);
+      if (g.index->kind == ExprKind::Const) {
+        const Value& key = static_cast<const ConstExpr&>(*g.index).value;
+        if (key.is_string()) {
+          const Value& obj = object_ref(*g.object, f, tmp);
+          if (obj.is_dict()) {
+            if (const Value* v = obj.dict_find(key)) return v;
+            if (!has_method(Kind::Dict, key.as_string())) return nullptr;
+          }
+          Value r = at(e, [&] { return get_subscript(obj, key); });  // before `tmp` changes
+          tmp = std::move(r);
+          return &tmp;
+        }
+      }
+    }
     return &ref(e, f, tmp);
   }
 
@@ -736,7 +754,21 @@ class Evaluator {
     }
     const Value& operand = *operand_ptr;
     if (te.test && te.arguments.empty()) {  // `x is string`: no argument list to build
-      if (te.special == TestSpecial::Escaped) return te.operand->markup;
+      switch (te.special) {  // type tests answered here (the table's functions say the same)
+        case TestSpecial::Escaped:
+          return te.operand->markup;
+        case TestSpecial::String:
+          st_.step();
+          return operand.is_string();
+        case TestSpecial::NoneValue:
+          st_.step();
+          return operand.is_none();
+        case TestSpecial::Mapping:
+          st_.step();
+          return operand.is_dict();
+        default:
+          break;
+      }
       st_.step();
       return at(te, [&] { return check(te.test->fn(st_, operand, CallArgs{})); });
     }

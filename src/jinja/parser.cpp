@@ -1273,6 +1273,9 @@ struct Resolver {
           t->special = t->name == "defined"     ? TestSpecial::Defined
                        : t->name == "undefined" ? TestSpecial::Undefined
                        : t->name == "escaped"   ? TestSpecial::Escaped
+                       : t->name == "string"    ? TestSpecial::String
+                       : t->name == "none"      ? TestSpecial::NoneValue
+                       : t->name == "mapping"   ? TestSpecial::Mapping
                                                 : TestSpecial::None;
         expr(t->operand.get(), soft);
         args(t->arguments, soft);
