@@ -1,5 +1,7 @@
 // json.dumps exactly as Python's json module writes it, a JSON parser that builds
 // values directly (no intermediate DOM), and nlohmann interop.
+#include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -22,116 +24,20 @@ namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
 
-void append_u_escape(std::string& out, unsigned code) {
-  out += "\\u";
-  out += kHexDigits[(code >> 12) & 0xF];
-  out += kHexDigits[(code >> 8) & 0xF];
-  out += kHexDigits[(code >> 4) & 0xF];
-  out += kHexDigits[code & 0xF];
-}
-
-// The escapes both of Python's encoders share.
-bool append_short_escape(std::string& out, char32_t c) {
-  switch (c) {
-    case '"':
-      out += "\\\"";
-      return true;
-    case '\\':
-      out += "\\\\";
-      return true;
-    case '\n':
-      out += "\\n";
-      return true;
-    case '\r':
-      out += "\\r";
-      return true;
-    case '\t':
-      out += "\\t";
-      return true;
-    case '\b':
-      out += "\\b";
-      return true;
-    case '\f':
-      out += "\\f";
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Bytes copied verbatim: [0] for ensure_ascii=False, [1] for ensure_ascii=True.
-struct PlainBytes {
-  bool plain[2][256];
-  constexpr PlainBytes() : plain{} {
-    for (int c = 0; c < 256; ++c) {
-      bool base = c >= 0x20 && c != '"' && c != '\\';
-      plain[0][c] = base;
-      plain[1][c] = base && c < 0x7F;
-    }
+// The second character of the escapes both of Python's encoders share (0: written as \u00XX).
+struct ShortEscapes {
+  char second[128];
+  constexpr ShortEscapes() : second{} {
+    second[static_cast<unsigned char>('"')] = '"';
+    second[static_cast<unsigned char>('\\')] = '\\';
+    second[static_cast<unsigned char>('\n')] = 'n';
+    second[static_cast<unsigned char>('\r')] = 'r';
+    second[static_cast<unsigned char>('\t')] = 't';
+    second[static_cast<unsigned char>('\b')] = 'b';
+    second[static_cast<unsigned char>('\f')] = 'f';
   }
 };
-constexpr PlainBytes kPlainBytes;
-
-void append_json_string(std::string& out, std::string_view s, bool ensure_ascii) {
-  out += '"';
-  const bool* plain = kPlainBytes.plain[ensure_ascii ? 1 : 0];
-  std::size_t i = 0;
-  while (i < s.size()) {
-    // Copy the longest run that needs no escaping in one go. Eight bytes at a time
-    // while none of them is a control byte, '"', '\\' (or, with ensure_ascii, >= 0x7F):
-    // each test is exact as a yes/no for the whole word.
-    std::size_t run = i;
-#if defined(__SSE2__)
-    // Sixteen bytes per step where SSE2 exists (every x86-64): bytes below 0x20 compare
-    // less than 0x20 as signed values only together with the ones >= 0x80, which are
-    // told apart by the sign bit.
-    {
-      const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
-                    backslash = _mm_set1_epi8('\\'), del = _mm_set1_epi8(0x7E);
-      while (run + 16 <= s.size()) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + run));
-        const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());     // bytes >= 0x80
-        __m128i bad = _mm_andnot_si128(high, _mm_cmplt_epi8(v, space));  // control bytes
-        bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, quote));
-        bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, backslash));
-        if (ensure_ascii) bad = _mm_or_si128(bad, _mm_or_si128(high, _mm_cmpgt_epi8(v, del)));
-        if (_mm_movemask_epi8(bad) != 0) break;
-        run += 16;
-      }
-    }
-#endif
-    constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
-    while (run + 8 <= s.size()) {
-      std::uint64_t w;
-      std::memcpy(&w, s.data() + run, 8);
-      const std::uint64_t quote = w ^ (k01 * '"'), backslash = w ^ (k01 * '\\');
-      std::uint64_t bad =
-          ((w - k01 * 0x20) & ~w) | ((quote - k01) & ~quote) | ((backslash - k01) & ~backslash);
-      if (ensure_ascii) bad |= (w + k01) | w;  // a byte above 0x7E
-      if (bad & k80) break;
-      run += 8;
-    }
-    while (run < s.size() && plain[static_cast<unsigned char>(s[run])]) ++run;
-    out.append(s.data() + i, run - i);
-    i = run;
-    if (i >= s.size()) break;
-    auto byte = static_cast<unsigned char>(s[i]);
-    if (byte < 0x80) {
-      ++i;
-      if (!append_short_escape(out, byte)) append_u_escape(out, byte);
-      continue;
-    }
-    char32_t c = utf8::decode(s, i);  // ensure_ascii only
-    if (c >= 0x10000) {
-      char32_t v = c - 0x10000;
-      append_u_escape(out, 0xD800 | ((v >> 10) & 0x3FF));
-      append_u_escape(out, 0xDC00 | (v & 0x3FF));
-    } else {
-      append_u_escape(out, static_cast<unsigned>(c));
-    }
-  }
-  out += '"';
-}
+constexpr ShortEscapes kShortEscapes;
 
 void append_json_float(std::string& out, double d) {
   if (std::isnan(d)) {
@@ -142,6 +48,225 @@ void append_json_float(std::string& out, double d) {
     append_float_repr(out, d);
   }
 }
+
+// Bytes json.dumps escapes: control bytes, '"', '\\' and, with ensure_ascii, >= 0x7F.
+// Eight bytes as one word: 0x80 is set in the lane of the first such byte and in no lane
+// below it (a borrow or carry only moves upwards from a byte that is itself flagged), so
+// the lowest set bit locates it on a little-endian machine; lanes above may be false hits.
+// Zero bytes count as control bytes, which lets a short tail padded with zeros stop there.
+inline std::uint64_t special_bytes8(std::uint64_t w, bool ensure_ascii) {
+  constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
+  const std::uint64_t quote = w ^ (k01 * '"'), backslash = w ^ (k01 * '\\');
+  std::uint64_t bad =
+      ((w - k01 * 0x20) & ~w) | ((quote - k01) & ~quote) | ((backslash - k01) & ~backslash);
+  if (ensure_ascii) bad |= (w + k01) | w;  // a byte above 0x7E
+  return bad & k80;
+}
+
+// The 1..7 bytes at `in` in the low lanes of a word, zeros above, without reading past them.
+inline std::uint64_t load_short(const char* in, std::size_t n) {
+  if (n >= 4) {
+    std::uint32_t lo, hi;
+    std::memcpy(&lo, in, 4);
+    std::memcpy(&hi, in + n - 4, 4);  // overlaps lo: the shared lanes hold the same bytes
+    return lo | (static_cast<std::uint64_t>(hi) << (8 * (n - 4)));
+  }
+  auto byte = [&](std::size_t i) {
+    return static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  };
+  return byte(0) | byte(n / 2) | byte(n - 1);
+}
+
+// Text written whole many times (separators, newline and indentation), kept with 16
+// readable bytes past its end so that Sink::put_padded copies it in 16-byte steps.
+struct PaddedText {
+  const char* data = nullptr;
+  std::size_t size = 0;
+  char small[48];
+  std::string large;
+
+  void assign(std::string_view s) {
+    size = s.size();
+    if (size + 16 <= sizeof small) {
+      std::memcpy(small, s.data(), size);
+      std::memset(small + size, 0, sizeof small - size);
+      data = small;
+    } else {
+      large.reserve(size + 16);
+      large.assign(s);
+      large.append(16, '\0');
+      data = large.data();
+    }
+  }
+};
+
+// Output cursor over a std::string: the string is resized ahead of the writes and cut
+// back to what was written when the sink goes away, so that writing is a store through
+// a pointer instead of a push_back that checks size and capacity for every character.
+// Every write has 16 bytes of slack after it, which lets short copies move whole
+// 16-byte blocks.
+class Sink {
+ public:
+  explicit Sink(std::string& out) : out_(out) {
+    std::size_t used = out.size();
+    out.resize(std::max(out.capacity(), used + 256));
+    p_ = out.data() + used;
+    end_ = out.data() + out.size();
+  }
+  ~Sink() { out_.resize(size()); }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  std::size_t size() const { return static_cast<std::size_t>(p_ - out_.data()); }
+
+  // Room for n more bytes plus the 16 of slack.
+  void reserve(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) < n + 16) grow(n + 16);
+  }
+
+  template <std::size_t N>
+  void put(const char (&literal)[N]) {
+    reserve(N);
+    std::memcpy(p_, literal, N - 1);
+    p_ += N - 1;
+  }
+
+  void put(std::string_view s) {
+    reserve(s.size());
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+
+  // n bytes of text that stays readable for n rounded up to 16.
+  void put_padded(const char* text, std::size_t n) {
+    reserve(n);
+    for (std::size_t k = 0; k < n; k += 16) std::memcpy(p_ + k, text + k, 16);
+    p_ += n;
+  }
+
+  void put_int(std::int64_t i) {
+    reserve(24);
+    p_ = std::to_chars(p_, p_ + 24, i).ptr;
+  }
+
+  // json.dumps of a str.
+  void json_string(std::string_view s, bool ensure_ascii) {
+    const char* in = s.data();
+    const char* const stop = in + s.size();
+    reserve(s.size() + 2);
+    *p_++ = '"';
+    while (true) {
+      copy_plain(in, stop, ensure_ascii);
+      if (in == stop) break;
+      // At most 12 bytes for this character, then the rest as it is and the quote.
+      reserve(static_cast<std::size_t>(stop - in) + 13);
+      auto byte = static_cast<unsigned char>(*in);
+      if (byte < 0x80) {
+        ++in;
+        if (char second = kShortEscapes.second[byte]) {
+          p_[0] = '\\';
+          p_[1] = second;
+          p_ += 2;
+        } else {
+          u_escape(byte);
+        }
+        continue;
+      }
+      std::size_t i = static_cast<std::size_t>(in - s.data());
+      char32_t c = utf8::decode(s, i);  // ensure_ascii only
+      in = s.data() + i;
+      if (c >= 0x10000) {
+        char32_t v = c - 0x10000;
+        u_escape(0xD800 | ((v >> 10) & 0x3FF));
+        u_escape(0xDC00 | (v & 0x3FF));
+      } else {
+        u_escape(static_cast<unsigned>(c));
+      }
+    }
+    *p_++ = '"';
+  }
+
+ private:
+  std::string& out_;
+  char* p_;
+  char* end_;
+
+  [[gnu::noinline]] void grow(std::size_t n) {
+    std::size_t used = size();
+    out_.reserve(std::max(out_.size() * 2, used + n));
+    out_.resize(out_.capacity());
+    p_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+
+  void u_escape(unsigned code) {
+    p_[0] = '\\';
+    p_[1] = 'u';
+    p_[2] = kHexDigits[(code >> 12) & 0xF];
+    p_[3] = kHexDigits[(code >> 8) & 0xF];
+    p_[4] = kHexDigits[(code >> 4) & 0xF];
+    p_[5] = kHexDigits[code & 0xF];
+    p_ += 6;
+  }
+
+  // Copies the bytes before the next one needing an escape (or the end). Blocks are stored
+  // whole, escaped bytes included, into the reserved room; the cursor then moves only past
+  // the plain ones. The caller reserved room for all of [in, stop) plus the slack.
+  void copy_plain(const char*& in, const char* stop, bool ensure_ascii) {
+    if constexpr (std::endian::native != std::endian::little) {
+      while (in < stop) {
+        auto c = static_cast<unsigned char>(*in);
+        if (c < 0x20 || c == '"' || c == '\\' || (ensure_ascii && c >= 0x7F)) return;
+        *p_++ = *in++;
+      }
+      return;
+    }
+#if defined(__SSE2__)
+    // Sixteen bytes per step where SSE2 exists (every x86-64): bytes below 0x20 compare
+    // less than 0x20 as signed values only together with the ones >= 0x80, which are
+    // told apart by the sign bit.
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
+                  backslash = _mm_set1_epi8('\\'), del = _mm_set1_epi8(0x7E);
+    while (stop - in >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p_), v);
+      const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());     // bytes >= 0x80
+      __m128i bad = _mm_andnot_si128(high, _mm_cmplt_epi8(v, space));  // control bytes
+      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, quote));
+      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, backslash));
+      if (ensure_ascii) bad = _mm_or_si128(bad, _mm_or_si128(high, _mm_cmpgt_epi8(v, del)));
+      if (unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(bad))) {
+        auto k = static_cast<std::size_t>(std::countr_zero(mask));
+        in += k;
+        p_ += k;
+        return;
+      }
+      in += 16;
+      p_ += 16;
+    }
+#endif
+    while (stop - in >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, in, 8);
+      std::memcpy(p_, &w, 8);
+      if (std::uint64_t bad = special_bytes8(w, ensure_ascii)) {
+        auto k = static_cast<std::size_t>(std::countr_zero(bad) >> 3);
+        in += k;
+        p_ += k;
+        return;
+      }
+      in += 8;
+      p_ += 8;
+    }
+    if (in == stop) return;
+    // Under eight bytes left: the zero lanes above them are flagged, so a bit is always set.
+    std::uint64_t w = load_short(in, static_cast<std::size_t>(stop - in));
+    std::memcpy(p_, &w, 8);
+    auto k = static_cast<std::size_t>(std::countr_zero(special_bytes8(w, ensure_ascii)) >> 3);
+    in += k;
+    p_ += k;
+  }
+};
 
 Error not_serializable(const Value& v) {
   return type_error("Object of type " + std::string(type_name(v)) + " is not JSON serializable");
@@ -200,52 +325,105 @@ Status python_sort_keys(std::vector<const std::pair<Value, Value>*>& items) {
 // Each step answers true/false and keeps the first error in `error`: a Status (a variant
 // holding an Error) built and checked at every value cost more than writing the value.
 struct Dumper {
-  std::string& out;
+  Sink& sink;
   const JsonDumpOptions& options;
   const ValueLimits& limits;
-  std::string_view item_separator;
-  std::string_view key_separator;
   std::size_t depth = 0;
   std::optional<Error> error;
+  // The item separator, then (with an indent) a newline and `indent_levels` indents:
+  // an item after the first copies a prefix of it, the first item and a closing bracket
+  // the part after the separator.
+  PaddedText separator_line;
+  std::size_t separator_size = 0;
+  std::size_t indent_levels = 0;
+  PaddedText key_separator;
+
+  Dumper(Sink& s, const JsonDumpOptions& o, const ValueLimits& l, std::string_view item_sep,
+         std::string_view key_sep)
+      : sink(s), options(o), limits(l), separator_size(item_sep.size()) {
+    separator_line.assign(item_sep);
+    key_separator.assign(key_sep);
+  }
+  Dumper(const Dumper&) = delete;
+  Dumper& operator=(const Dumper&) = delete;
 
   bool fail(Error e) {
     error = std::move(e);
     return false;
   }
 
+  // Makes separator_line hold at least `level` indents (a few more for the next levels
+  // while the indent is short).
+  void cover_level(std::size_t level) {
+    const std::string& indent = *options.indent;
+    std::size_t levels = level + (indent.size() <= 16 ? 8 : 0);
+    std::string line(separator_line.data, separator_size);
+    line.reserve(separator_size + 1 + levels * indent.size());
+    line += '\n';
+    for (std::size_t i = 0; i < levels; ++i) line += indent;
+    separator_line.assign(line);
+    indent_levels = levels;
+  }
+
   void newline_indent(std::size_t level) {
-    out += '\n';
-    for (std::size_t i = 0; i < level; ++i) out += *options.indent;
+    if (level > indent_levels) cover_level(level);
+    sink.put_padded(separator_line.data + separator_size, 1 + level * options.indent->size());
+  }
+
+  // The separator before every item but the first, and with an indent the new line.
+  void item_start(std::size_t i) {
+    if (!options.indent) {
+      if (i) sink.put_padded(separator_line.data, separator_size);
+      return;
+    }
+    if (depth > indent_levels) cover_level(depth);
+    std::size_t skip = i ? 0 : separator_size;
+    sink.put_padded(separator_line.data + skip,
+                    separator_size - skip + 1 + depth * options.indent->size());
   }
 
   bool check_size() {
-    if (out.size() > limits.max_string_bytes)
+    if (sink.size() > limits.max_string_bytes)
       return fail(limit_error("max_string_bytes", limits.max_string_bytes));
     return true;
+  }
+
+  bool finite_or_allowed(double d) {
+    if (!options.allow_nan && !std::isfinite(d))
+      return fail(value_error("Out of range float values are not JSON compliant"));
+    return true;
+  }
+
+  void json_float(double d) {
+    std::string text;  // Python's repr layout lives in print.cpp; floats are rare here
+    append_json_float(text, d);
+    sink.put(text);
   }
 
   bool key(const Value& k) {
     switch (k.kind()) {
       case Kind::String:
-        append_json_string(out, k.as_string(), options.ensure_ascii);
+        sink.json_string(k.as_string(), options.ensure_ascii);
         return true;
       case Kind::Float:
-        if (!options.allow_nan && !std::isfinite(k.as_float()))
-          return fail(value_error("Out of range float values are not JSON compliant"));
-        out += '"';
-        append_json_float(out, k.as_float());
-        out += '"';
+        if (!finite_or_allowed(k.as_float())) return false;
+        sink.put("\"");
+        json_float(k.as_float());
+        sink.put("\"");
         return true;
       case Kind::Bool:
-        out += k.as_bool() ? "\"true\"" : "\"false\"";
+        if (k.as_bool())
+          sink.put("\"true\"");
+        else
+          sink.put("\"false\"");
         return true;
       case Kind::None:
-        out += "\"null\"";
+        sink.put("\"null\"");
         return true;
       case Kind::Int:
-        out += '"';
-        append_repr(out, k);
-        out += '"';
+        sink.put("\"");
+        sink.put_int(k.as_int());
+        sink.put("\"");
         return true;
       default:
         return fail(type_error("keys must be str, int, float, bool or None, not " +
@@ -256,21 +434,23 @@ struct Dumper {
   bool value(const Value& v) {
     switch (v.kind()) {
       case Kind::None:
-        out += "null";
+        sink.put("null");
         return true;
       case Kind::Bool:
-        out += v.as_bool() ? "true" : "false";
+        if (v.as_bool())
+          sink.put("true");
+        else
+          sink.put("false");
         return true;
       case Kind::Int:
-        append_repr(out, v);
+        sink.put_int(v.as_int());
         return true;
       case Kind::Float:
-        if (!options.allow_nan && !std::isfinite(v.as_float()))
-          return fail(value_error("Out of range float values are not JSON compliant"));
-        append_json_float(out, v.as_float());
+        if (!finite_or_allowed(v.as_float())) return false;
+        json_float(v.as_float());
         return true;
       case Kind::String:
-        append_json_string(out, v.as_string(), options.ensure_ascii);
+        sink.json_string(v.as_string(), options.ensure_ascii);
         return check_size();
       case Kind::List:
       case Kind::Tuple:
@@ -295,40 +475,42 @@ struct Dumper {
     return true;
   }
 
-  bool sequence(std::span<const Value> items) {
-    if (items.empty()) {
-      out += "[]";
-      return true;
-    }
-    if (!enter()) return false;
-    out += '[';
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (i) out += item_separator;
-      if (options.indent) newline_indent(depth);
-      if (!value(items[i])) return false;
-    }
+  bool leave(const char (&close)[2]) {
     if (options.indent) newline_indent(depth - 1);
-    out += ']';
+    sink.put(close);
     --depth;
     return check_size();
   }
 
+  bool sequence(std::span<const Value> items) {
+    if (items.empty()) {
+      sink.put("[]");
+      return true;
+    }
+    if (!enter()) return false;
+    sink.put("[");
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      item_start(i);
+      if (!value(items[i])) return false;
+    }
+    return leave("]");
+  }
+
   bool item(std::size_t i, const std::pair<Value, Value>& entry) {
-    if (i) out += item_separator;
-    if (options.indent) newline_indent(depth);
+    item_start(i);
     if (!key(entry.first)) return false;
-    out += key_separator;
+    sink.put_padded(key_separator.data, key_separator.size);
     return value(entry.second);
   }
 
   bool mapping(const Value& d) {
     auto entries = d.dict_entries();
     if (entries.empty()) {
-      out += "{}";
+      sink.put("{}");
       return true;
     }
     if (!enter()) return false;
-    out += '{';
+    sink.put("{");
     if (options.sort_keys) {
       std::vector<const std::pair<Value, Value>*> order;
       order.reserve(entries.size());
@@ -340,10 +522,7 @@ struct Dumper {
       for (std::size_t i = 0; i < entries.size(); ++i)
         if (!item(i, entries[i])) return false;
     }
-    if (options.indent) newline_indent(depth - 1);
-    out += '}';
-    --depth;
-    return check_size();
+    return leave("}");
   }
 };
 
@@ -356,7 +535,8 @@ Status dump_json(std::string& out, const Value& v, const JsonDumpOptions& option
                                                      : std::string_view(", ");
   std::string_view key_sep =
       options.key_separator ? std::string_view(*options.key_separator) : std::string_view(": ");
-  Dumper dumper{out, options, limits, item_sep, key_sep, 0, std::nullopt};
+  Sink sink(out);
+  Dumper dumper(sink, options, limits, item_sep, key_sep);
   if (dumper.value(v)) return ok_status();
   return std::move(*dumper.error);
 }
