@@ -63,6 +63,21 @@ inline std::uint64_t special_bytes8(std::uint64_t w, bool ensure_ascii) {
   return bad & k80;
 }
 
+#if defined(__SSE2__)
+// The same bytes over a 16-byte block, one mask bit per byte: bytes below 0x20 compare
+// less than 0x20 as signed values only together with the ones >= 0x80, which are told
+// apart by the sign bit.
+inline unsigned special_bytes16(__m128i v, bool ensure_ascii) {
+  const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());                   // >= 0x80
+  __m128i bad = _mm_andnot_si128(high, _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));  // control
+  bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+  bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+  if (ensure_ascii)
+    bad = _mm_or_si128(bad, _mm_or_si128(high, _mm_cmpgt_epi8(v, _mm_set1_epi8(0x7E))));
+  return static_cast<unsigned>(_mm_movemask_epi8(bad));
+}
+#endif
+
 // The 1..7 bytes at `in` in the low lanes of a word, zeros above, without reading past them.
 inline std::uint64_t load_short(const char* in, std::size_t n) {
   if (n >= 4) {
@@ -222,20 +237,10 @@ class Sink {
       return;
     }
 #if defined(__SSE2__)
-    // Sixteen bytes per step where SSE2 exists (every x86-64): bytes below 0x20 compare
-    // less than 0x20 as signed values only together with the ones >= 0x80, which are
-    // told apart by the sign bit.
-    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
-                  backslash = _mm_set1_epi8('\\'), del = _mm_set1_epi8(0x7E);
     while (stop - in >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(p_), v);
-      const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());     // bytes >= 0x80
-      __m128i bad = _mm_andnot_si128(high, _mm_cmplt_epi8(v, space));  // control bytes
-      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, quote));
-      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, backslash));
-      if (ensure_ascii) bad = _mm_or_si128(bad, _mm_or_si128(high, _mm_cmpgt_epi8(v, del)));
-      if (unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(bad))) {
+      if (unsigned mask = special_bytes16(v, ensure_ascii)) {
         auto k = static_cast<std::size_t>(std::countr_zero(mask));
         in += k;
         p_ += k;
@@ -244,7 +249,24 @@ class Sink {
       in += 16;
       p_ += 16;
     }
-#endif
+    if (in == stop) return;
+    // Under sixteen bytes left, gathered into one block whose zero lanes above them are
+    // flagged, so a bit is always set.
+    auto n = static_cast<std::size_t>(stop - in);
+    std::uint64_t lo, hi = 0;
+    if (n >= 8) {
+      std::memcpy(&lo, in, 8);
+      if (n > 8) {
+        std::memcpy(&hi, stop - 8, 8);  // overlaps lo; shifted down to bytes 8..n-1
+        hi >>= 8 * (16 - n);
+      }
+    } else {
+      lo = load_short(in, n);
+    }
+    const __m128i v = _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p_), v);
+    auto k = static_cast<std::size_t>(std::countr_zero(special_bytes16(v, ensure_ascii)));
+#else
     while (stop - in >= 8) {
       std::uint64_t w;
       std::memcpy(&w, in, 8);
@@ -263,6 +285,7 @@ class Sink {
     std::uint64_t w = load_short(in, static_cast<std::size_t>(stop - in));
     std::memcpy(p_, &w, 8);
     auto k = static_cast<std::size_t>(std::countr_zero(special_bytes8(w, ensure_ascii)) >> 3);
+#endif
     in += k;
     p_ += k;
   }
@@ -468,6 +491,14 @@ struct Dumper {
     return fail(not_serializable(v));
   }
 
+  // A container's item: strings, the common leaf, are written here rather than through
+  // value(), whose call is costlier than a short string.
+  bool element(const Value& v) {
+    if (v.kind() != Kind::String) return value(v);
+    sink.json_string(v.as_string(), options.ensure_ascii);
+    return check_size();
+  }
+
   bool enter() {
     if (++depth > options.max_depth)
       return fail(make_error("RecursionError",
@@ -491,7 +522,7 @@ struct Dumper {
     sink.put("[");
     for (std::size_t i = 0; i < items.size(); ++i) {
       item_start(i);
-      if (!value(items[i])) return false;
+      if (!element(items[i])) return false;
     }
     return leave("]");
   }
@@ -500,7 +531,7 @@ struct Dumper {
     item_start(i);
     if (!key(entry.first)) return false;
     sink.put_padded(key_separator.data, key_separator.size);
-    return value(entry.second);
+    return element(entry.second);
   }
 
   bool mapping(const Value& d) {
