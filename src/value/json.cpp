@@ -155,8 +155,9 @@ class Sink {
   // n bytes of text that stays readable for n rounded up to 16.
   void put_padded(const char* text, std::size_t n) {
     reserve(n);
-    for (std::size_t k = 0; k < n; k += 16) std::memcpy(p_ + k, text + k, 16);
-    p_ += n;
+    char* p = p_;
+    for (std::size_t k = 0; k < n; k += 16) std::memcpy(p + k, text + k, 16);
+    p_ = p + n;
   }
 
   void put_int(std::int64_t i) {
@@ -165,14 +166,34 @@ class Sink {
   }
 
   // json.dumps of a str.
-  void json_string(std::string_view s, bool ensure_ascii) {
+  [[gnu::always_inline]] void json_string(std::string_view s, bool ensure_ascii) {
     const char* in = s.data();
     const char* const stop = in + s.size();
     reserve(s.size() + 2);
-    *p_++ = '"';
-    while (true) {
-      copy_plain(in, stop, ensure_ascii);
-      if (in == stop) break;
+    // The cursor in a local: stores through char* could alias p_, which would make the
+    // compiler reload it after each one.
+    char* p = p_;
+    *p++ = '"';
+    p = copy_plain(in, stop, p, ensure_ascii);
+    if (in != stop) {
+      p_ = p;
+      escaped_rest(s, in, ensure_ascii);
+      p = p_;
+    }
+    *p++ = '"';
+    p_ = p;
+  }
+
+ private:
+  std::string& out_;
+  char* p_;
+  char* end_;
+
+  // The rest of a string from the first byte needing an escape at `in`. Out of line: most
+  // strings have none, and their path then saves fewer registers.
+  [[gnu::noinline]] void escaped_rest(std::string_view s, const char* in, bool ensure_ascii) {
+    const char* const stop = s.data() + s.size();
+    do {
       // At most 12 bytes for this character, then the rest as it is and the quote.
       reserve(static_cast<std::size_t>(stop - in) + 13);
       auto byte = static_cast<unsigned char>(*in);
@@ -185,30 +206,29 @@ class Sink {
         } else {
           u_escape(byte);
         }
-        continue;
-      }
-      std::size_t i = static_cast<std::size_t>(in - s.data());
-      char32_t c = utf8::decode(s, i);  // ensure_ascii only
-      in = s.data() + i;
-      if (c >= 0x10000) {
-        char32_t v = c - 0x10000;
-        u_escape(0xD800 | ((v >> 10) & 0x3FF));
-        u_escape(0xDC00 | (v & 0x3FF));
       } else {
-        u_escape(static_cast<unsigned>(c));
+        std::size_t i = static_cast<std::size_t>(in - s.data());
+        char32_t c = utf8::decode(s, i);  // ensure_ascii only
+        in = s.data() + i;
+        if (c >= 0x10000) {
+          char32_t v = c - 0x10000;
+          u_escape(0xD800 | ((v >> 10) & 0x3FF));
+          u_escape(0xDC00 | (v & 0x3FF));
+        } else {
+          u_escape(static_cast<unsigned>(c));
+        }
       }
-    }
-    *p_++ = '"';
+      p_ = copy_plain(in, stop, p_, ensure_ascii);
+    } while (in != stop);
   }
-
- private:
-  std::string& out_;
-  char* p_;
-  char* end_;
 
   [[gnu::noinline]] void grow(std::size_t n) {
     std::size_t used = size();
-    out_.reserve(std::max(out_.size() * 2, used + n));
+    out_.resize(used);  // the bytes past the cursor need no copying
+    // Quadrupling while small: a tool list outgrows the caller's first guess by a few
+    // times, and each step copies what was written.
+    std::size_t factor = out_.capacity() < 4096 ? 4 : 2;
+    out_.reserve(std::max(out_.capacity() * factor, used + n));
     out_.resize(out_.capacity());
     p_ = out_.data() + used;
     end_ = out_.data() + out_.size();
@@ -227,29 +247,30 @@ class Sink {
   // Copies the bytes before the next one needing an escape (or the end). Blocks are stored
   // whole, escaped bytes included, into the reserved room; the cursor then moves only past
   // the plain ones. The caller reserved room for all of [in, stop) plus the slack.
-  void copy_plain(const char*& in, const char* stop, bool ensure_ascii) {
+  [[gnu::always_inline]] static char* copy_plain(const char*& in, const char* stop, char* out,
+                                                 bool ensure_ascii) {
     if constexpr (std::endian::native != std::endian::little) {
       while (in < stop) {
         auto c = static_cast<unsigned char>(*in);
-        if (c < 0x20 || c == '"' || c == '\\' || (ensure_ascii && c >= 0x7F)) return;
-        *p_++ = *in++;
+        if (c < 0x20 || c == '"' || c == '\\' || (ensure_ascii && c >= 0x7F)) return out;
+        *out++ = *in++;
       }
-      return;
+      return out;
     }
 #if defined(__SSE2__)
     while (stop - in >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(p_), v);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
       if (unsigned mask = special_bytes16(v, ensure_ascii)) {
         auto k = static_cast<std::size_t>(std::countr_zero(mask));
         in += k;
-        p_ += k;
-        return;
+        out += k;
+        return out;
       }
       in += 16;
-      p_ += 16;
+      out += 16;
     }
-    if (in == stop) return;
+    if (in == stop) return out;
     // Under sixteen bytes left, gathered into one block whose zero lanes above them are
     // flagged, so a bit is always set.
     auto n = static_cast<std::size_t>(stop - in);
@@ -264,30 +285,31 @@ class Sink {
       lo = load_short(in, n);
     }
     const __m128i v = _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p_), v);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
     auto k = static_cast<std::size_t>(std::countr_zero(special_bytes16(v, ensure_ascii)));
 #else
     while (stop - in >= 8) {
       std::uint64_t w;
       std::memcpy(&w, in, 8);
-      std::memcpy(p_, &w, 8);
+      std::memcpy(out, &w, 8);
       if (std::uint64_t bad = special_bytes8(w, ensure_ascii)) {
         auto k = static_cast<std::size_t>(std::countr_zero(bad) >> 3);
         in += k;
-        p_ += k;
-        return;
+        out += k;
+        return out;
       }
       in += 8;
-      p_ += 8;
+      out += 8;
     }
-    if (in == stop) return;
+    if (in == stop) return out;
     // Under eight bytes left: the zero lanes above them are flagged, so a bit is always set.
     std::uint64_t w = load_short(in, static_cast<std::size_t>(stop - in));
-    std::memcpy(p_, &w, 8);
+    std::memcpy(out, &w, 8);
     auto k = static_cast<std::size_t>(std::countr_zero(special_bytes8(w, ensure_ascii)) >> 3);
 #endif
     in += k;
-    p_ += k;
+    out += k;
+    return out;
   }
 };
 
