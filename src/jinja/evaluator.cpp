@@ -70,7 +70,7 @@ void RenderState::fuel_exhausted() {
   raise(limit_error("max_steps", lim.max_steps));
 }
 
-const Value* RenderState::lookup_ptr(Frame* frame, SymbolId symbol) {
+const Value* RenderState::lookup_outer(Frame* frame, SymbolId symbol) {
   for (Frame* f = frame; f; f = f->parent)
     if (const Value* v = f->find_local(symbol)) return v;
   if (const Value* v = context_lookup(symbol)) return v;

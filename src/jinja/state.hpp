@@ -167,9 +167,14 @@ class RenderState : public CallContext {
 
   // Name resolution: frames, then the render context, then globals.
   Value lookup(Frame* frame, SymbolId symbol);
-  // The variable's storage, or nullptr when it is undefined.
-  const Value* lookup_ptr(Frame* frame, SymbolId symbol);
-  Value lookup_name(Frame* frame, std::string_view name);  // by name (rare paths)
+  // The variable's storage, or nullptr when it is undefined. The innermost scope (a
+  // loop's item, a macro's parameters: most reads) is searched inline.
+  const Value* lookup_ptr(Frame* frame, SymbolId symbol) {
+    if (const Value* v = frame->find_local(symbol)) return v;
+    return lookup_outer(frame->parent, symbol);
+  }
+  const Value* lookup_outer(Frame* frame, SymbolId symbol);  // from `frame` outwards
+  Value lookup_name(Frame* frame, std::string_view name);    // by name (rare paths)
 };
 
 }  // namespace chatwire::jinja
