@@ -82,7 +82,18 @@ struct RefCounted {
   RefCounted(const RefCounted&) = delete;
   RefCounted& operator=(const RefCounted&) = delete;
   virtual ~RefCounted() = default;
+
+  // Payloads are created and freed at every step of a render (strings, lists, dicts,
+  // the engine's loop and macro objects), and the general-purpose allocator was a large
+  // share of render time. Small payloads come from a per-thread cache of free blocks per
+  // size class instead (core.cpp); the sized delete finds the class without a header.
+  static void* operator new(std::size_t size);
+  static void operator delete(void* block, std::size_t size) noexcept;
 };
+// The same cache for payloads whose size is known only at run time;
+// `size` must be the same at allocation and release.
+void* allocate_block(std::size_t size);
+void release_block(void* block, std::size_t size) noexcept;
 struct StringData;
 struct ListData;
 struct DictData;

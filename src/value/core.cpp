@@ -16,6 +16,133 @@ using detail::StringData;
 using detail::UndefinedData;
 
 // ---------------------------------------------------------------------------------
+// Payload allocation: a per-thread cache of free blocks
+// ---------------------------------------------------------------------------------
+
+// Under AddressSanitizer blocks go straight back to the allocator so that a use after
+// the last release is still reported.
+#if defined(__SANITIZE_ADDRESS__)
+#define CHATWIRE_BLOCK_CACHE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CHATWIRE_BLOCK_CACHE 0
+#endif
+#endif
+#ifndef CHATWIRE_BLOCK_CACHE
+#define CHATWIRE_BLOCK_CACHE 1
+#endif
+
+namespace detail {
+namespace {
+
+// Size classes are multiples of 16 bytes up to 256; every block of a class is allocated
+// with the class's full size, so a block freed by any thread can serve any request of
+// its class on the thread that freed it. Each list is bounded so that a burst of frees
+// (a large list released at once) returns memory to the allocator.
+constexpr std::size_t kGranule = 16;
+constexpr std::size_t kClasses = 16;
+constexpr std::size_t kMaxCachedSize = kGranule * kClasses;
+constexpr std::uint32_t kMaxCachedPerClass = 128;
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+// Plain data (no constructor or destructor) so that access needs no initialisation
+// guard; `closed` is set when the thread's flusher has run, after which releases go
+// straight to the allocator (values freed by later thread_local destructors).
+struct BlockCache {
+  FreeBlock* head[kClasses];
+  std::uint32_t count[kClasses];
+  bool flusher_registered;
+  bool closed;
+};
+constinit thread_local BlockCache block_cache{};
+
+void flush_block_cache() noexcept {
+  BlockCache& cache = block_cache;
+  for (std::size_t c = 0; c < kClasses; ++c) {
+    while (FreeBlock* b = cache.head[c]) {
+      cache.head[c] = b->next;
+      ::operator delete(b, (c + 1) * kGranule);
+    }
+    cache.count[c] = 0;
+  }
+}
+
+// Returns the cached blocks when the thread exits. Constructed on the first release into
+// the cache, which registers its destructor with the thread.
+struct BlockCacheFlusher {
+  BlockCacheFlusher() { block_cache.flusher_registered = true; }
+  BlockCacheFlusher(const BlockCacheFlusher&) = delete;
+  BlockCacheFlusher& operator=(const BlockCacheFlusher&) = delete;
+  ~BlockCacheFlusher() {
+    flush_block_cache();
+    block_cache.closed = true;
+  }
+};
+
+[[gnu::noinline]] void register_flusher() noexcept {
+  thread_local BlockCacheFlusher flusher;
+  (void)flusher;
+}
+
+// The main thread registers its flusher while the library loads: registration is a
+// one-time cost (symbol binding, an allocation) that would otherwise land in the first
+// render.
+#if CHATWIRE_BLOCK_CACHE
+[[maybe_unused]] const bool main_thread_flusher = (register_flusher(), true);
+#endif
+
+}  // namespace
+
+void* allocate_block(std::size_t size) {
+#if CHATWIRE_BLOCK_CACHE
+  if (size <= kMaxCachedSize) {
+    const std::size_t c = (size - 1) / kGranule;  // size > 0: payloads have a vtable
+    BlockCache& cache = block_cache;
+    if (FreeBlock* b = cache.head[c]) {
+      cache.head[c] = b->next;
+      --cache.count[c];
+      return b;
+    }
+    return ::operator new((c + 1) * kGranule);
+  }
+#endif
+  return ::operator new(size);
+}
+
+void release_block(void* block, std::size_t size) noexcept {
+#if CHATWIRE_BLOCK_CACHE
+  if (size <= kMaxCachedSize) {
+    const std::size_t c = (size - 1) / kGranule;
+    BlockCache& cache = block_cache;
+    if (cache.count[c] < kMaxCachedPerClass && !cache.closed) {
+      if (!cache.flusher_registered) register_flusher();
+      auto* b = static_cast<FreeBlock*>(block);
+      b->next = cache.head[c];
+      cache.head[c] = b;
+      ++cache.count[c];
+      return;
+    }
+    ::operator delete(block, (c + 1) * kGranule);
+    return;
+  }
+#endif
+  ::operator delete(block, size);
+}
+
+void* RefCounted::operator new(std::size_t size) {
+  return allocate_block(size);
+}
+
+void RefCounted::operator delete(void* block, std::size_t size) noexcept {
+  release_block(block, size);
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------
 // Construction
 // ---------------------------------------------------------------------------------
 
