@@ -324,13 +324,48 @@ struct StringData final : RefCounted {
 struct ListData final : RefCounted {
   std::vector<Value> items;
 };
+// The key hashes of a dict, parallel to its entries. Dicts of up to `kInline` keys (most
+// of those a template builds or reads) keep them inside the payload, which saves an
+// allocation per dict.
+class DictHashes {
+ public:
+  static constexpr std::size_t kInline = 8;
+  DictHashes() noexcept : data_(inline_) {}
+  DictHashes(const DictHashes&) = delete;
+  DictHashes& operator=(const DictHashes&) = delete;
+  ~DictHashes() {
+    if (data_ != inline_) ::operator delete(data_);
+  }
+  std::uint64_t operator[](std::size_t i) const noexcept { return data_[i]; }
+  std::uint64_t& operator[](std::size_t i) noexcept { return data_[i]; }
+  const std::uint64_t* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  void push_back(std::uint64_t hash) {
+    if (size_ == capacity_) grow(size_ + 1);
+    data_[size_++] = hash;
+  }
+  // New elements are left for the caller to fill.
+  void resize(std::size_t n) {
+    if (n > capacity_) grow(n);
+    size_ = n;
+  }
+  void clear() noexcept { size_ = 0; }
+
+ private:
+  void grow(std::size_t needed);  // keeps the elements
+  std::uint64_t* data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = kInline;
+  std::uint64_t inline_[kInline];
+};
+
 // Insertion-ordered dict. Small dicts are scanned linearly (hashes compared first);
 // larger ones get an open-addressing index of entry positions.
 struct DictData final : RefCounted {
-  static constexpr std::size_t kLinearMax = 8;
+  static constexpr std::size_t kLinearMax = DictHashes::kInline;
   std::vector<std::pair<Value, Value>> entries;
-  std::vector<std::uint64_t> hashes;  // parallel to entries
-  std::vector<std::uint32_t> index;   // slot -> entry position + 1; 0 = empty
+  DictHashes hashes;                 // parallel to entries
+  std::vector<std::uint32_t> index;  // slot -> entry position + 1; 0 = empty
   long find(const Value& key, std::uint64_t hash) const noexcept;  // position or -1
   long find_str(std::string_view key, std::uint64_t hash) const noexcept;
   void set(Value key, Value value, std::uint64_t hash);  // keeps the first position

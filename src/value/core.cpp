@@ -1,5 +1,6 @@
 // Value construction, payload access, dict storage, hashing and equality,
 // Undefined details and the default behaviour of Object.
+#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cmath>
@@ -184,50 +185,61 @@ Value Value::empty_dict() {
   return ValueAccess::from_payload(Kind::Dict, new DictData);
 }
 
+namespace {
+
+// Fills a new dict, taking the entries as they are and only falling back to inserting
+// them one by one when a duplicate key shows up (JSON and dict literals rarely have
+// them). With `checked`, returns the type name of the first unhashable key ("" when
+// there is none); without, keys are known to be hashable.
+std::string_view fill_dict(DictData& data, std::vector<std::pair<Value, Value>>&& entries,
+                           bool checked) {
+  data.entries = std::move(entries);
+  std::size_t n = data.entries.size();
+  data.hashes.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Value& key = data.entries[i].first;
+    std::uint64_t hash = 0;
+    if (!hash_value(key, hash) && checked) return type_name(key);
+    data.hashes[i] = hash;
+  }
+  bool duplicate = false;
+  if (n <= DictData::kLinearMax) {
+    for (std::size_t i = 1; i < n && !duplicate; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (data.hashes[i] == data.hashes[j] &&
+            equals(data.entries[i].first, data.entries[j].first)) {
+          duplicate = true;
+          break;
+        }
+  } else {
+    duplicate = !data.build_unique_index();
+  }
+  if (duplicate) {
+    std::vector<std::pair<Value, Value>> pending = std::move(data.entries);
+    std::vector<std::uint64_t> hashes(data.hashes.data(), data.hashes.data() + n);
+    data.entries.clear();
+    data.hashes.clear();
+    data.index.clear();
+    for (std::size_t i = 0; i < pending.size(); ++i)
+      data.set(std::move(pending[i].first), std::move(pending[i].second), hashes[i]);
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<Value> Value::dict(std::vector<std::pair<Value, Value>> entries) {
   auto* data = new DictData;
   Value result = ValueAccess::from_payload(Kind::Dict, data);
-  data->entries.reserve(entries.size());
-  data->hashes.reserve(entries.size());
-  for (auto& [key, value] : entries) {
-    std::uint64_t hash;
-    if (!hash_value(key, hash))
-      return type_error("unhashable type: '" + std::string(type_name(key)) + "'");
-    data->set(std::move(key), std::move(value), hash);
-  }
+  std::string_view unhashable = fill_dict(*data, std::move(entries), true);
+  if (!unhashable.empty()) return type_error("unhashable type: '" + std::string(unhashable) + "'");
   return result;
 }
 
 Value Value::dict_unchecked(std::vector<std::pair<Value, Value>> entries) {
   auto* data = new DictData;
   Value result = ValueAccess::from_payload(Kind::Dict, data);
-  // Fast path: take the entries as they are and only fall back to inserting one by one
-  // when a duplicate key shows up (JSON rarely has them).
-  data->entries = std::move(entries);
-  std::size_t n = data->entries.size();
-  data->hashes.resize(n);
-  for (std::size_t i = 0; i < n; ++i) hash_value(data->entries[i].first, data->hashes[i]);
-  bool duplicate = false;
-  if (n <= DictData::kLinearMax) {
-    for (std::size_t i = 1; i < n && !duplicate; ++i)
-      for (std::size_t j = 0; j < i; ++j)
-        if (data->hashes[i] == data->hashes[j] &&
-            equals(data->entries[i].first, data->entries[j].first)) {
-          duplicate = true;
-          break;
-        }
-  } else {
-    duplicate = !data->build_unique_index();
-  }
-  if (duplicate) {
-    std::vector<std::pair<Value, Value>> pending = std::move(data->entries);
-    std::vector<std::uint64_t> hashes = std::move(data->hashes);
-    data->entries.clear();
-    data->hashes.clear();
-    data->index.clear();
-    for (std::size_t i = 0; i < pending.size(); ++i)
-      data->set(std::move(pending[i].first), std::move(pending[i].second), hashes[i]);
-  }
+  fill_dict(*data, std::move(entries), false);
   return result;
 }
 
@@ -410,6 +422,15 @@ inline bool str_key_equals(const Value& key, std::string_view s) noexcept {
   return key.is_string() && detail::same_bytes(key.as_string(), s);
 }
 }  // namespace
+
+void DictHashes::grow(std::size_t needed) {
+  std::size_t capacity = std::max(needed, capacity_ * 2);
+  auto* grown = static_cast<std::uint64_t*>(::operator new(capacity * sizeof(std::uint64_t)));
+  std::memcpy(grown, data_, size_ * sizeof(std::uint64_t));
+  if (data_ != inline_) ::operator delete(data_);
+  data_ = grown;
+  capacity_ = capacity;
+}
 
 long DictData::find(const Value& key, std::uint64_t hash) const noexcept {
   if (key.is_string()) return find_str(key.as_string(), hash);
