@@ -315,11 +315,17 @@ inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
 // Heap payload layouts, visible so that the accessors on hot paths inline.
 // Treat as private: build values through Value's constructors.
 namespace detail {
+// A string built from a view has its bytes right after the payload (one allocation,
+// see Value::Value(std::string_view)); one built from a std::string keeps that
+// string's buffer. Value::destroy frees both kinds.
 struct StringData final : RefCounted {
-  std::string bytes;
+  const char* begin = nullptr;  // into `owned` or just past this struct
+  std::size_t size = 0;
   std::size_t code_points = 0;
   bool ascii = true;
+  bool trailing_bytes = false;                 // the bytes follow the struct in its block
   mutable std::atomic<std::uint64_t> hash{0};  // 0 = not computed yet
+  std::string owned;
 };
 struct ListData final : RefCounted {
   std::vector<Value> items;
@@ -375,7 +381,8 @@ struct DictData final : RefCounted {
 }  // namespace detail
 
 inline std::string_view Value::as_string() const noexcept {
-  return static_cast<const detail::StringData*>(u_.ptr)->bytes;
+  const auto* d = static_cast<const detail::StringData*>(u_.ptr);
+  return {d->begin, d->size};
 }
 inline bool Value::string_is_ascii() const noexcept {
   return static_cast<const detail::StringData*>(u_.ptr)->ascii;

@@ -147,13 +147,43 @@ void RefCounted::operator delete(void* block, std::size_t size) noexcept {
 // Construction
 // ---------------------------------------------------------------------------------
 
-Value::Value(std::string_view s) : Value(std::string(s)) {}
+namespace {
 
+// Bytes of the block holding a string payload.
+inline std::size_t string_block_size(const StringData& data) noexcept {
+  return sizeof(StringData) + (data.trailing_bytes ? data.size : 0);
+}
+
+// Builds a payload with the bytes right after it in the same block: one allocation
+// instead of a payload plus a std::string buffer.
+StringData* string_with_trailing_bytes(std::string_view s) {
+  void* block = detail::allocate_block(sizeof(StringData) + s.size());
+  auto* data = ::new (block) StringData;
+  char* bytes = reinterpret_cast<char*>(data + 1);
+  if (!s.empty()) std::memcpy(bytes, s.data(), s.size());
+  data->begin = bytes;
+  data->size = s.size();
+  data->trailing_bytes = true;
+  return data;
+}
+
+}  // namespace
+
+Value::Value(std::string_view s) : kind_(Kind::String) {
+  StringData* data = string_with_trailing_bytes(s);
+  data->ascii = utf8::all_ascii(s);
+  data->code_points = data->ascii ? s.size() : utf8::count(s);
+  u_.ptr = data;
+}
+
+// Keeps the string and so its heap buffer, if it has one.
 Value::Value(std::string&& s) : kind_(Kind::String) {
   auto* data = new StringData;
   data->ascii = utf8::all_ascii(s);
   data->code_points = data->ascii ? s.size() : utf8::count(s);
-  data->bytes = std::move(s);
+  data->owned = std::move(s);
+  data->begin = data->owned.data();
+  data->size = data->owned.size();
   u_.ptr = data;
 }
 
@@ -161,7 +191,9 @@ Value Value::string_known(std::string&& s, bool ascii, std::size_t code_points) 
   auto* data = new StringData;
   data->ascii = ascii;
   data->code_points = code_points;
-  data->bytes = std::move(s);
+  data->owned = std::move(s);
+  data->begin = data->owned.data();
+  data->size = data->owned.size();
   return ValueAccess::from_payload(Kind::String, data);
 }
 
@@ -315,7 +347,11 @@ thread_local DestroyQueue* destroy_queue = nullptr;
 
 void Value::destroy() noexcept {
   if (kind_ == Kind::String) {  // holds no values: nothing can nest
-    delete u_.ptr;
+    // Not `delete`: the block may be longer than the struct (trailing bytes).
+    auto* data = static_cast<StringData*>(u_.ptr);
+    const std::size_t size = string_block_size(*data);
+    data->~StringData();
+    detail::release_block(data, size);
     return;
   }
   if (destroy_queue) {
@@ -349,7 +385,7 @@ double Value::to_double() const noexcept {
 std::uint64_t Value::string_hash_slow() const noexcept {
   const StringData* data = ValueAccess::str(*this);
   // Racing threads compute the same number; relaxed order is enough.
-  std::uint64_t h = hash_string(data->bytes);
+  std::uint64_t h = hash_string(std::string_view(data->begin, data->size));
   data->hash.store(h, std::memory_order_relaxed);
   return h;
 }
