@@ -34,6 +34,8 @@ using detail::UndefinedData;
 #endif
 
 namespace detail {
+
+#if CHATWIRE_BLOCK_CACHE
 namespace {
 
 // Size classes are multiples of 16 bytes up to 256; every block of a class is allocated
@@ -91,11 +93,10 @@ struct BlockCacheFlusher {
 // The main thread registers its flusher while the library loads: registration is a
 // one-time cost (symbol binding, an allocation) that would otherwise land in the first
 // render.
-#if CHATWIRE_BLOCK_CACHE
 [[maybe_unused]] const bool main_thread_flusher = (register_flusher(), true);
-#endif
 
 }  // namespace
+#endif  // CHATWIRE_BLOCK_CACHE
 
 void* allocate_block(std::size_t size) {
 #if CHATWIRE_BLOCK_CACHE
