@@ -285,7 +285,7 @@ static_assert(sizeof(Value) == 16, "Value is a 16-byte tagged union");
 namespace detail {
 // Byte equality with word-sized loads inline instead of a memcmp call, which dominated
 // attribute lookups and comparisons on short strings such as "role" and "user".
-inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
+CHATWIRE_INLINE bool same_bytes(std::string_view a, std::string_view b) noexcept {
   std::size_t n = a.size();
   if (n != b.size()) return false;
   const char* p = a.data();
@@ -398,7 +398,8 @@ inline std::uint64_t Value::string_hash() const noexcept {
 // Dict lookups by string key inline: templates read a few keys of small dicts
 // (message.role, message['content']) at every step, and a call per lookup costs more
 // than the scan of a dict with a handful of entries.
-inline const Value* Value::dict_find(std::string_view key, std::uint64_t hash) const noexcept {
+CHATWIRE_INLINE const Value* Value::dict_find(std::string_view key,
+                                              std::uint64_t hash) const noexcept {
   const auto* d = static_cast<const detail::DictData*>(u_.ptr);
   if (!d->index.empty()) return dict_find_indexed(key, hash);
   const std::size_t n = d->entries.size();
