@@ -151,27 +151,98 @@ Result<Value> f_default(RenderState&, const Value& v, const CallArgs& args) {
   return v;
 }
 
+// Positions 0..n-1 in the order of Python's sorted() over the keys key_at(i), lowered
+// when !case_sensitive (Jinja2's ignore_case). Keys that are all integers or all strings
+// compare directly: those comparisons cannot raise, so every stable sort gives Python's
+// order, and small inputs (a dict literal of a few entries, sorted at every render) take
+// an insertion sort with no buffer and no lowered copies. Other keys go through
+// compare() on lowered copies with std::stable_sort, keeping its errors.
+template <typename KeyAt, typename Less>
+void sorted_positions(RenderState& state, std::span<std::uint32_t> order, KeyAt key_at,
+                      bool case_sensitive, bool reverse, Less generic_less) {
+  const std::size_t n = order.size();
+  for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+  if (n < 2) return;
+  bool all_int = true, all_str = true;
+  for (std::size_t i = 0; i < n && (all_int || all_str); ++i) {
+    const Value& k = key_at(i);
+    all_int = all_int && (k.is_int() || k.is_bool());
+    all_str = all_str && k.is_string() && (case_sensitive || k.string_is_ascii());
+  }
+  auto run = [&](auto key_less) {
+    auto before = [&](std::uint32_t a, std::uint32_t c) {
+      return reverse ? key_less(key_at(c), key_at(a)) : key_less(key_at(a), key_at(c));
+    };
+    if (n > 16) {
+      std::stable_sort(order.begin(), order.end(), before);
+      return;
+    }
+    for (std::size_t i = 1; i < n; ++i) {
+      std::uint32_t x = order[i];
+      std::size_t j = i;
+      for (; j > 0 && before(x, order[j - 1]); --j) order[j] = order[j - 1];
+      order[j] = x;
+    }
+  };
+  if (all_int) {
+    run([](const Value& a, const Value& c) { return a.as_integer() < c.as_integer(); });
+  } else if (all_str && case_sensitive) {
+    run([](const Value& a, const Value& c) { return a.as_string() < c.as_string(); });
+  } else if (all_str) {
+    // ASCII only: str.lower() is the ASCII mapping, and code points order as bytes.
+    run([](const Value& a, const Value& c) {
+      auto lower = [](char ch) {
+        return static_cast<unsigned char>(ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch);
+      };
+      std::string_view x = a.as_string(), y = c.as_string();
+      std::size_t m = std::min(x.size(), y.size());
+      for (std::size_t i = 0; i < m; ++i) {
+        unsigned char p = lower(x[i]), q = lower(y[i]);
+        if (p != q) return p < q;
+      }
+      return x.size() < y.size();
+    });
+  } else {
+    std::vector<Value> keys;
+    keys.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      keys.push_back(lower_if_string(key_at(i), state, case_sensitive));
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t c) {
+      return reverse ? generic_less(keys[c], keys[a]) : generic_less(keys[a], keys[c]);
+    });
+  }
+}
+
 Result<Value> f_dictsort(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<3>("do_dictsort", args, {"case_sensitive", "by", "reverse"});
   bool case_sensitive = b.has(0) && truthy(*b.slot[0]);
-  std::string by = b.has(1) ? soft_str(*b.slot[1]) : "key";
   bool reverse = b.has(2) && truthy(*b.slot[2]);
-  int pos = by == "key" ? 0 : by == "value" ? 1 : -1;
+  int pos = 0;
+  if (b.has(1)) {
+    std::string by = soft_str(*b.slot[1]);
+    pos = by == "key" ? 0 : by == "value" ? 1 : -1;
+  }
   if (pos < 0) raise("FilterArgumentError", "You can only sort by either \"key\" or \"value\"");
   if (!v.is_dict()) {
     if (v.is_undefined()) raise(v.undefined_error());
     raise("AttributeError", "'" + std::string(type_name(v)) + "' object has no attribute 'items'");
   }
-  std::vector<std::pair<Value, Value>> entries(v.dict_entries().begin(), v.dict_entries().end());
-  std::vector<Value> keys;
-  for (const auto& e : entries)
-    keys.push_back(lower_if_string(pos == 0 ? e.first : e.second, state, case_sensitive));
-  std::vector<std::size_t> order(entries.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
-    return reverse ? less(keys[c], keys[a]) : less(keys[a], keys[c]);
-  });
+  // `v` outlives the call: its entries are read in place.
+  auto entries = v.dict_entries();
+  const std::size_t n = entries.size();
+  std::uint32_t inline_order[16];
+  std::vector<std::uint32_t> heap_order;
+  std::span<std::uint32_t> order(inline_order, std::min<std::size_t>(n, 16));
+  if (n > 16) {
+    heap_order.resize(n);
+    order = heap_order;
+  }
+  auto key_at = [&](std::size_t i) -> const Value& {
+    return pos == 0 ? entries[i].first : entries[i].second;
+  };
+  sorted_positions(state, order, key_at, case_sensitive, reverse, less);
   std::vector<Value> out;
+  out.reserve(n);
   for (auto i : order) out.push_back(Value::tuple({entries[i].first, entries[i].second}));
   return Value::list(std::move(out));
 }
