@@ -520,6 +520,7 @@ Result<Value> f_items(RenderState&, const Value& v, const CallArgs&) {
     return GeneratorObject::failing(
         Error{"TypeError", "Can only get item pairs from a mapping.", 0, 0, {}}, "do_items");
   std::vector<Value> out;
+  out.reserve(v.dict_size());
   for (const auto& [k, val] : v.dict_entries()) out.push_back(Value::tuple({k, val}));
   return make_generator(Value::list(std::move(out)), "do_items");
 }
@@ -904,19 +905,25 @@ Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args)
 }
 
 Result<Value> f_trim(RenderState& state, const Value& v, const CallArgs& args) {
-  if (args.positional.empty() && args.keyword.empty() && v.is_string()) {
-    // Nothing to strip when both ends are printable ASCII (most message contents): the
-    // string itself, without a method call.
-    std::string_view s = v.as_string();
-    auto plain = [](char c) { return c > ' ' && static_cast<unsigned char>(c) < 0x7F; };
-    if (!s.empty() && plain(s.front()) && plain(s.back())) return v;
-    static const MethodFn strip = find_method_fn(Kind::String, "strip");
-    return strip(v, CallArgs{}, state.limits);
+  static const MethodFn strip = find_method_fn(Kind::String, "strip");
+  if (args.positional.empty() && args.keyword.empty()) {
+    if (v.is_string()) {
+      // Nothing to strip when both ends are printable ASCII (most message contents): the
+      // string itself, without a method call.
+      std::string_view s = v.as_string();
+      auto plain = [](char c) { return c > ' ' && static_cast<unsigned char>(c) < 0x7F; };
+      if (s.empty() || (plain(s.front()) && plain(s.back()))) return v;
+      return strip(v, CallArgs{}, state.limits);
+    }
+    // soft_str(Undefined) is "" (a missing description, say): nothing to build.
+    static const Value kEmpty = Value("");
+    if (v.is_undefined()) return kEmpty;
+    return strip(str_value(v), CallArgs{}, state.limits);
   }
   auto b = bind_args<1>("do_trim", args, {"chars"});
-  std::vector<Value> call;
-  if (b.has(0)) call.push_back(*b.slot[0]);
-  return method(str_value(v), "strip", std::move(call), state);
+  std::span<const Value> chars;
+  if (b.has(0)) chars = std::span<const Value>(b.slot[0], 1);
+  return strip(str_value(v), CallArgs{chars, {}}, state.limits);
 }
 
 Result<Value> f_truncate(RenderState& state, const Value& v, const CallArgs& args) {

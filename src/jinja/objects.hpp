@@ -246,42 +246,48 @@ class JoinerObject : public Object {
 
 // A Python generator/iterator returned by lazy filters (select, map, unique, batch,
 // reverse of a list, ...): iterable once, no len(), not JSON serializable, prints as
-// "<generator object select_or_reject>".
+// "<generator object select_or_reject>". `type` and `function` are string literals: a
+// generator is made per filter call (`for k, v in d|items`), so it copies no names and
+// keeps no Error unless it has one.
 class GeneratorObject : public Object {
  public:
-  GeneratorObject(Value items, std::string type, std::string function)
-      : items_(std::move(items)), type_(std::move(type)), function_(std::move(function)) {}
+  GeneratorObject(Value items, std::string_view type, std::string_view function)
+      : items_(std::move(items)), type_(type), function_(function) {}
   // A generator whose first iteration raises `error` (e.g. do_items on a non-mapping).
-  static Value failing(Error error, std::string function) {
-    auto* g = new GeneratorObject(Value::empty_list(), "generator", std::move(function));
-    g->error_ = std::move(error);
-    g->has_error_ = true;
+  static Value failing(Error error, std::string_view function) {
+    auto* g = new GeneratorObject(Value::empty_list(), "generator", function);
+    g->error_ = std::make_unique<Error>(std::move(error));
     return Value::adopt(g);
   }
   std::string_view type_name() const override { return type_; }
   void repr(std::string& out) const override {
     // CPython prints an address; a fixed one keeps output deterministic.
-    out += "<" + type_ + " object" + (function_.empty() ? "" : " " + function_) +
-           " at 0x7f0000000000>";
+    out += '<';
+    out += type_;
+    out += " object";
+    if (!function_.empty()) {
+      out += ' ';
+      out += function_;
+    }
+    out += " at 0x7f0000000000>";
   }
   Result<Value> iterate() const override {
-    if (has_error_ && !consumed_) {
+    if (error_ && !consumed_) {
       consumed_ = true;
-      return error_;
+      return *error_;
     }
     if (consumed_) return Value::empty_list();
     consumed_ = true;
     return items_;
   }
   Result<std::size_t> length() const override {
-    return Error{"TypeError", "object of type '" + type_ + "' has no len()", 0, 0, {}};
+    return Error{"TypeError", "object of type '" + std::string(type_) + "' has no len()", 0, 0, {}};
   }
 
  private:
   Value items_;
-  std::string type_, function_;
-  Error error_;
-  bool has_error_ = false;
+  std::string_view type_, function_;
+  std::unique_ptr<Error> error_;
   mutable bool consumed_ = false;
 };
 

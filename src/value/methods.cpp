@@ -144,21 +144,27 @@ Result<Value> do_strip(const Value& self, const CallArgs& args, std::string_view
   bool whitespace = !chars || chars->is_none();
   if (!whitespace) set = decode_all(chars->as_string());
   auto strip_it = [&](char32_t c) {
+    if (whitespace && c < 0x80) return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20);
     return whitespace ? unicode::is_space(c) : set.find(c) != std::u32string::npos;
   };
   std::string_view s = self.as_string();
   std::size_t begin = 0, end = s.size();
+  // ASCII bytes are whole code points: test them without decoding.
+  auto ascii_at = [&](std::size_t i) { return static_cast<unsigned char>(s[i]) < 0x80; };
   if (left) {
     while (begin < end) {
       std::size_t next = begin;
-      if (!strip_it(utf8::decode(s, next))) break;
+      char32_t c = ascii_at(begin) ? static_cast<char32_t>(s[next++]) : utf8::decode(s, next);
+      if (!strip_it(c)) break;
       begin = next;
     }
   }
   if (right) {
     while (end > begin) {
       std::size_t prev = end;
-      if (!strip_it(utf8::decode_back(s, prev))) break;
+      char32_t c =
+          ascii_at(end - 1) ? static_cast<char32_t>(s[--prev]) : utf8::decode_back(s, prev);
+      if (!strip_it(c)) break;
       end = prev;
     }
   }
@@ -987,6 +993,14 @@ Result<Value> dict_values(const Value& self, const CallArgs& args, const ValueLi
   return Value::make_object<DictView>(self, ViewKind::Values);
 }
 Result<Value> dict_get(const Value& self, const CallArgs& args, const ValueLimits&) {
+  // d.get('key') / d.get('key', default) with a string key, the common case in templates:
+  // no argument binding, and the key's cached hash.
+  if (args.keyword.empty() && (args.positional.size() == 1 || args.positional.size() == 2) &&
+      args.positional[0].is_string()) {
+    const Value& key = args.positional[0];
+    if (const Value* found = self.dict_find(key.as_string(), key.string_hash())) return *found;
+    return args.positional.size() == 2 ? args.positional[1] : Value::none();
+  }
   auto b = bind(args, "get", {"key", "default"}, 1, false);
   if (!b) return b.error();
   const Value& key = *(*b)[0];
