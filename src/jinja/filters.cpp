@@ -54,15 +54,21 @@ Value method(const Value& self, std::string_view name, std::vector<Value> positi
 Value attr_path(const Value& item, const Value& attribute) {
   if (!attribute.is_string()) return get_subscript(item, attribute);
   std::string_view path = attribute.as_string();
+  auto digits = [](std::string_view part) {
+    return !part.empty() &&
+           std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  // One name (selectattr("role", ...)): the attribute string is the key itself, with its
+  // cached hash, instead of a fresh string per item.
+  if (path.find('.') == std::string_view::npos && !digits(path))
+    return get_subscript(item, attribute);
   Value cur = item;
   std::size_t start = 0;
   while (true) {
     std::size_t dot = path.find('.', start);
     std::string_view part = path.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    bool digits = !part.empty() && std::all_of(part.begin(), part.end(),
-                                               [](char c) { return c >= '0' && c <= '9'; });
-    cur = digits ? get_subscript(cur, Value(std::atoll(std::string(part).c_str())))
-                 : get_subscript(cur, Value(part));
+    cur = digits(part) ? get_subscript(cur, Value(std::atoll(std::string(part).c_str())))
+                       : get_subscript(cur, Value(part));
     if (dot == std::string_view::npos) break;
     start = dot + 1;
   }
@@ -668,11 +674,10 @@ Result<Value> f_random(RenderState&, const Value& v, const CallArgs&) {
   return items[static_cast<std::size_t>(std::rand()) % items.size()];
 }
 
-bool run_test(RenderState& state, const Value& name, const Value& item, const CallArgs& args) {
+const TestEntry* resolve_test(const Value& name) {
   const TestEntry* t = find_test(name.is_string() ? name.as_string() : std::string_view());
   if (!t) raise("TemplateRuntimeError", "No test named '" + soft_str(name) + "'.");
-  state.step();
-  return check(t->fn(state, item, args));
+  return t;
 }
 
 Result<Value> select_reject(RenderState& state, const Value& v, const CallArgs& args, bool select,
@@ -687,9 +692,20 @@ Result<Value> select_reject(RenderState& state, const Value& v, const CallArgs& 
   bool has_test = args.positional.size() > off;
   CallArgs rest{has_test ? args.positional.subspan(off + 1) : std::span<const Value>(),
                 args.keyword};
+  // Jinja2 looks the test up when it is first applied (an empty input never does): resolved
+  // at the first item, then reused.
+  const TestEntry* test = nullptr;
   for (const auto& item : items) {
-    Value subject = lookup_attr ? attr_path(item, args.positional[0]) : item;
-    bool r = has_test ? run_test(state, args.positional[off], subject, rest) : truthy(subject);
+    Value attr;
+    const Value& subject = lookup_attr ? (attr = attr_path(item, args.positional[0])) : item;
+    bool r;
+    if (has_test) {
+      if (!test) test = resolve_test(args.positional[off]);
+      state.step();
+      r = check(test->fn(state, subject, rest));
+    } else {
+      r = truthy(subject);
+    }
     if (r == select) out.push_back(item);
   }
   return make_generator(Value::list(std::move(out)), "select_or_reject");

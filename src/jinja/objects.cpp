@@ -191,11 +191,14 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
     used_heap.assign(args.keyword.size(), 0);
     used_kw = reinterpret_cast<bool*>(used_heap.data());
   }
-  for (std::size_t i = 0; i < count; ++i) bound[i] = nullptr;
-  for (std::size_t i = 0; i < args.keyword.size(); ++i) used_kw[i] = false;
   std::size_t positional = std::min(count, args.positional.size());
   for (std::size_t i = 0; i < positional; ++i) bound[i] = &args.positional[i];
-  frame.vars.reserve(count + 1);
+  for (std::size_t i = positional; i < count; ++i) bound[i] = nullptr;
+  for (std::size_t i = 0; i < args.keyword.size(); ++i) used_kw[i] = false;
+  // Exactly the variables bound below: a spare slot would move a 4-parameter macro's
+  // scope to the heap.
+  frame.vars.reserve(count + (d.uses_caller ? 1 : 0) + (d.uses_kwargs ? 1 : 0) +
+                     (d.uses_varargs ? 1 : 0));
   bool found_caller = false;
   if (positional != count) {
     for (std::size_t i = positional; i < count; ++i) {
