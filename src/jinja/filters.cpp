@@ -685,7 +685,7 @@ Result<Value> select_reject(RenderState& state, const Value& v, const CallArgs& 
   if (!truthy(v)) return make_generator(Value::empty_list(), "select_or_reject");
   std::size_t off = lookup_attr ? 1 : 0;
   if (lookup_attr && args.positional.empty())
-    raise("TypeError", "Missing parameter for attribute name");
+    raise("FilterArgumentError", "Missing parameter for attribute name");
   Value holder;
   auto items = items_of(v, holder);
   std::vector<Value> out;

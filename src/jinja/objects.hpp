@@ -171,10 +171,11 @@ class GroupTuple : public Object {
     }
     return Error{"TypeError", "tuple indices must be integers or slices", 0, 0, {}};
   }
+  // Jinja2 gives _GroupTuple the plain tuple repr and str: "(grouper, [items])".
   void repr(std::string& out) const override {
-    out += "_GroupTuple(grouper=";
+    out += "(";
     append_repr(out, grouper_);
-    out += ", list=";
+    out += ", ";
     append_repr(out, list_);
     out += ")";
   }
