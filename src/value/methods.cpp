@@ -140,11 +140,24 @@ Result<Value> do_strip(const Value& self, const CallArgs& args, std::string_view
   const Value* chars = args.positional.empty() ? nullptr : &args.positional[0];
   if (chars && !chars->is_none() && !chars->is_string())
     return type_error(std::string(name) + " arg must be None or str");
+  // ASCII members of the strip set as a bitmap (whitespace: str.isspace's ASCII rows);
+  // other code points go through is_space or the decoded set.
+  std::uint64_t ascii[2] = {0, 0};
+  auto mark = [&](unsigned c) { ascii[c >> 6] |= std::uint64_t{1} << (c & 63); };
   std::u32string set;
   bool whitespace = !chars || chars->is_none();
-  if (!whitespace) set = decode_all(chars->as_string());
+  if (whitespace) {
+    for (unsigned c = 0x09; c <= 0x0D; ++c) mark(c);
+    for (unsigned c = 0x1C; c <= 0x20; ++c) mark(c);
+  } else if (chars->string_is_ascii()) {
+    for (char c : chars->as_string()) mark(static_cast<unsigned char>(c));
+  } else {
+    set = decode_all(chars->as_string());
+    for (char32_t c : set)
+      if (c < 0x80) mark(static_cast<unsigned>(c));
+  }
   auto strip_it = [&](char32_t c) {
-    if (whitespace && c < 0x80) return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20);
+    if (c < 0x80) return ((ascii[c >> 6] >> (c & 63)) & 1) != 0;
     return whitespace ? unicode::is_space(c) : set.find(c) != std::u32string::npos;
   };
   std::string_view s = self.as_string();
