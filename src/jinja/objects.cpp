@@ -51,11 +51,14 @@ Result<Value> NamespaceObject::get_attr(std::string_view name) const {
 
 void NamespaceObject::set_attr(std::string_view name, Value value) {
   for (auto& [k, v] : attrs) {
-    if (k == name) {
+    if (detail::same_bytes(k, name)) {
       v = std::move(value);
       return;
     }
   }
+  // namespace(a=..., b=..., ...) adds its attributes one by one: one allocation for the
+  // usual handful instead of a regrowth at 1, 2 and 4.
+  if (attrs.empty()) attrs.reserve(8);
   attrs.emplace_back(std::string(name), std::move(value));
 }
 
