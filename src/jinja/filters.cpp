@@ -552,6 +552,10 @@ Result<Value> f_join(RenderState& state, const Value& v, const CallArgs& args) {
 }
 
 Result<Value> f_length(RenderState&, const Value& v, const CallArgs&) {
+  // `messages|length` runs at every step of some loops: containers answer directly.
+  if (v.is_sequence()) return Value(static_cast<long long>(v.as_list().size()));
+  if (v.is_dict()) return Value(static_cast<long long>(v.dict_size()));
+  if (v.is_string()) return Value(static_cast<long long>(v.string_length()));
   return Value(static_cast<long long>(check(length(v))));
 }
 

@@ -319,6 +319,13 @@ Result<Value> str_splitlines(const Value& self, const CallArgs& args, const Valu
 }
 
 Result<Value> do_affix(const Value& self, const CallArgs& args, bool at_end) {
+  // s.startswith('x') / s.endswith('x'), the usual form: whole-string byte comparison.
+  if (args.keyword.empty() && args.positional.size() == 1 && args.positional[0].is_string()) {
+    std::string_view s = self.as_string(), needle = args.positional[0].as_string();
+    if (needle.size() > s.size()) return Value(false);
+    return Value(detail::same_bytes(
+        at_end ? s.substr(s.size() - needle.size()) : s.substr(0, needle.size()), needle));
+  }
   std::string_view name = at_end ? "endswith" : "startswith";
   auto b = bind(args, name, {"prefix", "start", "end"}, 1, false);
   if (!b) return b.error();
