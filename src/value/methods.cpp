@@ -483,9 +483,13 @@ Result<Value> str_replace(const Value& self, const CallArgs& args, const ValueLi
       if (auto st = check(); !st) return st.error();
     }
   } else {
+    // Nothing to replace (replace("/think", "") on most messages): CPython returns the
+    // string itself, and so no copy is made.
+    std::size_t first = count > 0 ? s.find(from) : std::string_view::npos;
+    if (first == std::string_view::npos) return self;
     std::size_t i = 0;
     while (count-- > 0) {
-      std::size_t found = s.find(from, i);
+      std::size_t found = i == 0 ? first : s.find(from, i);
       if (found == std::string_view::npos) break;
       out.append(s.substr(i, found - i));
       out += to;
@@ -495,6 +499,10 @@ Result<Value> str_replace(const Value& self, const CallArgs& args, const ValueLi
     out.append(s.substr(i));
   }
   if (auto st = check(); !st) return st.error();
+  if (self.string_is_ascii() && new_value.string_is_ascii()) {
+    std::size_t n = out.size();
+    return Value::string_known(std::move(out), true, n);
+  }
   return make_string(std::move(out));
 }
 
