@@ -925,7 +925,10 @@ Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args)
 }
 
 Result<Value> f_trim(RenderState& state, const Value& v, const CallArgs& args) {
-  static const MethodFn strip = find_method_fn(Kind::String, "strip");
+  auto strip = [](const Value& s, const CallArgs& a, const ValueLimits& limits) {
+    static const MethodFn fn = find_method_fn(Kind::String, "strip");
+    return fn(s, a, limits);
+  };
   if (args.positional.empty() && args.keyword.empty()) {
     if (v.is_string()) {
       // Nothing to strip when both ends are printable ASCII (most message contents): the
