@@ -169,6 +169,28 @@ Result<Value> MacroObject::get_attr(std::string_view name) const {
   return Value::undefined(Value(name), "Macro object", {});
 }
 
+namespace {
+// Enters the macro (recursion depth, fuel), binds its scope with `bind`, and renders the
+// body in place or as the call's string value.
+template <typename Bind>
+Value run_macro(RenderState& state, const MacroDef& d, Frame& frame, bool in_place, Bind bind) {
+  recursion_enter(state);
+  struct DepthRestore {
+    RenderState& s;
+    ~DepthRestore() { --s.depth; }
+  } restore{state};
+  // A macro call allocates a scope and an output buffer: it costs more fuel than a
+  // plain statement.
+  for (int i = 0; i < kMacroCallSteps; ++i) state.step();
+  bind();
+  if (in_place) {
+    render_macro_in_place(state, d, frame);
+    return Value();
+  }
+  return Value(render_macro(state, d, frame));
+}
+}  // namespace
+
 Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) const {
   RenderState& state = render_state(context);
   // Taken before anything else runs: default arguments may call other macros.
@@ -178,6 +200,15 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
   Frame frame;
   frame.parent = closure;
   std::size_t count = d.params.size();
+  // The usual call, every parameter by position and no caller, varargs or kwargs: no
+  // argument matching.
+  if (args.keyword.empty() && args.positional.size() == count && !d.uses_caller && !d.uses_kwargs &&
+      !d.uses_varargs) {
+    return run_macro(state, d, frame, in_place, [&] {
+      frame.vars.reserve(count);
+      for (std::size_t i = 0; i < count; ++i) frame.set(d.params[i].symbol, args.positional[i]);
+    });
+  }
   // Small fixed buffers: most macros take a handful of arguments.
   constexpr std::size_t kInline = 16;
   const Value* bound_inline[kInline];
@@ -258,39 +289,29 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
         0,
         0,
         {}};
-  recursion_enter(state);
-  struct DepthRestore {
-    RenderState& s;
-    ~DepthRestore() { --s.depth; }
-  } restore{state};
-  // A macro call allocates a scope and an output buffer: it costs more fuel than a
-  // plain statement.
-  for (int i = 0; i < kMacroCallSteps; ++i) state.step();
-  // Bind parameters in order; defaults see the parameters before them.
-  for (std::size_t i = 0; i < count; ++i) {
-    const MacroParam& p = d.params[i];
-    if (bound[i]) {
-      frame.set(p.symbol, *bound[i]);
-    } else if (p.default_value) {
-      frame.set(p.symbol, eval_expression(state, *p.default_value, &frame));
-    } else {
-      frame.set(p.symbol,
-                Value::undefined(Value(p.name), {}, "parameter '" + p.name + "' was not provided"));
+  return run_macro(state, d, frame, in_place, [&] {
+    // Bind parameters in order; defaults see the parameters before them.
+    for (std::size_t i = 0; i < count; ++i) {
+      const MacroParam& p = d.params[i];
+      if (bound[i]) {
+        frame.set(p.symbol, *bound[i]);
+      } else if (p.default_value) {
+        frame.set(p.symbol, eval_expression(state, *p.default_value, &frame));
+      } else {
+        frame.set(p.symbol, Value::undefined(Value(p.name), {},
+                                             "parameter '" + p.name + "' was not provided"));
+      }
     }
-  }
-  const CompiledTemplate& tmpl = state.tmpl;
-  if (d.uses_caller && !found_caller) frame.set(tmpl.sym_caller, caller);
-  if (d.uses_kwargs) frame.set(tmpl.sym_kwargs, Value::dict_unchecked(std::move(extra_kwargs)));
-  if (d.uses_varargs) {
-    std::vector<Value> rest;
-    for (std::size_t i = count; i < args.positional.size(); ++i) rest.push_back(args.positional[i]);
-    frame.set(tmpl.sym_varargs, Value::tuple(std::move(rest)));
-  }
-  if (in_place) {
-    render_macro_in_place(state, d, frame);
-    return Value();
-  }
-  return Value(render_macro(state, d, frame));
+    const CompiledTemplate& tmpl = state.tmpl;
+    if (d.uses_caller && !found_caller) frame.set(tmpl.sym_caller, caller);
+    if (d.uses_kwargs) frame.set(tmpl.sym_kwargs, Value::dict_unchecked(std::move(extra_kwargs)));
+    if (d.uses_varargs) {
+      std::vector<Value> rest;
+      for (std::size_t i = count; i < args.positional.size(); ++i)
+        rest.push_back(args.positional[i]);
+      frame.set(tmpl.sym_varargs, Value::tuple(std::move(rest)));
+    }
+  });
 }
 
 // ------------------------------------------------------------------ cycler / joiner
