@@ -56,9 +56,6 @@ void NamespaceObject::set_attr(std::string_view name, Value value) {
       return;
     }
   }
-  // namespace(a=..., b=..., ...) adds its attributes one by one: one allocation for the
-  // usual handful instead of a regrowth at 1, 2 and 4.
-  if (attrs.empty()) attrs.reserve(4);
   attrs.emplace_back(std::string(name), std::move(value));
 }
 

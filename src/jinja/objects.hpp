@@ -36,7 +36,9 @@ class NamespaceObject : public Object {
  public:
   static constexpr std::uint8_t kTag = 1;
   NamespaceObject() { engine_tag = kTag; }
-  std::vector<std::pair<std::string, Value>> attrs;
+  // Inside the object: namespace(a=..., b=...) is built at every render with a handful of
+  // attributes, and a separate buffer cost one more allocation (plus regrowths).
+  SmallVector<std::pair<std::string, Value>, 6> attrs;
 
   const Value* find(std::string_view name) const {
     for (const auto& [k, v] : attrs)
