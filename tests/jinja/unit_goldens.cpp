@@ -77,6 +77,7 @@ TEST_P(JinjaUnit, MatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Features, JinjaUnit,
                          ::testing::Values("whitespace", "expressions", "statements", "filters",
-                                           "tests", "sandbox", "undefined", "generation"));
+                                           "tests", "sandbox", "undefined", "generation",
+                                           "fast_paths"));
 
 }  // namespace
