@@ -558,6 +558,39 @@ class Evaluator {
     }
   }
 
+  // {{ a ~ b ~ c }}: each piece is written to the output as it is evaluated, with no
+  // joined string (a failed render discards its output, so the pieces written before an
+  // error are never seen). Inside {% autoescape %} the join is Jinja2's markup_join:
+  // pieces that are not Markup are HTML-escaped.
+  void print_concat(const Expr& e, Frame* f, std::size_t& total) {
+    if (e.kind == ExprKind::Concat) {
+      const auto& b = static_cast<const BinaryExpr&>(e);
+      print_concat(*b.left, f, total);
+      print_concat(*b.right, f, total);
+      return;
+    }
+    Value tmp;
+    const Value& v = ref(e, f, tmp);
+    std::string_view text;
+    std::string piece;
+    if (v.is_string()) {
+      text = v.as_string();
+    } else {
+      append_str(piece, v);
+      text = piece;
+    }
+    total += text.size();
+    if (total > st_.lim.max_string_bytes)
+      raise(limit_error("max_string_bytes", st_.lim.max_string_bytes));
+    if (autoescape_ && !e.markup) {
+      std::string escaped_text;
+      html_escape(escaped_text, text);
+      st_.out.write(escaped_text);
+    } else {
+      st_.out.write(text);
+    }
+  }
+
   std::optional<std::int64_t> slice_bound(const Expr* e, Frame* f) {
     if (!e) return std::nullopt;
     Value v = eval(*e, f);
@@ -1085,9 +1118,8 @@ class Evaluator {
             static_cast<const BinaryExpr&>(e).op == BinaryOp::Add && !autoescape_) {
           print_sum(static_cast<const BinaryExpr&>(e), f);
         } else if (e.kind == ExprKind::Concat) {  // write the pieces straight to the output
-          std::string text;
-          concat_into(text, e, f);
-          st_.out.write(text);
+          std::size_t total = 0;
+          print_concat(e, f, total);
         } else if (e.kind == ExprKind::Call && !autoescape_ && !st_.track_generation &&
                    print_macro_call(static_cast<const CallExpr&>(e), f)) {
           // written in place
