@@ -336,7 +336,19 @@ class Evaluator {
   // ref(), except that a key missing from a dict read as an attribute (`message.tool_calls`)
   // gives nullptr instead of building its Undefined: conditions and `is defined` only
   // need to know that it is missing.
-  const Value* ref_or_missing(const Expr& e, Frame* f, Value& tmp) {
+  CHATWIRE_INLINE const Value* ref_or_missing(const Expr& e, Frame* f, Value& tmp) {
+    if (e.name_key) {  // name.attr / name['key'] on a dict: the entry or missing
+      const NameKey& k = *e.name_key;
+      const Value* obj = st_.lookup_ptr(f, k.symbol);
+      if (obj && obj->is_dict()) {
+        if (const Value* v = obj->dict_find(k.key, k.hash)) return v;
+        // A subscript's missing key falls back to the attribute: a dict method is defined.
+        if (e.kind == ExprKind::Getattr || !has_method(Kind::Dict, k.key)) return nullptr;
+      }
+    }
+    return ref_or_missing_general(e, f, tmp);
+  }
+  const Value* ref_or_missing_general(const Expr& e, Frame* f, Value& tmp) {
     if (e.kind == ExprKind::Name)  // an undefined variable: no Undefined built either
       return st_.lookup_ptr(f, static_cast<const NameExpr&>(e).symbol);
     if (e.kind == ExprKind::Getattr) {
@@ -775,11 +787,11 @@ class Evaluator {
   bool eval_test(const TestExpr& te, Frame* f) {
     Value operand_tmp;
     const Value* operand_ptr;
-    if ((te.special == TestSpecial::Defined || te.special == TestSpecial::Undefined) &&
-        te.arguments.empty()) {
+    if (te.special != TestSpecial::None && te.special != TestSpecial::Escaped &&
+        te.arguments.empty()) {  // defined, undefined and the type tests
       operand_ptr = ref_or_missing(*te.operand, f, operand_tmp);
       if (!operand_ptr) {  // a missing dict attribute: Undefined, without building it
-        st_.step();
+        st_.step();        // (not a string, not None, not a mapping)
         return te.special == TestSpecial::Undefined;
       }
     } else {
