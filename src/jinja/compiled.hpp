@@ -13,8 +13,9 @@ namespace chatwire::jinja {
 
 struct CompiledTemplate {
   ParsedTemplate parsed;
-  std::vector<Value> globals;    // per SymbolId: the global function, or Undefined
-  bool uses_generation = false;  // the oracle's text test for generation tracking
+  std::vector<Value> globals;                // per SymbolId: the global function, or Undefined
+  std::vector<std::uint64_t> symbol_hashes;  // per SymbolId: hash_string(name), for context lookups
+  bool uses_generation = false;              // the oracle's text test for generation tracking
   // Size of the latest output: the next render reserves that much once instead of
   // growing its buffer step by step (renders of one template are similar in size).
   mutable std::atomic<std::size_t> output_hint{0};

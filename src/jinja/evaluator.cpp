@@ -58,9 +58,9 @@ const Value RenderState::kAbsent;
 const Value* RenderState::context_lookup(SymbolId symbol) {
   const Value*& slot = context_cache[symbol];
   if (!slot) {
-    const Value* v = context.is_dict()
-                         ? context.dict_find(std::string_view(tmpl.parsed.symbols[symbol]))
-                         : nullptr;
+    const Value* v = context.is_dict() ? context.dict_find(tmpl.parsed.symbols[symbol],
+                                                           tmpl.symbol_hashes[symbol])
+                                       : nullptr;
     slot = v ? v : &kAbsent;
   }
   return slot == &kAbsent ? nullptr : slot;

@@ -18,8 +18,10 @@ Result<Template> Template::compile(std::string_view source, const CompileOptions
                           source.find("endgeneration") != std::string_view::npos;
   const auto& symbols = impl->parsed.symbols;
   impl->globals.resize(symbols.size());
+  impl->symbol_hashes.resize(symbols.size());
   for (SymbolId i = 0; i < symbols.size(); ++i) {
     const std::string& name = symbols[i];
+    impl->symbol_hashes[i] = hash_string(name);
     if (BuiltinFn fn = find_global(name))
       impl->globals[i] = Value::make_object<BuiltinFunction>(name, fn);
     if (name == "loop") impl->sym_loop = i;
