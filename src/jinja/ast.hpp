@@ -264,6 +264,11 @@ struct OutputStmt : Stmt {
 
 struct PrintStmt : Stmt {
   ExprPtr expr;
+  // When `expr` is a `+` chain that is not Markup (`'<|im_start|>' + role + '\n'`): its
+  // operands left to right, collected at compile time for the evaluator's print_sum (a
+  // chain longer than kMaxSumOperands keeps its leftmost part as one operand).
+  static constexpr std::size_t kMaxSumOperands = 16;
+  std::vector<const Expr*> sum;
   PrintStmt() : Stmt(StmtKind::Print) {}
 };
 

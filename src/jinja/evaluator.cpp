@@ -1000,21 +1000,11 @@ class Evaluator {
   // {{ a + b + c }}: while every operand is a string, write the operands straight to
   // the output instead of building each intermediate sum; on the first non-string
   // operand fall back to Python's `+` from the sum so far (same order, same errors).
-  // Longer chains keep their leftmost part as one nested sum (evaluated as a value).
-  static constexpr std::size_t kSumChain = 16;
-  void print_sum(const BinaryExpr& sum, Frame* f) {
-    const Expr* chain[kSumChain];
-    std::size_t n = 0;
-    const Expr* cur = &sum;
-    while (cur->kind == ExprKind::Binary && !cur->markup &&
-           static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add && n + 1 < kSumChain) {
-      chain[n++] = static_cast<const BinaryExpr*>(cur)->right.get();
-      cur = static_cast<const BinaryExpr*>(cur)->left.get();
-    }
-    chain[n++] = cur;  // operands, last to first
+  // The operands were collected at compile time (PrintStmt::sum).
+  void print_sum(const std::vector<const Expr*>& sum, Frame* f) {
+    const std::size_t n = sum.size();
     // Operands are borrowed where they live (variables, constants, dict items: nothing
     // in an expression can reassign them), so the common case copies no Value at all.
-    // Only operands computed on the fly occupy a slot of `temps`.
     // Computed operands move into `kept` (constructed on demand: most chains have none,
     // and a full array of Values would cost more than the sum itself).
     union Slot {
@@ -1022,7 +1012,7 @@ class Evaluator {
       Slot() {}
       ~Slot() {}
     };
-    Slot kept[kSumChain];
+    Slot kept[PrintStmt::kMaxSumOperands];
     struct Release {
       Slot* slots;
       std::size_t n = 0;
@@ -1032,20 +1022,22 @@ class Evaluator {
     } release{kept};
     Value scratch;
     // Left uninitialised (16 views zeroed per print cost more than a short sum).
-    alignas(std::string_view) unsigned char operand_storage[kSumChain * sizeof(std::string_view)];
+    alignas(std::string_view) unsigned char
+        operand_storage[PrintStmt::kMaxSumOperands * sizeof(std::string_view)];
     auto* operands = reinterpret_cast<std::string_view*>(operand_storage);
     std::size_t count = 0;
-    for (std::size_t i = n; i-- > 0;) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const Expr& operand = *sum[i];
       const Value* borrowed;
       std::string_view trimmed;
       bool is_trimmed = false;
-      if (chain[i]->kind == ExprKind::Const) {
-        borrowed = &static_cast<const ConstExpr*>(chain[i])->value;
-      } else if (is_plain_trim(*chain[i])) {
-        is_trimmed = trim_view(static_cast<const FilterExpr&>(*chain[i]), f, scratch, trimmed);
+      if (operand.kind == ExprKind::Const) {
+        borrowed = &static_cast<const ConstExpr&>(operand).value;
+      } else if (is_plain_trim(operand)) {
+        is_trimmed = trim_view(static_cast<const FilterExpr&>(operand), f, scratch, trimmed);
         borrowed = &scratch;
       } else {
-        borrowed = &ref(*chain[i], f, scratch);
+        borrowed = &ref(operand, f, scratch);
       }
       // `scratch` may also hold a container the result points into (a subscript of a
       // computed dict), so whatever it holds is kept, not only the result itself.
@@ -1060,14 +1052,13 @@ class Evaluator {
       }
       const Value& v = *borrowed;
       if (!v.is_string()) {
-        if (count == 0) return write_value(eval_sum_from(Value(v), chain, i, f));
+        if (count == 0) return write_value(eval_sum_from(Value(v), sum, i + 1, f));
         std::string joined;
         for (std::size_t k = 0; k < count; ++k)
           check(append_checked(joined, operands[k], st_.limits));
         Value acc(std::move(joined));
-        const Expr& at_expr = *chain[i];
-        acc = at(at_expr, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
-        return write_value(eval_sum_from(acc, chain, i, f));
+        acc = at(operand, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
+        return write_value(eval_sum_from(acc, sum, i + 1, f));
       }
       std::construct_at(&operands[count++], v.as_string());
     }
@@ -1078,11 +1069,11 @@ class Evaluator {
     st_.out.write_all(operands, count, total);
   }
 
-  // Continues a `+` chain from `acc` with operands chain[remaining-1] ... chain[0].
-  Value eval_sum_from(Value acc, const Expr* const* chain, std::size_t remaining, Frame* f) {
-    for (std::size_t i = remaining; i-- > 0;) {
-      Value v = eval(*chain[i], f);
-      acc = at(*chain[i], [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
+  // Continues a `+` chain from `acc` with operands sum[from] ... sum[n-1].
+  Value eval_sum_from(Value acc, const std::vector<const Expr*>& sum, std::size_t from, Frame* f) {
+    for (std::size_t i = from; i < sum.size(); ++i) {
+      Value v = eval(*sum[i], f);
+      acc = at(*sum[i], [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
     }
     return acc;
   }
@@ -1126,9 +1117,8 @@ class Evaluator {
         return Flow::Normal;
       case StmtKind::Print: {
         const Expr& e = *static_cast<const PrintStmt&>(s).expr;
-        if (e.kind == ExprKind::Binary && !e.markup &&
-            static_cast<const BinaryExpr&>(e).op == BinaryOp::Add && !autoescape_) {
-          print_sum(static_cast<const BinaryExpr&>(e), f);
+        if (!static_cast<const PrintStmt&>(s).sum.empty() && !autoescape_) {
+          print_sum(static_cast<const PrintStmt&>(s).sum, f);
         } else if (e.kind == ExprKind::Concat) {  // write the pieces straight to the output
           std::size_t total = 0;
           print_concat(e, f, total);

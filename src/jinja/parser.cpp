@@ -2,6 +2,8 @@
 // not / compare / math1 / concat / math2 / pow / unary / primary / postfix /
 // filter_expr, and the error messages of TokenStream.expect and fail_unknown_tag.
 #include "jinja/parser.hpp"
+
+#include <algorithm>
 // GCC 12 reports a false -Wrestrict inside std::string concatenation at -O3
 // (GCC bug 105329); it is not a property of this code.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -1332,9 +1334,23 @@ struct Resolver {
       case StmtKind::Break:
       case StmtKind::Continue:
         return;
-      case StmtKind::Print:
-        expr(static_cast<PrintStmt*>(s)->expr.get(), soft);
+      case StmtKind::Print: {
+        auto* p = static_cast<PrintStmt*>(s);
+        expr(p->expr.get(), soft);
+        const Expr* cur = p->expr.get();
+        if (cur->kind == ExprKind::Binary && !cur->markup &&
+            static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add) {
+          while (cur->kind == ExprKind::Binary && !cur->markup &&
+                 static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add &&
+                 p->sum.size() + 1 < PrintStmt::kMaxSumOperands) {
+            p->sum.push_back(static_cast<const BinaryExpr*>(cur)->right.get());
+            cur = static_cast<const BinaryExpr*>(cur)->left.get();
+          }
+          p->sum.push_back(cur);
+          std::reverse(p->sum.begin(), p->sum.end());
+        }
         return;
+      }
       case StmtKind::If: {
         auto* i = static_cast<IfStmt*>(s);
         for (auto& [cond, b] : i->branches) {
