@@ -246,15 +246,19 @@ class Evaluator {
   // returns a reference to it, or to `tmp` holding a fresh value.
   CHATWIRE_INLINE const Value& ref(const Expr& e, Frame* f, Value& tmp) {
     if (e.kind == ExprKind::Const) return static_cast<const ConstExpr&>(e).value;
-    if (e.name_key)
-      if (const Value* v = name_key_find(*e.name_key, f)) return *v;
+    if (e.name_key) {
+      const Value* obj = st_.lookup_ptr(f, e.name_key->symbol);
+      if (obj) {
+        if (obj->is_dict()) {
+          if (const Value* v = obj->dict_find(e.name_key->key, e.name_key->hash)) return *v;
+        } else if (e.kind == ExprKind::Getattr) {  // loop.index0, ns.flag: no second lookup
+          Value r = attribute_value(static_cast<const GetattrExpr&>(e), *obj);
+          tmp = std::move(r);
+          return tmp;
+        }
+      }
+    }
     return ref_general(e, f, tmp);
-  }
-
-  // The dict entry a NameKey node reads, or nullptr when the general rules apply.
-  CHATWIRE_INLINE const Value* name_key_find(const NameKey& k, Frame* f) {
-    const Value* obj = st_.lookup_ptr(f, k.symbol);
-    return obj && obj->is_dict() ? obj->dict_find(k.key, k.hash) : nullptr;
   }
 
   const Value& ref_general(const Expr& e, Frame* f, Value& tmp) {
@@ -344,6 +348,10 @@ class Evaluator {
         if (const Value* v = obj->dict_find(k.key, k.hash)) return v;
         // A subscript's missing key falls back to the attribute: a dict method is defined.
         if (e.kind == ExprKind::Getattr || !has_method(Kind::Dict, k.key)) return nullptr;
+      } else if (obj && e.kind == ExprKind::Getattr) {  // loop.last, ns.flag
+        Value r = attribute_value(static_cast<const GetattrExpr&>(e), *obj);
+        tmp = std::move(r);
+        return &tmp;
       }
     }
     return ref_or_missing_general(e, f, tmp);
