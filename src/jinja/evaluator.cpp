@@ -939,9 +939,9 @@ class Evaluator {
         f->set(t.symbol, value);
         return;
       case Target::Kind::NamespaceAttr: {
-        Value ns = st_.lookup(f, t.symbol);
-        auto* obj = ns.is_object() && ns.as_object()->engine_tag == NamespaceObject::kTag
-                        ? static_cast<NamespaceObject*>(ns.as_object())
+        const Value* ns = st_.lookup_ptr(f, t.symbol);
+        auto* obj = ns && ns->is_object() && ns->as_object()->engine_tag == NamespaceObject::kTag
+                        ? static_cast<NamespaceObject*>(ns->as_object())
                         : nullptr;
         if (!obj)
           raise(Error{"TemplateRuntimeError",
