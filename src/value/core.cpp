@@ -279,23 +279,90 @@ Value Value::dict_unchecked(std::vector<std::pair<Value, Value>> entries) {
 Value Value::undefined(Value name, std::string object_type, std::string hint,
                        std::string error_type) {
   auto* data = new UndefinedData;
+  Value result = ValueAccess::from_payload(Kind::Undefined, data);  // owns it from here
   data->name = std::move(name);
-  data->object_type = std::move(object_type);
-  data->hint = std::move(hint);
-  data->error_type = std::move(error_type);
-  return ValueAccess::from_payload(Kind::Undefined, data);
+  if (error_type == "UndefinedError") error_type.clear();
+  if (!object_type.empty() || !hint.empty() || !error_type.empty())
+    data->extra =
+        new detail::UndefinedExtra{std::move(object_type), std::move(hint), std::move(error_type)};
+  return result;
 }
 
+namespace {
+
+// Keeps the name in the payload when it fits, else as a string Value.
+void set_undefined_name(UndefinedData& data, std::string_view name) {
+  if (name.size() <= UndefinedData::kInlineName) {
+    if (!name.empty()) std::memcpy(data.name_bytes, name.data(), name.size());
+    data.name_size = static_cast<std::uint8_t>(name.size());
+    data.name_inline = true;
+  } else {
+    data.name = Value(name);
+  }
+}
+
+// Records what the message needs of the object `on`: its kind (the repr follows from it
+// when the message is built), or for an Object its type_repr(), which only the Object
+// can tell and which it might not outlive.
+void set_undefined_object(UndefinedData& data, const Value& on) {
+  if (on.is_object())
+    data.extra = new detail::UndefinedExtra{on.as_object()->type_repr(), {}, {}};
+  else {
+    data.on_known = true;
+    data.on_kind = on.kind();
+  }
+}
+
+// object_type_repr() of a non-Object value of kind `kind`.
+std::string_view object_type_repr_of(Kind kind) noexcept {
+  switch (kind) {
+    case Kind::Undefined:
+      return "jinja2.runtime.Undefined object";
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return "bool object";
+    case Kind::Int:
+      return "int object";
+    case Kind::Float:
+      return "float object";
+    case Kind::String:
+      return "str object";
+    case Kind::List:
+      return "list object";
+    case Kind::Tuple:
+      return "tuple object";
+    case Kind::Dict:
+      return "dict object";
+    case Kind::Object:
+      break;
+  }
+  return "object";
+}
+
+}  // namespace
+
 Value Value::undefined_attribute(std::string_view name, const Value& on) {
-  return undefined(Value(name), object_type_repr(on));
+  auto* data = new UndefinedData;
+  Value result = ValueAccess::from_payload(Kind::Undefined, data);
+  set_undefined_name(*data, name);
+  set_undefined_object(*data, on);
+  return result;
 }
 
 Value Value::undefined_item(const Value& key, const Value& on) {
-  return undefined(key, object_type_repr(on));
+  auto* data = new UndefinedData;
+  Value result = ValueAccess::from_payload(Kind::Undefined, data);
+  data->name = key;
+  set_undefined_object(*data, on);
+  return result;
 }
 
 Value Value::undefined_variable(std::string_view name) {
-  return undefined(Value(name));
+  auto* data = new UndefinedData;
+  Value result = ValueAccess::from_payload(Kind::Undefined, data);
+  set_undefined_name(*data, name);
+  return result;
 }
 
 Value Value::unsafe_attribute(std::string_view name, const Value& on) {
@@ -304,7 +371,12 @@ Value Value::unsafe_attribute(std::string_view name, const Value& on) {
   hint += "' of '";
   hint += type_name(on);
   hint += "' object is unsafe.";
-  return undefined(Value(name), object_type_repr(on), std::move(hint), "SecurityError");
+  Value result = undefined_attribute(name, on);
+  UndefinedData* data = ValueAccess::undef(result);
+  if (!data->extra) data->extra = new detail::UndefinedExtra;
+  data->extra->hint = std::move(hint);
+  data->extra->error_type = "SecurityError";
+  return result;
 }
 
 Value Value::adopt(Object* object) noexcept {
@@ -417,31 +489,39 @@ Object* Value::as_object() const noexcept {
 // ---------------------------------------------------------------------------------
 
 bool Value::undefined_has_error() const noexcept {
-  return u_.ptr && ValueAccess::undef(*this)->error_type != "UndefinedError";
+  return u_.ptr && ValueAccess::undef(*this)->extra &&
+         !ValueAccess::undef(*this)->extra->error_type.empty();
 }
 
 std::string Value::undefined_message() const {
   if (!u_.ptr) return "None is undefined";  // Jinja2's Undefined() with nothing set
   const UndefinedData* d = ValueAccess::undef(*this);
-  if (!d->hint.empty()) return d->hint;
-  if (d->object_type.empty()) {
-    if (d->name.is_undefined()) return "None is undefined";
-    return to_repr(d->name) + " is undefined";
+  if (d->extra && !d->extra->hint.empty()) return d->extra->hint;
+  std::string_view object_type;  // "" = not looked up on an object
+  if (d->extra && !d->extra->object_type.empty())
+    object_type = d->extra->object_type;
+  else if (d->on_known)
+    object_type = object_type_repr_of(d->on_kind);
+  const Value name = d->name_value();
+  if (object_type.empty()) {
+    if (name.is_undefined()) return "None is undefined";
+    return to_repr(name) + " is undefined";
   }
-  if (!d->name.is_string()) return d->object_type + " has no element " + to_repr(d->name);
-  return to_repr(Value(d->object_type)) + " has no attribute " + to_repr(d->name);
+  if (!name.is_string()) return std::string(object_type) + " has no element " + to_repr(name);
+  return to_repr(Value(object_type)) + " has no attribute " + to_repr(name);
 }
 
 Error Value::undefined_error() const {
   Error e;
-  e.type = u_.ptr ? ValueAccess::undef(*this)->error_type : "UndefinedError";
+  e.type = undefined_has_error() ? ValueAccess::undef(*this)->extra->error_type
+                                 : std::string("UndefinedError");
   e.message = undefined_message();
   return e;
 }
 
 Value Value::undefined_name() const {
   if (!u_.ptr) return Value();
-  return ValueAccess::undef(*this)->name;
+  return ValueAccess::undef(*this)->name_value();
 }
 
 // ---------------------------------------------------------------------------------
@@ -756,12 +836,8 @@ std::string_view type_name(const Value& v) noexcept {
 }
 
 std::string object_type_repr(const Value& v) {
-  if (v.is_none()) return "None";
   if (v.is_object()) return v.as_object()->type_repr();
-  if (v.is_undefined()) return "jinja2.runtime.Undefined object";
-  std::string s(type_name(v));
-  s += " object";
-  return s;
+  return std::string(object_type_repr_of(v.kind()));
 }
 
 bool truthy(const Value& v) noexcept {

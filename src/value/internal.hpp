@@ -12,12 +12,39 @@
 
 namespace chatwire::detail {
 
-struct UndefinedData final : RefCounted {
-  Value name;               // missing name / key (Undefined = unknown)
-  std::string object_type;  // object_type_repr of the object ("" = no object)
+// The rarely given details of an Undefined, apart so that the common one (a missing
+// attribute, item or variable) neither builds nor frees any string.
+struct UndefinedExtra {
+  std::string object_type;  // object_type_repr given by the caller ("" = by kind / none)
   std::string hint;         // replaces the generated message when set
-  std::string error_type;   // raised on use
+  std::string error_type;   // raised on use; "" = UndefinedError
 };
+
+// Jinja2's Undefined details, kept in the form they arrive in. Most Undefineds are only
+// tested (`is defined`, truthiness, `default`) and dropped, so the message ("'dict
+// object' has no attribute 'x'") is built by undefined_message() when asked for, from
+// the object's kind and the name; a short name is copied into the payload itself rather
+// than into a string Value of its own.
+struct UndefinedData final : RefCounted {
+  static constexpr std::size_t kInlineName = 24;
+
+  UndefinedData() = default;
+  ~UndefinedData() override { delete extra; }
+
+  // Lives in RefCounted's tail padding.
+  bool name_inline = false;  // the name is name_bytes[0, name_size)
+  bool on_known = false;     // looked up on a non-Object of kind on_kind
+  Kind on_kind = Kind::Undefined;
+  std::uint8_t name_size = 0;
+  Value name;  // missing name / key when not inline (Undefined = unknown)
+  UndefinedExtra* extra = nullptr;
+  char name_bytes[kInlineName];
+
+  Value name_value() const {
+    return name_inline ? Value(std::string_view(name_bytes, name_size)) : name;
+  }
+};
+static_assert(sizeof(UndefinedData) <= 64, "one 64-byte block of the payload cache");
 
 }  // namespace chatwire::detail
 
