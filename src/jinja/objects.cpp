@@ -1,6 +1,9 @@
 // Engine objects: namespace(), loop, macros and caller, cycler, joiner, builtins.
 #include "jinja/objects.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <limits>
 #include <utility>
 
 #include "jinja/compiled.hpp"
@@ -50,24 +53,40 @@ Result<Value> NamespaceObject::get_attr(std::string_view name) const {
 }
 
 void NamespaceObject::set_attr(std::string_view name, Value value) {
-  for (auto& [k, v] : attrs) {
-    if (detail::same_bytes(k, name)) {
-      v = std::move(value);
+  for (Attr& a : attrs) {
+    if (a.size == name.size() && detail::same_bytes(this->name(a), name)) {
+      a.value = std::move(value);
       return;
     }
   }
-  attrs.emplace_back(std::string(name), std::move(value));
+  if (name.size() > std::numeric_limits<std::uint32_t>::max() - names_size_)
+    raise(limit_error("max_string_bytes", std::numeric_limits<std::uint32_t>::max()));
+  const auto size = static_cast<std::uint32_t>(name.size());
+  if (names_capacity_ - names_size_ < size) {
+    std::size_t wanted =
+        std::max<std::size_t>(std::size_t{names_size_} + size, 2 * std::size_t{names_capacity_});
+    const auto capacity = static_cast<std::uint32_t>(
+        std::min<std::size_t>(wanted, std::numeric_limits<std::uint32_t>::max()));
+    char* fresh = new char[capacity];
+    std::memcpy(fresh, names_, names_size_);
+    if (names_ != names_inline_) delete[] names_;
+    names_ = fresh;
+    names_capacity_ = capacity;
+  }
+  if (size != 0) std::memcpy(names_ + names_size_, name.data(), size);
+  attrs.emplace_back(Attr{std::move(value), names_size_, size});
+  names_size_ += size;
 }
 
 void NamespaceObject::repr(std::string& out) const {
   out += "<Namespace {";
   bool first = true;
-  for (const auto& [k, v] : attrs) {
+  for (const Attr& a : attrs) {
     if (!first) out += ", ";
     first = false;
-    append_repr(out, Value(k));
+    append_repr(out, Value(name(a)));
     out += ": ";
-    append_repr(out, v);
+    append_repr(out, a.value);
   }
   out += "}>";
 }
@@ -177,8 +196,10 @@ Value run_macro(RenderState& state, const MacroDef& d, Frame& frame, bool in_pla
     ~DepthRestore() { --s.depth; }
   } restore{state};
   // A macro call allocates a scope and an output buffer: it costs more fuel than a
-  // plain statement.
-  for (int i = 0; i < kMacroCallSteps; ++i) state.step();
+  // plain statement. Charged at once: running out at any of the steps or at the last is
+  // the same error.
+  state.steps += kMacroCallSteps - 1;
+  state.step();
   bind();
   if (in_place) {
     render_macro_in_place(state, d, frame);

@@ -36,13 +36,25 @@ class NamespaceObject : public Object {
  public:
   static constexpr std::uint8_t kTag = 1;
   NamespaceObject() { engine_tag = kTag; }
-  // Inside the object: namespace(a=..., b=...) is built at every render with a handful of
-  // attributes, and a separate buffer cost one more allocation (plus regrowths).
-  SmallVector<std::pair<std::string, Value>, 6> attrs;
+  ~NamespaceObject() override {
+    if (names_ != names_inline_) delete[] names_;
+  }
 
+  // namespace(a=..., b=...) is built at every render with a handful of attributes: their
+  // values and names live inside the object, which is small enough for the payload block
+  // cache (256 bytes, core.cpp). Names are offsets into one byte buffer rather than
+  // std::strings: a 24-byte slot instead of 48 keeps six of them within that size.
+  struct Attr {
+    Value value;
+    std::uint32_t offset;  // into the name bytes
+    std::uint32_t size;
+  };
+  SmallVector<Attr, 6> attrs;
+
+  std::string_view name(const Attr& a) const { return {names_ + a.offset, a.size}; }
   const Value* find(std::string_view name) const {
-    for (const auto& [k, v] : attrs)
-      if (detail::same_bytes(k, name)) return &v;
+    for (const Attr& a : attrs)
+      if (a.size == name.size() && detail::same_bytes(this->name(a), name)) return &a.value;
     return nullptr;
   }
 
@@ -50,7 +62,15 @@ class NamespaceObject : public Object {
   Result<Value> get_attr(std::string_view name) const override;
   void set_attr(std::string_view name, Value value);
   void repr(std::string& out) const override;
+
+ private:
+  static constexpr std::uint32_t kInlineNameBytes = 56;
+  char* names_ = names_inline_;
+  std::uint32_t names_size_ = 0;
+  std::uint32_t names_capacity_ = kInlineNameBytes;
+  char names_inline_[kInlineNameBytes];
 };
+static_assert(sizeof(NamespaceObject) <= 256, "fits the payload block cache");
 
 // jinja2.runtime.LoopContext.
 class LoopObject : public Object {
