@@ -80,6 +80,16 @@ Value lower_if_string(const Value& v, RenderState& state, bool case_sensitive) {
   return v;
 }
 
+// (key, value) for items/dictsort: built in place, where Value::tuple({k, v}) copies the
+// initializer list's two values once more (and releases them).
+Value pair_tuple(const Value& key, const Value& value) {
+  std::vector<Value> pair;
+  pair.reserve(2);
+  pair.push_back(key);
+  pair.push_back(value);
+  return Value::tuple(std::move(pair));
+}
+
 bool less(const Value& a, const Value& b) {
   return check(compare(CompareOp::Lt, a, b));
 }
@@ -249,7 +259,7 @@ Result<Value> f_dictsort(RenderState& state, const Value& v, const CallArgs& arg
   sorted_positions(state, order, key_at, case_sensitive, reverse, less);
   std::vector<Value> out;
   out.reserve(n);
-  for (auto i : order) out.push_back(Value::tuple({entries[i].first, entries[i].second}));
+  for (auto i : order) out.push_back(pair_tuple(entries[i].first, entries[i].second));
   return Value::list(std::move(out));
 }
 
@@ -527,7 +537,7 @@ Result<Value> f_items(RenderState&, const Value& v, const CallArgs&) {
         Error{"TypeError", "Can only get item pairs from a mapping.", 0, 0, {}}, "do_items");
   std::vector<Value> out;
   out.reserve(v.dict_size());
-  for (const auto& [k, val] : v.dict_entries()) out.push_back(Value::tuple({k, val}));
+  for (const auto& [k, val] : v.dict_entries()) out.push_back(pair_tuple(k, val));
   return make_generator(Value::list(std::move(out)), "do_items");
 }
 
@@ -699,9 +709,23 @@ Result<Value> select_reject(RenderState& state, const Value& v, const CallArgs& 
   // Jinja2 looks the test up when it is first applied (an empty input never does): resolved
   // at the first item, then reused.
   const TestEntry* test = nullptr;
+  // selectattr("role", ...) over messages: a one-name attribute is read straight from
+  // dict items (no copy, no path parsing per item); anything else, and a missing key
+  // (which falls back to getattr), takes attr_path.
+  const Value* key = lookup_attr ? &args.positional[0] : nullptr;
+  const bool plain_key = key && key->is_string() && !key->as_string().empty() &&
+                         key->as_string().find('.') == std::string_view::npos &&
+                         !std::all_of(key->as_string().begin(), key->as_string().end(),
+                                      [](char c) { return c >= '0' && c <= '9'; });
+  const std::uint64_t key_hash = plain_key ? key->string_hash() : 0;
+  out.reserve(items.size());
   for (const auto& item : items) {
     Value attr;
-    const Value& subject = lookup_attr ? (attr = attr_path(item, args.positional[0])) : item;
+    const Value* found =
+        plain_key && item.is_dict() ? item.dict_find(key->as_string(), key_hash) : nullptr;
+    const Value& subject = found         ? *found
+                           : lookup_attr ? (attr = attr_path(item, args.positional[0]))
+                                         : item;
     bool r;
     if (has_test) {
       if (!test) test = resolve_test(args.positional[off]);

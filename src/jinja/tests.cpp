@@ -35,7 +35,11 @@ Result<bool> t_odd(RenderState&, const Value& v, const CallArgs&) {
   return equals(check(binary_op(BinaryOp::Mod, v, Value(2))), Value(1));
 }
 Result<bool> t_eq(RenderState&, const Value& v, const CallArgs& a) {
-  return equals(v, arg0(a, "eq"));
+  const Value& other = arg0(a, "eq");
+  // selectattr("role", "equalto", "user"): two strings compare their bytes inline.
+  if (v.is_string() && other.is_string())
+    return detail::same_bytes(v.as_string(), other.as_string());
+  return equals(v, other);
 }
 Result<bool> t_ne(RenderState&, const Value& v, const CallArgs& a) {
   return !equals(v, arg0(a, "ne"));

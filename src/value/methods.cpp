@@ -93,7 +93,11 @@ std::u32string decode_all(std::string_view s) {
   return out;
 }
 
+// A substring small enough for the payload block cache (core.cpp: blocks up to 256 bytes)
+// is built by Value(string_view), its bytes in the payload's own block: that saves the
+// std::string buffer's allocation, which costs more than the flag scan it redoes.
 Value substring_value(std::string_view s, bool ascii) {
+  if (s.size() <= 256 - sizeof(detail::StringData)) return Value(s);
   if (ascii) return Value::string_known(std::string(s), true, s.size());
   return make_string(std::string(s));
 }
@@ -260,6 +264,8 @@ Result<Value> do_split(const Value& self, const CallArgs& args, bool from_right,
   }
   std::string_view separator = sep->as_string();
   if (separator.empty()) return value_error("empty separator");
+  // content.split('</think>') and the like: mostly one or two parts.
+  parts.reserve(2);
   if (!from_right) {
     std::size_t i = 0;
     while (maxsplit-- > 0) {
@@ -991,9 +997,15 @@ class DictView final : public Object {
     items.reserve(dict_.dict_size());
     for (const auto& [key, value] : dict_.dict_entries()) {
       switch (kind_) {
-        case ViewKind::Items:
-          items.push_back(Value::tuple({key, value}));
+        case ViewKind::Items: {
+          // Built in place: Value::tuple({key, value}) would copy the two values once more.
+          std::vector<Value> pair;
+          pair.reserve(2);
+          pair.push_back(key);
+          pair.push_back(value);
+          items.push_back(Value::tuple(std::move(pair)));
           break;
+        }
         case ViewKind::Keys:
           items.push_back(key);
           break;

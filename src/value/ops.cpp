@@ -452,6 +452,14 @@ Result<bool> contains(const Value& container, const Value& item) {
       return container.as_string().find(item.as_string()) != std::string_view::npos;
     case Kind::List:
     case Kind::Tuple:
+      if (item.is_string()) {
+        // `role in ["user", "system"]`: a string equals only a string with the same bytes
+        // (what equal_nested and equals answer, without their Result per element).
+        std::string_view s = item.as_string();
+        for (const Value& v : container.as_list())
+          if (v.is_string() && detail::same_bytes(v.as_string(), s)) return true;
+        return false;
+      }
       for (const Value& v : container.as_list()) {
         auto same = equal_nested(v, item, 0);
         if (!same || *same) return same;
@@ -526,10 +534,14 @@ Result<Value> slice(const Value& v, std::optional<std::int64_t> start,
     auto len = static_cast<std::int64_t>(v.string_length());
     SliceBounds b = adjust_slice(start, stop, step, len);
     if (v.string_is_ascii()) {
-      if (step == 1)
-        return Value::string_known(std::string(s.substr(static_cast<std::size_t>(b.start),
-                                                        static_cast<std::size_t>(b.count))),
-                                   true, static_cast<std::size_t>(b.count));
+      if (step == 1) {
+        std::string_view part =
+            s.substr(static_cast<std::size_t>(b.start), static_cast<std::size_t>(b.count));
+        // Small enough for the payload block cache (core.cpp, 256-byte blocks): the bytes go
+        // in the payload's own block, without a std::string buffer to allocate.
+        if (part.size() <= 256 - sizeof(detail::StringData)) return Value(part);
+        return Value::string_known(std::string(part), true, part.size());
+      }
       std::string out;
       out.reserve(static_cast<std::size_t>(b.count));
       for (std::int64_t k = 0, i = b.start; k < b.count; ++k, i += step)
@@ -557,9 +569,14 @@ Result<Value> slice(const Value& v, std::optional<std::int64_t> start,
     auto items = v.as_list();
     SliceBounds b = adjust_slice(start, stop, step, static_cast<std::int64_t>(items.size()));
     std::vector<Value> out;
-    out.reserve(static_cast<std::size_t>(b.count));
-    for (std::int64_t k = 0, i = b.start; k < b.count; ++k, i += step)
-      out.push_back(items[static_cast<std::size_t>(i)]);
+    if (step == 1) {  // messages[1:]: one copy of the range
+      auto first = items.begin() + b.start;
+      out.assign(first, first + b.count);
+    } else {
+      out.reserve(static_cast<std::size_t>(b.count));
+      for (std::int64_t k = 0, i = b.start; k < b.count; ++k, i += step)
+        out.push_back(items[static_cast<std::size_t>(i)]);
+    }
     return v.is_list() ? Value::list(std::move(out)) : Value::tuple(std::move(out));
   }
   if (v.is_dict()) return type_error("unhashable type: 'slice'");
