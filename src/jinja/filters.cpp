@@ -80,16 +80,6 @@ Value lower_if_string(const Value& v, RenderState& state, bool case_sensitive) {
   return v;
 }
 
-// (key, value) for items/dictsort: built in place, where Value::tuple({k, v}) copies the
-// initializer list's two values once more (and releases them).
-Value pair_tuple(const Value& key, const Value& value) {
-  std::vector<Value> pair;
-  pair.reserve(2);
-  pair.push_back(key);
-  pair.push_back(value);
-  return Value::tuple(std::move(pair));
-}
-
 bool less(const Value& a, const Value& b) {
   return check(compare(CompareOp::Lt, a, b));
 }
@@ -259,7 +249,7 @@ Result<Value> f_dictsort(RenderState& state, const Value& v, const CallArgs& arg
   sorted_positions(state, order, key_at, case_sensitive, reverse, less);
   std::vector<Value> out;
   out.reserve(n);
-  for (auto i : order) out.push_back(pair_tuple(entries[i].first, entries[i].second));
+  for (auto i : order) out.push_back(Value::tuple({entries[i].first, entries[i].second}));
   return Value::list(std::move(out));
 }
 
@@ -537,7 +527,7 @@ Result<Value> f_items(RenderState&, const Value& v, const CallArgs&) {
         Error{"TypeError", "Can only get item pairs from a mapping.", 0, 0, {}}, "do_items");
   std::vector<Value> out;
   out.reserve(v.dict_size());
-  for (const auto& [k, val] : v.dict_entries()) out.push_back(pair_tuple(k, val));
+  for (const auto& [k, val] : v.dict_entries()) out.push_back(Value::tuple({k, val}));
   return make_generator(Value::list(std::move(out)), "do_items");
 }
 

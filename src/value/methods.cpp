@@ -997,15 +997,9 @@ class DictView final : public Object {
     items.reserve(dict_.dict_size());
     for (const auto& [key, value] : dict_.dict_entries()) {
       switch (kind_) {
-        case ViewKind::Items: {
-          // Built in place: Value::tuple({key, value}) would copy the two values once more.
-          std::vector<Value> pair;
-          pair.reserve(2);
-          pair.push_back(key);
-          pair.push_back(value);
-          items.push_back(Value::tuple(std::move(pair)));
+        case ViewKind::Items:
+          items.push_back(Value::tuple({key, value}));
           break;
-        }
         case ViewKind::Keys:
           items.push_back(key);
           break;
