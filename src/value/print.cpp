@@ -1,9 +1,13 @@
 // Python str() and repr() of values, written straight into the caller's buffer.
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <vector>
 
 #include "chatwire/value_print.hpp"
@@ -15,78 +19,17 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-void append_hex(std::string& out, char32_t c, int digits) {
-  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out += kHex[(c >> shift) & 0xF];
-}
-
-// Python's unicode_repr: choose the quote, escape what is not printable.
-void append_string_repr(std::string& out, const Value& v) {
-  std::string_view s = v.as_string();
-  bool has_single = s.find('\'') != std::string_view::npos;
-  bool has_double = s.find('"') != std::string_view::npos;
-  char quote = (has_single && !has_double) ? '"' : '\'';
-  out += quote;
-  bool ascii = v.string_is_ascii();
-  std::size_t i = 0;
-  while (i < s.size()) {
-    // Copy the longest run of printable ASCII other than the quote and backslash.
-    std::size_t run = i;
-    // Eight bytes per step while all are printable ASCII other than quote and backslash.
-    constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
-    while (run + 8 <= s.size()) {
-      std::uint64_t w;
-      std::memcpy(&w, s.data() + run, 8);
-      const std::uint64_t q = w ^ (k01 * static_cast<unsigned char>(quote)), bs = w ^ (k01 * '\\');
-      const std::uint64_t bad = ((w - k01 * 0x20) & ~w) | ((w + k01) | w) |  // < 0x20, > 0x7E
-                                ((q - k01) & ~q) | ((bs - k01) & ~bs);
-      if (bad & k80) break;
-      run += 8;
-    }
-    while (run < s.size()) {
-      auto b = static_cast<unsigned char>(s[run]);
-      if (b < 0x20 || b >= 0x7F || b == '\\' || b == static_cast<unsigned char>(quote)) break;
-      ++run;
-    }
-    out.append(s.data() + i, run - i);
-    i = run;
-    if (i >= s.size()) break;
-    char32_t c = ascii ? static_cast<unsigned char>(s[i++]) : utf8::decode(s, i);
-    if (c == static_cast<char32_t>(quote) || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7F) {
-      out += "\\x";
-      append_hex(out, c, 2);
-    } else if (c < 0x7F) {
-      out += static_cast<char>(c);
-    } else if (!unicode::is_printable(c)) {
-      if (c <= 0xFF) {
-        out += "\\x";
-        append_hex(out, c, 2);
-      } else if (c <= 0xFFFF) {
-        out += "\\u";
-        append_hex(out, c, 4);
-      } else {
-        out += "\\U";
-        append_hex(out, c, 8);
-      }
-    } else {
-      utf8::encode(out, c);
-    }
-  }
-  out += quote;
-}
-
-// Nesting depth of the container reprs under way on this thread. A counter rather than a
-// parameter so that it also counts through Object::repr (a namespace holding a list holding
-// the namespace), which calls back into append_repr.
+// Nesting depth of the container reprs under way on this thread, for the reprs that go
+// through Object::repr (a namespace holding a list holding the namespace), which calls back
+// into append_repr. Within one call the writer below passes the depth down instead.
 thread_local std::size_t repr_depth = 0;
+
+std::vector<const std::pair<Value, Value>*> pprint_sorted_entries(const Value& dict);
+
+[[noreturn, gnu::noinline, gnu::cold]] void throw_repr_recursion() {
+  throw NestingError{make_error(
+      "RecursionError", "maximum recursion depth exceeded while getting the repr of an object")};
+}
 
 // Python's repr recurses once per nesting level and raises RecursionError near its recursion
 // limit; a list nested a million deep would otherwise overflow the C++ stack. append_repr has
@@ -94,10 +37,7 @@ thread_local std::size_t repr_depth = 0;
 // NestingError and the engine returns it from render.
 struct ReprDepthGuard {
   ReprDepthGuard() {
-    if (repr_depth >= kMaxValueNesting)
-      throw NestingError{
-          make_error("RecursionError",
-                     "maximum recursion depth exceeded while getting the repr of an object")};
+    if (repr_depth >= kMaxValueNesting) throw_repr_recursion();
     ++repr_depth;
   }
   ~ReprDepthGuard() { --repr_depth; }
@@ -105,88 +45,436 @@ struct ReprDepthGuard {
   ReprDepthGuard& operator=(const ReprDepthGuard&) = delete;
 };
 
-// The container layouts repr() and pprint's _safe_repr share; `item` writes one element.
-using ReprFn = void (*)(std::string&, const Value&);
-void append_sequence_repr(std::string& out, const Value& v, ReprFn item) {
-  ReprDepthGuard guard;
-  const bool is_list = v.is_list();
-  out += is_list ? '[' : '(';
-  auto items = v.as_list();
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ", ";
-    item(out, items[i]);
+// Bytes a string's repr does not copy as they are: control bytes, DEL, every byte of a
+// non-ASCII character, the backslash and both quotes (which quote encloses the string is
+// only decided once one is seen). Zero bytes count, which lets a short tail padded with
+// zeros stop at its end.
+#if defined(__SSE2__)
+inline unsigned repr_special16(__m128i v) {
+  // Signed compare: bytes >= 0x80 are negative, so `< 0x20` flags them with the controls.
+  __m128i bad = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+  bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F)));
+  bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+  bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('\'')));
+  bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+  return static_cast<unsigned>(_mm_movemask_epi8(bad));
+}
+#else
+// Eight bytes as one word: 0x80 is set in the lane of the first such byte and in no lane
+// below it (borrows only move upwards from a flagged lane), so on a little-endian machine
+// the lowest set bit locates it.
+inline std::uint64_t repr_special8(std::uint64_t w) {
+  constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
+  auto zero_lanes = [](std::uint64_t x) { return (x - k01) & ~x; };
+  const std::uint64_t bad = ((w - k01 * 0x20) & ~w) | w | zero_lanes(w ^ (k01 * 0x7F)) |
+                            zero_lanes(w ^ (k01 * '\\')) | zero_lanes(w ^ (k01 * '\'')) |
+                            zero_lanes(w ^ (k01 * '"'));
+  return bad & k80;
+}
+#endif
+
+// The 1..7 bytes at `in` in the low lanes of a word, zeros above, reading none past them.
+inline std::uint64_t load_tail(const char* in, std::size_t n) {
+  if (n >= 4) {
+    std::uint32_t lo, hi;
+    std::memcpy(&lo, in, 4);
+    std::memcpy(&hi, in + n - 4, 4);  // overlaps lo: the shared lanes hold the same bytes
+    return lo | (static_cast<std::uint64_t>(hi) << (8 * (n - 4)));
   }
-  if (!is_list && items.size() == 1) out += ',';
-  out += is_list ? ']' : ')';
+  auto byte = [&](std::size_t i) {
+    return static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  };
+  return byte(0) | byte(n / 2) | byte(n - 1);
 }
-void append_entry_repr(std::string& out, const std::pair<Value, Value>& entry, bool& first,
-                       ReprFn item) {
-  if (!first) out += ", ";
-  first = false;
-  item(out, entry.first);
-  out += ": ";
-  item(out, entry.second);
+
+// Copies the bytes of [in, stop) before the first one repr_special flags and advances `in`
+// to it. Blocks are stored whole into the room reserved for them (16 bytes of slack past
+// stop - in); the cursor then moves only past the plain bytes.
+[[gnu::always_inline]] inline char* copy_plain(const char*& in, const char* stop, char* out) {
+#if defined(__SSE2__)
+  while (stop - in >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
+    if (unsigned mask = repr_special16(v)) {
+      auto k = static_cast<std::size_t>(std::countr_zero(mask));
+      in += k;
+      return out + k;
+    }
+    in += 16;
+    out += 16;
+  }
+  if (in == stop) return out;
+  // Under sixteen bytes left (most keys and short values), gathered into one block whose
+  // zero lanes above them are flagged, so a bit is always set.
+  auto n = static_cast<std::size_t>(stop - in);
+  std::uint64_t lo, hi = 0;
+  if (n >= 8) {
+    std::memcpy(&lo, in, 8);
+    if (n > 8) {
+      std::memcpy(&hi, stop - 8, 8);  // overlaps lo; shifted down to bytes 8..n-1
+      hi >>= 8 * (16 - n);
+    }
+  } else {
+    lo = load_tail(in, n);
+  }
+  const __m128i v = _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
+  auto k = static_cast<std::size_t>(std::countr_zero(repr_special16(v)));
+  in += k;
+  return out + k;
+#else
+  if constexpr (std::endian::native == std::endian::little) {
+    while (stop - in >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, in, 8);
+      std::memcpy(out, &w, 8);
+      if (std::uint64_t bad = repr_special8(w)) {
+        auto k = static_cast<std::size_t>(std::countr_zero(bad) >> 3);
+        in += k;
+        return out + k;
+      }
+      in += 8;
+      out += 8;
+    }
+  }
+  while (in < stop) {
+    auto b = static_cast<unsigned char>(*in);
+    if (b < 0x20 || b >= 0x7F || b == '\\' || b == '\'' || b == '"') break;
+    *out++ = *in++;
+  }
+  return out;
+#endif
 }
+
+char* put_hex(char* p, char32_t c, int digits) {
+  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) *p++ = kHex[(c >> shift) & 0xF];
+  return p;
+}
+
+char* put_utf8(char* p, char32_t cp) {
+  if (cp < 0x80) {
+    *p++ = static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    *p++ = static_cast<char>(0xC0 | (cp >> 6));
+    *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *p++ = static_cast<char>(0xE0 | (cp >> 12));
+    *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    *p++ = static_cast<char>(0xF0 | (cp >> 18));
+    *p++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return p;
+}
+
+// Python's float repr (float_repr_style 'short') at p; at most 24 bytes.
+char* put_float_repr(char* p, double d) {
+  auto literal = [&](std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    return p + s.size();
+  };
+  if (std::isnan(d)) return literal("nan");
+  if (std::isinf(d)) return literal(d < 0 ? "-inf" : "inf");
+  if (d == 0.0) return literal(std::signbit(d) ? "-0.0" : "0.0");
+  // Shortest round-trip digits, then Python's layout rule: fixed notation when
+  // -4 < decimal exponent <= 16, else scientific.
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const char* s = buf;
+  if (*s == '-') {
+    *p++ = '-';
+    ++s;
+  }
+  const char* e = std::find(s, static_cast<const char*>(res.ptr), 'e');
+  char digits[24];
+  int ndigits = 0;
+  for (const char* q = s; q != e; ++q)
+    if (*q != '.') digits[ndigits++] = *q;
+  int exponent = 0;
+  std::from_chars(e + 1 + (e[1] == '+'), res.ptr, exponent);
+  int decpt = exponent + 1;  // value = 0.DIGITS * 10^decpt
+  auto put_digits = [&](int from, int to) {
+    std::memcpy(p, digits + from, static_cast<std::size_t>(to - from));
+    p += to - from;
+  };
+  if (decpt > -4 && decpt <= 16) {
+    if (decpt <= 0) {
+      *p++ = '0';
+      *p++ = '.';
+      for (int k = decpt; k < 0; ++k) *p++ = '0';
+      put_digits(0, ndigits);
+    } else if (decpt >= ndigits) {
+      put_digits(0, ndigits);
+      for (int k = ndigits; k < decpt; ++k) *p++ = '0';
+      *p++ = '.';
+      *p++ = '0';
+    } else {
+      put_digits(0, decpt);
+      *p++ = '.';
+      put_digits(decpt, ndigits);
+    }
+  } else {
+    *p++ = digits[0];
+    if (ndigits > 1) {
+      *p++ = '.';
+      put_digits(1, ndigits);
+    }
+    int x = decpt - 1;
+    *p++ = 'e';
+    *p++ = x < 0 ? '-' : '+';
+    if (x < 0) x = -x;
+    if (x < 10) *p++ = '0';
+    p = std::to_chars(p, p + 8, x).ptr;
+  }
+  return p;
+}
+
+// repr() of a value tree written through a cursor over `out`: the string is resized ahead
+// of the writes and cut back to what was written when the writer goes away, so a write is
+// a store through a pointer rather than an append that checks size and capacity per piece.
+// Every write has kSlack bytes of room after it, which lets short copies move whole
+// 16-byte blocks. Sorted: pprint's _safe_repr, dict keys in pprint's order.
+class ReprWriter {
+ public:
+  static constexpr std::size_t kSlack = 16;
+  // The first room for a container: a tool definition's repr, the common one, takes a few
+  // hundred bytes; growing costs a reallocation and a copy, the room only a memset.
+  static constexpr std::size_t kContainerHint = 512;
+
+  ReprWriter(std::string& out, std::size_t hint) : out_(out), start_(out.size()) { attach(hint); }
+  ~ReprWriter() {
+    if (!detached_) out_.resize(size());
+  }
+  ReprWriter(const ReprWriter&) = delete;
+  ReprWriter& operator=(const ReprWriter&) = delete;
+
+  template <bool Sorted>
+  void value(const Value& v, std::size_t depth) {
+    switch (v.kind()) {
+      case Kind::String:
+        return string(v.as_string());
+      case Kind::Int:
+        reserve(24);
+        p_ = std::to_chars(p_, p_ + 24, v.as_int()).ptr;
+        return;
+      case Kind::None:
+        return put("None");
+      case Kind::Bool:
+        return v.as_bool() ? put("True") : put("False");
+      case Kind::Float:
+        reserve(32);
+        p_ = put_float_repr(p_, v.as_float());
+        return;
+      case Kind::List:
+      case Kind::Tuple:
+        return sequence<Sorted>(v, depth);
+      case Kind::Dict:
+        return mapping<Sorted>(v, depth);
+      default:  // Undefined, Object: append_repr's own cases
+        return delegate(v, depth);
+    }
+  }
+
+  // Python's unicode_repr: the quote, then the text with what is not printable escaped.
+  [[gnu::always_inline]] void string(std::string_view s) {
+    reserve(s.size() + 2);
+    // The cursor in a local: stores through char* could alias p_, which would make the
+    // compiler reload it after each one.
+    char* p = p_;
+    char* open = p;
+    *p++ = '\'';
+    const char* in = s.data();
+    const char* const stop = in + s.size();
+    p = copy_plain(in, stop, p);
+    char quote = '\'';
+    if (in != stop) {
+      p_ = p;
+      quote = escaped_rest(s, in, open);
+      p = p_;
+    }
+    *p++ = quote;
+    p_ = p;
+  }
+
+ private:
+  std::string& out_;
+  std::size_t start_;
+  char* p_ = nullptr;
+  char* end_ = nullptr;
+  bool detached_ = false;
+
+  std::size_t size() const { return static_cast<std::size_t>(p_ - out_.data()); }
+
+  void attach(std::size_t hint) {
+    std::size_t used = out_.size();
+    out_.resize(used + hint + kSlack);
+    p_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+
+  // Room for n more bytes plus the slack.
+  void reserve(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) < n + kSlack) grow(n + kSlack);
+  }
+
+  [[gnu::noinline]] void grow(std::size_t n) {
+    std::size_t used = size();
+    out_.resize(used);  // the bytes past the cursor need no copying
+    // Doubling what this writer wrote (at least 256 more): a tool list outgrows the first
+    // guess a few times, and each reallocation copies what was written.
+    out_.resize(used + std::max(n, used - start_ + 256));
+    p_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+
+  template <std::size_t N>
+  void put(const char (&literal)[N]) {
+    reserve(N);
+    std::memcpy(p_, literal, N - 1);
+    p_ += N - 1;
+  }
+
+  // Undefined and Object print through append_repr, with the string cut back to what was
+  // written; an Object's repr sees this depth through repr_depth.
+  [[gnu::noinline]] void delegate(const Value& v, std::size_t depth) {
+    out_.resize(size());
+    detached_ = true;
+    struct Restore {
+      std::size_t saved = repr_depth;
+      ~Restore() { repr_depth = saved; }
+    } restore;
+    repr_depth = depth;
+    append_repr(out_, v);
+    detached_ = false;
+    attach(kContainerHint);
+  }
+
+  void enter(std::size_t depth) {
+    if (depth >= kMaxValueNesting) throw_repr_recursion();
+  }
+
+  // A container's item: strings, the common leaf, are written here rather than through
+  // value(), whose call costs more than a short string.
+  template <bool Sorted>
+  [[gnu::always_inline]] void item(const Value& v, std::size_t depth) {
+    if (v.kind() == Kind::String)
+      string(v.as_string());
+    else
+      value<Sorted>(v, depth);
+  }
+
+  template <bool Sorted>
+  void sequence(const Value& v, std::size_t depth) {
+    enter(depth);
+    const bool is_list = v.is_list();
+    auto items = v.as_list();
+    reserve(1);
+    *p_++ = is_list ? '[' : '(';
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i) put(", ");
+      item<Sorted>(items[i], depth + 1);
+    }
+    if (is_list)
+      put("]");
+    else if (items.size() == 1)
+      put(",)");
+    else
+      put(")");
+  }
+
+  template <bool Sorted>
+  void entry(const std::pair<Value, Value>& e, bool first, std::size_t depth) {
+    if (!first) put(", ");
+    item<Sorted>(e.first, depth);
+    put(": ");
+    item<Sorted>(e.second, depth);
+  }
+
+  template <bool Sorted>
+  void mapping(const Value& v, std::size_t depth) {
+    enter(depth);
+    put("{");
+    if constexpr (Sorted) {
+      bool first = true;
+      for (const auto* e : pprint_sorted_entries(v)) {
+        entry<Sorted>(*e, first, depth + 1);
+        first = false;
+      }
+    } else {
+      auto entries = v.dict_entries();
+      for (std::size_t i = 0; i < entries.size(); ++i) entry<Sorted>(entries[i], i == 0, depth + 1);
+    }
+    put("}");
+  }
+
+  // The rest of a string from the first byte copy_plain stopped at, `in`; writes the
+  // enclosing quote at `open` and returns it. Out of line: most strings need no escape.
+  [[gnu::noinline]] char escaped_rest(std::string_view s, const char* in, char* open) {
+    const char* const stop = s.data() + s.size();
+    // The bytes before `in` hold no quote, so the rest decides: '"' only when there is a
+    // single quote and no double quote (Python's rule).
+    const auto rest = static_cast<std::size_t>(stop - in);
+    const bool has_single = std::memchr(in, '\'', rest) != nullptr;
+    const bool has_double = std::memchr(in, '"', rest) != nullptr;
+    const char quote = has_single && !has_double ? '"' : '\'';
+    *open = quote;  // before any reserve: `open` points into the current buffer
+    do {
+      // At most 10 bytes for this character, then the rest as it is and the quote.
+      reserve(static_cast<std::size_t>(stop - in) + 11);
+      char* p = p_;
+      auto b = static_cast<unsigned char>(*in);
+      if (b < 0x80) {
+        ++in;
+        if (b == static_cast<unsigned char>(quote) || b == '\\') {
+          p[0] = '\\';
+          p[1] = static_cast<char>(b);
+          p += 2;
+        } else if (b == '\'' || b == '"') {  // the other quote
+          *p++ = static_cast<char>(b);
+        } else if (b == '\t' || b == '\n' || b == '\r') {
+          p[0] = '\\';
+          p[1] = b == '\t' ? 't' : b == '\n' ? 'n' : 'r';
+          p += 2;
+        } else {  // other controls and DEL
+          p[0] = '\\';
+          p[1] = 'x';
+          p = put_hex(p + 2, b, 2);
+        }
+      } else {
+        auto i = static_cast<std::size_t>(in - s.data());
+        char32_t c = utf8::decode(s, i);
+        in = s.data() + i;
+        if (unicode::is_printable(c)) {
+          // Re-encoded rather than copied: a malformed byte decodes as itself (U+0080..U+00FF).
+          p = put_utf8(p, c);
+        } else {
+          p[0] = '\\';
+          if (c <= 0xFF) {
+            p[1] = 'x';
+            p = put_hex(p + 2, c, 2);
+          } else if (c <= 0xFFFF) {
+            p[1] = 'u';
+            p = put_hex(p + 2, c, 4);
+          } else {
+            p[1] = 'U';
+            p = put_hex(p + 2, c, 8);
+          }
+        }
+      }
+      p_ = copy_plain(in, stop, p);
+    } while (in != stop);
+    return quote;
+  }
+};
 
 }  // namespace
 
 void append_float_repr(std::string& out, double d) {
-  if (std::isnan(d)) {
-    out += "nan";
-    return;
-  }
-  if (std::isinf(d)) {
-    out += d < 0 ? "-inf" : "inf";
-    return;
-  }
-  if (d == 0.0) {
-    out += std::signbit(d) ? "-0.0" : "0.0";
-    return;
-  }
-  // Shortest round-trip digits, then Python's layout rule (float_repr_style 'short'):
-  // fixed notation when -4 < decimal exponent <= 16, else scientific.
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-  std::string_view sci(buf, res.ptr - buf);
-  bool negative = sci[0] == '-';
-  if (negative) sci.remove_prefix(1);
-  std::size_t e_pos = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e_pos))
-    if (c != '.') digits += c;
-  int exponent = 0;
-  std::from_chars(sci.data() + e_pos + 1 + (sci[e_pos + 1] == '+'), sci.data() + sci.size(),
-                  exponent);
-  int decpt = exponent + 1;  // value = 0.DIGITS * 10^decpt
-  if (negative) out += '-';
-  int ndigits = static_cast<int>(digits.size());
-  if (decpt > -4 && decpt <= 16) {
-    if (decpt <= 0) {
-      out += "0.";
-      out.append(static_cast<std::size_t>(-decpt), '0');
-      out += digits;
-    } else if (decpt >= ndigits) {
-      out += digits;
-      out.append(static_cast<std::size_t>(decpt - ndigits), '0');
-      out += ".0";
-    } else {
-      out.append(digits, 0, static_cast<std::size_t>(decpt));
-      out += '.';
-      out.append(digits, static_cast<std::size_t>(decpt), std::string::npos);
-    }
-  } else {
-    out += digits[0];
-    if (ndigits > 1) {
-      out += '.';
-      out.append(digits, 1, std::string::npos);
-    }
-    int e = decpt - 1;
-    out += 'e';
-    out += e < 0 ? '-' : '+';
-    if (e < 0) e = -e;
-    if (e < 10) out += '0';
-    out += std::to_string(e);
-  }
+  char buf[32];
+  out.append(buf, put_float_repr(buf, d));
 }
 
 void append_repr(std::string& out, const Value& v) {
@@ -209,18 +497,16 @@ void append_repr(std::string& out, const Value& v) {
     case Kind::Float:
       append_float_repr(out, v.as_float());
       return;
-    case Kind::String:
-      append_string_repr(out, v);
+    case Kind::String: {
+      ReprWriter writer(out, v.as_string().size() + 2);
+      writer.string(v.as_string());
       return;
+    }
     case Kind::List:
     case Kind::Tuple:
-      return append_sequence_repr(out, v, append_repr);
     case Kind::Dict: {
-      ReprDepthGuard guard;
-      out += '{';
-      bool first = true;
-      for (const auto& entry : v.dict_entries()) append_entry_repr(out, entry, first, append_repr);
-      out += '}';
+      ReprWriter writer(out, ReprWriter::kContainerHint);
+      writer.value<false>(v, repr_depth);
       return;
     }
     case Kind::Object: {
@@ -285,28 +571,10 @@ std::vector<const std::pair<Value, Value>*> pprint_sorted_entries(const Value& d
 }
 
 // pprint's _safe_repr: repr() with dict keys sorted, all the way down.
-void append_safe_repr(std::string& out, const Value& v) {
-  switch (v.kind()) {
-    case Kind::List:
-    case Kind::Tuple:
-      return append_sequence_repr(out, v, append_safe_repr);
-    case Kind::Dict: {
-      ReprDepthGuard guard;
-      out += '{';
-      bool first = true;
-      for (const auto* entry : pprint_sorted_entries(v))
-        append_entry_repr(out, *entry, first, append_safe_repr);
-      out += '}';
-      return;
-    }
-    default:
-      append_repr(out, v);
-  }
-}
-
 std::string safe_repr(const Value& v) {
   std::string s;
-  append_safe_repr(s, v);
+  ReprWriter writer(s, ReprWriter::kContainerHint);
+  writer.value<true>(v, repr_depth);
   return s;
 }
 
