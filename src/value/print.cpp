@@ -279,11 +279,17 @@ class ReprWriter {
   }
 
   // Python's unicode_repr: the quote, then the text with what is not printable escaped.
-  [[gnu::always_inline]] void string(std::string_view s) {
-    reserve(s.size() + 2);
+  // With `comma` the item separator goes before it and with `colon` the key separator
+  // after it, under the same reserve.
+  [[gnu::always_inline]] void string(std::string_view s, bool comma = false, bool colon = false) {
+    reserve(s.size() + 6);
     // The cursor in a local: stores through char* could alias p_, which would make the
     // compiler reload it after each one.
     char* p = p_;
+    if (comma) {
+      std::memcpy(p, ", ", 2);
+      p += 2;
+    }
     char* open = p;
     *p++ = '\'';
     const char* in = s.data();
@@ -293,9 +299,14 @@ class ReprWriter {
     if (in != stop) {
       p_ = p;
       quote = escaped_rest(s, in, open);
+      reserve(3);
       p = p_;
     }
     *p++ = quote;
+    if (colon) {
+      std::memcpy(p, ": ", 2);
+      p += 2;
+    }
     p_ = p;
   }
 
@@ -359,11 +370,10 @@ class ReprWriter {
   // A container's item: strings, the common leaf, are written here rather than through
   // value(), whose call costs more than a short string.
   template <bool Sorted>
-  [[gnu::always_inline]] void item(const Value& v, std::size_t depth) {
-    if (v.kind() == Kind::String)
-      string(v.as_string());
-    else
-      value<Sorted>(v, depth);
+  [[gnu::always_inline]] void item(const Value& v, std::size_t depth, bool comma) {
+    if (v.kind() == Kind::String) return string(v.as_string(), comma);
+    if (comma) put(", ");
+    value<Sorted>(v, depth);
   }
 
   template <bool Sorted>
@@ -373,10 +383,7 @@ class ReprWriter {
     auto items = v.as_list();
     reserve(1);
     *p_++ = is_list ? '[' : '(';
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (i) put(", ");
-      item<Sorted>(items[i], depth + 1);
-    }
+    for (std::size_t i = 0; i < items.size(); ++i) item<Sorted>(items[i], depth + 1, i != 0);
     if (is_list)
       put("]");
     else if (items.size() == 1)
@@ -387,10 +394,14 @@ class ReprWriter {
 
   template <bool Sorted>
   void entry(const std::pair<Value, Value>& e, bool first, std::size_t depth) {
-    if (!first) put(", ");
-    item<Sorted>(e.first, depth);
-    put(": ");
-    item<Sorted>(e.second, depth);
+    if (e.first.kind() == Kind::String) {
+      string(e.first.as_string(), !first, true);
+    } else {
+      if (!first) put(", ");
+      value<Sorted>(e.first, depth);
+      put(": ");
+    }
+    item<Sorted>(e.second, depth, false);
   }
 
   template <bool Sorted>
@@ -498,7 +509,7 @@ void append_repr(std::string& out, const Value& v) {
       append_float_repr(out, v.as_float());
       return;
     case Kind::String: {
-      ReprWriter writer(out, v.as_string().size() + 2);
+      ReprWriter writer(out, v.as_string().size() + 6);  // string()'s reserve
       writer.string(v.as_string());
       return;
     }
