@@ -67,7 +67,7 @@ void flush_block_cache() noexcept {
   for (std::size_t c = 0; c < kClasses; ++c) {
     while (FreeBlock* b = cache.head[c]) {
       cache.head[c] = b->next;
-      ::operator delete(b, (c + 1) * kGranule);
+      ::operator delete(b);
     }
     cache.count[c] = 0;
   }
@@ -127,11 +127,12 @@ void release_block(void* block, std::size_t size) noexcept {
       ++cache.count[c];
       return;
     }
-    ::operator delete(block, (c + 1) * kGranule);
+    ::operator delete(block);  // unsized: clang before 19 has no sized delete by default
     return;
   }
 #endif
-  ::operator delete(block, size);
+  (void)size;
+  ::operator delete(block);
 }
 
 void* RefCounted::operator new(std::size_t size) {
