@@ -54,7 +54,8 @@ void append_json_float(std::string& out, double d) {
 // below it (a borrow or carry only moves upwards from a byte that is itself flagged), so
 // the lowest set bit locates it on a little-endian machine; lanes above may be false hits.
 // Zero bytes count as control bytes, which lets a short tail padded with zeros stop there.
-inline std::uint64_t special_bytes8(std::uint64_t w, bool ensure_ascii) {
+// Only builds without SSE2 call it.
+[[maybe_unused]] inline std::uint64_t special_bytes8(std::uint64_t w, bool ensure_ascii) {
   constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
   const std::uint64_t quote = w ^ (k01 * '"'), backslash = w ^ (k01 * '\\');
   std::uint64_t bad =
