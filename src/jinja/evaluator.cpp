@@ -1153,7 +1153,7 @@ class Evaluator {
         const auto& i = static_cast<const IfStmt&>(s);
         for (const auto& [test, body] : i.branches)
           if (cond(*test, f)) return exec(body, f);
-        return exec(i.otherwise, f);
+        return i.otherwise.empty() ? Flow::Normal : exec(i.otherwise, f);
       }
       case StmtKind::For:
         return exec_for(static_cast<const ForStmt&>(s), f);
