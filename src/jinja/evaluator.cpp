@@ -984,6 +984,9 @@ class Evaluator {
   // -------------------------------------------------------------- statements
 
   Flow exec(const Body& body, Frame* f) {
+    // Statements nest only through bodies (and macro bodies), all run from here: one stack
+    // check per body instead of one per statement.
+    check_stack();
     for (const auto& s : body) {
       Flow flow = exec_stmt(*s, f);
       if (flow != Flow::Normal) return flow;
@@ -1105,7 +1108,6 @@ class Evaluator {
   }
 
   Flow exec_stmt(const Stmt& s, Frame* f) {
-    check_stack();
     st_.step();
     try {
       return exec_stmt_inner(s, f);
