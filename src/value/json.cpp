@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "value/internal.hpp"
+#include "value/scan.hpp"
 
 namespace chatwire {
 
@@ -78,20 +79,6 @@ inline unsigned special_bytes16(__m128i v, bool ensure_ascii) {
   return static_cast<unsigned>(_mm_movemask_epi8(bad));
 }
 #endif
-
-// The 1..7 bytes at `in` in the low lanes of a word, zeros above, without reading past them.
-inline std::uint64_t load_short(const char* in, std::size_t n) {
-  if (n >= 4) {
-    std::uint32_t lo, hi;
-    std::memcpy(&lo, in, 4);
-    std::memcpy(&hi, in + n - 4, 4);  // overlaps lo: the shared lanes hold the same bytes
-    return lo | (static_cast<std::uint64_t>(hi) << (8 * (n - 4)));
-  }
-  auto byte = [&](std::size_t i) {
-    return static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  };
-  return byte(0) | byte(n / 2) | byte(n - 1);
-}
 
 // Text written whole many times (separators, newline and indentation), kept with 16
 // readable bytes past its end so that Sink::put_padded copies it in 16-byte steps.
@@ -259,35 +246,11 @@ class Sink {
       return out;
     }
 #if defined(__SSE2__)
-    while (stop - in >= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
-      if (unsigned mask = special_bytes16(v, ensure_ascii)) {
-        auto k = static_cast<std::size_t>(std::countr_zero(mask));
-        in += k;
-        out += k;
-        return out;
-      }
-      in += 16;
-      out += 16;
-    }
-    if (in == stop) return out;
-    // Under sixteen bytes left, gathered into one block whose zero lanes above them are
-    // flagged, so a bit is always set.
-    auto n = static_cast<std::size_t>(stop - in);
-    std::uint64_t lo, hi = 0;
-    if (n >= 8) {
-      std::memcpy(&lo, in, 8);
-      if (n > 8) {
-        std::memcpy(&hi, stop - 8, 8);  // overlaps lo; shifted down to bytes 8..n-1
-        hi >>= 8 * (16 - n);
-      }
-    } else {
-      lo = load_short(in, n);
-    }
-    const __m128i v = _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
-    auto k = static_cast<std::size_t>(std::countr_zero(special_bytes16(v, ensure_ascii)));
+    // One instance per ensure_ascii value: the mask then has no branch inside the loop.
+    if (ensure_ascii)
+      return scan::copy_unflagged(in, stop, out,
+                                  [](__m128i v) { return special_bytes16(v, true); });
+    return scan::copy_unflagged(in, stop, out, [](__m128i v) { return special_bytes16(v, false); });
 #else
     while (stop - in >= 8) {
       std::uint64_t w;
@@ -304,13 +267,13 @@ class Sink {
     }
     if (in == stop) return out;
     // Under eight bytes left: the zero lanes above them are flagged, so a bit is always set.
-    std::uint64_t w = load_short(in, static_cast<std::size_t>(stop - in));
+    std::uint64_t w = scan::load_tail(in, static_cast<std::size_t>(stop - in));
     std::memcpy(out, &w, 8);
     auto k = static_cast<std::size_t>(std::countr_zero(special_bytes8(w, ensure_ascii)) >> 3);
-#endif
     in += k;
     out += k;
     return out;
+#endif
   }
 };
 

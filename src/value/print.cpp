@@ -12,6 +12,7 @@
 
 #include "chatwire/value_print.hpp"
 #include "value/internal.hpp"
+#include "value/scan.hpp"
 
 namespace chatwire {
 
@@ -73,55 +74,12 @@ inline std::uint64_t repr_special8(std::uint64_t w) {
 }
 #endif
 
-// The 1..7 bytes at `in` in the low lanes of a word, zeros above, reading none past them.
-inline std::uint64_t load_tail(const char* in, std::size_t n) {
-  if (n >= 4) {
-    std::uint32_t lo, hi;
-    std::memcpy(&lo, in, 4);
-    std::memcpy(&hi, in + n - 4, 4);  // overlaps lo: the shared lanes hold the same bytes
-    return lo | (static_cast<std::uint64_t>(hi) << (8 * (n - 4)));
-  }
-  auto byte = [&](std::size_t i) {
-    return static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  };
-  return byte(0) | byte(n / 2) | byte(n - 1);
-}
-
 // Copies the bytes of [in, stop) before the first one repr_special flags and advances `in`
 // to it. Blocks are stored whole into the room reserved for them (16 bytes of slack past
 // stop - in); the cursor then moves only past the plain bytes.
 [[gnu::always_inline]] inline char* copy_plain(const char*& in, const char* stop, char* out) {
 #if defined(__SSE2__)
-  while (stop - in >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
-    if (unsigned mask = repr_special16(v)) {
-      auto k = static_cast<std::size_t>(std::countr_zero(mask));
-      in += k;
-      return out + k;
-    }
-    in += 16;
-    out += 16;
-  }
-  if (in == stop) return out;
-  // Under sixteen bytes left (most keys and short values), gathered into one block whose
-  // zero lanes above them are flagged, so a bit is always set.
-  auto n = static_cast<std::size_t>(stop - in);
-  std::uint64_t lo, hi = 0;
-  if (n >= 8) {
-    std::memcpy(&lo, in, 8);
-    if (n > 8) {
-      std::memcpy(&hi, stop - 8, 8);  // overlaps lo; shifted down to bytes 8..n-1
-      hi >>= 8 * (16 - n);
-    }
-  } else {
-    lo = load_tail(in, n);
-  }
-  const __m128i v = _mm_set_epi64x(static_cast<long long>(hi), static_cast<long long>(lo));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
-  auto k = static_cast<std::size_t>(std::countr_zero(repr_special16(v)));
-  in += k;
-  return out + k;
+  return scan::copy_unflagged(in, stop, out, repr_special16);
 #else
   if constexpr (std::endian::native == std::endian::little) {
     while (stop - in >= 8) {
