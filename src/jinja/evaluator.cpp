@@ -247,18 +247,29 @@ class Evaluator {
   CHATWIRE_INLINE const Value& ref(const Expr& e, Frame* f, Value& tmp) {
     if (e.kind == ExprKind::Const) return static_cast<const ConstExpr&>(e).value;
     if (e.name_key) {
-      const Value* obj = st_.lookup_ptr(f, e.name_key->symbol);
-      if (obj) {
-        if (obj->is_dict()) {
-          if (const Value* v = obj->dict_find(e.name_key->key, e.name_key->hash)) return *v;
-        } else if (e.kind == ExprKind::Getattr) {  // loop.index0, ns.flag: no second lookup
-          Value r = attribute_value(static_cast<const GetattrExpr&>(e), *obj);
-          tmp = std::move(r);
-          return tmp;
-        }
-      }
+      bool missing = false;
+      if (const Value* v = read_name_key(e, f, tmp, missing)) return *v;
     }
     return ref_general(e, f, tmp);
+  }
+
+  // A NameKey node (name.attr / name['key']) read from one variable lookup: the dict's
+  // entry, or the attribute of a non-dict object (loop.index0, ns.flag) in `tmp`. nullptr
+  // with `missing` set: a dict without the key; nullptr otherwise: the general rules
+  // apply (an undefined variable, a subscript of a non-dict).
+  CHATWIRE_INLINE const Value* read_name_key(const Expr& e, Frame* f, Value& tmp, bool& missing) {
+    const NameKey& k = *e.name_key;
+    const Value* obj = st_.lookup_ptr(f, k.symbol);
+    if (!obj) return nullptr;
+    if (obj->is_dict()) {
+      const Value* v = obj->dict_find(k.key, k.hash);
+      missing = v == nullptr;
+      return v;
+    }
+    if (e.kind != ExprKind::Getattr) return nullptr;
+    Value r = attribute_value(static_cast<const GetattrExpr&>(e), *obj);
+    tmp = std::move(r);
+    return &tmp;
   }
 
   const Value& ref_general(const Expr& e, Frame* f, Value& tmp) {
@@ -341,18 +352,12 @@ class Evaluator {
   // gives nullptr instead of building its Undefined: conditions and `is defined` only
   // need to know that it is missing.
   CHATWIRE_INLINE const Value* ref_or_missing(const Expr& e, Frame* f, Value& tmp) {
-    if (e.name_key) {  // name.attr / name['key'] on a dict: the entry or missing
-      const NameKey& k = *e.name_key;
-      const Value* obj = st_.lookup_ptr(f, k.symbol);
-      if (obj && obj->is_dict()) {
-        if (const Value* v = obj->dict_find(k.key, k.hash)) return v;
-        // A subscript's missing key falls back to the attribute: a dict method is defined.
-        if (e.kind == ExprKind::Getattr || !has_method(Kind::Dict, k.key)) return nullptr;
-      } else if (obj && e.kind == ExprKind::Getattr) {  // loop.last, ns.flag
-        Value r = attribute_value(static_cast<const GetattrExpr&>(e), *obj);
-        tmp = std::move(r);
-        return &tmp;
-      }
+    if (e.name_key) {
+      bool missing = false;
+      if (const Value* v = read_name_key(e, f, tmp, missing)) return v;
+      // A subscript's missing key falls back to the attribute: a dict method is defined.
+      if (missing && (e.kind == ExprKind::Getattr || !has_method(Kind::Dict, e.name_key->key)))
+        return nullptr;
     }
     return ref_or_missing_general(e, f, tmp);
   }
