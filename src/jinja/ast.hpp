@@ -294,6 +294,10 @@ struct ForStmt : Stmt {
   ExprPtr filter;  // may be null
   bool recursive = false;
   bool uses_loop = true;  // the body or filter refers to `loop`
+  // `for k, v in d | items` / `d.items()` with a side-effect-free `d`, no `loop` variable
+  // (it would need the list of tuples), no filter, not recursive: the expression of `d`,
+  // whose entries the evaluator binds directly when it is a dict. Set at compile time.
+  const Expr* dict_items_source = nullptr;
   Body body, otherwise;
   ForStmt() : Stmt(StmtKind::For) {}
 };
@@ -366,5 +370,24 @@ struct UnsupportedStmt : Stmt {
   ExprPtr template_name;
   UnsupportedStmt() : Stmt(StmtKind::Unsupported) {}
 };
+
+// An expression that reads without side effects (a name, a constant, attribute and
+// constant-subscript reads of those): a fast path may evaluate it, give up, and let the
+// general path evaluate it again.
+inline bool is_pure_read(const Expr& e) {
+  switch (e.kind) {
+    case ExprKind::Name:
+    case ExprKind::Const:
+      return true;
+    case ExprKind::Getattr:
+      return is_pure_read(*static_cast<const GetattrExpr&>(e).object);
+    case ExprKind::Getitem: {
+      const auto& g = static_cast<const GetitemExpr&>(e);
+      return g.index->kind == ExprKind::Const && is_pure_read(*g.object);
+    }
+    default:
+      return false;
+  }
+}
 
 }  // namespace chatwire::jinja

@@ -1284,48 +1284,6 @@ class Evaluator {
     return Value::adopt(m);
   }
 
-  // An expression that reads without side effects (a name, a constant, attribute and
-  // constant-subscript reads of those): a fast path may evaluate it, give up, and let
-  // the general path evaluate it again.
-  static bool is_pure_read(const Expr& e) {
-    switch (e.kind) {
-      case ExprKind::Name:
-      case ExprKind::Const:
-        return true;
-      case ExprKind::Getattr:
-        return is_pure_read(*static_cast<const GetattrExpr&>(e).object);
-      case ExprKind::Getitem: {
-        const auto& g = static_cast<const GetitemExpr&>(e);
-        return g.index->kind == ExprKind::Const && is_pure_read(*g.object);
-      }
-      default:
-        return false;
-    }
-  }
-
-  // The dict of `for k, v in d | items` / `d.items()` when the loop can take the pairs
-  // straight from the dict's entries (no `loop` variable, which would need the list of
-  // tuples; no loop filter; not recursive); nullptr otherwise.
-  const Expr* items_loop_source(const ForStmt& loop) {
-    if (loop.recursive || loop.uses_loop || loop.filter ||
-        loop.target.kind != Target::Kind::Tuple || loop.target.items.size() != 2 ||
-        loop.target.items[0].kind != Target::Kind::Name ||
-        loop.target.items[1].kind != Target::Kind::Name)
-      return nullptr;
-    const Expr* source = nullptr;
-    if (loop.iter->kind == ExprKind::Filter) {
-      const auto& fe = static_cast<const FilterExpr&>(*loop.iter);
-      if (fe.filter && fe.name == "items" && fe.arguments.empty()) source = fe.operand.get();
-    } else if (loop.iter->kind == ExprKind::Call) {
-      const auto& c = static_cast<const CallExpr&>(*loop.iter);
-      if (c.arguments.empty() && c.callee->kind == ExprKind::Getattr) {
-        const auto& g = static_cast<const GetattrExpr&>(*c.callee);
-        if (g.attr == "items" && g.dict_method) source = g.object.get();
-      }
-    }
-    return source && is_pure_read(*source) ? source : nullptr;
-  }
-
   // `for k, v in d | items` over a dict: each entry's key and value are bound directly,
   // without the list of (key, value) tuples the filter or method would build.
   bool run_dict_items(const ForStmt& loop, const Expr& source, Frame* f) {
@@ -1353,8 +1311,8 @@ class Evaluator {
   }
 
   Flow exec_for(const ForStmt& loop, Frame* f) {
-    if (const Expr* source = items_loop_source(loop))
-      if (run_dict_items(loop, *source, f)) return Flow::Normal;
+    if (loop.dict_items_source)
+      if (run_dict_items(loop, *loop.dict_items_source, f)) return Flow::Normal;
     // `for x in seq[a:b]` over a list: iterate the window of the original list
     // instead of copying the slice (templates do this inside loops).
     if (loop.iter->kind == ExprKind::Getitem && !loop.recursive &&

@@ -1314,6 +1314,27 @@ struct Resolver {
     }
   }
 
+  // ForStmt::dict_items_source.
+  static const Expr* dict_items_source(const ForStmt& loop) {
+    if (loop.recursive || loop.uses_loop || loop.filter ||
+        loop.target.kind != Target::Kind::Tuple || loop.target.items.size() != 2 ||
+        loop.target.items[0].kind != Target::Kind::Name ||
+        loop.target.items[1].kind != Target::Kind::Name)
+      return nullptr;
+    const Expr* source = nullptr;
+    if (loop.iter->kind == ExprKind::Filter) {
+      const auto& fe = static_cast<const FilterExpr&>(*loop.iter);
+      if (fe.filter && fe.name == "items" && fe.arguments.empty()) source = fe.operand.get();
+    } else if (loop.iter->kind == ExprKind::Call) {
+      const auto& c = static_cast<const CallExpr&>(*loop.iter);
+      if (c.arguments.empty() && c.callee->kind == ExprKind::Getattr) {
+        const auto& g = static_cast<const GetattrExpr&>(*c.callee);
+        if (g.attr == "items" && g.dict_method) source = g.object.get();
+      }
+    }
+    return source && is_pure_read(*source) ? source : nullptr;
+  }
+
   void body(const Body& b, bool soft) {
     for (const auto& s : b) stmt(s.get(), soft);
   }
@@ -1370,6 +1391,7 @@ struct Resolver {
         finder.body(f->body);
         finder.expr(f->filter.get());
         f->uses_loop = finder.loop || f->recursive;
+        f->dict_items_source = dict_items_source(*f);
         return;
       }
       case StmtKind::Set:
