@@ -565,55 +565,47 @@ class Evaluator {
     }
   }
 
-  void concat_into(std::string& s, const Expr& e, Frame* f) {
+  // The operands of a `~` chain, left to right, each as str() text: `piece(leaf, text)`.
+  template <typename Piece>
+  void each_concat_piece(const Expr& e, Frame* f, Piece&& piece) {
     if (e.kind == ExprKind::Concat) {
       const auto& b = static_cast<const BinaryExpr&>(e);
-      concat_into(s, *b.left, f);
-      concat_into(s, *b.right, f);
+      each_concat_piece(*b.left, f, piece);
+      each_concat_piece(*b.right, f, piece);
       return;
     }
     Value tmp;
     const Value& v = ref(e, f, tmp);
-    if (v.is_string()) {
-      check(append_checked(s, v.as_string(), st_.limits));
-    } else {
-      std::string piece;
-      append_str(piece, v);
-      check(append_checked(s, piece, st_.limits));
-    }
+    if (v.is_string()) return piece(e, v.as_string());
+    std::string text;
+    append_str(text, v);
+    piece(e, std::string_view(text));
+  }
+
+  void concat_into(std::string& s, const Expr& e, Frame* f) {
+    each_concat_piece(e, f, [&](const Expr&, std::string_view text) {
+      check(append_checked(s, text, st_.limits));
+    });
   }
 
   // {{ a ~ b ~ c }}: each piece is written to the output as it is evaluated, with no
   // joined string (a failed render discards its output, so the pieces written before an
   // error are never seen). Inside {% autoescape %} the join is Jinja2's markup_join:
   // pieces that are not Markup are HTML-escaped.
-  void print_concat(const Expr& e, Frame* f, std::size_t& total) {
-    if (e.kind == ExprKind::Concat) {
-      const auto& b = static_cast<const BinaryExpr&>(e);
-      print_concat(*b.left, f, total);
-      print_concat(*b.right, f, total);
-      return;
-    }
-    Value tmp;
-    const Value& v = ref(e, f, tmp);
-    std::string_view text;
-    std::string piece;
-    if (v.is_string()) {
-      text = v.as_string();
-    } else {
-      append_str(piece, v);
-      text = piece;
-    }
-    total += text.size();
-    if (total > st_.lim.max_string_bytes)
-      raise(limit_error("max_string_bytes", st_.lim.max_string_bytes));
-    if (autoescape_ && !e.markup) {
-      std::string escaped_text;
-      html_escape(escaped_text, text);
-      st_.out.write(escaped_text);
-    } else {
-      st_.out.write(text);
-    }
+  void print_concat(const Expr& e, Frame* f) {
+    std::size_t total = 0;
+    each_concat_piece(e, f, [&](const Expr& leaf, std::string_view text) {
+      total += text.size();
+      if (total > st_.lim.max_string_bytes)
+        raise(limit_error("max_string_bytes", st_.lim.max_string_bytes));
+      if (autoescape_ && !leaf.markup) {
+        std::string escaped_text;
+        html_escape(escaped_text, text);
+        st_.out.write(escaped_text);
+      } else {
+        st_.out.write(text);
+      }
+    });
   }
 
   std::optional<std::int64_t> slice_bound(const Expr* e, Frame* f) {
@@ -1135,8 +1127,7 @@ class Evaluator {
         if (!static_cast<const PrintStmt&>(s).sum.empty() && !autoescape_) {
           print_sum(static_cast<const PrintStmt&>(s).sum, f);
         } else if (e.kind == ExprKind::Concat) {  // write the pieces straight to the output
-          std::size_t total = 0;
-          print_concat(e, f, total);
+          print_concat(e, f);
         } else if (e.kind == ExprKind::Call && !autoescape_ && !st_.track_generation &&
                    print_macro_call(static_cast<const CallExpr&>(e), f)) {
           // written in place
