@@ -3,7 +3,8 @@
 //
 // Design: `Value` is a 16-byte tagged union. Scalars live inline; strings, lists,
 // tuples, dicts, Undefined details and Objects live on the heap behind an intrusive,
-// atomic reference count. Every heap payload is immutable once built (except the
+// atomic reference count (not touched, or not atomically, during a render: see
+// detail::RenderScope). Every heap payload is immutable once built (except the
 // engine's own Object subclasses such as namespace()), so a Value can be copied
 // cheaply and shared between threads.
 //
@@ -76,8 +77,26 @@ class Object;
 // ---------------------------------------------------------------------------------
 
 namespace detail {
+// Reference counting and renders. Atomic increments and decrements were the largest single
+// cost of a render on a modern CPU (each is a full barrier), and almost all of them are
+// avoidable because a render has two kinds of payloads:
+//   - payloads created by the render itself ("local"): they never leave the render's
+//     thread (a render returns only text) and all die before it returns, so their counts
+//     need no atomics;
+//   - payloads created outside it (the context, the template's constants): the caller keeps
+//     them alive and unchanged for the whole render, so the render does not count them at
+//     all (a copy made during the render is released during the render as well).
+// `render_depth` says whether this thread is inside a render (RenderScope below); it is
+// read when a payload is built (to mark it local) and on every count change.
+// Consequence for engine code: a Value built during a render must not outlive it (no
+// function-local statics initialised during a render, no caches on shared structures).
+extern constinit thread_local std::uint32_t render_depth;
+
 struct RefCounted {
-  mutable std::atomic<std::uint32_t> refs{1};
+  // The count, and in its top bit whether the payload was built during a render on this
+  // thread (kLocal; the bit lives in the count to keep payloads as small as they were).
+  static constexpr std::uint32_t kLocal = 0x8000'0000u;
+  mutable std::atomic<std::uint32_t> refs{render_depth != 0 ? kLocal | 1u : 1u};
   RefCounted() = default;
   RefCounted(const RefCounted&) = delete;
   RefCounted& operator=(const RefCounted&) = delete;
@@ -89,6 +108,33 @@ struct RefCounted {
   // size class instead (core.cpp); the sized delete finds the class without a header.
   static void* operator new(std::size_t size);
   static void operator delete(void* block, std::size_t size) noexcept;
+
+  CHATWIRE_INLINE void add_ref() const noexcept {
+    const std::uint32_t r = refs.load(std::memory_order_relaxed);
+    if (r & kLocal) {
+      refs.store(r + 1, std::memory_order_relaxed);
+    } else if (render_depth == 0) {
+      refs.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // True when the last reference is gone and the payload must be destroyed.
+  CHATWIRE_INLINE bool drop_ref() const noexcept {
+    const std::uint32_t r = refs.load(std::memory_order_relaxed);
+    if (r & kLocal) {
+      refs.store(r - 1, std::memory_order_relaxed);
+      return r == (kLocal | 1u);
+    }
+    return render_depth == 0 && refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  }
+};
+
+// Marks the calling thread as rendering for its lifetime (nests).
+class RenderScope {
+ public:
+  RenderScope() noexcept { ++render_depth; }
+  ~RenderScope() { --render_depth; }
+  RenderScope(const RenderScope&) = delete;
+  RenderScope& operator=(const RenderScope&) = delete;
 };
 // The same cache for payloads whose size is known only at run time;
 // `size` must be the same at allocation and release.
@@ -256,12 +302,10 @@ class Value {
 
  private:
   CHATWIRE_INLINE void retain() const noexcept {
-    if (kind_ >= Kind::String || (kind_ == Kind::Undefined && u_.ptr))
-      u_.ptr->refs.fetch_add(1, std::memory_order_relaxed);
+    if (kind_ >= Kind::String || (kind_ == Kind::Undefined && u_.ptr)) u_.ptr->add_ref();
   }
   CHATWIRE_INLINE void release() noexcept {
-    if ((kind_ >= Kind::String || (kind_ == Kind::Undefined && u_.ptr)) &&
-        u_.ptr->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    if ((kind_ >= Kind::String || (kind_ == Kind::Undefined && u_.ptr)) && u_.ptr->drop_ref())
       destroy();
   }
   void destroy() noexcept;

@@ -1485,6 +1485,8 @@ std::string render_recursive_loop(RenderState& state, const ForStmt& stmt, Frame
 // template entry point.
 Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& context,
                                      const RenderOptions& options) {
+  // First, so that every value the render builds is gone before the scope ends.
+  detail::RenderScope scope;
   RenderState state(tmpl, context, options);
   state.track_generation = tmpl.uses_generation && tmpl.parsed.uses_generation;
   state.stack_base = static_cast<const char*>(__builtin_frame_address(0));

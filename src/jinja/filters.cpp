@@ -18,6 +18,10 @@ namespace chatwire::jinja {
 
 namespace {
 
+// Built when the library loads, outside any render: a value built during a render must
+// not outlive it (see detail::RenderScope in value.hpp).
+const Value kEmptyString("");
+
 const Value kNone = Value::none();
 const Value kFalse = Value(false);
 
@@ -151,9 +155,8 @@ Result<Value> f_center(RenderState& state, const Value& v, const CallArgs& args)
 
 Result<Value> f_default(RenderState&, const Value& v, const CallArgs& args) {
   auto b = bind_args<2>("do_default", args, {"default_value", "boolean"});
-  static const Value kEmpty = Value("");
   bool boolean = b.has(1) && truthy(*b.slot[1]);
-  if (v.is_undefined() || (boolean && !truthy(v))) return b.get(0, kEmpty);
+  if (v.is_undefined() || (boolean && !truthy(v))) return b.get(0, kEmptyString);
   return v;
 }
 
@@ -953,8 +956,7 @@ Result<Value> f_trim(RenderState& state, const Value& v, const CallArgs& args) {
       return strip(v, CallArgs{}, state.limits);
     }
     // soft_str(Undefined) is "" (a missing description, say): nothing to build.
-    static const Value kEmpty = Value("");
-    if (v.is_undefined()) return kEmpty;
+    if (v.is_undefined()) return kEmptyString;
     return strip(str_value(v), CallArgs{}, state.limits);
   }
   auto b = bind_args<1>("do_trim", args, {"chars"});

@@ -47,7 +47,7 @@ Result<Value> NamespaceObject::get_attr(std::string_view name) const {
   return Value::undefined_attribute(name, Value::adopt([this] {
                                       // The Undefined message names the object ("'Namespace' object
                                       // has no attribute").
-                                      this->refs.fetch_add(1, std::memory_order_relaxed);
+                                      this->add_ref();
                                       return const_cast<NamespaceObject*>(this);
                                     }()));
 }
@@ -126,7 +126,7 @@ Result<Value> LoopObject::get_attr(std::string_view name) const {
   const std::size_t n = items.size();
   if (LoopAttr which = loop_attr_of(name); which != LoopAttr::None) return attr(which);
   auto self = [this] {
-    this->refs.fetch_add(1, std::memory_order_relaxed);
+    this->add_ref();
     return Value::adopt(const_cast<LoopObject*>(this));
   };
   if (name == "previtem") {
@@ -350,7 +350,7 @@ Result<Value> cycler_reset(const Value& self, const CallArgs&, RenderState&) {
 
 Result<Value> CyclerObject::get_attr(std::string_view name) const {
   auto self = [this] {
-    this->refs.fetch_add(1, std::memory_order_relaxed);
+    this->add_ref();
     return Value::adopt(const_cast<CyclerObject*>(this));
   };
   if (name == "current") return items.empty() ? Value() : items[pos];

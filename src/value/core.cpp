@@ -35,6 +35,8 @@ using detail::UndefinedData;
 
 namespace detail {
 
+constinit thread_local std::uint32_t render_depth = 0;
+
 #if CHATWIRE_BLOCK_CACHE
 namespace {
 

@@ -347,5 +347,35 @@ TEST(Threads, SharedContextReadConcurrently) {
   EXPECT_EQ(ok.load(), 8000);
 }
 
+// Inside a RenderScope, values built outside it are not counted and values built inside
+// are counted without atomics. Both must balance: outside values survive the scope and are
+// freed once by their owner; inside values are freed when the scope's last copy goes (the
+// sanitizer run reports a leak, a double free or a use after free otherwise).
+TEST(RenderScope, OutsideValuesSurviveInsideValuesAreFreed) {
+  Value context = parse(R"({"messages": [{"role": "user", "content": "a long enough text"}]})");
+  const Value* messages = context.dict_find("messages");
+  std::string kept;
+  {
+    chatwire::detail::RenderScope scope;
+    std::vector<Value> built;
+    for (int i = 0; i < 100; ++i) {
+      Value copy = messages->as_list()[0];  // an outside value, copied inside
+      built.push_back(Value::list({copy, Value("inside " + std::to_string(i)), *messages}));
+    }
+    Value nested = Value::list(built);  // inside values holding inside and outside ones
+    built.clear();
+    append_repr(kept, nested.as_list()[99]);
+  }
+  EXPECT_EQ(kept,
+            "[{'role': 'user', 'content': 'a long enough text'}, 'inside 99', "
+            "[{'role': 'user', 'content': 'a long enough text'}]]");
+  // Outside the scope the outside values are counted again, atomically.
+  Value message = messages->as_list()[0];
+  context = Value();
+  std::string after;
+  append_repr(after, message);
+  EXPECT_EQ(after, "{'role': 'user', 'content': 'a long enough text'}");
+}
+
 }  // namespace
 }  // namespace chatwire
