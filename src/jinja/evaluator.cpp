@@ -43,6 +43,8 @@ RenderState::RenderState(const CompiledTemplate& t, const Value& ctx, const Rend
   limits.max_string_bytes = lim.max_string_bytes;
   limits.max_container_items = lim.max_container_items;
   out.max_bytes = lim.max_output_bytes;
+  // The step after the last allowed one fails (no limit at all for the largest value).
+  steps_left = lim.max_steps == UINT64_MAX ? UINT64_MAX : lim.max_steps + 1;
   std::size_t n = t.parsed.symbols.size();
   if (n <= kInlineSymbols) {
     context_cache = context_inline;
@@ -246,7 +248,9 @@ class Evaluator {
   // returns a reference to it, or to `tmp` holding a fresh value.
   CHATWIRE_INLINE const Value& ref(const Expr& e, Frame* f, Value& tmp) {
     if (e.kind == ExprKind::Const) return static_cast<const ConstExpr&>(e).value;
-    if (e.name_key) {
+    if (e.kind == ExprKind::Name) {  // a defined variable: the most common read
+      if (const Value* v = st_.lookup_ptr(f, static_cast<const NameExpr&>(e).symbol)) return *v;
+    } else if (e.name_key) {
       bool missing = false;
       if (const Value* v = read_name_key(e, f, tmp, missing)) return *v;
     }
@@ -984,8 +988,39 @@ class Evaluator {
     // Statements nest only through bodies (and macro bodies), all run from here: one stack
     // check per body instead of one per statement.
     check_stack();
-    for (const auto& s : body) {
-      Flow flow = exec_stmt(*s, f);
+    for (const auto& sp : body) {
+      const Stmt& s = *sp;
+      // Text and `if` (most statements run) are handled here, without a call into
+      // exec_stmt_inner and its large frame.
+      if (s.kind == StmtKind::Output) {
+        st_.step();
+        st_.out.write(static_cast<const OutputStmt&>(s).text);
+        continue;
+      }
+      Flow flow;
+      if (s.kind == StmtKind::If) {
+        st_.step();
+        try {
+          const auto& i = static_cast<const IfStmt&>(s);
+          const Body* chosen = &i.otherwise;
+          for (const auto& [test, branch] : i.branches) {
+            if (cond(*test, f)) {
+              chosen = &branch;
+              break;
+            }
+          }
+          if (chosen->empty()) continue;
+          flow = exec(*chosen, f);
+        } catch (RenderError& err) {
+          if (err.error.line == 0) {
+            err.error.line = s.line;
+            err.error.column = s.column;
+          }
+          throw;
+        }
+      } else {
+        flow = exec_stmt(s, f);
+      }
       if (flow != Flow::Normal) return flow;
     }
     return Flow::Normal;
@@ -1120,8 +1155,8 @@ class Evaluator {
   Flow exec_stmt_inner(const Stmt& s, Frame* f) {
     switch (s.kind) {
       case StmtKind::Output:
-        st_.out.write(static_cast<const OutputStmt&>(s).text);
-        return Flow::Normal;
+      case StmtKind::If:
+        break;  // run by exec() itself
       case StmtKind::Print: {
         const Expr& e = *static_cast<const PrintStmt&>(s).expr;
         if (!static_cast<const PrintStmt&>(s).sum.empty() && !autoescape_) {
@@ -1146,12 +1181,6 @@ class Evaluator {
           write_value(ref(e, f, tmp));
         }
         return Flow::Normal;
-      }
-      case StmtKind::If: {
-        const auto& i = static_cast<const IfStmt&>(s);
-        for (const auto& [test, body] : i.branches)
-          if (cond(*test, f)) return exec(body, f);
-        return i.otherwise.empty() ? Flow::Normal : exec(i.otherwise, f);
       }
       case StmtKind::For:
         return exec_for(static_cast<const ForStmt&>(s), f);

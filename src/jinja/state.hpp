@@ -137,8 +137,8 @@ class RenderState : public CallContext {
   const Limits& lim;
   Output out;
   Frame root;
-  std::uint64_t steps = 0;
-  std::uint32_t depth = 0;  // macro / recursive loop nesting
+  std::uint64_t steps_left = 0;  // lim.max_steps + 1 at the start
+  std::uint32_t depth = 0;       // macro / recursive loop nesting
   bool track_generation = false;
   const char* stack_base = nullptr;  // frame address of the render call (stack budget)
   std::vector<std::pair<std::size_t, std::size_t>> generation;  // code point spans
@@ -160,8 +160,9 @@ class RenderState : public CallContext {
   std::unique_ptr<const Value*[]> context_heap;
   const Value* context_lookup(SymbolId symbol);
 
+  // Counts down: one decrement and test per step.
   void step() {
-    if (++steps > lim.max_steps) fuel_exhausted();
+    if (--steps_left == 0) fuel_exhausted();
   }
   [[noreturn]] void fuel_exhausted();
 
