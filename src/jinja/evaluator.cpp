@@ -47,25 +47,40 @@ RenderState::RenderState(const CompiledTemplate& t, const Value& ctx, const Rend
   steps_left = lim.max_steps == UINT64_MAX ? UINT64_MAX : lim.max_steps + 1;
   std::size_t n = t.parsed.symbols.size();
   if (n <= kInlineSymbols) {
-    context_cache = context_inline;
+    outer = outer_inline;
+    root_slots = reinterpret_cast<Value*>(root_inline);
   } else {
-    context_heap = std::make_unique<const Value*[]>(n);
-    context_cache = context_heap.get();
+    outer_heap = std::make_unique<const Value*[]>(n);
+    outer = outer_heap.get();
+    root_heap = std::make_unique<unsigned char[]>(n * sizeof(Value));
+    root_slots = reinterpret_cast<Value*>(root_heap.get());
   }
-  std::fill_n(context_cache, n, nullptr);
+  std::fill_n(outer, n, nullptr);
+}
+
+RenderState::~RenderState() {
+  for (SymbolId s : root_bound) root_slots[s].~Value();
 }
 
 const Value RenderState::kAbsent;
 
-const Value* RenderState::context_lookup(SymbolId symbol) {
-  const Value*& slot = context_cache[symbol];
-  if (!slot) {
-    const Value* v = context.is_dict() ? context.dict_find(tmpl.parsed.symbols[symbol],
-                                                           tmpl.symbol_hashes[symbol])
-                                       : nullptr;
-    slot = v ? v : &kAbsent;
+const Value* RenderState::resolve_outer_slow(SymbolId symbol) {
+  const Value* v = context.is_dict()
+                       ? context.dict_find(tmpl.parsed.symbols[symbol], tmpl.symbol_hashes[symbol])
+                       : nullptr;
+  if (!v && !tmpl.globals[symbol].is_undefined()) v = &tmpl.globals[symbol];
+  return outer[symbol] = v ? v : &kAbsent;
+}
+
+void RenderState::bind_root(SymbolId symbol, Value value) {
+  Value* slot = &root_slots[symbol];
+  if (outer[symbol] == slot) {
+    *slot = std::move(value);
+    return;
   }
-  return slot == &kAbsent ? nullptr : slot;
+  root_bound.emplace_back(symbol);
+  new (slot) Value(std::move(value));
+  outer[symbol] = slot;
 }
 
 void RenderState::fuel_exhausted() {
@@ -73,20 +88,13 @@ void RenderState::fuel_exhausted() {
 }
 
 const Value* RenderState::lookup_outer(Frame* frame, SymbolId symbol) {
-  for (Frame* f = frame; f; f = f->parent)
+  for (Frame* f = frame; f && f != &root; f = f->parent)
     if (const Value* v = f->find_local(symbol)) return v;
-  if (const Value* v = context_lookup(symbol)) return v;
-  const Value& global = tmpl.globals[symbol];
-  if (!global.is_undefined()) return &global;
-  return nullptr;
+  return resolve_outer(symbol);
 }
 
 Value RenderState::lookup(Frame* frame, SymbolId symbol) {
-  for (Frame* f = frame; f; f = f->parent)
-    if (const Value* v = f->find_local(symbol)) return *v;
-  if (const Value* v = context_lookup(symbol)) return *v;
-  const Value& global = tmpl.globals[symbol];
-  if (!global.is_undefined()) return global;
+  if (const Value* v = lookup_ptr(frame, symbol)) return *v;
   return Value::undefined_variable(tmpl.parsed.symbols[symbol]);
 }
 
@@ -937,7 +945,7 @@ class Evaluator {
   void assign(const Target& t, const Value& value, Frame* f) {
     switch (t.kind) {
       case Target::Kind::Name:
-        f->set(t.symbol, value);
+        st_.bind(f, t.symbol, value);
         return;
       case Target::Kind::NamespaceAttr: {
         const Value* ns = st_.lookup_ptr(f, t.symbol);
@@ -1198,7 +1206,7 @@ class Evaluator {
       }
       case StmtKind::Macro: {
         const auto& m = static_cast<const MacroStmt&>(s);
-        f->set(m.symbol, make_macro(m.def, f, false));
+        st_.bind(f, m.symbol, make_macro(m.def, f, false));
         return Flow::Normal;
       }
       case StmtKind::CallBlock: {

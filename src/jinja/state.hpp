@@ -150,15 +150,33 @@ class RenderState : public CallContext {
   std::tm now_tm{};
   long now_micros = 0;
 
-  // Context lookups cached per symbol: nullptr = not looked up yet, &kAbsent = not in the
-  // context, otherwise the context's value. Templates name a few dozen symbols, so the
-  // table usually lives inside the state (no allocation per render).
+  // The outermost scope, by symbol. Most names a template reads live there: its own
+  // top-level `set`s, the context and the globals; a table indexed by symbol answers them
+  // without searching the root's variables and then the context on every read.
+  // outer[s]: nullptr = not resolved yet, &kAbsent = undefined, otherwise the root binding
+  // (a slot of root_slots), else the context's value, else the global. Templates name a
+  // few dozen symbols, so both tables usually live inside the state (no allocation).
   static const Value kAbsent;
   static constexpr std::size_t kInlineSymbols = 128;
-  const Value** context_cache = nullptr;
-  const Value* context_inline[kInlineSymbols];
-  std::unique_ptr<const Value*[]> context_heap;
-  const Value* context_lookup(SymbolId symbol);
+  const Value** outer = nullptr;
+  Value* root_slots = nullptr;  // only the slots listed in root_bound hold a Value
+  SmallVector<SymbolId, 32> root_bound;
+  const Value* outer_inline[kInlineSymbols];
+  alignas(Value) unsigned char root_inline[kInlineSymbols * sizeof(Value)];
+  std::unique_ptr<const Value*[]> outer_heap;
+  std::unique_ptr<unsigned char[]> root_heap;
+  ~RenderState();
+  RenderState(const RenderState&) = delete;
+  RenderState& operator=(const RenderState&) = delete;
+
+  const Value* resolve_outer(SymbolId symbol) {  // nullptr: undefined
+    const Value* v = outer[symbol];
+    if (!v) v = resolve_outer_slow(symbol);
+    return v == &kAbsent ? nullptr : v;
+  }
+  const Value* resolve_outer_slow(SymbolId symbol);
+  // `{% set %}` / `{% macro %}` at the top level.
+  void bind_root(SymbolId symbol, Value value);
 
   // Counts down: one decrement and test per step.
   void step() {
@@ -166,16 +184,22 @@ class RenderState : public CallContext {
   }
   [[noreturn]] void fuel_exhausted();
 
-  // Name resolution: frames, then the render context, then globals.
+  // Name resolution: frames, then the root scope, the render context, the globals.
   Value lookup(Frame* frame, SymbolId symbol);
   // The variable's storage, or nullptr when it is undefined. The innermost scope (a
   // loop's item, a macro's parameters: most reads) is searched inline.
   const Value* lookup_ptr(Frame* frame, SymbolId symbol) {
+    if (frame == &root) return resolve_outer(symbol);
     if (const Value* v = frame->find_local(symbol)) return v;
     return lookup_outer(frame->parent, symbol);
   }
   const Value* lookup_outer(Frame* frame, SymbolId symbol);  // from `frame` outwards
-  Value lookup_name(Frame* frame, std::string_view name);    // by name (rare paths)
+  // Binds a variable in `frame` (the root scope's table for the root frame).
+  void bind(Frame* frame, SymbolId symbol, Value value) {
+    if (frame == &root) return bind_root(symbol, std::move(value));
+    frame->set(symbol, std::move(value));
+  }
+  Value lookup_name(Frame* frame, std::string_view name);  // by name (rare paths)
 };
 
 }  // namespace chatwire::jinja
