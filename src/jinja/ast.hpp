@@ -168,8 +168,9 @@ struct CallExpr : Expr {
 };
 
 // Filters the evaluator can answer without building a value (resolved with
-// FilterExpr::filter): `x | trim` printed is a view of x.
-enum class FilterSpecial : std::uint8_t { None, Trim };
+// FilterExpr::filter): `x | trim` printed is a view of x, and `x | trim | length` counts
+// that view.
+enum class FilterSpecial : std::uint8_t { None, Trim, Length };
 
 struct FilterExpr : Expr {
   ExprPtr operand;  // null inside filter blocks / set blocks: the body is the operand

@@ -754,6 +754,9 @@ class Evaluator {
 
   // `body` (non-null) replaces a missing innermost operand (filter blocks, set blocks).
   Value eval_filter(const FilterExpr& fe, Frame* f, const Value* body) {
+    if (fe.special == FilterSpecial::Length && fe.arguments.empty() && fe.operand &&
+        is_plain_trim(*fe.operand))  // `content | trim | length > 0`
+      return trimmed_length(fe, f);
     Value operand_tmp;  // the operand when it is computed here (not borrowed)
     const Value& operand =
         fe.operand ? (fe.operand->kind == ExprKind::Filter
@@ -794,6 +797,19 @@ class Evaluator {
     holder = std::move(result);
     return false;
   }
+  // `x | trim | length`: the code points of the trimmed view, without the trimmed string
+  // (the same two steps as the two filters).
+  Value trimmed_length(const FilterExpr& fe, Frame* f) {
+    Value holder;
+    std::string_view view;
+    if (trim_view(static_cast<const FilterExpr&>(*fe.operand), f, holder, view)) {
+      st_.step();
+      return Value(static_cast<long long>(utf8::length(view)));
+    }
+    st_.step();
+    return at(fe, [&] { return check(fe.filter->fn(st_, holder, CallArgs{})); });
+  }
+
   static bool is_plain_trim(const Expr& e) {
     if (e.kind != ExprKind::Filter || e.markup) return false;
     const auto& fe = static_cast<const FilterExpr&>(e);

@@ -554,7 +554,17 @@ Result<Value> f_join(RenderState& state, const Value& v, const CallArgs& args) {
   return Value(std::move(out));
 }
 
-Result<Value> f_length(RenderState&, const Value& v, const CallArgs&) {
+Result<Value> f_length(RenderState&, const Value& v, const CallArgs& args) {
+  // Jinja2's `length` is Python's len(): extra arguments are len()'s own TypeErrors.
+  if (!args.keyword.empty())
+    return Error{"TypeError", "len() takes no keyword arguments", 0, 0, {}};
+  if (!args.positional.empty())
+    return Error{"TypeError",
+                 "len() takes exactly one argument (" + std::to_string(args.positional.size() + 1) +
+                     " given)",
+                 0,
+                 0,
+                 {}};
   // `messages|length` runs at every step of some loops: containers answer directly.
   if (v.is_sequence()) return Value(static_cast<long long>(v.as_list().size()));
   if (v.is_dict()) return Value(static_cast<long long>(v.dict_size()));

@@ -1261,6 +1261,8 @@ struct Resolver {
         f->filter = find_filter(f->name);
         if (!f->filter && !soft) fail_unknown("filter", f->name, *f);
         if (f->filter && f->name == "trim") f->special = FilterSpecial::Trim;
+        if (f->filter && (f->name == "length" || f->name == "count"))
+          f->special = FilterSpecial::Length;
         expr(f->operand.get(), soft);
         args(f->arguments, soft);
         f->markup = is_markup_filter(f->name) ||
