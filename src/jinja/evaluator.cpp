@@ -1299,8 +1299,11 @@ class Evaluator {
     // something was already yielded at the top level or a span exists.
     Value rv = capture(g.body, f);
     if (st_.out.yielded || !st_.generation.empty()) {
-      std::size_t start = st_.out.main_code_points();
-      st_.generation.emplace_back(start, start + rv.string_length());
+      const std::size_t start = st_.out.main_code_points();
+      const std::size_t start_byte = st_.out.main.size();
+      st_.generation.push_back(
+          {start, start + rv.string_length(), start_byte,
+           st_.out.capturing() ? RenderState::kUnknownByte : start_byte + rv.as_string().size()});
     }
     st_.out.write(rv.as_string());
     return Flow::Normal;
@@ -1562,8 +1565,7 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
   if (result.uses_generation) {
     // Code point spans → byte spans of the output (clamped: the tracker's quirks can
     // produce spans that do not line up with the text).
-    // A cursor walks the text forward from the previous boundary (spans come in order;
-    // it restarts from the beginning if one does not), so no table per code point.
+    // A cursor walks the text forward from each span's begin, so no table per code point.
     std::string_view text(result.output);
     std::size_t cursor_points = 0, cursor_byte = 0;
     auto byte_of = [&](std::size_t points) {
@@ -1587,12 +1589,17 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
       return cursor_byte;  // clamped to the end of the text
     };
     result.generation.reserve(state.generation.size());
-    for (auto [b, e] : state.generation) {
+    for (const auto& recorded : state.generation) {
       GenerationSpan span;
-      span.begin = b;
-      span.end = e;
-      span.begin_byte = byte_of(b);
-      span.end_byte = byte_of(e);
+      span.begin = recorded.begin;
+      span.end = recorded.end;
+      // The begin was counted up to a known byte of the (append-only) top-level output:
+      // the cursor starts there instead of walking the text before it.
+      cursor_points = recorded.begin;
+      cursor_byte = recorded.begin_byte;
+      span.begin_byte = byte_of(recorded.begin);
+      span.end_byte = recorded.end_byte != RenderState::kUnknownByte ? recorded.end_byte
+                                                                     : byte_of(recorded.end);
       result.generation.push_back(span);
     }
   }

@@ -94,6 +94,7 @@ class Output {
     for (std::size_t k = 0; k < count; ++k) t.append(pieces[k]);
     *yield_flag_ = true;
   }
+  bool capturing() const { return !captures.empty(); }
   void begin_capture() {
     if (!spare_.empty()) {
       captures.push_back(std::move(spare_.back()));
@@ -111,7 +112,8 @@ class Output {
     retarget();
     return s;
   }
-  // Code points of the top-level output so far (counted incrementally).
+  // Code points of the top-level output so far (counted incrementally); that count
+  // ends at byte main.size().
   std::size_t main_code_points();
 
  private:
@@ -141,7 +143,14 @@ class RenderState : public CallContext {
   std::uint32_t depth = 0;       // macro / recursive loop nesting
   bool track_generation = false;
   const char* stack_base = nullptr;  // frame address of the render call (stack budget)
-  std::vector<std::pair<std::size_t, std::size_t>> generation;  // code point spans
+  // Recorded {% generation %} spans: code points [begin, end), and where they are in the
+  // bytes of the top-level output when that is known as they are recorded (the end is
+  // known when the span's text went to the top level; kUnknownByte otherwise).
+  static constexpr std::size_t kUnknownByte = SIZE_MAX;
+  struct RecordedSpan {
+    std::size_t begin, end, begin_byte, end_byte;
+  };
+  std::vector<RecordedSpan> generation;
   // Set by `{{ macro(...) }}` right before the call: the macro writes its body to the
   // current output instead of returning it as a string (MacroObject::call clears it).
   bool macro_print_in_place = false;

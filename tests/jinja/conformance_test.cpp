@@ -161,6 +161,26 @@ TEST_P(RenderConformance, MatchesOracle) {
         for (auto [b, e] : actual_spans) msg << " [" << b << "," << e << ")";
         ADD_FAILURE() << msg.str();
       }
+      // Byte spans: the same positions in the UTF-8 output (clamped to its end).
+      for (const auto& span : result->generation) {
+        auto byte_of = [&](std::size_t points) {
+          std::size_t byte = 0;
+          for (std::size_t p = 0; p < points && byte < result->output.size(); ++p) {
+            ++byte;
+            while (byte < result->output.size() &&
+                   (static_cast<unsigned char>(result->output[byte]) & 0xC0) == 0x80)
+              ++byte;
+          }
+          return byte;
+        };
+        if (span.begin_byte != byte_of(span.begin) || span.end_byte != byte_of(span.end)) {
+          identical = false;
+          ++mismatch_kinds["generation byte spans differ"];
+          ADD_FAILURE() << "byte span [" << span.begin_byte << "," << span.end_byte
+                        << ") is not code point span [" << span.begin << "," << span.end << ")";
+          break;
+        }
+      }
       if (identical) ++rendered_identical;
       continue;
     }

@@ -60,6 +60,21 @@ TEST_P(JinjaUnit, MatchesOracle) {
         for (const auto& span : oracle["generation"]) expected.emplace_back(span[0], span[1]);
         for (const auto& span : rendered->generation) actual.emplace_back(span.begin, span.end);
         EXPECT_EQ(actual, expected);
+        // The byte spans are the same positions in the UTF-8 output (clamped to its end).
+        const std::string& text = rendered->output;
+        auto byte_of = [&](std::size_t points) {
+          std::size_t byte = 0;
+          for (std::size_t p = 0; p < points && byte < text.size(); ++p) {
+            ++byte;
+            while (byte < text.size() && (static_cast<unsigned char>(text[byte]) & 0xC0) == 0x80)
+              ++byte;
+          }
+          return byte;
+        };
+        for (const auto& span : rendered->generation) {
+          EXPECT_EQ(span.begin_byte, byte_of(span.begin)) << "span " << span.begin;
+          EXPECT_EQ(span.end_byte, byte_of(span.end)) << "span " << span.end;
+        }
       } else {
         EXPECT_FALSE(rendered->uses_generation);
       }
