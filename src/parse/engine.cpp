@@ -1155,67 +1155,95 @@ class Engine {
     return true;
   }
 
-  // ---- header + JSON arguments ----
-  bool hj_start() {
-    // Whitespace after a call is layout only if another call follows: look before consuming.
-    const std::size_t before_ws = pos_;
+  // ---- sections of calls (header + JSON arguments, XML parameters) ----
+
+  // What stands between the calls of a header-JSON or XML block.
+  enum class Between {
+    kMore,   // need more input (pos_ is back before the layout)
+    kDone,   // handled: a section marker or noise consumed, or the block ended
+    kCall,   // a call open marker consumed; mark_ is where its header starts
+    kStray,  // inside the section, text that is none of the markers is at pos_
+  };
+
+  // Whitespace after a call is layout only if another call follows: looks before consuming.
+  // `before_ws` is where the layout started.
+  Between between_calls(std::size_t& before_ws) {
+    before_ws = pos_;
     std::size_t p = pos_;
     while (p < buf_.size() && is_ws(buf_[p])) ++p;
-    if (p == buf_.size() && !eof_) return false;
+    if (p == buf_.size() && !eof_) return Between::kMore;
     pos_ = p;
     if (pos_ == buf_.size()) {
       if (in_section_) truncated("a tool-call section");
       end_block_or_fallback();
-      return true;
+      return Between::kDone;
     }
     Tri t = at(d_.section_open);
     if (t == Tri::kMore) {
       pos_ = before_ws;
-      return false;
+      return Between::kMore;
     }
     if (t == Tri::kYes && !in_section_) {
       pos_ += d_.section_open.size();
       in_section_ = true;
-      return true;
+      return Between::kDone;
     }
     t = at(d_.call_open);
     if (t == Tri::kMore) {
       pos_ = before_ws;
-      return false;
+      return Between::kMore;
     }
     if (t == Tri::kYes) {
       pos_ += d_.call_open.size();
       mark_ = pos_;
-      name_.clear();
-      id_.clear();
-      go(St::kHjHeader);
-      return true;
+      return Between::kCall;
     }
-    if (in_section_) {
-      t = at(d_.section_close);
+    if (!in_section_) {
+      pos_ = before_ws;  // what follows the call is text, with its layout
+      end_block_or_fallback();
+      return Between::kDone;
+    }
+    t = at(d_.section_close);
+    if (t == Tri::kMore) {
+      pos_ = before_ws;
+      return Between::kMore;
+    }
+    if (t == Tri::kYes) {
+      pos_ += d_.section_close.size();
+      end_block_or_fallback();
+      return Between::kDone;
+    }
+    for (auto noise : d_.noise) {
+      t = at(noise);
       if (t == Tri::kMore) {
         pos_ = before_ws;
-        return false;
+        return Between::kMore;
       }
       if (t == Tri::kYes) {
-        pos_ += d_.section_close.size();
-        end_block_or_fallback();
-        return true;
+        pos_ += noise.size();
+        return Between::kDone;
       }
-      for (auto noise : d_.noise) {
-        t = at(noise);
-        if (t == Tri::kMore) {
-          pos_ = before_ws;
-          return false;
-        }
-        if (t == Tri::kYes) {
-          pos_ += noise.size();
-          return true;
-        }
-      }
-      em_.warn("malformed_call", "unexpected text inside the tool-call section", abs(pos_));
     }
-    if (!in_section_) pos_ = before_ws;  // what follows the call is text, with its layout
+    return Between::kStray;
+  }
+
+  // ---- header + JSON arguments ----
+  bool hj_start() {
+    std::size_t before_ws = 0;
+    switch (between_calls(before_ws)) {
+      case Between::kMore:
+        return false;
+      case Between::kDone:
+        return true;
+      case Between::kCall:
+        name_.clear();
+        id_.clear();
+        go(St::kHjHeader);
+        return true;
+      case Between::kStray:
+        break;
+    }
+    em_.warn("malformed_call", "unexpected text inside the tool-call section", abs(pos_));
     end_block_or_fallback();
     return true;
   }
@@ -1505,84 +1533,40 @@ class Engine {
 
   // ---- XML parameters ----
   bool xp_start() {
-    // Whitespace after a call is layout only if another call follows: look before consuming.
-    const std::size_t before_ws = pos_;
-    std::size_t p = pos_;
-    while (p < buf_.size() && is_ws(buf_[p])) ++p;
-    if (p == buf_.size() && !eof_) return false;
-    pos_ = p;
-    if (pos_ == buf_.size()) {
-      if (in_section_) truncated("a tool-call section");
-      end_block_or_fallback();
-      return true;
+    std::size_t before_ws = 0;
+    switch (between_calls(before_ws)) {
+      case Between::kMore:
+        return false;
+      case Between::kDone:
+        return true;
+      case Between::kCall:
+        go(St::kXpName);
+        return true;
+      case Between::kStray:
+        break;
     }
-    Tri t = at(d_.section_open);
-    if (t == Tri::kMore) {
-      pos_ = before_ws;
-      return false;
-    }
-    if (t == Tri::kYes && !in_section_) {
-      pos_ += d_.section_open.size();
-      in_section_ = true;
-      return true;
-    }
-    t = at(d_.call_open);
-    if (t == Tri::kMore) {
-      pos_ = before_ws;
-      return false;
-    }
-    if (t == Tri::kYes) {
-      pos_ += d_.call_open.size();
-      mark_ = pos_;
-      go(St::kXpName);
-      return true;
-    }
-    if (in_section_) {
-      t = at(d_.section_close);
+    // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`).
+    std::size_t q = pos_;
+    while (q < buf_.size() && q - pos_ < 256 &&
+           (std::isalnum(static_cast<unsigned char>(buf_[q])) || buf_[q] == '_' || buf_[q] == '-' ||
+            buf_[q] == '.' || is_ws(buf_[q])))
+      ++q;
+    if (q > pos_) {
+      if (q == buf_.size() && !eof_) {
+        pos_ = before_ws;
+        return false;
+      }
+      std::size_t save = pos_;
+      pos_ = q;
+      Tri t = at(d_.call_open);
       if (t == Tri::kMore) {
         pos_ = before_ws;
         return false;
       }
-      if (t == Tri::kYes) {
-        pos_ += d_.section_close.size();
-        end_block_or_fallback();
-        return true;
-      }
-      for (auto noise : d_.noise) {
-        t = at(noise);
-        if (t == Tri::kMore) {
-          pos_ = before_ws;
-          return false;
-        }
-        if (t == Tri::kYes) {
-          pos_ += noise.size();
-          return true;
-        }
-      }
-      // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`).
-      std::size_t q = pos_;
-      while (q < buf_.size() && q - pos_ < 256 &&
-             (std::isalnum(static_cast<unsigned char>(buf_[q])) || buf_[q] == '_' ||
-              buf_[q] == '-' || buf_[q] == '.' || is_ws(buf_[q])))
-        ++q;
-      if (q > pos_) {
-        if (q == buf_.size() && !eof_) {
-          pos_ = before_ws;
-          return false;
-        }
-        std::size_t save = pos_;
-        pos_ = q;
-        t = at(d_.call_open);
-        if (t == Tri::kMore) {
-          pos_ = before_ws;
-          return false;
-        }
-        if (t == Tri::kYes) return true;
-        pos_ = save;
-      }
-      if (committed_) em_.warn("missing_marker", "tool-call section not closed", abs(pos_));
+      if (t == Tri::kYes) return true;
+      pos_ = save;
     }
-    if (!in_section_) pos_ = before_ws;  // what follows the call is text, with its layout
+    if (committed_) em_.warn("missing_marker", "tool-call section not closed", abs(pos_));
     end_block_or_fallback();
     return true;
   }
