@@ -478,6 +478,12 @@ class Engine {
     if (n == lit.size()) return Tri::kYes;
     return eof_ ? Tri::kNo : Tri::kMore;
   }
+  // at(lit), consuming the literal when it is there.
+  Tri take(std::string_view lit) {
+    Tri t = at(lit);
+    if (t == Tri::kYes) pos_ += lit.size();
+    return t;
+  }
   // Searches `set` from the resumable scan position (never behind pos_).
   MarkerSet::Hit search(const MarkerSet& set) {
     std::size_t from = std::max(scan_, pos_);
@@ -668,16 +674,12 @@ class Engine {
       if (p == buf_.size() && !eof_) return false;
       std::size_t save = pos_;
       pos_ = p;
-      Tri t = at(d_.think_open);
+      Tri t = take(d_.think_open);  // leading whitespace before the tag is layout
       if (t == Tri::kMore) {
         pos_ = save;
         return false;
       }
-      if (t == Tri::kYes) {
-        pos_ += d_.think_open.size();  // leading whitespace before the tag is layout
-      } else {
-        pos_ = save;
-      }
+      if (t == Tri::kNo) pos_ = save;
       at_reasoning_start_ = false;
       return true;
     }
@@ -1119,14 +1121,12 @@ class Engine {
       pos_ = save;
       return false;
     }
-    Tri t = at(jo_close_);
+    Tri t = take(jo_close_);
     if (t == Tri::kMore) {
       pos_ = save;
       return false;
     }
-    if (t == Tri::kYes) {
-      pos_ += jo_close_.size();
-    } else {
+    if (t == Tri::kNo) {
       pos_ = save;
       if (pos_ < buf_.size())
         em_.warn("missing_marker", "call not closed with " + std::string(jo_close_), abs(pos_));
@@ -1178,23 +1178,20 @@ class Engine {
       end_block_or_fallback();
       return Between::kDone;
     }
-    Tri t = at(d_.section_open);
-    if (t == Tri::kMore) {
+    auto need_more = [&] {
       pos_ = before_ws;
       return Between::kMore;
-    }
+    };
+    Tri t = at(d_.section_open);
+    if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes && !in_section_) {
       pos_ += d_.section_open.size();
       in_section_ = true;
       return Between::kDone;
     }
-    t = at(d_.call_open);
-    if (t == Tri::kMore) {
-      pos_ = before_ws;
-      return Between::kMore;
-    }
+    t = take(d_.call_open);
+    if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes) {
-      pos_ += d_.call_open.size();
       mark_ = pos_;
       return Between::kCall;
     }
@@ -1203,26 +1200,16 @@ class Engine {
       end_block_or_fallback();
       return Between::kDone;
     }
-    t = at(d_.section_close);
-    if (t == Tri::kMore) {
-      pos_ = before_ws;
-      return Between::kMore;
-    }
+    t = take(d_.section_close);
+    if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes) {
-      pos_ += d_.section_close.size();
       end_block_or_fallback();
       return Between::kDone;
     }
     for (auto noise : d_.noise) {
-      t = at(noise);
-      if (t == Tri::kMore) {
-        pos_ = before_ws;
-        return Between::kMore;
-      }
-      if (t == Tri::kYes) {
-        pos_ += noise.size();
-        return Between::kDone;
-      }
+      t = take(noise);
+      if (t == Tri::kMore) return need_more();
+      if (t == Tri::kYes) return Between::kDone;
     }
     return Between::kStray;
   }
@@ -1365,12 +1352,9 @@ class Engine {
     if (!skip_ws()) return false;
     if (d_.fenced_args) {
       for (std::string_view fence : {std::string_view("```json"), std::string_view("```")}) {
-        Tri t = at(fence);
+        Tri t = take(fence);
         if (t == Tri::kMore) return false;
-        if (t == Tri::kYes) {
-          pos_ += fence.size();
-          break;
-        }
+        if (t == Tri::kYes) break;
       }
       if (!skip_ws()) return false;
     }
@@ -1453,12 +1437,10 @@ class Engine {
       return false;
     }
     if (d_.fenced_args) {
-      Tri t = at("```");
-      if (t == Tri::kMore) {
+      if (take("```") == Tri::kMore) {
         pos_ = save;
         return false;
       }
-      if (t == Tri::kYes) pos_ += 3;
       if (!skip_ws()) {
         pos_ = save;
         return false;
@@ -1627,18 +1609,16 @@ class Engine {
       end_block();
       return true;
     }
-    Tri t = at(d_.param_open);
+    Tri t = take(d_.param_open);
     if (t == Tri::kMore) return false;
     if (t == Tri::kYes) {
-      pos_ += d_.param_open.size();
       mark_ = pos_;
       go(St::kXpParamName);
       return true;
     }
-    t = at(d_.call_close);
+    t = take(d_.call_close);
     if (t == Tri::kMore) return false;
     if (t == Tri::kYes) {
-      pos_ += d_.call_close.size();
       close_xml_call();
       go(St::kXpStart);
       return true;
@@ -1693,14 +1673,12 @@ class Engine {
   bool xp_value_open() {
     std::size_t save = pos_;
     if (!skip_ws()) return false;
-    Tri t = at(d_.value_open);
+    Tri t = take(d_.value_open);
     if (t == Tri::kMore) {
       pos_ = save;
       return false;
     }
-    if (t == Tri::kYes) {
-      pos_ += d_.value_open.size();
-    } else {
+    if (t == Tri::kNo) {
       em_.warn("missing_marker", "parameter value without " + std::string(d_.value_open),
                abs(pos_));
     }
