@@ -547,30 +547,29 @@ class Engine {
   }
   void close_call(bool checked = true) { em_.end_call(abs(pos_), checked); }
 
-  // Leaves a call block and returns to text.
-  void end_block() {
+  // Drops the block being read (a candidate or emitted calls) and reads text again.
+  void back_to_text() {
     cand_ = kNone;
     committed_ = false;
+    go(St::kText);
+  }
+  // Leaves a call block and returns to text.
+  void end_block() {
+    back_to_text();
     content_start_ = true;
     after_call_ = true;
-    go(St::kText);
   }
   // The candidate is not a call: its bytes so far are content, and a warning says why.
   void fallback(std::string code, std::string why) {
     if (em_.in_call()) close_call();
     std::size_t start = cand_ == kNone ? pos_ : cand_;
     em_.warn(std::move(code), std::move(why), abs(start));
-    if (committed_) {
-      // Calls were already emitted from this block: keep them, the rest continues as text.
-      cand_ = kNone;
-      committed_ = false;
-      go(St::kText);
-      return;
+    // When calls were already emitted from this block they stay, and the rest continues as text.
+    if (!committed_) {
+      if (pos_ == start && pos_ < buf_.size()) ++pos_;  // always progress: the first byte is text
+      emit(Route::kContent, std::string_view(buf_).substr(start, pos_ - start));
     }
-    if (pos_ == start && pos_ < buf_.size()) ++pos_;  // always progress: the first byte is text
-    emit(Route::kContent, std::string_view(buf_).substr(start, pos_ - start));
-    cand_ = kNone;
-    go(St::kText);
+    back_to_text();
   }
   void truncated(std::string_view what) {
     em_.warn("truncated", "output ended inside " + std::string(what), abs(pos_));
@@ -691,23 +690,11 @@ class Engine {
       if (p == buf_.size() && !eof_) return false;
       if (p < buf_.size()) {
         char c = buf_[p];
-        if (d_.bare_json && (c == '{' || c == '[')) {
+        bool json = d_.bare_json && (c == '{' || c == '[');
+        if (json || (d_.pythonic_bare && c == '[')) {
           if (!after_call_) emit(Route::kContent, std::string_view(buf_).substr(pos_, p - pos_));
           pos_ = p;
-          cand_ = pos_;
-          committed_ = false;
-          jo_close_ = {};
-          jo_bare_ = true;
-          go(St::kJoBody);
-          content_start_ = false;
-          return true;
-        }
-        if (d_.pythonic_bare && c == '[') {
-          if (!after_call_) emit(Route::kContent, std::string_view(buf_).substr(pos_, p - pos_));
-          pos_ = p;
-          cand_ = pos_;
-          committed_ = false;
-          start_py_bare();
+          start_bare(json);
           content_start_ = false;
           return true;
         }
@@ -750,15 +737,7 @@ class Engine {
       return true;
     }
     if (hit.tag == kTagBare) {
-      cand_ = pos_;
-      committed_ = false;
-      if (d_.syntax == CallSyntax::kPythonic) {
-        start_py_bare();
-        return true;
-      }
-      jo_close_ = {};
-      jo_bare_ = true;
-      go(St::kJoBody);
+      start_bare(d_.syntax != CallSyntax::kPythonic);
       return true;
     }
     // A call marker.
@@ -802,6 +781,20 @@ class Engine {
         break;
     }
     return true;
+  }
+
+  // A call list without a marker (JSON or pythonic) may start at pos_: it is a candidate until
+  // it parses.
+  void start_bare(bool json) {
+    cand_ = pos_;
+    committed_ = false;
+    if (!json) {
+      start_py_bare();
+      return;
+    }
+    jo_close_ = {};
+    jo_bare_ = true;
+    go(St::kJoBody);
   }
 
   // ---- JSON call objects ----
@@ -1285,10 +1278,8 @@ class Engine {
     pos_ = hit.at + hit.len;
     if (!d_.content_name.empty() && header == d_.content_name) {
       // Functionary's "all" recipient: what follows is content.
-      cand_ = kNone;
-      committed_ = false;
       in_reasoning_ = false;
-      go(St::kText);
+      back_to_text();
       return true;
     }
     infer_name_ = false;
@@ -1955,9 +1946,7 @@ class Engine {
       pos_ = hit.at + (hit.tag == 1 ? hit.len : 0);
     }
     if (hm_route_ == Route::kArgs) close_call();
-    committed_ = false;
-    cand_ = kNone;
-    go(St::kText);
+    back_to_text();
     return true;
   }
 
