@@ -378,8 +378,9 @@ class Engine {
     kJoArrayNext,
     kJoClose,
     kBuiltin,
+    // between calls (header + JSON arguments, XML parameters)
+    kBetweenCalls,
     // header + JSON arguments
-    kHjStart,
     kHjHeader,
     kHjId,
     kHjArgsStart,
@@ -387,7 +388,6 @@ class Engine {
     kHjRaw,
     kHjAfterArgs,
     // XML parameters
-    kXpStart,
     kXpName,
     kXpParams,
     kXpGarbage,
@@ -611,8 +611,8 @@ class Engine {
         return jo_close();
       case St::kBuiltin:
         return builtin();
-      case St::kHjStart:
-        return hj_start();
+      case St::kBetweenCalls:
+        return between_calls();
       case St::kHjHeader:
         return hj_header();
       case St::kHjId:
@@ -625,8 +625,6 @@ class Engine {
         return hj_raw();
       case St::kHjAfterArgs:
         return hj_after_args();
-      case St::kXpStart:
-        return xp_start();
       case St::kXpName:
         return xp_name();
       case St::kXpParams:
@@ -761,12 +759,9 @@ class Engine {
         go(St::kJoBody);
         break;
       case CallSyntax::kHeaderJson:
-        in_section_ = false;
-        go(St::kHjStart);
-        break;
       case CallSyntax::kXmlParams:
         in_section_ = false;
-        go(St::kXpStart);
+        go(St::kBetweenCalls);
         break;
       case CallSyntax::kPythonic:
         py_close_ = d_.pythonic_sections[index].close;
@@ -1150,84 +1145,85 @@ class Engine {
 
   // ---- sections of calls (header + JSON arguments, XML parameters) ----
 
-  // What stands between the calls of a header-JSON or XML block.
-  enum class Between {
-    kMore,   // need more input (pos_ is back before the layout)
-    kDone,   // handled: a section marker or noise consumed, or the block ended
-    kCall,   // a call open marker consumed; mark_ is where its header starts
-    kStray,  // inside the section, text that is none of the markers is at pos_
-  };
-
+  // Before a call, between calls, or after the last call of a header-JSON or XML block.
   // Whitespace after a call is layout only if another call follows: looks before consuming.
-  // `before_ws` is where the layout started.
-  Between between_calls(std::size_t& before_ws) {
-    before_ws = pos_;
+  bool between_calls() {
+    const std::size_t before_ws = pos_;
+    auto need_more = [&] {
+      pos_ = before_ws;
+      return false;
+    };
     std::size_t p = pos_;
     while (p < buf_.size() && is_ws(buf_[p])) ++p;
-    if (p == buf_.size() && !eof_) return Between::kMore;
+    if (p == buf_.size() && !eof_) return false;
     pos_ = p;
     if (pos_ == buf_.size()) {
       if (in_section_) truncated("a tool-call section");
       end_block_or_fallback();
-      return Between::kDone;
+      return true;
     }
-    auto need_more = [&] {
-      pos_ = before_ws;
-      return Between::kMore;
-    };
     Tri t = at(d_.section_open);
     if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes && !in_section_) {
       pos_ += d_.section_open.size();
       in_section_ = true;
-      return Between::kDone;
+      return true;
     }
     t = take(d_.call_open);
     if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes) {
       mark_ = pos_;
-      return Between::kCall;
+      name_.clear();
+      id_.clear();
+      go(d_.syntax == CallSyntax::kXmlParams ? St::kXpName : St::kHjHeader);
+      return true;
     }
     if (!in_section_) {
       pos_ = before_ws;  // what follows the call is text, with its layout
       end_block_or_fallback();
-      return Between::kDone;
+      return true;
     }
     t = take(d_.section_close);
     if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes) {
       end_block_or_fallback();
-      return Between::kDone;
+      return true;
     }
     for (auto noise : d_.noise) {
       t = take(noise);
       if (t == Tri::kMore) return need_more();
-      if (t == Tri::kYes) return Between::kDone;
+      if (t == Tri::kYes) return true;
     }
-    return Between::kStray;
-  }
-
-  // ---- header + JSON arguments ----
-  bool hj_start() {
-    std::size_t before_ws = 0;
-    switch (between_calls(before_ws)) {
-      case Between::kMore:
-        return false;
-      case Between::kDone:
-        return true;
-      case Between::kCall:
-        name_.clear();
-        id_.clear();
-        go(St::kHjHeader);
-        return true;
-      case Between::kStray:
-        break;
+    if (d_.syntax == CallSyntax::kXmlParams) {
+      t = skip_function_line();
+      if (t == Tri::kMore) return need_more();
+      if (t == Tri::kYes) return true;
+      if (committed_) em_.warn("missing_marker", "tool-call section not closed", abs(pos_));
+    } else {
+      em_.warn("malformed_call", "unexpected text inside the tool-call section", abs(pos_));
     }
-    em_.warn("malformed_call", "unexpected text inside the tool-call section", abs(pos_));
     end_block_or_fallback();
     return true;
   }
 
+  // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes
+  // leaves pos_ at the call marker, kNo leaves pos_ where it was.
+  Tri skip_function_line() {
+    std::size_t q = pos_;
+    while (q < buf_.size() && q - pos_ < 256 &&
+           (std::isalnum(static_cast<unsigned char>(buf_[q])) || buf_[q] == '_' || buf_[q] == '-' ||
+            buf_[q] == '.' || is_ws(buf_[q])))
+      ++q;
+    if (q == pos_) return Tri::kNo;
+    if (q == buf_.size() && !eof_) return Tri::kMore;
+    std::size_t save = pos_;
+    pos_ = q;
+    Tri t = at(d_.call_open);
+    if (t == Tri::kNo) pos_ = save;
+    return t;
+  }
+
+  // ---- header + JSON arguments ----
   void end_block_or_fallback() {
     if (committed_ || cand_ == kNone) {
       end_block();
@@ -1452,7 +1448,7 @@ class Engine {
       if (d_.call_close.empty() || !in_section_) pos_ = save;  // what follows is text
     }
     if (in_section_) {
-      go(St::kHjStart);
+      go(St::kBetweenCalls);
     } else {
       end_block();
     }
@@ -1505,45 +1501,6 @@ class Engine {
   }
 
   // ---- XML parameters ----
-  bool xp_start() {
-    std::size_t before_ws = 0;
-    switch (between_calls(before_ws)) {
-      case Between::kMore:
-        return false;
-      case Between::kDone:
-        return true;
-      case Between::kCall:
-        go(St::kXpName);
-        return true;
-      case Between::kStray:
-        break;
-    }
-    // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`).
-    std::size_t q = pos_;
-    while (q < buf_.size() && q - pos_ < 256 &&
-           (std::isalnum(static_cast<unsigned char>(buf_[q])) || buf_[q] == '_' || buf_[q] == '-' ||
-            buf_[q] == '.' || is_ws(buf_[q])))
-      ++q;
-    if (q > pos_) {
-      if (q == buf_.size() && !eof_) {
-        pos_ = before_ws;
-        return false;
-      }
-      std::size_t save = pos_;
-      pos_ = q;
-      Tri t = at(d_.call_open);
-      if (t == Tri::kMore) {
-        pos_ = before_ws;
-        return false;
-      }
-      if (t == Tri::kYes) return true;
-      pos_ = save;
-    }
-    if (committed_) em_.warn("missing_marker", "tool-call section not closed", abs(pos_));
-    end_block_or_fallback();
-    return true;
-  }
-
   // `name="x"` / `="x"` / `x` -> x
   static std::string attr_name(std::string_view header) {
     header = trim(header);
@@ -1611,7 +1568,7 @@ class Engine {
     if (t == Tri::kMore) return false;
     if (t == Tri::kYes) {
       close_xml_call();
-      go(St::kXpStart);
+      go(St::kBetweenCalls);
       return true;
     }
     t = at(d_.section_close);
@@ -1619,7 +1576,7 @@ class Engine {
     if (t == Tri::kYes) {
       close_xml_call();
       em_.warn("missing_marker", "call not closed with " + std::string(d_.call_close), abs(pos_));
-      go(St::kXpStart);
+      go(St::kBetweenCalls);
       return true;
     }
     em_.warn("malformed_call", "text inside a call that is not a parameter; kept as content",
