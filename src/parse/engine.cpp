@@ -1123,6 +1123,16 @@ class Engine {
     return true;
   }
 
+  // Calls read from Python syntax (builtin or pythonic) end their block.
+  void emit_python_calls(const std::vector<PyCall>& calls) {
+    for (const auto& c : calls) {
+      open_call("", c.name);
+      em_.args(c.arguments);
+      close_call();
+    }
+    end_block();
+  }
+
   // `<|python_tag|>name.call(k="v")`: buffered to the end of the output, parsed once.
   bool builtin() {
     if (!eof_) return false;
@@ -1134,12 +1144,7 @@ class Engine {
       fallback("not_a_call", "builtin tool call: " + error);
       return true;
     }
-    for (auto& c : calls) {
-      open_call("", c.name);
-      em_.args(c.arguments);
-      close_call();
-    }
-    end_block();
+    emit_python_calls(calls);
     return true;
   }
 
@@ -1814,12 +1819,7 @@ class Engine {
     if (unterminated) truncated("a call list");
     if (!error.empty())
       em_.warn("invalid_call", "a call was dropped: " + error, abs(cand_ == kNone ? pos_ : cand_));
-    for (auto& c : calls) {
-      open_call("", c.name);
-      em_.args(c.arguments);
-      close_call();
-    }
-    end_block();
+    emit_python_calls(calls);
     return true;
   }
 
