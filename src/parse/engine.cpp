@@ -1653,6 +1653,17 @@ class Engine {
     return d_.untyped == UntypedValues::kString;
   }
 
+  // End of buf_[from..end) without the value's trailing layout (see ValueFraming).
+  std::size_t without_trailing_layout(std::size_t from, std::size_t end) const {
+    if (d_.framing == ValueFraming::kStripOneNewline) {
+      if (end > from && buf_[end - 1] == '\n') --end;
+      if (end > from && buf_[end - 1] == '\r') --end;
+    } else if (d_.framing == ValueFraming::kTrim) {
+      while (end > from && is_ws(buf_[end - 1])) --end;
+    }
+    return end;
+  }
+
   bool xp_value() {
     if (!value_started_) {
       // Leading layout of the value.
@@ -1678,14 +1689,7 @@ class Engine {
     if (!found && !eof_) {
       if (streaming_value_) {
         // Emit what cannot be trailing layout or the start of the end marker.
-        std::size_t end = hit.at;
-        if (d_.framing == ValueFraming::kStripOneNewline) {
-          if (end > pos_ && buf_[end - 1] == '\n') --end;
-          if (end > pos_ && buf_[end - 1] == '\r') --end;
-        } else if (d_.framing == ValueFraming::kTrim) {
-          while (end > pos_ && is_ws(buf_[end - 1])) --end;
-        }
-        end = emit_end(end);
+        std::size_t end = emit_end(without_trailing_layout(pos_, hit.at));
         // A string value is held until it cannot be the literal null (read as JSON null).
         if (end > pos_ && (quote_open_ || end - mark_ > 4)) {
           std::string escaped = quote_open_ ? "" : "\"";
@@ -1698,14 +1702,7 @@ class Engine {
       return false;
     }
     std::size_t end = found ? hit.at : buf_.size();
-    std::size_t stop = end;
-    std::size_t from = streaming_value_ ? pos_ : mark_;
-    if (d_.framing == ValueFraming::kStripOneNewline) {
-      if (stop > from && buf_[stop - 1] == '\n') --stop;
-      if (stop > from && buf_[stop - 1] == '\r') --stop;
-    } else if (d_.framing == ValueFraming::kTrim) {
-      while (stop > from && is_ws(buf_[stop - 1])) --stop;
-    }
+    std::size_t stop = without_trailing_layout(streaming_value_ ? pos_ : mark_, end);
     if (!found) truncated("a parameter value");
     if (streaming_value_) {
       std::string_view rest = std::string_view(buf_).substr(pos_, stop - pos_);
