@@ -12,6 +12,39 @@ Dialect think_tags(Dialect d) {
   return d;
 }
 
+// Marker pairs more than one dialect writes.
+constexpr Section kFunctionTag{"<function=", "</function>"};  // <function=name>..</function>
+constexpr Section kParameterTag{"<parameter=", "</parameter>"};
+constexpr Section kDeepSeekSection{"<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"};
+constexpr Section kDeepSeekCall{"<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"};
+
+// XML calls whose function and parameter names end at '>' (`<function=f>`, `<invoke name="f">`):
+// `section`, then calls `call.open name>` .. `call.close`, each parameter
+// `param.open name>value param.close`.
+Dialect xml_params(Dialect d, Section section, Section call, Section param) {
+  d.syntax = CallSyntax::kXmlParams;
+  d.section_open = section.open;
+  d.section_close = section.close;
+  d.call_open = call.open;
+  d.call_close = call.close;
+  d.name_end = {">"};
+  d.param_open = param.open;
+  d.param_name_end = ">";
+  d.value_close = param.close;
+  return d;
+}
+
+// Header + JSON calls: `section`, then calls `call.open header<header_end>{..} call.close`.
+Dialect header_json(Dialect d, Section section, Section call, std::string_view header_end) {
+  d.syntax = CallSyntax::kHeaderJson;
+  d.section_open = section.open;
+  d.section_close = section.close;
+  d.call_open = call.open;
+  d.call_close = call.close;
+  d.header_end = {header_end};
+  return d;
+}
+
 std::vector<Dialect> build_table() {
   std::vector<Dialect> t;
 
@@ -34,20 +67,12 @@ std::vector<Dialect> build_table() {
     t.push_back(d);
   }
   {
-    Dialect d = think_tags({});
+    Dialect d =
+        xml_params(think_tags({}), {"<tool_call>", "</tool_call>"}, kFunctionTag, kParameterTag);
     d.name = "qwen3_coder";
     d.summary =
         "<tool_call><function=name><parameter=p>v</parameter></function></tool_call> (Qwen3-Coder, "
         "Qwen3.5)";
-    d.syntax = CallSyntax::kXmlParams;
-    d.section_open = "<tool_call>";
-    d.section_close = "</tool_call>";
-    d.call_open = "<function=";
-    d.call_close = "</function>";
-    d.name_end = {">"};
-    d.param_open = "<parameter=";
-    d.param_name_end = ">";
-    d.value_close = "</parameter>";
     d.framing = ValueFraming::kStripOneNewline;
     t.push_back(d);
   }
@@ -110,9 +135,7 @@ std::vector<Dialect> build_table() {
         "(Mistral Small 3.2, Magistral, Devstral)";
     d.think_open = "[THINK]";
     d.think_close = "[/THINK]";
-    d.syntax = CallSyntax::kHeaderJson;
-    d.call_open = "[TOOL_CALLS]";
-    d.header_end = {"[ARGS]"};
+    d = header_json(d, {}, {"[TOOL_CALLS]", ""}, "[ARGS]");
     d.id_marker = "[CALL_ID]";
     d.json_list_calls = true;  // the v0.3 form after the same marker
     d.id_keys = {"id"};
@@ -128,40 +151,25 @@ std::vector<Dialect> build_table() {
     t.push_back(d);
   }
   {
-    Dialect d = think_tags({});
+    Dialect d = xml_params(think_tags({}), {"<minimax:tool_call>", "</minimax:tool_call>"},
+                           {"<invoke", "</invoke>"}, {"<parameter", "</parameter>"});
     d.name = "minimax_m2";
     d.summary =
         "<minimax:tool_call><invoke name=\"f\"><parameter "
         "name=\"p\">v</parameter></invoke></minimax:tool_call>";
-    d.syntax = CallSyntax::kXmlParams;
-    d.section_open = "<minimax:tool_call>";
-    d.section_close = "</minimax:tool_call>";
-    d.call_open = "<invoke";
-    d.call_close = "</invoke>";
-    d.name_end = {">"};
-    d.param_open = "<parameter";
-    d.param_name_end = ">";
-    d.value_close = "</parameter>";
     d.framing = ValueFraming::kTrim;
     t.push_back(d);
   }
   {
-    Dialect d = think_tags({});
+    Dialect d = xml_params(think_tags({}), {"<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"},
+                           {"<steptml:invoke", "</steptml:invoke>"},
+                           {"<steptml:parameter", "</steptml:parameter>"});
     d.name = "step3";
     d.summary =
         "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke "
         "name=\"f\"><steptml:parameter name=\"p\">v</steptml:parameter></steptml:invoke>...";
-    d.syntax = CallSyntax::kXmlParams;
-    d.section_open = "<｜tool_calls_begin｜>";
-    d.section_close = "<｜tool_calls_end｜>";
     d.noise = {"<｜tool_call_begin｜>", "function<｜tool_sep｜>", "<｜tool_sep｜>",
                "<｜tool_call_end｜>"};
-    d.call_open = "<steptml:invoke";
-    d.call_close = "</steptml:invoke>";
-    d.name_end = {">"};
-    d.param_open = "<steptml:parameter";
-    d.param_name_end = ">";
-    d.value_close = "</steptml:parameter>";
     d.untyped = UntypedValues::kJsonGuess;
     t.push_back(d);
   }
@@ -174,15 +182,7 @@ std::vector<Dialect> build_table() {
     d.think_open = "<seed:think>";
     d.think_close = "</seed:think>";
     d.call_ends_reasoning = false;  // Seed quotes the call format while thinking
-    d.syntax = CallSyntax::kXmlParams;
-    d.section_open = "<seed:tool_call>";
-    d.section_close = "</seed:tool_call>";
-    d.call_open = "<function=";
-    d.call_close = "</function>";
-    d.name_end = {">"};
-    d.param_open = "<parameter=";
-    d.param_name_end = ">";
-    d.value_close = "</parameter>";
+    d = xml_params(d, {"<seed:tool_call>", "</seed:tool_call>"}, kFunctionTag, kParameterTag);
     d.dropped = {"<seed:eos>"};
     t.push_back(d);
   }
@@ -210,12 +210,8 @@ std::vector<Dialect> build_table() {
     d.summary =
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{."
         ".}<|tool_call_end|>...";
-    d.syntax = CallSyntax::kHeaderJson;
-    d.section_open = "<|tool_calls_section_begin|>";
-    d.section_close = "<|tool_calls_section_end|>";
-    d.call_open = "<|tool_call_begin|>";
-    d.call_close = "<|tool_call_end|>";
-    d.header_end = {"<|tool_call_argument_begin|>"};
+    d = header_json(d, {"<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"},
+                    {"<|tool_call_begin|>", "<|tool_call_end|>"}, "<|tool_call_argument_begin|>");
     d.id_in_header = true;
     d.dropped = {"<|im_end|>", "<|tool_call_argument_begin|>"};
     t.push_back(d);
@@ -227,12 +223,7 @@ std::vector<Dialect> build_table() {
         "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json\\n{..}\\n```<"
         "｜tool▁call▁end｜>... (DeepSeek V3, R1); starts in reasoning";
     d.starts_in_reasoning = true;
-    d.syntax = CallSyntax::kHeaderJson;
-    d.section_open = "<｜tool▁calls▁begin｜>";
-    d.section_close = "<｜tool▁calls▁end｜>";
-    d.call_open = "<｜tool▁call▁begin｜>";
-    d.call_close = "<｜tool▁call▁end｜>";
-    d.header_end = {"\n"};
+    d = header_json(d, kDeepSeekSection, kDeepSeekCall, "\n");
     d.type_separator = "<｜tool▁sep｜>";
     d.fenced_args = true;
     d.dropped = {"<｜end▁of▁sentence｜>"};
@@ -244,12 +235,7 @@ std::vector<Dialect> build_table() {
     d.summary =
         "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{..}<｜tool▁call▁end｜>... "
         "(DeepSeek V3.1)";
-    d.syntax = CallSyntax::kHeaderJson;
-    d.section_open = "<｜tool▁calls▁begin｜>";
-    d.section_close = "<｜tool▁calls▁end｜>";
-    d.call_open = "<｜tool▁call▁begin｜>";
-    d.call_close = "<｜tool▁call▁end｜>";
-    d.header_end = {"<｜tool▁sep｜>"};
+    d = header_json(d, kDeepSeekSection, kDeepSeekCall, "<｜tool▁sep｜>");
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }
@@ -259,15 +245,9 @@ std::vector<Dialect> build_table() {
     d.summary =
         "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"p\" "
         "string=\"true\">v</｜DSML｜parameter>... (DeepSeek V3.2)";
-    d.syntax = CallSyntax::kXmlParams;
-    d.section_open = "<｜DSML｜function_calls>";
-    d.section_close = "</｜DSML｜function_calls>";
-    d.call_open = "<｜DSML｜invoke";
-    d.call_close = "</｜DSML｜invoke>";
-    d.name_end = {">"};
-    d.param_open = "<｜DSML｜parameter";
-    d.param_name_end = ">";
-    d.value_close = "</｜DSML｜parameter>";
+    d = xml_params(d, {"<｜DSML｜function_calls>", "</｜DSML｜function_calls>"},
+                   {"<｜DSML｜invoke", "</｜DSML｜invoke>"},
+                   {"<｜DSML｜parameter", "</｜DSML｜parameter>"});
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }
@@ -292,10 +272,7 @@ std::vector<Dialect> build_table() {
     Dialect d;
     d.name = "functionary_v3_1";
     d.summary = "<function=name>{..}</function> (Functionary v3.1, Llama 3.1 style)";
-    d.syntax = CallSyntax::kHeaderJson;
-    d.call_open = "<function=";
-    d.call_close = "</function>";
-    d.header_end = {">"};
+    d = header_json(d, {}, kFunctionTag, ">");
     d.dropped = {"<|eom_id|>", "<|eot_id|>"};
     t.push_back(d);
   }
@@ -303,9 +280,7 @@ std::vector<Dialect> build_table() {
     Dialect d;
     d.name = "functionary_v3_2";
     d.summary = ">>>name\\n{..} (first header without >>>; 'all' = content) (Functionary v3.2)";
-    d.syntax = CallSyntax::kHeaderJson;
-    d.call_open = ">>>";
-    d.header_end = {"\n"};
+    d = header_json(d, {}, {">>>", ""}, "\n");
     d.header_at_start = true;
     d.content_name = "all";
     d.dropped = {"<|eot_id|>"};
