@@ -1144,6 +1144,8 @@ class Engine {
       fallback("not_a_call", "builtin tool call: " + error);
       return true;
     }
+    // A call with an argument JSON cannot hold (bytes, inf) is dropped, never silently.
+    if (!error.empty()) em_.warn("invalid_call", "a call was dropped: " + error, abs(mark_));
     emit_python_calls(calls);
     return true;
   }
