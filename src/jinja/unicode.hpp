@@ -14,51 +14,14 @@
 #include <emmintrin.h>
 #endif
 
+#include "util/utf8.hpp"
+
 namespace chatwire::jinja::utf8 {
 
-// Decodes the code point at `pos` and advances `pos`; an invalid byte counts as one
-// code point of its own value.
-inline char32_t decode(std::string_view s, std::size_t& pos) {
-  unsigned char c = static_cast<unsigned char>(s[pos]);
-  if (c < 0x80) {
-    ++pos;
-    return c;
-  }
-  int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-  if (len == 0 || pos + len > s.size()) {
-    ++pos;
-    return c;
-  }
-  char32_t cp = c & (0xFF >> (len + 1));
-  for (int i = 1; i < len; ++i) {
-    unsigned char cc = static_cast<unsigned char>(s[pos + i]);
-    if ((cc & 0xC0) != 0x80) {
-      ++pos;
-      return c;
-    }
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  pos += len;
-  return cp;
-}
-
-inline void append(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+// The decoder shared with the value component, so that templates and string methods
+// split invalid UTF-8 the same way (each bad byte is one code point of its own value).
+using util::utf8::append;
+using util::utf8::decode;
 
 // Number of code points (continuation bytes are not counted).
 inline std::size_t length(std::string_view s) {
