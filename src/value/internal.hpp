@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chatwire/value.hpp"
+#include "util/utf8.hpp"
 
 namespace chatwire::detail {
 
@@ -77,31 +78,9 @@ inline bool is_continuation(unsigned char c) noexcept {
   return (c & 0xC0) == 0x80;
 }
 
-// Decodes the (WTF-8) code point starting at s[i]; advances i. Malformed bytes decode
-// as themselves (one byte each) so that iteration always terminates.
-inline char32_t decode(std::string_view s, std::size_t& i) noexcept {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) {
-    ++i;
-    return c;
-  }
-  int extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-  if (extra == 0 || i + static_cast<std::size_t>(extra) >= s.size()) {
-    ++i;
-    return c;
-  }
-  char32_t cp = c & (0x3F >> extra);
-  for (int k = 1; k <= extra; ++k) {
-    unsigned char cc = static_cast<unsigned char>(s[i + k]);
-    if (!is_continuation(cc)) {
-      ++i;
-      return c;
-    }
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  i += extra + 1;
-  return cp;
-}
+// The decoder shared with the jinja component (WTF-8: surrogates decode as written;
+// a malformed byte decodes as itself, one byte each, so iteration always terminates).
+using util::utf8::decode;
 
 // Decodes the code point that ends just before s[i]; moves i back to its start.
 inline char32_t decode_back(std::string_view s, std::size_t& i) noexcept {
@@ -118,22 +97,9 @@ inline char32_t decode_back(std::string_view s, std::size_t& i) noexcept {
   return cp;
 }
 
+// The shared encoder under the name this component's callers use.
 inline void encode(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
+  util::utf8::append(out, cp);
 }
 
 // Number of code points (= lead bytes) in s.
