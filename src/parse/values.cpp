@@ -8,6 +8,7 @@
 #include <string>
 
 #include "parse/internal.hpp"
+#include "util/utf8.hpp"
 
 namespace chatwire::parse {
 
@@ -24,24 +25,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // Schema type names as models' tool definitions spell them, and the JSON type each means.
@@ -395,7 +378,7 @@ class PyReader {
           break;
         case 'x':
           if (!hex(2, cp)) return false;
-          append_utf8(out, cp);
+          util::utf8::append(out, cp);
           break;
         case 'u':
           if (!hex(4, cp)) return false;
@@ -409,11 +392,11 @@ class PyReader {
               i_ = save;
             }
           }
-          append_utf8(out, cp);
+          util::utf8::append(out, cp);
           break;
         case 'U':
           if (!hex(8, cp)) return false;
-          append_utf8(out, cp);
+          util::utf8::append(out, cp);
           break;
         default:
           out += e;
