@@ -3,6 +3,8 @@
 #include <array>
 #include <cstring>
 
+#include "util/utf8.hpp"
+
 namespace chatwire::tokenize::unicode {
 namespace {
 #include "tokenize/unicode_tables.inc"
@@ -12,21 +14,7 @@ const unsigned short* const kStage1 = kUnicodeStage1;
 const unsigned char (*const kStage2)[256] = kUnicodeStage2;
 
 void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
+  util::utf8::append(out, cp);
 }
 
 bool is_valid_utf8(std::string_view s) {
