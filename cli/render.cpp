@@ -8,6 +8,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "chatwire/adapt.hpp"
 #include "chatwire/chat.hpp"
@@ -61,10 +63,17 @@ void write_out(std::string_view text) {
   std::fflush(stdout);
 }
 
-// --json: the rendered text with both kinds of span and the warnings, as one JSON object.
-void write_json(const std::string& output, bool uses_generation,
-                const std::vector<jinja::GenerationSpan>& spans,
-                const std::vector<std::string>& warnings) {
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::fprintf(stderr, "chatwire render: warning: %s\n", w.c_str());
+}
+
+using JsonEntries = std::vector<std::pair<Value, Value>>;
+
+// The rendered text, its {% generation %} spans (code points and bytes, only when the template
+// has such blocks) and the warnings, in the order both --json outputs print them.
+void append_render_entries(JsonEntries& entries, const std::string& output, bool uses_generation,
+                           const std::vector<jinja::GenerationSpan>& spans,
+                           const std::vector<std::string>& warnings) {
   std::vector<Value> code_points, bytes, notes;
   for (const auto& s : spans) {
     code_points.push_back(Value::list(
@@ -73,18 +82,30 @@ void write_json(const std::string& output, bool uses_generation,
         {Value(static_cast<long long>(s.begin_byte)), Value(static_cast<long long>(s.end_byte))}));
   }
   for (const auto& w : warnings) notes.push_back(Value(w));
-  std::vector<std::pair<Value, Value>> entries{{Value("output"), Value(output)}};
+  entries.emplace_back(Value("output"), Value(output));
   if (uses_generation) {
     entries.emplace_back(Value("generation"), Value::list(std::move(code_points)));
     entries.emplace_back(Value("generation_bytes"), Value::list(std::move(bytes)));
   }
   entries.emplace_back(Value("warnings"), Value::list(std::move(notes)));
+}
+
+void write_json_object(JsonEntries entries) {
   JsonDumpOptions options;
   options.ensure_ascii = false;
   std::string text;
   (void)dump_json(text, Value::dict_unchecked(std::move(entries)), options);
   text += '\n';
   write_out(text);
+}
+
+// --json: the rendered text with both kinds of span and the warnings, as one JSON object.
+void write_json(const std::string& output, bool uses_generation,
+                const std::vector<jinja::GenerationSpan>& spans,
+                const std::vector<std::string>& warnings) {
+  JsonEntries entries;
+  append_render_entries(entries, output, uses_generation, spans, warnings);
+  write_json_object(std::move(entries));
 }
 
 // --tokenize: transformers' BatchEncoding keys (input_ids, attention_mask, assistant_masks);
@@ -96,34 +117,15 @@ void write_tokenized(const chat::TokenizedResult& r, bool with_text) {
     for (auto x : xs) out.emplace_back(static_cast<long long>(x));
     return Value::list(std::move(out));
   };
-  std::vector<std::pair<Value, Value>> entries{{Value("input_ids"), ints(r.input_ids)},
-                                               {Value("attention_mask"), ints(r.attention_mask)},
-                                               {Value("assistant_masks"), ints(r.assistant_masks)}};
-  if (with_text) {
-    std::vector<Value> code_points, bytes, notes;
-    for (const auto& s : r.chat.generation) {
-      code_points.push_back(Value::list(
-          {Value(static_cast<long long>(s.begin)), Value(static_cast<long long>(s.end))}));
-      bytes.push_back(Value::list({Value(static_cast<long long>(s.begin_byte)),
-                                   Value(static_cast<long long>(s.end_byte))}));
-    }
-    for (const auto& w : r.chat.warnings) notes.push_back(Value(w));
-    entries.emplace_back(Value("output"), Value(r.chat.text));
-    if (r.chat.uses_generation) {
-      entries.emplace_back(Value("generation"), Value::list(std::move(code_points)));
-      entries.emplace_back(Value("generation_bytes"), Value::list(std::move(bytes)));
-    }
-    entries.emplace_back(Value("warnings"), Value::list(std::move(notes)));
-  } else {
-    for (const auto& w : r.chat.warnings)
-      std::fprintf(stderr, "chatwire render: warning: %s\n", w.c_str());
-  }
-  JsonDumpOptions options;
-  options.ensure_ascii = false;
-  std::string text;
-  (void)dump_json(text, Value::dict_unchecked(std::move(entries)), options);
-  text += '\n';
-  write_out(text);
+  JsonEntries entries{{Value("input_ids"), ints(r.input_ids)},
+                      {Value("attention_mask"), ints(r.attention_mask)},
+                      {Value("assistant_masks"), ints(r.assistant_masks)}};
+  if (with_text)
+    append_render_entries(entries, r.chat.text, r.chat.uses_generation, r.chat.generation,
+                          r.chat.warnings);
+  else
+    print_warnings(r.chat.warnings);
+  write_json_object(std::move(entries));
 }
 
 int run_batch(const RenderArgs& args) {
@@ -213,8 +215,7 @@ int run_chat(const RenderArgs& args) {
   if (args.json) {
     write_json(result->text, result->uses_generation, result->generation, result->warnings);
   } else {
-    for (const auto& w : result->warnings)
-      std::fprintf(stderr, "chatwire render: warning: %s\n", w.c_str());
+    print_warnings(result->warnings);
     write_out(result->text);
   }
   return 0;
