@@ -58,6 +58,30 @@ std::optional<std::string> read_all(const std::string& path) {
   return buffer.str();
 }
 
+// Like read_all, these report their own error: the caller only returns 1.
+std::optional<Value> read_json(const std::string& path) {
+  auto text = read_all(path);
+  if (!text) return std::nullopt;
+  auto parsed = parse_json(*text);
+  if (!parsed) {
+    print_error(parsed.error());
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
+std::optional<jinja::Template> compile_template(const std::string& source,
+                                                const jinja::Limits& limits) {
+  jinja::CompileOptions compile;
+  compile.limits = limits;
+  auto tmpl = jinja::Template::compile(source, compile);
+  if (!tmpl) {
+    print_error(tmpl.error());
+    return std::nullopt;
+  }
+  return std::move(*tmpl);
+}
+
 void write_out(std::string_view text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
@@ -190,13 +214,8 @@ int run_chat(const RenderArgs& args) {
   } else {
     auto source = read_all(args.template_file);
     if (!source) return 1;
-    jinja::CompileOptions compile;
-    compile.limits = args.limits;
-    auto tmpl = jinja::Template::compile(*source, compile);
-    if (!tmpl) {
-      print_error(tmpl.error());
-      return 1;
-    }
+    auto tmpl = compile_template(*source, args.limits);
+    if (!tmpl) return 1;
     result = chat::render(*tmpl, *request, Value::empty_dict(), options);
   }
   if (!result) {
@@ -226,13 +245,8 @@ int run_template(const RenderArgs& args) {
   if (!source) return 1;
   Value context = Value::empty_dict();
   if (!args.context_file.empty()) {
-    auto text = read_all(args.context_file);
-    if (!text) return 1;
-    auto parsed = parse_json(*text);
-    if (!parsed) {
-      print_error(parsed.error());
-      return 1;
-    }
+    auto parsed = read_json(args.context_file);
+    if (!parsed) return 1;
     if (!parsed->is_dict()) {
       std::fprintf(stderr, "chatwire render: %s must hold a JSON object (the template variables)\n",
                    args.context_file.c_str());
@@ -240,13 +254,8 @@ int run_template(const RenderArgs& args) {
     }
     context = std::move(*parsed);
   }
-  jinja::CompileOptions compile;
-  compile.limits = args.limits;
-  auto tmpl = jinja::Template::compile(*source, compile);
-  if (!tmpl) {
-    print_error(tmpl.error());
-    return 1;
-  }
+  auto tmpl = compile_template(*source, args.limits);
+  if (!tmpl) return 1;
   jinja::RenderOptions options;
   options.limits = args.limits;
   options.now = args.now;
@@ -275,13 +284,8 @@ int run_adapted(const RenderArgs& args) {
     print_error(target.error());
     return 1;
   }
-  auto text = read_all(args.request_file);
-  if (!text) return 1;
-  auto parsed = parse_json(*text);
-  if (!parsed) {
-    print_error(parsed.error());
-    return 1;
-  }
+  auto parsed = read_json(args.request_file);
+  if (!parsed) return 1;
   auto request = to_json(*parsed);
   if (!request) {
     print_error(request.error());
