@@ -131,6 +131,25 @@ void adjust_indices(std::int64_t& start, std::int64_t& end, std::int64_t length)
   }
 }
 
+// s[start:end] of str.find/count/startswith and friends: the optional start and end arguments,
+// adjusted to the string's length in code points.
+struct SliceArgs {
+  Positions p;
+  std::int64_t start, end, length;
+};
+
+Result<SliceArgs> slice_args(const Value& self, const Value* start_value, const Value* end_value) {
+  auto start_arg = index_arg(start_value);
+  if (!start_arg) return start_arg.error();
+  auto end_arg = index_arg(end_value);
+  if (!end_arg) return end_arg.error();
+  SliceArgs slice{positions(self), start_arg->value_or(0),
+                  end_arg->value_or(std::numeric_limits<std::int64_t>::max()), 0};
+  slice.length = static_cast<std::int64_t>(slice.p.length);
+  adjust_indices(slice.start, slice.end, slice.length);
+  return slice;
+}
+
 // ---------------------------------------------------------------------------------
 // str methods
 // ---------------------------------------------------------------------------------
@@ -336,16 +355,11 @@ Result<Value> do_affix(const Value& self, const CallArgs& args, bool at_end) {
   auto b = bind(args, name, {"prefix", "start", "end"}, 1, false);
   if (!b) return b.error();
   const Value& prefix = *(*b)[0];
-  auto start_arg = index_arg((*b)[1]);
-  if (!start_arg) return start_arg.error();
-  auto end_arg = index_arg((*b)[2]);
-  if (!end_arg) return end_arg.error();
-  Positions p = positions(self);
-  auto length = static_cast<std::int64_t>(p.length);
+  auto slice = slice_args(self, (*b)[1], (*b)[2]);
+  if (!slice) return slice.error();
+  const Positions& p = slice->p;
+  const std::int64_t start = slice->start, end = slice->end;
   auto match = [&](const Value& candidate) {
-    std::int64_t start = start_arg->value_or(0);
-    std::int64_t end = end_arg->value_or(std::numeric_limits<std::int64_t>::max());
-    adjust_indices(start, end, length);
     auto sub_length = static_cast<std::int64_t>(candidate.string_length());
     if (end - sub_length < start) return false;  // CPython's tailmatch
     if (sub_length == 0) return true;
@@ -389,15 +403,10 @@ Result<Value> do_search(const Value& self, const CallArgs& args, Search mode,
     return type_error(
         std::string(mode == Search::Count ? "must be str, not " : "must be str, not ") +
         std::string(type_name(sub)));
-  auto start_arg = index_arg((*b)[1]);
-  if (!start_arg) return start_arg.error();
-  auto end_arg = index_arg((*b)[2]);
-  if (!end_arg) return end_arg.error();
-  Positions p = positions(self);
-  auto length = static_cast<std::int64_t>(p.length);
-  std::int64_t start = start_arg->value_or(0);
-  std::int64_t end = end_arg->value_or(std::numeric_limits<std::int64_t>::max());
-  adjust_indices(start, end, length);
+  auto slice = slice_args(self, (*b)[1], (*b)[2]);
+  if (!slice) return slice.error();
+  const Positions& p = slice->p;
+  const std::int64_t start = slice->start, end = slice->end, length = slice->length;
   std::string_view needle = sub.as_string();
   auto sub_length = static_cast<std::int64_t>(sub.string_length());
   auto not_found = [&]() -> Result<Value> {
@@ -674,28 +683,27 @@ PREDICATE(str_isprintable, unicode::is_printable, "isprintable", true)
 PREDICATE(str_isascii, ascii_cp, "isascii", true)
 #undef PREDICATE
 
-Result<Value> str_islower(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "str.islower"); !a) return a.error();
+// str.islower / str.isupper: at least one character of the wanted case and none of the
+// other case; a titlecase character counts as the other case for both.
+template <bool (*wanted)(char32_t), bool (*other)(char32_t)>
+Result<Value> all_cased(const Value& self, const CallArgs& args, std::string_view name) {
+  if (auto a = no_args(args, name); !a) return a.error();
   std::string_view s = self.as_string();
   bool cased = false;
   for (std::size_t i = 0; i < s.size();) {
     char32_t c = utf8::decode(s, i);
-    if (unicode::is_upper(c) || unicode::is_title(c)) return Value(false);
-    if (!cased && unicode::is_lower(c)) cased = true;
+    if (other(c) || unicode::is_title(c)) return Value(false);
+    if (!cased && wanted(c)) cased = true;
   }
   return Value(cased);
 }
 
+Result<Value> str_islower(const Value& self, const CallArgs& args, const ValueLimits&) {
+  return all_cased<unicode::is_lower, unicode::is_upper>(self, args, "str.islower");
+}
+
 Result<Value> str_isupper(const Value& self, const CallArgs& args, const ValueLimits&) {
-  if (auto a = no_args(args, "str.isupper"); !a) return a.error();
-  std::string_view s = self.as_string();
-  bool cased = false;
-  for (std::size_t i = 0; i < s.size();) {
-    char32_t c = utf8::decode(s, i);
-    if (unicode::is_lower(c) || unicode::is_title(c)) return Value(false);
-    if (!cased && unicode::is_upper(c)) cased = true;
-  }
-  return Value(cased);
+  return all_cased<unicode::is_upper, unicode::is_lower>(self, args, "str.isupper");
 }
 
 Result<Value> str_istitle(const Value& self, const CallArgs& args, const ValueLimits&) {
