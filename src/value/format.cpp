@@ -223,6 +223,18 @@ void pad(std::string& out, const Spec& spec, std::string_view sign_prefix, std::
   }
 }
 
+// The spec's ',' or '_' grouping of `body`, a separator every `every` digits. With '0' fill
+// and '=' alignment the zero padding up to the width left after `prefix_size` is grouped too,
+// unless the digits cannot grow (nan, inf).
+std::string grouped_body(const std::string& body, const Spec& spec, int every,
+                         std::size_t prefix_size, bool zero_fill_digits) {
+  if (spec.fill == '0' && spec.align == '=' && spec.width > 0 &&
+      static_cast<std::size_t>(spec.width) > prefix_size && zero_fill_digits)
+    return grouped_zero_fill(body, spec.grouping, every,
+                             static_cast<std::size_t>(spec.width) - prefix_size);
+  return group_digits(body, spec.grouping, every);
+}
+
 std::string sign_string(bool negative, char sign) {
   if (negative) return "-";
   if (sign == '+') return "+";
@@ -290,14 +302,7 @@ Status format_float_spec(std::string& out, double d, const Spec& spec,
   if (negative && spec.no_neg_zero && body.find_first_of("123456789") == std::string::npos)
     negative = false;
   std::string sign = sign_string(negative, spec.sign);
-  if (spec.grouping) {
-    if (spec.fill == '0' && spec.align == '=' && spec.width > 0 &&
-        static_cast<std::size_t>(spec.width) > sign.size() && std::isfinite(d))
-      body = grouped_zero_fill(body, spec.grouping, 3,
-                               static_cast<std::size_t>(spec.width) - sign.size());
-    else
-      body = group_digits(body, spec.grouping, 3);
-  }
+  if (spec.grouping) body = grouped_body(body, spec, 3, sign.size(), std::isfinite(d));
   pad(out, spec, sign, body);
   return ok_status();
 }
@@ -344,15 +349,7 @@ Status format_int_spec(std::string& out, std::int64_t i, const Spec& spec) {
     prefix += '0';
     prefix += type;
   }
-  if (spec.grouping) {
-    int every = base == 10 ? 3 : 4;
-    if (spec.fill == '0' && spec.align == '=' && spec.width > 0 &&
-        static_cast<std::size_t>(spec.width) > prefix.size())
-      body = grouped_zero_fill(body, spec.grouping, every,
-                               static_cast<std::size_t>(spec.width) - prefix.size());
-    else
-      body = group_digits(body, spec.grouping, every);
-  }
+  if (spec.grouping) body = grouped_body(body, spec, base == 10 ? 3 : 4, prefix.size(), true);
   pad(out, spec, prefix, body);
   return ok_status();
 }
@@ -425,6 +422,16 @@ void percent_pad(std::string& out, const PercentSpec& spec, std::string_view pre
   }
 }
 
+// str(), repr() or ascii() of `v`: the 's', 'r' and 'a' conversions of both % and str.format.
+void append_converted(std::string& out, char conversion, const Value& v) {
+  if (conversion == 's')
+    append_str(out, v);
+  else if (conversion == 'r')
+    append_repr(out, v);
+  else
+    append_ascii_repr(out, v);
+}
+
 std::string percent_sign(bool negative, const PercentSpec& spec) {
   if (negative) return "-";
   if (spec.plus) return "+";
@@ -441,12 +448,7 @@ Status percent_one(std::string& out, char conversion, const PercentSpec& spec, c
     case 'r':
     case 'a': {
       std::string text;
-      if (conversion == 's')
-        append_str(text, arg);
-      else if (conversion == 'r')
-        append_repr(text, arg);
-      else
-        append_ascii_repr(text, arg);
+      append_converted(text, conversion, arg);
       std::string_view body = text;
       if (spec.precision >= 0) {
         auto n = static_cast<std::size_t>(spec.precision);
@@ -931,12 +933,7 @@ struct Formatter {
       Value v = std::move(*value);
       if (conversion == 'r' || conversion == 's' || conversion == 'a') {
         std::string converted;
-        if (conversion == 's')
-          append_str(converted, v);
-        else if (conversion == 'r')
-          append_repr(converted, v);
-        else
-          append_ascii_repr(converted, v);
+        append_converted(converted, conversion, v);
         v = make_string(std::move(converted));
       } else if (conversion) {
         return value_error(std::string("Unknown conversion specifier ") + conversion);
