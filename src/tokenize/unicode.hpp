@@ -61,25 +61,25 @@ inline bool is_white_space(char32_t cp) {
 inline bool is_alphabetic(char32_t cp) {
   return (raw_properties(cp) & 0x40) != 0;
 }
+// Whether general category c lies in [first, last]: the categories of each major class (L, M, N,
+// P, S) are consecutive in GeneralCategory.
+constexpr bool in_categories(unsigned c, GeneralCategory first, GeneralCategory last) {
+  return c >= first && c <= last;
+}
 inline bool is_letter(char32_t cp) {
-  auto c = category(cp);
-  return c >= kLu && c <= kLo;
+  return in_categories(category(cp), kLu, kLo);
 }
 inline bool is_mark(char32_t cp) {
-  auto c = category(cp);
-  return c >= kMn && c <= kMe;
+  return in_categories(category(cp), kMn, kMe);
 }
 inline bool is_number(char32_t cp) {
-  auto c = category(cp);
-  return c >= kNd && c <= kNo;
+  return in_categories(category(cp), kNd, kNo);
 }
 inline bool is_punctuation(char32_t cp) {
-  auto c = category(cp);
-  return c >= kPc && c <= kPo;
+  return in_categories(category(cp), kPc, kPo);
 }
 inline bool is_symbol(char32_t cp) {
-  auto c = category(cp);
-  return c >= kSm && c <= kSo;
+  return in_categories(category(cp), kSm, kSo);
 }
 // Rust's char::is_alphanumeric (Alphabetic || Numeric) plus '_': the "word character" test of HF's
 // single_word added tokens.
