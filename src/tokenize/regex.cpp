@@ -120,6 +120,16 @@ std::size_t space_run(const Cursor& c, std::size_t i) {
   return end - i;
 }
 
+// \s*[\r\n]+ | \s+(?!\S) | \s+ at a whitespace character: up to the last \r or \n of the run,
+// else as space_run. Always inlined, as the three copies it replaces were.
+[[gnu::always_inline]] inline std::size_t newline_or_space_run(const Cursor& c, std::size_t i) {
+  const std::size_t end = c.run(i, kSpace);
+  for (std::size_t k = end; k > i; --k) {
+    if (c.s[k - 1] == '\r' || c.s[k - 1] == '\n') return k - i;
+  }
+  return space_run(c, i);
+}
+
 std::size_t scan_gpt2(const Cursor& c, std::size_t i) {
   std::size_t len;
   CharClass cls = c.at(i, len);
@@ -174,12 +184,40 @@ std::size_t scan_cl100k(const Cursor& c, std::size_t i, unsigned max_digits) {
     while (j < c.n && (c.s[j] == '\r' || c.s[j] == '\n')) ++j;
     return j - i;
   }
-  // cls == kSpace: \s*[\r\n]+ (ends after the last \r/\n of the run), else \s+(?!\S), else \s+
-  std::size_t end = c.run(i, kSpace);
-  for (std::size_t k = end; k > i; --k) {
-    if (c.s[k - 1] == '\r' || c.s[k - 1] == '\n') return k - i;
+  // cls == kSpace
+  return newline_or_space_run(c, i);
+}
+
+// Scanners that test several classes per character read each character once as a byte of flag
+// bits, chosen by a Classes struct: kSpaceBit and kCrLfBit (given to \s and to \r \n),
+// ascii(x) (the other bits of a non-space ASCII character, read from a table built at compile
+// time) and from_category(g) (the other bits of a non-ASCII character of general category g).
+template <class Classes>
+constexpr auto kAsciiFlags = [] {
+  std::array<std::uint8_t, 128> t{};
+  for (int x = 0; x < 128; ++x) {
+    if (x == ' ' || (x >= 9 && x <= 13)) {
+      t[x] = Classes::kSpaceBit;
+      if (x == '\r' || x == '\n') t[x] |= Classes::kCrLfBit;
+    } else {
+      t[x] = Classes::ascii(x);
+    }
   }
-  return space_run(c, i);
+  return t;
+}();
+// The flags of the character at i, and its length in len.
+template <class Classes>
+[[gnu::always_inline]] inline std::uint8_t char_flags(const Cursor& c, std::size_t i,
+                                                      std::size_t& len) {
+  const unsigned char b = c.s[i];
+  if (b < 0x80) {
+    len = 1;
+    return kAsciiFlags<Classes>[b];
+  }
+  const std::uint8_t props = unicode::raw_properties(decode_utf8(c.s, c.n, i, len));
+  std::uint8_t f = Classes::from_category(static_cast<unsigned>(props & 0x1F));
+  if (props & 0x80) f |= Classes::kSpaceBit;
+  return f;
 }
 
 // The o200k family (GPT-4o, gpt-oss). Letters are split by case: U = [Lu Lt Lm Lo M] ("upper"),
@@ -193,39 +231,25 @@ enum : std::uint8_t {
   kIsSpace = 16,  // \s
   kIsCrLf = 32,
 };
-constexpr auto kO200kAscii = [] {
-  std::array<std::uint8_t, 128> t{};
-  for (int x = 0; x < 128; ++x) {
+struct O200k {
+  static constexpr std::uint8_t kSpaceBit = kIsSpace, kCrLfBit = kIsCrLf;
+  static constexpr std::uint8_t ascii(int x) {
+    if (x >= 'A' && x <= 'Z') return kUpper | kIsLetter;
+    if (x >= 'a' && x <= 'z') return kLower | kIsLetter;
+    if (x >= '0' && x <= '9') return kIsNumber;
+    return 0;
+  }
+  static std::uint8_t from_category(unsigned g) {
+    using namespace unicode;
+    const bool mark = in_categories(g, kMn, kMe);
     std::uint8_t f = 0;
-    if (x >= 'A' && x <= 'Z') f = kUpper | kIsLetter;
-    if (x >= 'a' && x <= 'z') f = kLower | kIsLetter;
-    if (x >= '0' && x <= '9') f = kIsNumber;
-    if (x == ' ' || (x >= 9 && x <= 13)) f = kIsSpace;
-    if (x == '\r' || x == '\n') f |= kIsCrLf;
-    t[x] = f;
+    if (g == kLu || g == kLt || g == kLm || g == kLo || mark) f |= kUpper;
+    if (g == kLl || g == kLm || g == kLo || mark) f |= kLower;
+    if (in_categories(g, kLu, kLo)) f |= kIsLetter;
+    if (in_categories(g, kNd, kNo)) f |= kIsNumber;
+    return f;
   }
-  return t;
-}();
-[[gnu::always_inline]] inline std::uint8_t o200k_flags(const Cursor& c, std::size_t i,
-                                                       std::size_t& len) {
-  const unsigned char b = c.s[i];
-  if (b < 0x80) {
-    len = 1;
-    return kO200kAscii[b];
-  }
-  const char32_t cp = decode_utf8(c.s, c.n, i, len);
-  const std::uint8_t props = unicode::raw_properties(cp);
-  const auto g = static_cast<unsigned>(props & 0x1F);
-  const bool mark = g >= unicode::kMn && g <= unicode::kMe;
-  std::uint8_t f = 0;
-  if (g == unicode::kLu || g == unicode::kLt || g == unicode::kLm || g == unicode::kLo || mark)
-    f |= kUpper;
-  if (g == unicode::kLl || g == unicode::kLm || g == unicode::kLo || mark) f |= kLower;
-  if (g >= unicode::kLu && g <= unicode::kLo) f |= kIsLetter;
-  if (g >= unicode::kNd && g <= unicode::kNo) f |= kIsNumber;
-  if (props & 0x80) f |= kIsSpace;
-  return f;
-}
+};
 // U*L+ at j (with the engine's backtracking: the L+ run starts at the last position of the U run,
 // or just after it, that holds an L character). 0 = no match.
 std::size_t o200k_upper_star_lower_plus(const Cursor& c, std::size_t j) {
@@ -234,11 +258,11 @@ std::size_t o200k_upper_star_lower_plus(const Cursor& c, std::size_t j) {
   std::size_t k = j;
   while (k < c.n) {
     std::size_t len;
-    const std::uint8_t f = o200k_flags(c, k, len);
+    const std::uint8_t f = char_flags<O200k>(c, k, len);
     if (!(f & kUpper)) {
       if (f & kLower) {  // L+ starts here and runs on greedily
         k += len;
-        while (k < c.n && (o200k_flags(c, k, len) & kLower)) k += len;
+        while (k < c.n && (char_flags<O200k>(c, k, len) & kLower)) k += len;
         return k;
       }
       break;
@@ -257,15 +281,17 @@ std::size_t o200k_upper_star_lower_plus(const Cursor& c, std::size_t j) {
 // U+L* at j. 0 = no match.
 std::size_t o200k_upper_plus_lower_star(const Cursor& c, std::size_t j) {
   std::size_t k = j, len;
-  while (k < c.n && (o200k_flags(c, k, len) & kUpper)) k += len;
+  while (k < c.n && (char_flags<O200k>(c, k, len) & kUpper)) k += len;
   if (k == j) return 0;
-  while (k < c.n && (o200k_flags(c, k, len) & kLower)) k += len;
+  while (k < c.n && (char_flags<O200k>(c, k, len) & kLower)) k += len;
   return k;
 }
 
-std::size_t scan_o200k(const Cursor& c, std::size_t i) {
+// Kept out of line, as is scan_deepseek: inlined into Regex::find_all they make GCC leave the
+// Cursor helpers of the gpt2 and cl100k scanners out of line there (+20% instructions on cl100k).
+[[gnu::noinline]] std::size_t scan_o200k(const Cursor& c, std::size_t i) {
   std::size_t first_len;
-  const std::uint8_t first = o200k_flags(c, i, first_len);
+  const std::uint8_t first = char_flags<O200k>(c, i, first_len);
   auto with_contraction = [&](std::size_t end) {
     if (end < c.n && c.s[end] == '\'') end += contraction(c, end, true);
     return end - i;
@@ -285,14 +311,15 @@ std::size_t scan_o200k(const Cursor& c, std::size_t i) {
   // \p{N}{1,3}
   if (first & kIsNumber) {
     std::size_t j = i, len;
-    for (int count = 0; count < 3 && j < c.n && (o200k_flags(c, j, len) & kIsNumber); ++count) {
+    for (int count = 0; count < 3 && j < c.n && (char_flags<O200k>(c, j, len) & kIsNumber);
+         ++count) {
       j += len;
     }
     return j - i;
   }
   //  ?[^\s\p{L}\p{N}]+[\r\n/]*  (a mark is not \p{L}: it is in this class)
   auto other = [&](std::size_t j, std::size_t& len) {
-    return !(o200k_flags(c, j, len) & (kIsLetter | kIsNumber | kIsSpace));
+    return !(char_flags<O200k>(c, j, len) & (kIsLetter | kIsNumber | kIsSpace));
   };
   std::size_t j = i, len;
   if (c.s[i] == ' ' && i + 1 < c.n && other(i + 1, len)) j = i + 1;
@@ -301,12 +328,7 @@ std::size_t scan_o200k(const Cursor& c, std::size_t i) {
     while (j < c.n && (c.s[j] == '\r' || c.s[j] == '\n' || c.s[j] == '/')) ++j;
     return j - i;
   }
-  // Whitespace: \s*[\r\n]+ (ends after the last \r/\n of the run), else \s+(?!\S), else \s+.
-  std::size_t end = c.run(i, kSpace);
-  for (std::size_t k = end; k > i; --k) {
-    if (c.s[k - 1] == '\r' || c.s[k - 1] == '\n') return k - i;
-  }
-  return space_run(c, i);
+  return newline_or_space_run(c, i);
 }
 
 // DeepSeek V3: [ASCII punctuation][A-Za-z]+ | [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ |
@@ -321,52 +343,40 @@ enum : std::uint8_t {
   kDsAsciiPunct = 32,  // the 32 ASCII punctuation and symbol characters
   kDsAsciiLetter = 64,
 };
-constexpr auto kDeepseekAscii = [] {
-  std::array<std::uint8_t, 128> t{};
-  for (int x = 0; x < 128; ++x) {
-    std::uint8_t f = 0;
-    if ((x >= 'A' && x <= 'Z') || (x >= 'a' && x <= 'z')) f = kDsLetter | kDsAsciiLetter;
+struct Deepseek {
+  static constexpr std::uint8_t kSpaceBit = kDsSpace, kCrLfBit = kDsCrLf;
+  static constexpr std::uint8_t ascii(int x) {
+    if ((x >= 'A' && x <= 'Z') || (x >= 'a' && x <= 'z')) return kDsLetter | kDsAsciiLetter;
     if ((x >= 0x21 && x <= 0x2F) || (x >= 0x3A && x <= 0x40) || (x >= 0x5B && x <= 0x60) ||
         (x >= 0x7B && x <= 0x7E))
-      f = kDsPunctSym | kDsAsciiPunct;
-    if (x == ' ' || (x >= 9 && x <= 13)) f = kDsSpace;
-    if (x == '\r' || x == '\n') f |= kDsCrLf;
-    t[x] = f;
+      return kDsPunctSym | kDsAsciiPunct;
+    return 0;
   }
-  return t;
-}();
-[[gnu::always_inline]] inline std::uint8_t deepseek_flags(const Cursor& c, std::size_t i,
-                                                          std::size_t& len) {
-  const unsigned char b = c.s[i];
-  if (b < 0x80) {
-    len = 1;
-    return kDeepseekAscii[b];
+  static std::uint8_t from_category(unsigned g) {
+    using namespace unicode;
+    std::uint8_t f = 0;
+    if (in_categories(g, kLu, kLo)) f |= kDsLetter;
+    if (in_categories(g, kMn, kMe)) f |= kDsMark;
+    if (in_categories(g, kPc, kSo)) f |= kDsPunctSym;
+    return f;
   }
-  const char32_t cp = decode_utf8(c.s, c.n, i, len);
-  const std::uint8_t props = unicode::raw_properties(cp);
-  const auto g = static_cast<unsigned>(props & 0x1F);
-  std::uint8_t f = 0;
-  if (g >= unicode::kLu && g <= unicode::kLo) f |= kDsLetter;
-  if (g >= unicode::kMn && g <= unicode::kMe) f |= kDsMark;
-  if (g >= unicode::kPc && g <= unicode::kSo) f |= kDsPunctSym;
-  if (props & 0x80) f |= kDsSpace;
-  return f;
-}
+};
 
-std::size_t scan_deepseek(const Cursor& c, std::size_t i) {
+// Out of line: see scan_o200k.
+[[gnu::noinline]] std::size_t scan_deepseek(const Cursor& c, std::size_t i) {
   std::size_t len0;
-  const std::uint8_t f0 = deepseek_flags(c, i, len0);
+  const std::uint8_t f0 = char_flags<Deepseek>(c, i, len0);
   // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+
-  if ((f0 & kDsAsciiPunct) && i + 1 < c.n && (kDeepseekAscii[c.s[i + 1] & 0x7F] & kDsAsciiLetter) &&
-      c.s[i + 1] < 0x80) {
+  if ((f0 & kDsAsciiPunct) && i + 1 < c.n &&
+      (kAsciiFlags<Deepseek>[c.s[i + 1] & 0x7F] & kDsAsciiLetter) && c.s[i + 1] < 0x80) {
     std::size_t j = i + 1;
-    while (j < c.n && c.s[j] < 0x80 && (kDeepseekAscii[c.s[j]] & kDsAsciiLetter)) ++j;
+    while (j < c.n && c.s[j] < 0x80 && (kAsciiFlags<Deepseek>[c.s[j]] & kDsAsciiLetter)) ++j;
     return j - i;
   }
   // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ (the optional character first taken, then not)
   auto letter_run = [&](std::size_t j) {
     std::size_t len;
-    while (j < c.n && (deepseek_flags(c, j, len) & (kDsLetter | kDsMark))) j += len;
+    while (j < c.n && (char_flags<Deepseek>(c, j, len) & (kDsLetter | kDsMark))) j += len;
     return j;
   };
   if (!(f0 & (kDsLetter | kDsPunctSym | kDsCrLf)) && i + len0 < c.n) {
@@ -376,19 +386,15 @@ std::size_t scan_deepseek(const Cursor& c, std::size_t i) {
   if (f0 & (kDsLetter | kDsMark)) return letter_run(i) - i;
   //  ?[\p{P}\p{S}]+[\r\n]*
   std::size_t j = i, len;
-  if (c.s[i] == ' ' && i + 1 < c.n && (deepseek_flags(c, i + 1, len) & kDsPunctSym)) j = i + 1;
+  if (c.s[i] == ' ' && i + 1 < c.n && (char_flags<Deepseek>(c, i + 1, len) & kDsPunctSym))
+    j = i + 1;
   if (j != i || (f0 & kDsPunctSym)) {
-    while (j < c.n && (deepseek_flags(c, j, len) & kDsPunctSym)) j += len;
+    while (j < c.n && (char_flags<Deepseek>(c, j, len) & kDsPunctSym)) j += len;
     while (j < c.n && (c.s[j] == '\r' || c.s[j] == '\n')) ++j;
     return j - i;
   }
   if (!(f0 & kDsSpace)) return 0;
-  // \s*[\r\n]+ (ends after the last \r/\n of the run), else \s+(?!\S), else \s+.
-  std::size_t end = c.run(i, kSpace);
-  for (std::size_t k = end; k > i; --k) {
-    if (c.s[k - 1] == '\r' || c.s[k - 1] == '\n') return k - i;
-  }
-  return space_run(c, i);
+  return newline_or_space_run(c, i);
 }
 
 // ---------------------------------------------------------------------------------------------
