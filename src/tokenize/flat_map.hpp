@@ -208,64 +208,6 @@ class StringIdMap {
   std::size_t size_ = 0;
 };
 
-// uint64 key -> uint64 value; key ~0 is reserved (never a valid pair of 32-bit ids below 2^32-1).
-class U64Map {
- public:
-  void reserve(std::size_t n) {
-    std::size_t cap = 16;
-    while (cap < n * 2) cap <<= 1;
-    slots_.assign(cap, Slot{});
-    mask_ = cap - 1;
-  }
-  void put(std::uint64_t key, std::uint64_t value) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    std::size_t i = mix64(key) & mask_;
-    while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask_;
-    if (slots_[i].key == kEmpty) ++size_;
-    slots_[i] = Slot{key, value};
-  }
-  // Starts loading the slot of `key` so that a later get() does not wait for memory.
-  void prefetch(std::uint64_t key) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[mix64(key) & mask_]);
-  }
-  bool get(std::uint64_t key, std::uint64_t& value) const {
-    if (slots_.empty()) return false;
-    std::size_t i = mix64(key) & mask_;
-    while (true) {
-      const Slot& s = slots_[i];
-      if (s.key == key) {
-        value = s.value;
-        return true;
-      }
-      if (s.key == kEmpty) return false;
-      i = (i + 1) & mask_;
-    }
-  }
-  std::size_t size() const { return size_; }
-
- private:
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-  struct Slot {
-    std::uint64_t key = kEmpty;
-    std::uint64_t value = 0;
-  };
-  void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    std::size_t cap = old.empty() ? 16 : old.size() * 2;
-    slots_.assign(cap, Slot{});
-    mask_ = cap - 1;
-    for (const Slot& s : old) {
-      if (s.key == kEmpty) continue;
-      std::size_t i = mix64(s.key) & mask_;
-      while (slots_[i].key != kEmpty) i = (i + 1) & mask_;
-      slots_[i] = s;
-    }
-  }
-  std::vector<Slot> slots_;
-  std::size_t mask_ = 0;
-  std::size_t size_ = 0;
-};
-
 // BPE merges: (left id, right id) -> (rank, merged id), one open-addressing table keyed by both ids
 // in one 64-bit word, in buckets of four slots (one cache line). A lookup reads one bucket whose
 // address depends only on the pair, so the encoder can prefetch it, and compares its four keys
