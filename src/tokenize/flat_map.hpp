@@ -112,8 +112,7 @@ class StringIdMap {
         ++size_;
         return;
       }
-      if (s.hash == static_cast<std::uint32_t>(h >> 32) && s.len == key.size() &&
-          std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+      if (holds(s, static_cast<std::uint32_t>(h >> 32), key)) {
         s.value = value;
         return;
       }
@@ -127,8 +126,7 @@ class StringIdMap {
     while (true) {
       const Slot& s = slots_[i];
       if (s.len == kEmpty) return false;
-      if (s.hash == static_cast<std::uint32_t>(h >> 32) && s.len == key.size() &&
-          std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+      if (holds(s, static_cast<std::uint32_t>(h >> 32), key)) {
         value = s.value;
         return true;
       }
@@ -168,8 +166,7 @@ class StringIdMap {
         const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
         while (slots_[i].len != kEmpty) {
           const Slot& s = slots_[i];
-          if (s.hash == tag && s.len == key.size() &&
-              std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0) {
+          if (holds(s, tag, key)) {
             values[start + k] = s.value;
             found[start + k] = true;
             break;
@@ -189,6 +186,11 @@ class StringIdMap {
     std::uint32_t hash = 0;
     std::uint32_t value = 0;
   };
+  // Whether occupied slot s holds key (tag: the top half of the key's hash).
+  bool holds(const Slot& s, std::uint32_t tag, std::string_view key) const {
+    return s.hash == tag && s.len == key.size() &&
+           std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0;
+  }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
     std::size_t cap = old.empty() ? 16 : old.size() * 2;
