@@ -85,17 +85,10 @@ class WordCache {
   }
   // The first slot whose tag and length match (a candidate, to be confirmed by same_key), or kNone.
   std::uint32_t candidate(std::size_t len, std::uint64_t h) const {
-    if (slots_.empty()) return kNone;
-    const auto tag = static_cast<std::uint32_t>(h >> 32);
-    for (std::uint32_t i = static_cast<std::uint32_t>(h) & (kSlots - 1);;
-         i = (i + 1) & (kSlots - 1)) {
-      const Slot& s = slots_[i];
-      if (s.key_len == kEmpty) return kNone;
-      if (s.hash == tag && s.key_len == len) {
-        __builtin_prefetch(arena_.data() + s.offset);
-        return i;
-      }
-    }
+    return probe(len, h, [&](std::uint32_t i) {
+      __builtin_prefetch(arena_.data() + slots_[i].offset);
+      return true;
+    });
   }
   bool same_key(std::uint32_t slot, std::string_view word) const {
     const Slot& s = slots_[slot];
@@ -104,14 +97,7 @@ class WordCache {
   }
   // Full lookup (used when a candidate's key differs, which a 32-bit tag makes rare).
   std::uint32_t find(std::string_view word, std::uint64_t h) const {
-    if (slots_.empty()) return kNone;
-    const auto tag = static_cast<std::uint32_t>(h >> 32);
-    for (std::uint32_t i = static_cast<std::uint32_t>(h) & (kSlots - 1);;
-         i = (i + 1) & (kSlots - 1)) {
-      const Slot& s = slots_[i];
-      if (s.key_len == kEmpty) return kNone;
-      if (s.hash == tag && s.key_len == word.size() && same_key(i, word)) return i;
-    }
+    return probe(word.size(), h, [&](std::uint32_t i) { return same_key(i, word); });
   }
   std::uint32_t count(std::uint32_t slot) const { return slots_[slot].count; }
   void copy_tokens(std::uint32_t slot, std::vector<TokenPiece>& out) const {
@@ -150,6 +136,19 @@ class WordCache {
   struct Slot {
     std::uint32_t hash = 0, offset = 0, key_len = kEmpty, count = 0;
   };
+  // The first slot from h's home whose tag and length match and that `accept` takes, or kNone
+  // (at an empty slot). A template, not a callback: both uses sit in the per-word loop.
+  template <class Accept>
+  std::uint32_t probe(std::size_t len, std::uint64_t h, Accept accept) const {
+    if (slots_.empty()) return kNone;
+    const auto tag = static_cast<std::uint32_t>(h >> 32);
+    for (std::uint32_t i = static_cast<std::uint32_t>(h) & (kSlots - 1);;
+         i = (i + 1) & (kSlots - 1)) {
+      const Slot& s = slots_[i];
+      if (s.key_len == kEmpty) return kNone;
+      if (s.hash == tag && s.key_len == len && accept(i)) return i;
+    }
+  }
   std::vector<Slot> slots_;
   std::vector<unsigned char> arena_;
   std::uint32_t entries_ = 0;
