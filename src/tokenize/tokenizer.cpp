@@ -595,6 +595,25 @@ std::size_t cleanup_holdback(std::string_view s) {
   return s.size() - cut;
 }
 
+// A DecodeStream step: sets `fresh` to the text of ids[prefix_offset:] past that of
+// ids[prefix_offset:read_offset] (emitted already). False (wait) when not final and that text ends
+// in an incomplete character (decoded as U+FFFD) or has not grown. Inlined into both callers, as
+// the code it replaces was (as a call, with the string returned, it cost ~1.5% per streamed id).
+[[gnu::always_inline]] inline Result<bool> added_text(
+    const Tokenizer& tokenizer, std::span<const std::uint32_t> ids, std::size_t prefix_offset,
+    std::size_t read_offset, const DecodeOptions& options, bool final, std::string& fresh) {
+  auto prefix = tokenizer.decode(ids.subspan(prefix_offset, read_offset - prefix_offset), options);
+  if (!prefix) return prefix.error();
+  auto full = tokenizer.decode(ids.subspan(prefix_offset), options);
+  if (!full) return full.error();
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  const bool incomplete =
+      full->size() >= 3 && full->compare(full->size() - 3, 3, kReplacement) == 0;
+  if (!final && (full->size() <= prefix->size() || incomplete)) return false;
+  if (full->size() > prefix->size()) fresh.assign(*full, prefix->size());
+  return true;
+}
+
 }  // namespace
 
 DecodeStream::DecodeStream(Tokenizer tokenizer, DecodeOptions options)
@@ -620,31 +639,19 @@ std::string DecodeStream::emit(std::string raw, bool final) {
 
 Result<std::string> DecodeStream::push(std::span<const std::uint32_t> ids) {
   ids_.insert(ids_.end(), ids.begin(), ids.end());
-  std::span<const std::uint32_t> all(ids_);
-  auto prefix =
-      tokenizer_.decode(all.subspan(prefix_offset_, read_offset_ - prefix_offset_), options_);
-  if (!prefix) return prefix.error();
-  auto full = tokenizer_.decode(all.subspan(prefix_offset_), options_);
-  if (!full) return full.error();
-  // Wait while the text ends in an incomplete character (decoded as U+FFFD) or has not grown.
-  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
-  bool incomplete = full->size() >= 3 && full->compare(full->size() - 3, 3, kReplacement) == 0;
-  if (full->size() <= prefix->size() || incomplete) return std::string();
-  std::string fresh = full->substr(prefix->size());
+  std::string fresh;
+  auto ready = added_text(tokenizer_, ids_, prefix_offset_, read_offset_, options_, false, fresh);
+  if (!ready) return ready.error();
+  if (!*ready) return std::string();
   prefix_offset_ = read_offset_;
   read_offset_ = ids_.size();
   return emit(std::move(fresh), false);
 }
 
 Result<std::string> DecodeStream::finish() {
-  std::span<const std::uint32_t> all(ids_);
-  auto prefix =
-      tokenizer_.decode(all.subspan(prefix_offset_, read_offset_ - prefix_offset_), options_);
-  if (!prefix) return prefix.error();
-  auto full = tokenizer_.decode(all.subspan(prefix_offset_), options_);
-  if (!full) return full.error();
   std::string fresh;
-  if (full->size() > prefix->size()) fresh = full->substr(prefix->size());
+  auto ready = added_text(tokenizer_, ids_, prefix_offset_, read_offset_, options_, true, fresh);
+  if (!ready) return ready.error();
   prefix_offset_ = read_offset_ = ids_.size();
   return emit(std::move(fresh), true);
 }
