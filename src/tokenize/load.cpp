@@ -108,6 +108,20 @@ class Loader {
     return true;
   }
 
+  // A Sequence step: `load` on each element of the array n[key], in order.
+  Result<bool> sequence(const Node& n, const std::string& path, std::string_view key,
+                        Result<bool> (Loader::*load)(const Node&, const std::string&)) {
+    const Node* list = doc_.get(n, key);
+    if (!list || list->kind != Kind::kArray)
+      return tokenizer_error(path, "Sequence without " + std::string(key));
+    std::size_t i = 0;
+    for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
+      const std::string item = path + "." + std::string(key) + "[" + std::to_string(i) + "]";
+      if (auto r = (this->*load)(*c, item); !r) return r;
+    }
+    return true;
+  }
+
   Result<std::shared_ptr<Regex>> pattern(const Node& obj, const std::string& path,
                                          std::string& literal) {
     const Node* p = doc_.get(obj, "pattern");
@@ -138,16 +152,7 @@ class Loader {
     if (n.kind != Kind::kObject) return tokenizer_error(path, "normalizer is not an object");
     std::string_view type = str_or(doc_, n, "type", "");
     NormalizerStep step{};
-    if (type == "Sequence") {
-      const Node* list = doc_.get(n, "normalizers");
-      if (!list || list->kind != Kind::kArray)
-        return tokenizer_error(path, "Sequence without normalizers");
-      std::size_t i = 0;
-      for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
-        if (auto r = normalizer(*c, path + ".normalizers[" + std::to_string(i) + "]"); !r) return r;
-      }
-      return true;
-    }
+    if (type == "Sequence") return sequence(n, path, "normalizers", &Loader::normalizer);
     struct Simple {
       std::string_view name;
       NormalizerKind kind;
@@ -237,17 +242,7 @@ class Loader {
     if (n.kind != Kind::kObject) return tokenizer_error(path, "pre_tokenizer is not an object");
     std::string_view type = str_or(doc_, n, "type", "");
     PreTokenizerStep step{};
-    if (type == "Sequence") {
-      const Node* list = doc_.get(n, "pretokenizers");
-      if (!list || list->kind != Kind::kArray)
-        return tokenizer_error(path, "Sequence without pretokenizers");
-      std::size_t i = 0;
-      for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
-        if (auto r = pre_tokenizer(*c, path + ".pretokenizers[" + std::to_string(i) + "]"); !r)
-          return r;
-      }
-      return true;
-    }
+    if (type == "Sequence") return sequence(n, path, "pretokenizers", &Loader::pre_tokenizer);
     if (type == "ByteLevel") {
       step.kind = PreTokenizerKind::kByteLevel;
       step.add_prefix_space = json::as_bool(doc_.get(n, "add_prefix_space"), true);
@@ -314,16 +309,7 @@ class Loader {
     if (n.kind != Kind::kObject) return tokenizer_error(path, "decoder is not an object");
     std::string_view type = str_or(doc_, n, "type", "");
     DecoderStep step{};
-    if (type == "Sequence") {
-      const Node* list = doc_.get(n, "decoders");
-      if (!list || list->kind != Kind::kArray)
-        return tokenizer_error(path, "Sequence without decoders");
-      std::size_t i = 0;
-      for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
-        if (auto r = decoder(*c, path + ".decoders[" + std::to_string(i) + "]"); !r) return r;
-      }
-      return true;
-    }
+    if (type == "Sequence") return sequence(n, path, "decoders", &Loader::decoder);
     if (type == "ByteLevel") {
       step.kind = DecoderKind::kByteLevel;
     } else if (type == "ByteFallback") {
@@ -384,17 +370,7 @@ class Loader {
   Result<bool> post_processor(const Node& n, const std::string& path) {
     if (auto r = count_step(path); !r) return r;
     std::string_view type = str_or(doc_, n, "type", "");
-    if (type == "Sequence") {
-      const Node* list = doc_.get(n, "processors");
-      if (!list || list->kind != Kind::kArray)
-        return tokenizer_error(path, "Sequence without processors");
-      std::size_t i = 0;
-      for (const Node* c = doc_.first(*list); c; c = doc_.next(*c), ++i) {
-        if (auto r = post_processor(*c, path + ".processors[" + std::to_string(i) + "]"); !r)
-          return r;
-      }
-      return true;
-    }
+    if (type == "Sequence") return sequence(n, path, "processors", &Loader::post_processor);
     if (type == "ByteLevel") return true;  // changes offsets only
     if (type == "TemplateProcessing") {
       const Node* single = doc_.get(n, "single");
