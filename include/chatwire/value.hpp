@@ -493,6 +493,8 @@ class CallContext {
 // ---------------------------------------------------------------------------------
 // Object: the extensible kind. The engine subclasses it for namespace(), loop, macros,
 // cycler, joiner, caller, bound methods, ... Defaults behave like a plain Python object.
+// An Object placed in a render's context is called during the render: it must not keep a
+// Value it receives or builds in such a call beyond the call (see detail::RenderScope).
 // ---------------------------------------------------------------------------------
 
 class Object : public detail::RefCounted {
