@@ -7,11 +7,17 @@
 // that the oracle renders. scripts/bench-render asks this binary for the chosen pairs
 // (--list-pairs), times the oracle on the same pairs and prints the comparison table.
 //
-//   build-*/bench_render [--list-pairs] [Google Benchmark flags]
+// With --micro, the pairs are instead the one-construct templates of data/bench/micro over
+// its 200 messages (an empty loop, static text, {{ m.role }}, an if on a comparison, ...):
+// the cost of each construct apart from whole templates.
+//
+//   build-*/bench_render [--micro] [--list-pairs] [Google Benchmark flags]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -76,9 +82,36 @@ std::string data(const std::string& relative) {
   return std::string(CHATWIRE_DATA_DIR) + "/" + relative;
 }
 
+// A template or conversation named with a '/' is a path under data/ (the micro set);
+// otherwise a file stem of data/templates/ or data/conversations/.
 struct Pair {
   std::string template_stem, kind, conversation;
+  // render/<template>/<kind>, or micro/<construct> for the micro set.
+  std::string name() const {
+    if (kind == "micro") return "micro/" + template_stem.substr(template_stem.rfind('/') + 1);
+    return "render/" + template_stem + "/" + kind;
+  }
 };
+
+std::string template_path(const std::string& name) {
+  return data((name.find('/') == std::string::npos ? "templates/" + name : name) + ".jinja");
+}
+std::string conversation_path(const std::string& name) {
+  return data((name.find('/') == std::string::npos ? "conversations/" + name : name) + ".json");
+}
+
+// The micro set: every template of data/bench/micro over its messages_200.json.
+std::vector<Pair> micro_pairs() {
+  std::vector<Pair> pairs;
+  const std::filesystem::path dir = data("bench/micro");
+  std::vector<std::string> stems;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".jinja") stems.push_back(entry.path().stem().string());
+  std::sort(stems.begin(), stems.end());
+  for (const auto& stem : stems)
+    pairs.push_back({"bench/micro/" + stem, "micro", "bench/micro/messages_200"});
+  return pairs;
+}
 
 // The pairs to measure; templates or kinds without an oracle-rendered conversation are
 // reported on stderr and left out.
@@ -127,15 +160,13 @@ struct Prepared {
 
 Prepared prepare(const Pair& pair) {
   Prepared p;
-  auto compiled = chatwire::jinja::Template::compile(
-      read_file(data("templates/" + pair.template_stem + ".jinja")));
+  auto compiled = chatwire::jinja::Template::compile(read_file(template_path(pair.template_stem)));
   if (!compiled.ok()) {
     p.error = "compile: " + compiled.error().to_string();
     return p;
   }
   p.compiled = std::make_unique<chatwire::jinja::Template>(std::move(compiled.value()));
-  auto context =
-      chatwire::parse_json(read_file(data("conversations/" + pair.conversation + ".json")));
+  auto context = chatwire::parse_json(read_file(conversation_path(pair.conversation)));
   if (!context.ok()) {
     p.error = "context: " + context.error().to_string();
     return p;
@@ -168,20 +199,22 @@ void render_loop(benchmark::State& state, const Prepared& prepared) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool list_pairs = false;
+  bool list_pairs = false, micro = false;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--list-pairs") == 0) {
       list_pairs = true;
+    } else if (std::strcmp(argv[i], "--micro") == 0) {
+      micro = true;
     } else {
       args.push_back(argv[i]);
     }
   }
-  const std::vector<Pair> pairs = choose_pairs();
+  const std::vector<Pair> pairs = micro ? micro_pairs() : choose_pairs();
   if (list_pairs) {  // one line per benchmark: name, template stem, conversation
     for (const auto& pair : pairs) {
-      std::printf("render/%s/%s\t%s\t%s\n", pair.template_stem.c_str(), pair.kind.c_str(),
-                  pair.template_stem.c_str(), pair.conversation.c_str());
+      std::printf("%s\t%s\t%s\n", pair.name().c_str(), pair.template_stem.c_str(),
+                  pair.conversation.c_str());
     }
     return 0;
   }
@@ -190,7 +223,7 @@ int main(int argc, char** argv) {
   for (const auto& pair : pairs) {
     auto p = std::make_shared<Prepared>(prepare(pair));
     prepared.push_back(p);
-    const std::string name = "render/" + pair.template_stem + "/" + pair.kind;
+    const std::string name = pair.name();
     benchmark::RegisterBenchmark(name.c_str(), [p](benchmark::State& state) {
       render_loop(state, *p);
     })->Unit(benchmark::kMicrosecond);
