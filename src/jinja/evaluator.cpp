@@ -27,7 +27,7 @@ void raise(std::string type, std::string message) {
 
 std::size_t Output::main_code_points() {
   std::string_view s(main);
-  counted_points_ += utf8::length(s.substr(counted_bytes_));
+  counted_points_ += utf8::code_points(s.substr(counted_bytes_));
   counted_bytes_ = s.size();
   return counted_points_;
 }
@@ -804,7 +804,7 @@ class Evaluator {
     std::string_view view;
     if (trim_view(static_cast<const FilterExpr&>(*fe.operand), f, holder, view)) {
       st_.step();
-      return Value(static_cast<long long>(utf8::length(view)));
+      return Value(static_cast<long long>(utf8::code_points(view)));
     }
     st_.step();
     return at(fe, [&] { return check(fe.filter->fn(st_, holder, CallArgs{})); });

@@ -983,7 +983,7 @@ Result<Value> f_truncate(RenderState& state, const Value& v, const CallArgs& arg
   std::int64_t leeway = b.has(3) && !b.slot[3]->is_none() ? int_arg(*b.slot[3], "truncate") : 5;
   Value s = str_value(v);
   std::int64_t n = static_cast<std::int64_t>(s.string_length());
-  std::int64_t end_len = static_cast<std::int64_t>(utf8::length(end));
+  std::int64_t end_len = static_cast<std::int64_t>(utf8::code_points(end));
   if (len < end_len)
     raise("AssertionError",
           "expected length >= " + std::to_string(end_len) + ", got " + std::to_string(len));
@@ -1098,7 +1098,7 @@ Result<Value> f_wordwrap(RenderState& state, const Value& v, const CallArgs& arg
   std::size_t line_len = 0, w = static_cast<std::size_t>(width);
   for (const auto& word_value : words.as_list()) {
     std::string word(word_value.as_string());
-    std::size_t len = utf8::length(word);
+    std::size_t len = utf8::code_points(word);
     if (line_len && line_len + 1 + len <= w) {
       line += ' ';
       line += word;
@@ -1164,7 +1164,7 @@ std::string urlize_text(std::string_view text, std::optional<std::int64_t> trim_
   std::string escaped;
   html_escape(escaped, text);
   auto trim = [&](const std::string& x) {
-    if (trim_limit && static_cast<std::int64_t>(utf8::length(x)) > *trim_limit)
+    if (trim_limit && static_cast<std::int64_t>(utf8::code_points(x)) > *trim_limit)
       return std::string(Value(x).as_string().substr(0, static_cast<std::size_t>(*trim_limit))) +
              "...";
     return x;

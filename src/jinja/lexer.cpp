@@ -169,7 +169,7 @@ class Lexer {
       cursor_offset_ = line_start;
       cursor_column_ = 0;
     }
-    cursor_column_ += utf8::length(src_.substr(cursor_offset_, offset - cursor_offset_));
+    cursor_column_ += utf8::code_points(src_.substr(cursor_offset_, offset - cursor_offset_));
     cursor_offset_ = offset;
     t.line = static_cast<std::uint32_t>(line);
     t.column = static_cast<std::uint32_t>(cursor_column_ + 1);
@@ -377,7 +377,7 @@ class Lexer {
       utf8::decode(src_, cp_end);
       std::string ch(src_.substr(pos_, cp_end - pos_));
       return fail("unexpected char " + (ch == "'" ? "\"'\"" : "'" + ch + "'") + " at " +
-                      std::to_string(utf8::length(src_.substr(0, pos_))),
+                      std::to_string(utf8::code_points(src_.substr(0, pos_))),
                   pos_);
     }
     return true;  // end of input inside a tag: the parser reports it

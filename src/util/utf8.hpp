@@ -1,13 +1,20 @@
-// The UTF-8 encoder and the lenient decoder that several components need. They live in
-// one header, inline, rather than in a library: parse and tokenize link no library of
-// ours, and the jinja lexer and the value string methods call them per character.
+// The UTF-8 encoder, the lenient decoder and the code point counter that several
+// components need. They live in one header, inline, rather than in a library: parse and
+// tokenize link no library of ours, and the jinja lexer and the value string methods call
+// them per character.
 // Stricter or differently lenient decoders (tokenize's, which maps invalid bytes to
 // U+FFFD and rejects overlongs and surrogates) stay with the component that needs them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace chatwire::util::utf8 {
 
@@ -58,6 +65,41 @@ inline char32_t decode(std::string_view s, std::size_t& i) noexcept {
   }
   i += extra + 1;
   return cp;
+}
+
+// Number of code points: the bytes that are not continuation bytes (10xxxxxx), so a
+// stray continuation byte is not counted.
+inline std::size_t code_points(std::string_view s) noexcept {
+  // Vectorised: the generation tracker counts the whole top-level output, and every
+  // non-ASCII string a render builds is counted once.
+  std::size_t n = 0, i = 0;
+#if defined(__SSE2__)
+  // 16 bytes per step: continuation bytes are the signed bytes below -64 (0xC0). Each
+  // step subtracts the compare's -1 from a byte counter, summed every 255 steps.
+  const __m128i limit = _mm_set1_epi8(static_cast<char>(0xC0));
+  while (i + 16 <= s.size()) {
+    __m128i counts = _mm_setzero_si128();
+    const std::size_t steps = std::min<std::size_t>((s.size() - i) / 16, 255);
+    for (std::size_t k = 0; k < steps; ++k, i += 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      counts = _mm_sub_epi8(counts, _mm_cmplt_epi8(bytes, limit));
+    }
+    const __m128i sums = _mm_sad_epu8(counts, _mm_setzero_si128());
+    const std::size_t continuation = static_cast<std::size_t>(_mm_cvtsi128_si32(sums)) +
+                                     static_cast<std::size_t>(_mm_extract_epi16(sums, 4));
+    n += steps * 16 - continuation;
+  }
+#endif
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    const std::uint64_t continuation = w & ~(w << 1) & 0x8080808080808080ull;
+    // One bit per continuation byte, summed by a multiply (std::popcount is a libgcc
+    // call on baseline x86-64, which has no POPCNT instruction).
+    n += 8 - static_cast<std::size_t>(((continuation >> 7) * 0x0101010101010101ull) >> 56);
+  }
+  for (; i < s.size(); ++i) n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+  return n;
 }
 
 }  // namespace chatwire::util::utf8

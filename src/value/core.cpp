@@ -176,7 +176,7 @@ StringData* string_with_trailing_bytes(std::string_view s) {
 Value::Value(std::string_view s) : kind_(Kind::String) {
   StringData* data = string_with_trailing_bytes(s);
   data->ascii = utf8::all_ascii(s);
-  data->code_points = data->ascii ? s.size() : utf8::count(s);
+  data->code_points = data->ascii ? s.size() : utf8::code_points(s);
   u_.ptr = data;
 }
 
@@ -184,7 +184,7 @@ Value::Value(std::string_view s) : kind_(Kind::String) {
 Value::Value(std::string&& s) : kind_(Kind::String) {
   auto* data = new StringData;
   data->ascii = utf8::all_ascii(s);
-  data->code_points = data->ascii ? s.size() : utf8::count(s);
+  data->code_points = data->ascii ? s.size() : utf8::code_points(s);
   data->owned = std::move(s);
   data->begin = data->owned.data();
   data->size = data->owned.size();

@@ -191,7 +191,7 @@ Result<Spec> parse_spec(std::string_view text, char default_align, const ValueLi
 
 // Pads `sign_prefix + body` to the spec's width.
 void pad(std::string& out, const Spec& spec, std::string_view sign_prefix, std::string_view body) {
-  std::size_t length = utf8::count(sign_prefix) + utf8::count(body);
+  std::size_t length = utf8::code_points(sign_prefix) + utf8::code_points(body);
   std::size_t width = spec.width < 0 ? 0 : static_cast<std::size_t>(spec.width);
   std::size_t padding = width > length ? width - length : 0;
   std::string fill;
@@ -404,7 +404,7 @@ struct PercentSpec {
 
 void percent_pad(std::string& out, const PercentSpec& spec, std::string_view prefix,
                  std::string_view body, bool numeric) {
-  std::size_t length = utf8::count(prefix) + utf8::count(body);
+  std::size_t length = utf8::code_points(prefix) + utf8::code_points(body);
   std::size_t width = spec.width < 0 ? 0 : static_cast<std::size_t>(spec.width);
   std::size_t padding = width > length ? width - length : 0;
   if (spec.left) {
@@ -452,7 +452,7 @@ Status percent_one(std::string& out, char conversion, const PercentSpec& spec, c
       std::string_view body = text;
       if (spec.precision >= 0) {
         auto n = static_cast<std::size_t>(spec.precision);
-        if (n < utf8::count(body)) body = body.substr(0, utf8::byte_offset(body, n));
+        if (n < utf8::code_points(body)) body = body.substr(0, utf8::byte_offset(body, n));
       }
       percent_pad(out, spec, "", body, false);
       return ok_status();

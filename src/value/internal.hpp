@@ -102,12 +102,8 @@ inline void encode(std::string& out, char32_t cp) {
   util::utf8::append(out, cp);
 }
 
-// Number of code points (= lead bytes) in s.
-inline std::size_t count(std::string_view s) noexcept {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += !is_continuation(c);
-  return n;
-}
+// Number of code points (= lead bytes) in s: the shared vectorised counter.
+using util::utf8::code_points;
 
 inline bool all_ascii(std::string_view s) noexcept {
   // Eight bytes at a time: any high bit set means a non-ASCII byte.
@@ -140,7 +136,7 @@ inline std::size_t byte_offset(std::string_view s, std::size_t index) noexcept {
 // Builds a String value from bytes known to be WTF-8, computing the flags.
 inline Value make_string(std::string&& s) {
   bool ascii = utf8::all_ascii(s);
-  std::size_t n = ascii ? s.size() : utf8::count(s);
+  std::size_t n = ascii ? s.size() : utf8::code_points(s);
   return Value::string_known(std::move(s), ascii, n);
 }
 

@@ -109,7 +109,7 @@ struct Positions {
   std::size_t length;  // code points
   std::size_t byte_of(std::size_t cp) const { return ascii ? cp : utf8::byte_offset(s, cp); }
   std::size_t cp_of(std::size_t byte) const {
-    return ascii ? byte : utf8::count(s.substr(0, byte));
+    return ascii ? byte : utf8::code_points(s.substr(0, byte));
   }
 };
 

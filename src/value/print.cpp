@@ -548,7 +548,7 @@ std::string safe_repr(const Value& v) {
 }
 
 std::size_t width_of(std::string_view s) {
-  return utf8::count(s);
+  return utf8::code_points(s);
 }
 
 // str.splitlines(keepends=True) with Python's line boundaries.
