@@ -563,15 +563,16 @@ class Evaluator {
     return Value();
   }
 
-  // Runs `fn`, attaching the expression's position to an error raised without one.
-  template <typename Fn>
-  auto at(const Expr& e, Fn&& fn) -> decltype(fn()) {
+  // Runs `fn`, attaching the position of `node` (an expression or a statement) to an
+  // error raised without one.
+  template <typename Node, typename Fn>
+  auto at(const Node& node, Fn&& fn) -> decltype(fn()) {
     try {
       return fn();
     } catch (RenderError& err) {
       if (err.error.line == 0) {
-        err.error.line = e.line;
-        err.error.column = e.column;
+        err.error.line = node.line;
+        err.error.column = node.column;
       }
       throw;
     }
@@ -802,11 +803,9 @@ class Evaluator {
   Value trimmed_length(const FilterExpr& fe, Frame* f) {
     Value holder;
     std::string_view view;
-    if (trim_view(static_cast<const FilterExpr&>(*fe.operand), f, holder, view)) {
-      st_.step();
-      return Value(static_cast<long long>(utf8::code_points(view)));
-    }
-    st_.step();
+    const bool viewed = trim_view(static_cast<const FilterExpr&>(*fe.operand), f, holder, view);
+    st_.step();  // the length filter's
+    if (viewed) return Value(static_cast<long long>(utf8::code_points(view)));
     return at(fe, [&] { return check(fe.filter->fn(st_, holder, CallArgs{})); });
   }
 
@@ -1024,24 +1023,12 @@ class Evaluator {
       Flow flow;
       if (s.kind == StmtKind::If) {
         st_.step();
-        try {
+        flow = at(s, [&] {
           const auto& i = static_cast<const IfStmt&>(s);
-          const Body* chosen = &i.otherwise;
-          for (const auto& [test, branch] : i.branches) {
-            if (cond(*test, f)) {
-              chosen = &branch;
-              break;
-            }
-          }
-          if (chosen->empty()) continue;
-          flow = exec(*chosen, f);
-        } catch (RenderError& err) {
-          if (err.error.line == 0) {
-            err.error.line = s.line;
-            err.error.column = s.column;
-          }
-          throw;
-        }
+          for (const auto& [test, branch] : i.branches)
+            if (cond(*test, f)) return exec(branch, f);
+          return i.otherwise.empty() ? Flow::Normal : exec(i.otherwise, f);
+        });
       } else {
         flow = exec_stmt(s, f);
       }
@@ -1165,15 +1152,7 @@ class Evaluator {
 
   Flow exec_stmt(const Stmt& s, Frame* f) {
     st_.step();
-    try {
-      return exec_stmt_inner(s, f);
-    } catch (RenderError& err) {
-      if (err.error.line == 0) {
-        err.error.line = s.line;
-        err.error.column = s.column;
-      }
-      throw;
-    }
+    return at(s, [&] { return exec_stmt_inner(s, f); });
   }
 
   Flow exec_stmt_inner(const Stmt& s, Frame* f) {
@@ -1413,16 +1392,7 @@ class Evaluator {
         return;
       }
     }
-    Value seq;
-    try {
-      seq = check(iterate(iterable));
-    } catch (RenderError& err) {
-      if (err.error.line == 0) {
-        err.error.line = loop.iter->line;
-        err.error.column = loop.iter->column;
-      }
-      throw;
-    }
+    const Value seq = at(*loop.iter, [&] { return check(iterate(iterable)); });
     run_items(loop, f, seq.as_list(), depth0);
   }
 
@@ -1568,8 +1538,7 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
     // A cursor walks the text forward from each span's begin, so no table per code point.
     std::string_view text(result.output);
     std::size_t cursor_points = 0, cursor_byte = 0;
-    auto byte_of = [&](std::size_t points) {
-      if (points < cursor_points) cursor_points = cursor_byte = 0;
+    auto byte_of = [&](std::size_t points) {  // from the cursor forwards
       while (cursor_points < points && cursor_byte < text.size()) {
         if (points - cursor_points >= 8 && cursor_byte + 8 <= text.size()) {
           std::uint64_t w;  // eight ASCII bytes are eight code points
@@ -1593,11 +1562,11 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
       GenerationSpan span;
       span.begin = recorded.begin;
       span.end = recorded.end;
-      // The begin was counted up to a known byte of the (append-only) top-level output:
-      // the cursor starts there instead of walking the text before it.
+      // The begin was counted up to a known byte of the (append-only) top-level output;
+      // an unknown end is found by walking forwards from there.
+      span.begin_byte = recorded.begin_byte;
       cursor_points = recorded.begin;
       cursor_byte = recorded.begin_byte;
-      span.begin_byte = byte_of(recorded.begin);
       span.end_byte = recorded.end_byte != RenderState::kUnknownByte ? recorded.end_byte
                                                                      : byte_of(recorded.end);
       result.generation.push_back(span);

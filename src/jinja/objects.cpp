@@ -198,8 +198,7 @@ Value run_macro(RenderState& state, const MacroDef& d, Frame& frame, bool in_pla
   // A macro call allocates a scope and an output buffer: it costs more fuel than a
   // plain statement. Charged at once: running out at any of the steps or at the last is
   // the same error.
-  if (state.steps_left <= kMacroCallSteps) state.fuel_exhausted();
-  state.steps_left -= kMacroCallSteps;
+  state.steps(kMacroCallSteps);
   bind();
   if (in_place) {
     render_macro_in_place(state, d, frame);

@@ -191,6 +191,10 @@ class RenderState : public CallContext {
   void step() {
     if (--steps_left == 0) fuel_exhausted();
   }
+  void steps(std::uint64_t n) {  // n steps at once
+    if (steps_left <= n) fuel_exhausted();
+    steps_left -= n;
+  }
   [[noreturn]] void fuel_exhausted();
 
   // Name resolution: frames, then the root scope, the render context, the globals.
