@@ -93,11 +93,9 @@ struct Pair {
   }
 };
 
-std::string template_path(const std::string& name) {
-  return data((name.find('/') == std::string::npos ? "templates/" + name : name) + ".jinja");
-}
-std::string conversation_path(const std::string& name) {
-  return data((name.find('/') == std::string::npos ? "conversations/" + name : name) + ".json");
+// The file of a Pair's template or conversation (see above).
+std::string data_file(const std::string& folder, const std::string& name, const char* suffix) {
+  return data((name.find('/') == std::string::npos ? folder + "/" + name : name) + suffix);
 }
 
 // The micro set: every template of data/bench/micro over its messages_200.json.
@@ -160,13 +158,15 @@ struct Prepared {
 
 Prepared prepare(const Pair& pair) {
   Prepared p;
-  auto compiled = chatwire::jinja::Template::compile(read_file(template_path(pair.template_stem)));
+  auto compiled = chatwire::jinja::Template::compile(
+      read_file(data_file("templates", pair.template_stem, ".jinja")));
   if (!compiled.ok()) {
     p.error = "compile: " + compiled.error().to_string();
     return p;
   }
   p.compiled = std::make_unique<chatwire::jinja::Template>(std::move(compiled.value()));
-  auto context = chatwire::parse_json(read_file(conversation_path(pair.conversation)));
+  auto context =
+      chatwire::parse_json(read_file(data_file("conversations", pair.conversation, ".json")));
   if (!context.ok()) {
     p.error = "context: " + context.error().to_string();
     return p;
