@@ -26,13 +26,13 @@ void raise(std::string type, std::string message) {
 // ------------------------------------------------------------------ output
 
 std::size_t Output::main_code_points() {
-  std::string_view s(main);
+  std::string_view s = main().view();
   counted_points_ += utf8::code_points(s.substr(counted_bytes_));
   counted_bytes_ = s.size();
   return counted_points_;
 }
 
-void Output::overflow() {
+void output_overflow(std::size_t max_bytes) {
   raise(limit_error("max_output_bytes", max_bytes));
 }
 
@@ -1041,8 +1041,8 @@ class Evaluator {
     if (v.is_string()) {
       st_.out.write(v.as_string());
     } else if (v.is_int()) {  // {{ loop.index }}: str(int) is its decimal digits
-      char digits[24];
-      auto end = std::to_chars(digits, digits + sizeof digits, v.as_int()).ptr;
+      char digits[40];        // 20 suffice; more keeps GCC's -Warray-bounds quiet about the copy
+      auto end = std::to_chars(digits, digits + 24, v.as_int()).ptr;
       st_.out.write(std::string_view(digits, static_cast<std::size_t>(end - digits)));
     } else {
       scratch_.clear();
@@ -1266,10 +1266,10 @@ class Evaluator {
     try {
       exec(body, f);
     } catch (...) {
-      st_.out.end_capture();
+      st_.out.drop_capture();
       throw;
     }
-    return Value(st_.out.end_capture());
+    return st_.out.end_capture_value();
   }
 
   Flow exec_generation(const BodyStmt& g, Frame* f) {
@@ -1279,7 +1279,7 @@ class Evaluator {
     Value rv = capture(g.body, f);
     if (st_.out.yielded || !st_.generation.empty()) {
       const std::size_t start = st_.out.main_code_points();
-      const std::size_t start_byte = st_.out.main.size();
+      const std::size_t start_byte = st_.out.main().size();
       st_.generation.push_back(
           {start, start + rv.string_length(), start_byte,
            st_.out.capturing() ? RenderState::kUnknownByte : start_byte + rv.as_string().size()});
@@ -1483,7 +1483,7 @@ std::string render_macro(RenderState& state, const MacroDef& def, Frame& frame) 
   try {
     ev.exec(def.body, &frame);
   } catch (...) {
-    state.out.end_capture();
+    state.out.drop_capture();
     throw;
   }
   return state.out.end_capture();
@@ -1501,11 +1501,14 @@ std::string render_recursive_loop(RenderState& state, const ForStmt& stmt, Frame
   try {
     ev.run_loop(stmt, frame, iterable, depth0);
   } catch (...) {
-    state.out.end_capture();
+    state.out.drop_capture();
     throw;
   }
   return state.out.end_capture();
 }
+
+// A larger top-level buffer is freed after its render instead of being kept for the next.
+constexpr std::size_t kKeptOutputBytes = 4u << 20;
 
 // Exposed to filters that call back into expressions (none today) and to the
 // template entry point.
@@ -1516,7 +1519,25 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
   RenderState state(tmpl, context, options);
   state.track_generation = tmpl.uses_generation && tmpl.parsed.uses_generation;
   state.stack_base = static_cast<const char*>(__builtin_frame_address(0));
-  state.out.main.reserve(
+  // The top-level buffer is kept per thread between renders: the next render starts with
+  // room (no allocation, no growth), and the text is copied out into the result once. A
+  // render nested in another on the same thread (from an Object's call) uses its own.
+  static thread_local OutputBuffer kept_main;
+  static thread_local bool kept_main_in_use = false;
+  struct KeepMain {
+    bool owner;
+    ~KeepMain() {
+      if (!owner) return;
+      kept_main_in_use = false;
+      if (kept_main.capacity() > kKeptOutputBytes) kept_main = OutputBuffer();
+    }
+  } keep_main{!kept_main_in_use};
+  if (keep_main.owner) {
+    kept_main_in_use = true;
+    kept_main.clear();
+    state.out.use_main(&kept_main);
+  }
+  state.out.main().reserve(
       std::min(tmpl.output_hint.load(std::memory_order_relaxed), options.limits.max_output_bytes));
   RenderResult result;
   result.uses_generation = tmpl.uses_generation;
@@ -1530,8 +1551,8 @@ Result<RenderResult> render_template(const CompiledTemplate& tmpl, const Value& 
   } catch (const std::bad_alloc&) {
     return Error{"MemoryError", "out of memory while rendering", 0, 0, {}};
   }
-  tmpl.output_hint.store(state.out.main.size(), std::memory_order_relaxed);
-  result.output = std::move(state.out.main);
+  tmpl.output_hint.store(state.out.main().size(), std::memory_order_relaxed);
+  result.output = std::string(state.out.main().view());
   if (result.uses_generation) {
     // Code point spans → byte spans of the output (clamped: the tracker's quirks can
     // produce spans that do not line up with the text).

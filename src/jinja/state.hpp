@@ -18,6 +18,7 @@
 #include "chatwire/jinja.hpp"
 #include "chatwire/value.hpp"
 #include "jinja/ast.hpp"
+#include "jinja/output.hpp"
 #include "jinja/small_vector.hpp"
 
 namespace chatwire::jinja {
@@ -60,74 +61,6 @@ struct Frame {
 };
 
 struct CompiledTemplate;
-
-// Output of one render: the top-level text plus a stack of capture buffers (macro
-// calls, set/filter blocks, caller(), recursive loops). Python yields only the
-// top-level chunks, which is what transformers' generation tracker counts.
-class Output {
- public:
-  std::string main;
-  std::vector<std::string> captures;
-  std::size_t max_bytes = 0;
-  std::size_t total_bytes = 0;
-  bool yielded = false;  // any chunk (even empty) reached the top level
-
-  Output() = default;
-  Output(const Output&) = delete;
-  Output& operator=(const Output&) = delete;
-
-  std::string& target() { return *target_; }
-  // The current target and whether it is the top level are kept in pointers, updated when
-  // a capture begins or ends: a write is a size check and an append, without branches.
-  void write(std::string_view s) {
-    total_bytes += s.size();
-    if (total_bytes > max_bytes) overflow();
-    target_->append(s);
-    *yield_flag_ = true;
-  }
-  // Several pieces of `total` bytes at once (one size check, one growth of the target).
-  void write_all(const std::string_view* pieces, std::size_t count, std::size_t total) {
-    total_bytes += total;
-    if (total_bytes > max_bytes) overflow();
-    std::string& t = *target_;
-    if (t.capacity() - t.size() < total) t.reserve(std::max(t.size() + total, 2 * t.capacity()));
-    for (std::size_t k = 0; k < count; ++k) t.append(pieces[k]);
-    *yield_flag_ = true;
-  }
-  bool capturing() const { return !captures.empty(); }
-  void begin_capture() {
-    if (!spare_.empty()) {
-      captures.push_back(std::move(spare_.back()));
-      spare_.pop_back();
-      captures.back().clear();
-    } else {
-      captures.emplace_back();
-    }
-    retarget();
-  }
-  std::string end_capture() {
-    std::string s = std::move(captures.back());
-    captures.pop_back();
-    total_bytes -= s.size();
-    retarget();
-    return s;
-  }
-  // Code points of the top-level output so far (counted incrementally); that count
-  // ends at byte main.size().
-  std::size_t main_code_points();
-
- private:
-  [[noreturn]] void overflow();
-  void retarget() {
-    target_ = captures.empty() ? &main : &captures.back();
-    yield_flag_ = captures.empty() ? &yielded : &capture_yielded_;
-  }
-  std::string* target_ = &main;
-  bool* yield_flag_ = &yielded;
-  bool capture_yielded_ = false;  // written through yield_flag_ inside captures, never read
-  std::vector<std::string> spare_;
-  std::size_t counted_bytes_ = 0, counted_points_ = 0;
-};
 
 class RenderState : public CallContext {
  public:
