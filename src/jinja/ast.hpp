@@ -295,10 +295,12 @@ struct ForStmt : Stmt {
   ExprPtr filter;  // may be null
   bool recursive = false;
   bool uses_loop = true;  // the body or filter refers to `loop`
-  // `for k, v in d | items` / `d.items()` with a side-effect-free `d`, no `loop` variable
+  // `for k, v in d | items` / `d.items()` / `d | dictsort` with a side-effect-free `d`, no
+  // `loop` variable
   // (it would need the list of tuples), no filter, not recursive: the expression of `d`,
   // whose entries the evaluator binds directly when it is a dict. Set at compile time.
   const Expr* dict_items_source = nullptr;
+  bool dict_items_sorted = false;  // the source is `d | dictsort` (no arguments)
   Body body, otherwise;
   ForStmt() : Stmt(StmtKind::For) {}
 };

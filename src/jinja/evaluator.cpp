@@ -1310,8 +1310,9 @@ class Evaluator {
     return Value::adopt(m);
   }
 
-  // `for k, v in d | items` over a dict: each entry's key and value are bound directly,
-  // without the list of (key, value) tuples the filter or method would build.
+  // `for k, v in d | items` (or `| dictsort`) over a dict: each entry's key and value are
+  // bound directly, without the list of (key, value) tuples the filter or method would
+  // build; dictsort's order is a list of entry positions.
   bool run_dict_items(const ForStmt& loop, const Expr& source, Frame* f) {
     Value holder;
     const Value& d = ref(source, f, holder);
@@ -1319,9 +1320,21 @@ class Evaluator {
     st_.step();                      // the filter or method call
     const Value keep = d;            // the body may rebind what `source` reads
     auto entries = keep.dict_entries();
+    std::uint32_t inline_order[16];
+    std::vector<std::uint32_t> heap_order;
+    std::span<std::uint32_t> order;
+    if (loop.dict_items_sorted) {
+      order = {inline_order, std::min<std::size_t>(entries.size(), 16)};
+      if (entries.size() > 16) {
+        heap_order.resize(entries.size());
+        order = heap_order;
+      }
+      at(*loop.iter, [&] { dictsort_positions(st_, keep, order); });
+    }
     Frame iteration;
     iteration.parent = f;
-    for (const auto& [key, value] : entries) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const auto& [key, value] = entries[loop.dict_items_sorted ? order[i] : i];
       st_.step();
       iteration.vars.clear();
       assign(loop.target.items[0], key, &iteration);

@@ -258,6 +258,13 @@ Result<Value> f_dictsort(RenderState& state, const Value& v, const CallArgs& arg
 
 }  // namespace
 
+void dictsort_positions(RenderState& state, const Value& d, std::span<std::uint32_t> order) {
+  auto entries = d.dict_entries();
+  sorted_positions(
+      state, order, [&](std::size_t i) -> const Value& { return entries[i].first; }, false, false,
+      less);
+}
+
 void html_escape(std::string& out, std::string_view s) {
   for (char c : s) {
     switch (c) {

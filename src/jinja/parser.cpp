@@ -1317,7 +1317,7 @@ struct Resolver {
   }
 
   // ForStmt::dict_items_source.
-  static const Expr* dict_items_source(const ForStmt& loop) {
+  static const Expr* dict_items_source(ForStmt& loop) {
     if (loop.recursive || loop.uses_loop || loop.filter ||
         loop.target.kind != Target::Kind::Tuple || loop.target.items.size() != 2 ||
         loop.target.items[0].kind != Target::Kind::Name ||
@@ -1326,7 +1326,10 @@ struct Resolver {
     const Expr* source = nullptr;
     if (loop.iter->kind == ExprKind::Filter) {
       const auto& fe = static_cast<const FilterExpr&>(*loop.iter);
-      if (fe.filter && fe.name == "items" && fe.arguments.empty()) source = fe.operand.get();
+      if (fe.filter && (fe.name == "items" || fe.name == "dictsort") && fe.arguments.empty()) {
+        source = fe.operand.get();
+        loop.dict_items_sorted = fe.name == "dictsort";
+      }
     } else if (loop.iter->kind == ExprKind::Call) {
       const auto& c = static_cast<const CallExpr&>(*loop.iter);
       if (c.arguments.empty() && c.callee->kind == ExprKind::Getattr) {
@@ -1334,7 +1337,9 @@ struct Resolver {
         if (g.attr == "items" && g.dict_method) source = g.object.get();
       }
     }
-    return source && is_pure_read(*source) ? source : nullptr;
+    if (source && is_pure_read(*source)) return source;
+    loop.dict_items_sorted = false;
+    return nullptr;
   }
 
   void body(const Body& b, bool soft) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "chatwire/value.hpp"
@@ -25,6 +26,11 @@ struct TestEntry {
   std::string_view python_name;  // for arity messages ("test_even")
   std::uint8_t arity = 0;        // arguments after the operand
 };
+
+// The order of `d | dictsort` (no arguments: by key, case-insensitive, ascending) as
+// positions of d's entries: order.size() == d.dict_size(). Raises as the filter does when
+// two keys cannot be compared.
+void dictsort_positions(RenderState& state, const Value& d, std::span<std::uint32_t> order);
 
 // HTML-escapes `s` as markupsafe.escape does (& < > " ').
 void html_escape(std::string& out, std::string_view s);
