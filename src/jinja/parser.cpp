@@ -737,7 +737,41 @@ class Parser {
     node->left = std::move(left);
     node->right = std::move(right);
     set_height(*node, {node->left.get(), node->right.get()});
-    return node;
+    return fold_binary(std::move(node));
+  }
+
+  // `'\n' ~ '<tools>'`, `'<|im_start|>' + 'system'`, `1 + 1`: an operation on two constants
+  // is computed once, here, as Jinja2's optimizer does (Expr.as_const). Not folded: a
+  // failing operation (the runtime raises it where it is), and a string result over
+  // kMaxFoldedBytes (`'x' * 1000000` stays a runtime computation under its limits).
+  static constexpr std::size_t kMaxFoldedBytes = 64u << 10;
+  static ExprPtr fold_binary(std::unique_ptr<BinaryExpr> node) {
+    const Expr& l = *node->left;
+    const Expr& r = *node->right;
+    if (l.kind != ExprKind::Const || r.kind != ExprKind::Const || l.markup || r.markup) return node;
+    const Value& a = static_cast<const ConstExpr&>(l).value;
+    const Value& b = static_cast<const ConstExpr&>(r).value;
+    Value folded;
+    if (node->kind == ExprKind::Concat) {  // str(a) + str(b)
+      std::string text;
+      append_str(text, a);
+      append_str(text, b);
+      if (text.size() > kMaxFoldedBytes) return node;
+      folded = Value(std::move(text));
+    } else if (node->kind == ExprKind::Binary) {
+      if (!(a.is_string() || a.is_number()) || !(b.is_string() || b.is_number())) return node;
+      auto result = binary_op(node->op, a, b);
+      if (!result) return node;
+      if (result->is_string() && result->as_string().size() > kMaxFoldedBytes) return node;
+      folded = std::move(result.value());
+    } else {
+      return node;
+    }
+    auto c = std::make_unique<ConstExpr>();
+    c->line = node->line;
+    c->column = node->column;
+    c->value = std::move(folded);
+    return c;
   }
 
   ExprPtr parse_math1() {
