@@ -755,9 +755,24 @@ class Evaluator {
 
   // `body` (non-null) replaces a missing innermost operand (filter blocks, set blocks).
   Value eval_filter(const FilterExpr& fe, Frame* f, const Value* body) {
-    if (fe.special == FilterSpecial::Length && fe.arguments.empty() && fe.operand &&
-        is_plain_trim(*fe.operand))  // `content | trim | length > 0`
-      return trimmed_length(fe, f);
+    if (fe.special == FilterSpecial::Length && fe.arguments.empty() && fe.operand) {
+      if (is_plain_trim(*fe.operand)) return trimmed_length(fe, f);  // `content | trim | length`
+      if (fe.operand->kind != ExprKind::Filter) {  // `messages | length`: len() of a container
+        Value operand_tmp;
+        const Value& operand = ref(*fe.operand, f, operand_tmp);
+        if (operand.is_string() || operand.is_sequence() || operand.is_dict()) {
+          st_.step();
+          return Value(static_cast<long long>(operand.is_string() ? operand.string_length()
+                                              : operand.is_dict() ? operand.dict_size()
+                                                                  : operand.as_list().size()));
+        }
+        Value r = at(fe, [&] {  // before operand_tmp goes: the operand may live there
+          st_.step();
+          return check(fe.filter->fn(st_, operand, CallArgs{}));
+        });
+        return r;
+      }
+    }
     Value operand_tmp;  // the operand when it is computed here (not borrowed)
     const Value& operand =
         fe.operand ? (fe.operand->kind == ExprKind::Filter
@@ -1349,6 +1364,15 @@ class Evaluator {
     return true;
   }
 
+  // `[::-1]`
+  static bool is_reverse_slice(const Expr& index) {
+    if (index.kind != ExprKind::Slice) return false;
+    const auto& sl = static_cast<const SliceExpr&>(index);
+    if (sl.start || sl.stop || !sl.step || sl.step->kind != ExprKind::Const) return false;
+    const Value& step = static_cast<const ConstExpr&>(*sl.step).value;
+    return step.is_int() && step.as_int() == -1;
+  }
+
   Flow exec_for(const ForStmt& loop, Frame* f) {
     if (loop.dict_items_source)
       if (run_dict_items(loop, *loop.dict_items_source, f)) return Flow::Normal;
@@ -1357,6 +1381,20 @@ class Evaluator {
     if (loop.iter->kind == ExprKind::Getitem && !loop.recursive &&
         is_pure_read(*static_cast<const GetitemExpr&>(*loop.iter).object)) {
       const auto& g = static_cast<const GetitemExpr&>(*loop.iter);
+      if (is_reverse_slice(*g.index)) {  // `for m in messages[::-1]`: the items, last first
+        Value holder;
+        const Value& obj = ref(*g.object, f, holder);
+        if (obj.is_sequence()) {
+          st_.step();  // the subscript
+          Value keep = obj;
+          auto all = keep.as_list();
+          SmallVector<Value, 16> reversed;
+          reversed.reserve(all.size());
+          for (std::size_t i = all.size(); i-- > 0;) reversed.push_back(all[i]);
+          run_items(loop, f, reversed, 0);
+          return Flow::Normal;
+        }
+      }
       if (g.index->kind == ExprKind::Slice && !static_cast<const SliceExpr&>(*g.index).step) {
         const auto& sl = static_cast<const SliceExpr&>(*g.index);
         Value holder;
