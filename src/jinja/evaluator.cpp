@@ -1054,7 +1054,7 @@ class Evaluator {
 
   void write_value(const Value& v) {
     if (v.is_string()) {
-      st_.out.write(v.as_string());
+      st_.out.write_string(v);
     } else if (v.is_int()) {  // {{ loop.index }}: str(int) is its decimal digits
       char digits[40];        // 20 suffice; more keeps GCC's -Warray-bounds quiet about the copy
       auto end = std::to_chars(digits, digits + 24, v.as_int()).ptr;
@@ -1292,7 +1292,7 @@ class Evaluator {
     // transformers renders the body through caller() and records the span only when
     // something was already yielded at the top level or a span exists.
     Value rv = capture(g.body, f);
-    if (st_.out.yielded || !st_.generation.empty()) {
+    if (st_.out.yielded() || !st_.generation.empty()) {
       const std::size_t start = st_.out.main_code_points();
       const std::size_t start_byte = st_.out.main().size();
       st_.generation.push_back(
@@ -1528,7 +1528,7 @@ Value eval_expression(RenderState& state, const Expr& expr, Frame* frame) {
   return ev.eval(expr, frame);
 }
 
-std::string render_macro(RenderState& state, const MacroDef& def, Frame& frame) {
+Value render_macro(RenderState& state, const MacroDef& def, Frame& frame) {
   Evaluator ev(state);
   state.out.begin_capture();
   try {
@@ -1537,7 +1537,7 @@ std::string render_macro(RenderState& state, const MacroDef& def, Frame& frame) 
     state.out.drop_capture();
     throw;
   }
-  return state.out.end_capture();
+  return state.out.end_capture_value();
 }
 
 void render_macro_in_place(RenderState& state, const MacroDef& def, Frame& frame) {

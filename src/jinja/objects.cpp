@@ -204,7 +204,7 @@ Value run_macro(RenderState& state, const MacroDef& d, Frame& frame, bool in_pla
     render_macro_in_place(state, d, frame);
     return Value();
   }
-  return Value(render_macro(state, d, frame));
+  return render_macro(state, d, frame);
 }
 }  // namespace
 

@@ -331,7 +331,7 @@ Value get_subscript(const Value& object, const Value& key);
 // Evaluates one expression in `frame` (macro defaults).
 Value eval_expression(RenderState& state, const Expr& expr, Frame* frame);
 // Renders a macro body with the given frame; used by MacroObject::call.
-std::string render_macro(RenderState& state, const MacroDef& def, Frame& frame);
+Value render_macro(RenderState& state, const MacroDef& def, Frame& frame);
 // The macro body written straight to the current output (for `{{ macro(...) }}`).
 void render_macro_in_place(RenderState& state, const MacroDef& def, Frame& frame);
 // Runs a recursive loop body over `iterable` at `depth0` and returns its output.

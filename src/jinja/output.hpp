@@ -112,7 +112,8 @@ class Output {
   std::vector<OutputBuffer> captures;
   std::size_t max_bytes = 0;
   std::size_t total_bytes = 0;
-  bool yielded = false;  // any chunk (even empty) reached the top level
+  // Any chunk (even empty) reached the top level.
+  bool yielded() const { return main_writes_ != 0; }
 
   Output() = default;
   Output(const Output&) = delete;
@@ -124,7 +125,7 @@ class Output {
     total_bytes += s.size();
     if (total_bytes > max_bytes) output_overflow(max_bytes);
     target_->append(s);
-    *yield_flag_ = true;
+    ++*write_count_;
   }
   // Several pieces of `total` bytes at once (one size check, one growth of the target).
   void write_all(const std::string_view* pieces, std::size_t count, std::size_t total) {
@@ -133,7 +134,20 @@ class Output {
     OutputBuffer& t = *target_;
     t.reserve_more(total);
     for (std::size_t k = 0; k < count; ++k) t.append_unchecked(pieces[k]);
-    *yield_flag_ = true;
+    ++*write_count_;
+  }
+  // Writes a string Value's text. When it is the first write into the innermost capture,
+  // the Value is remembered: a capture that ends with no other write (a macro that prints
+  // its argument, `{{ content }}`) gives back the Value itself, not a copy. That is also
+  // Python's answer: the capture is "".join of a one-item list, which is that str object.
+  void write_string(const Value& v) {
+    const bool first = !captures.empty() && capture_writes_ == capture_begin_writes_.back();
+    write(v.as_string());
+    if (first) {
+      sole_ = v;
+      sole_level_ = captures.size();
+      sole_writes_ = capture_writes_;
+    }
   }
   bool capturing() const { return !captures.empty(); }
   // The top-level text. Its buffer may be one the caller lends (see use_main).
@@ -144,6 +158,8 @@ class Output {
     retarget();
   }
   void begin_capture() {
+    forget_sole();
+    capture_begin_writes_.push_back(capture_writes_);
     if (!spare_.empty()) {
       captures.push_back(std::move(spare_.back()));
       spare_.pop_back();
@@ -161,12 +177,16 @@ class Output {
   }
   // Same, as a string Value: one block holding the bytes, copied from the buffer.
   Value end_capture_value() {
-    Value v(captures.back().view());
+    const OutputBuffer& b = captures.back();
+    Value v = sole_level_ == captures.size() && capture_writes_ == sole_writes_ ? std::move(sole_)
+                                                                                : Value(b.view());
     drop_capture();
     return v;
   }
   // Ends the innermost capture, discarding its text (a failed block).
   void drop_capture() {
+    forget_sole();
+    capture_begin_writes_.pop_back();
     total_bytes -= captures.back().size();
     spare_.push_back(std::move(captures.back()));  // keeps its room for the next capture
     captures.pop_back();
@@ -177,16 +197,27 @@ class Output {
   std::size_t main_code_points();
 
  private:
+  void forget_sole() {
+    if (sole_level_ != 0) {
+      sole_level_ = 0;
+      sole_ = Value();
+    }
+  }
   void retarget() {
     target_ = captures.empty() ? main_ : &captures.back();
-    yield_flag_ = captures.empty() ? &yielded : &capture_yielded_;
+    write_count_ = captures.empty() ? &main_writes_ : &capture_writes_;
   }
   OutputBuffer own_main_;
   OutputBuffer* main_ = &own_main_;
   OutputBuffer* target_ = &own_main_;
-  bool* yield_flag_ = &yielded;
-  bool capture_yielded_ = false;  // written through yield_flag_ inside captures, never read
+  // Writes so far, counted through write_count_: to the top level, and to any capture.
+  std::size_t main_writes_ = 0, capture_writes_ = 0;
+  std::size_t* write_count_ = &main_writes_;
+  std::vector<std::size_t> capture_begin_writes_;  // capture_writes_ when each capture began
   std::vector<OutputBuffer> spare_;
+  Value sole_;                   // see write_string; a string when sole_level_ != 0
+  std::size_t sole_level_ = 0;   // the capture (captures.size()) it was written to; 0: none
+  std::size_t sole_writes_ = 0;  // capture_writes_ right after it
   std::size_t counted_bytes_ = 0, counted_points_ = 0;
 };
 
