@@ -168,9 +168,9 @@ struct CallExpr : Expr {
 };
 
 // Filters the evaluator can answer without building a value (resolved with
-// FilterExpr::filter): `x | trim` printed is a view of x, and `x | trim | length` counts
-// that view.
-enum class FilterSpecial : std::uint8_t { None, Trim, Length };
+// FilterExpr::filter): `x | trim` printed is a view of x, `x | trim | length` counts
+// that view, and a printed `x | tojson` is written without a string Value.
+enum class FilterSpecial : std::uint8_t { None, Trim, Length, Tojson };
 
 struct FilterExpr : Expr {
   ExprPtr operand;  // null inside filter blocks / set blocks: the body is the operand

@@ -796,6 +796,24 @@ class Evaluator {
     });
   }
 
+  // {{ x | tojson(...) }}: the JSON text goes to the output through a reused buffer,
+  // without the string Value the filter would return (same steps, same errors).
+  void print_tojson(const FilterExpr& fe, Frame* f) {
+    Value operand_tmp;
+    const Value& operand =
+        fe.operand->kind == ExprKind::Filter
+            ? (operand_tmp = eval_filter(static_cast<const FilterExpr&>(*fe.operand), f, nullptr))
+            : ref(*fe.operand, f, operand_tmp);
+    Args args;
+    if (!fe.arguments.empty()) eval_args(fe.arguments, f, args);
+    at(fe, [&] {
+      st_.step();
+      st_.scratch.clear();
+      tojson_into(st_, operand, args.view(), st_.scratch);
+    });
+    st_.out.write(st_.scratch);
+  }
+
   // A printed `x | trim` (no arguments, not Markup): when x is a string whose ends are
   // ASCII, its stripped text as a view of x, with no new string (true; `holder` keeps x
   // alive when it was computed). Otherwise the filter runs as usual and `holder` gets
@@ -1060,9 +1078,9 @@ class Evaluator {
       auto end = std::to_chars(digits, digits + 24, v.as_int()).ptr;
       st_.out.write(std::string_view(digits, static_cast<std::size_t>(end - digits)));
     } else {
-      scratch_.clear();
-      append_str(scratch_, v);
-      st_.out.write(scratch_);
+      st_.scratch.clear();
+      append_str(st_.scratch, v);
+      st_.out.write(st_.scratch);
     }
   }
 
@@ -1186,6 +1204,10 @@ class Evaluator {
           // written in place
         } else if (autoescape_ && !e.markup) {
           write_autoescaped(e, eval(e, f), f);
+        } else if (e.kind == ExprKind::Filter &&
+                   static_cast<const FilterExpr&>(e).special == FilterSpecial::Tojson &&
+                   static_cast<const FilterExpr&>(e).operand && !autoescape_) {
+          print_tojson(static_cast<const FilterExpr&>(e), f);
         } else if (is_plain_trim(e)) {
           Value holder;
           std::string_view trimmed;
@@ -1515,7 +1537,6 @@ class Evaluator {
 
  private:
   RenderState& st_;
-  std::string scratch_;
   bool autoescape_ = false;
 };
 

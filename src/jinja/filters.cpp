@@ -928,6 +928,15 @@ Result<Value> f_sum(RenderState& state, const Value& v, const CallArgs& args) {
 }
 
 Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args) {
+  std::string out;
+  out.reserve(256);  // tool schemas and messages: skips the first few regrowths
+  tojson_into(state, v, args, out);
+  return Value(std::move(out));
+}
+
+}  // namespace
+
+void tojson_into(RenderState& state, const Value& v, const CallArgs& args, std::string& out) {
   auto b = bind_args<4>("tojson", args, {"ensure_ascii", "indent", "separators", "sort_keys"});
   JsonDumpOptions o;
   o.ensure_ascii = b.has(0) && truthy(*b.slot[0]);
@@ -945,18 +954,20 @@ Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args)
   if (b.has(2) && !b.slot[2]->is_none()) {
     Value seps = check(iterate(*b.slot[2]));
     auto list = seps.as_list();
-    if (list.size() != 2) raise("ValueError", "too many values to unpack (expected 2)");
+    if (list.size() > 2) raise("ValueError", "too many values to unpack (expected 2)");
+    if (list.size() < 2)
+      raise("ValueError",
+            "not enough values to unpack (expected 2, got " + std::to_string(list.size()) + ")");
     if (!list[0].is_string() || !list[1].is_string())
       raise("TypeError", "separators must be strings");
     o.item_separator = std::string(list[0].as_string());
     o.key_separator = std::string(list[1].as_string());
   }
   o.sort_keys = b.has(3) && truthy(*b.slot[3]);
-  std::string out;
-  out.reserve(256);  // tool schemas and messages: skips the first few regrowths
   check(dump_json(out, v, o, state.limits));
-  return Value(std::move(out));
 }
+
+namespace {
 
 Result<Value> f_trim(RenderState& state, const Value& v, const CallArgs& args) {
   auto strip = [](const Value& s, const CallArgs& a, const ValueLimits& limits) {

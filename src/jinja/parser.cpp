@@ -1297,6 +1297,7 @@ struct Resolver {
         if (f->filter && f->name == "trim") f->special = FilterSpecial::Trim;
         if (f->filter && (f->name == "length" || f->name == "count"))
           f->special = FilterSpecial::Length;
+        if (f->filter && f->name == "tojson") f->special = FilterSpecial::Tojson;
         expr(f->operand.get(), soft);
         args(f->arguments, soft);
         f->markup = is_markup_filter(f->name) ||

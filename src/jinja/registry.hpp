@@ -32,6 +32,10 @@ struct TestEntry {
 // two keys cannot be compared.
 void dictsort_positions(RenderState& state, const Value& d, std::span<std::uint32_t> order);
 
+// transformers' tojson filter, appending its text to `out` (a printed `{{ x | tojson }}`
+// writes it without building the string Value). Raises as the filter does.
+void tojson_into(RenderState& state, const Value& v, const CallArgs& args, std::string& out);
+
 // HTML-escapes `s` as markupsafe.escape does (& < > " ').
 void html_escape(std::string& out, std::string_view s);
 

@@ -71,6 +71,9 @@ class RenderState : public CallContext {
   const RenderOptions& options;
   const Limits& lim;
   Output out;
+  // Text of a printed value that is not a string (a number, a container's repr, tojson),
+  // filled and written at once; shared by the render's evaluators (one per macro call).
+  std::string scratch;
   Frame root;
   std::uint64_t steps_left = 0;  // lim.max_steps + 1 at the start
   std::uint32_t depth = 0;       // macro / recursive loop nesting
