@@ -273,9 +273,29 @@ struct PrintStmt : Stmt {
   PrintStmt() : Stmt(StmtKind::Print) {}
 };
 
+// A branch test of an `if` chain on one dict entry (IfStmt::subject): the entry compared
+// with a constant (`message.role == 'user'`, `message.role in ['user', 'system']`),
+// alone or as the first operand of an `and` whose other operand is `rest`.
+struct SubjectTest {
+  enum class Kind : std::uint8_t {
+    None,
+    Eq,
+    Ne,
+    In,
+    NotIn
+  } kind = Kind::None;              // None: not of that shape
+  const Value* constant = nullptr;  // a str for Eq / Ne, a list or tuple for In / NotIn
+  const Expr* rest = nullptr;       // the `and`'s second operand, or null
+};
+
 struct IfStmt : Stmt {
   std::vector<std::pair<ExprPtr, Body>> branches;  // if + elifs
   Body otherwise;
+  // Set at compile time when two or more branch tests compare the same `name.key` with
+  // constants: when that entry is a str, it is read once for the whole chain instead of
+  // once per test (nothing a test evaluates can rebind the name or change a dict).
+  const NameKey* subject = nullptr;
+  std::vector<SubjectTest> subject_tests;  // per branch, when subject is set
   IfStmt() : Stmt(StmtKind::If) {}
 };
 

@@ -1058,6 +1058,12 @@ class Evaluator {
         st_.step();
         flow = at(s, [&] {
           const auto& i = static_cast<const IfStmt&>(s);
+          if (i.subject) {
+            const int taken = subject_branch(i, f);
+            if (taken >= 0) return exec(i.branches[static_cast<std::size_t>(taken)].second, f);
+            if (taken == kNoBranch)
+              return i.otherwise.empty() ? Flow::Normal : exec(i.otherwise, f);
+          }
           for (const auto& [test, branch] : i.branches)
             if (cond(*test, f)) return exec(branch, f);
           return i.otherwise.empty() ? Flow::Normal : exec(i.otherwise, f);
@@ -1068,6 +1074,56 @@ class Evaluator {
       if (flow != Flow::Normal) return flow;
     }
     return Flow::Normal;
+  }
+
+  // An `if` chain on one dict entry (IfStmt::subject): the entry is read once and the
+  // shaped tests compare it with their constants. The index of the branch taken,
+  // kNoBranch when none is, or kGeneralTests when the entry is not a str of a dict (an
+  // undefined name, a missing key, another type): the tests then run one by one as written.
+  static constexpr int kNoBranch = -1, kGeneralTests = -2;
+  int subject_branch(const IfStmt& i, Frame* f) {
+    const NameKey& k = *i.subject;
+    const Value* obj = st_.lookup_ptr(f, k.symbol);
+    if (!obj || !obj->is_dict()) return kGeneralTests;
+    const Value* entry = obj->dict_find(k.key, k.hash);
+    if (!entry || !entry->is_string()) return kGeneralTests;
+    const Value subject = *entry;  // its text stays alive while the tests run
+    const std::string_view text = subject.as_string();
+    for (std::size_t b = 0; b < i.branches.size(); ++b) {
+      const SubjectTest& t = i.subject_tests[b];
+      bool hit;
+      if (t.kind == SubjectTest::Kind::None) {
+        hit = cond(*i.branches[b].first, f);
+      } else {
+        hit = subject_matches(t, text);
+        if (hit && t.rest) hit = cond(*t.rest, f);
+      }
+      if (hit) return static_cast<int>(b);
+    }
+    return kNoBranch;
+  }
+  // Python's str == constant, or `in` a list or tuple (== on each item: a str never
+  // equals another type).
+  static bool subject_matches(const SubjectTest& t, std::string_view text) {
+    switch (t.kind) {
+      case SubjectTest::Kind::Eq:
+      case SubjectTest::Kind::Ne:
+        return detail::same_bytes(text, t.constant->as_string()) ==
+               (t.kind == SubjectTest::Kind::Eq);
+      case SubjectTest::Kind::In:
+      case SubjectTest::Kind::NotIn: {
+        bool found = false;
+        for (const Value& item : t.constant->as_list())
+          if (item.is_string() && detail::same_bytes(text, item.as_string())) {
+            found = true;
+            break;
+          }
+        return found == (t.kind == SubjectTest::Kind::In);
+      }
+      case SubjectTest::Kind::None:
+        break;
+    }
+    return false;
   }
 
   void write_value(const Value& v) {

@@ -1351,6 +1351,60 @@ struct Resolver {
     }
   }
 
+  // IfStmt::subject: the shape of one branch test, and the name key it reads.
+  static SubjectTest subject_test(const Expr& test, const NameKey*& key) {
+    SubjectTest t;
+    const Expr* compare = &test;
+    if (test.kind == ExprKind::And) {
+      const auto& b = static_cast<const BinaryExpr&>(test);
+      compare = b.left.get();
+      t.rest = b.right.get();
+    }
+    key = nullptr;
+    if (compare->kind != ExprKind::Compare) return {};
+    const auto& c = static_cast<const CompareExpr&>(*compare);
+    if (c.rest.size() != 1 || !c.first->name_key || c.first->markup) return {};
+    const Expr& right = *c.rest[0].second;
+    if (right.kind != ExprKind::Const || right.markup) return {};
+    const Value& constant = static_cast<const ConstExpr&>(right).value;
+    switch (c.rest[0].first) {
+      case CompareKind::Eq:
+      case CompareKind::Ne:
+        if (!constant.is_string()) return {};
+        t.kind = c.rest[0].first == CompareKind::Eq ? SubjectTest::Kind::Eq : SubjectTest::Kind::Ne;
+        break;
+      case CompareKind::In:
+      case CompareKind::NotIn:
+        if (!constant.is_sequence()) return {};
+        t.kind =
+            c.rest[0].first == CompareKind::In ? SubjectTest::Kind::In : SubjectTest::Kind::NotIn;
+        break;
+      default:
+        return {};
+    }
+    t.constant = &constant;
+    key = c.first->name_key;
+    return t;
+  }
+  static void find_subject(IfStmt& i) {
+    std::vector<SubjectTest> tests;
+    const NameKey* subject = nullptr;
+    std::size_t shaped = 0;
+    for (const auto& [cond, b] : i.branches) {
+      const NameKey* key = nullptr;
+      SubjectTest t = subject_test(*cond, key);
+      if (key && subject && (key->symbol != subject->symbol || key->key != subject->key)) t = {};
+      if (t.kind != SubjectTest::Kind::None) {
+        if (!subject) subject = key;
+        ++shaped;
+      }
+      tests.push_back(t);
+    }
+    if (shaped < 2) return;
+    i.subject = subject;
+    i.subject_tests = std::move(tests);
+  }
+
   // ForStmt::dict_items_source.
   static const Expr* dict_items_source(ForStmt& loop) {
     if (loop.recursive || loop.uses_loop || loop.filter ||
@@ -1421,6 +1475,7 @@ struct Resolver {
           body(b, true);
         }
         body(i->otherwise, true);
+        find_subject(*i);
         return;
       }
       case StmtKind::For: {
