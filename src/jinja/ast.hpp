@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -263,13 +264,25 @@ struct OutputStmt : Stmt {
   OutputStmt() : Stmt(StmtKind::Output) {}
 };
 
+// An operand of a printed `+` chain (PrintStmt::sum).
+struct SumOperand {
+  const Expr* expr = nullptr;  // the operand (the first one of joined constants)
+  // A str constant: its text, ready to write. Adjacent str constants are joined into one
+  // text: while the sum so far is a str, `s + 'a' + 'b'` is `s + 'ab'`, and once it is
+  // not, both raise the same TypeError (or UndefinedError) at the first constant.
+  std::string_view text;
+  bool is_text = false;
+  bool is_trim = false;  // a plain `x | trim` (no arguments, not Markup): written as a view
+};
+
 struct PrintStmt : Stmt {
   ExprPtr expr;
   // When `expr` is a `+` chain that is not Markup (`'<|im_start|>' + role + '\n'`): its
   // operands left to right, collected at compile time for the evaluator's print_sum (a
   // chain longer than kMaxSumOperands keeps its leftmost part as one operand).
   static constexpr std::size_t kMaxSumOperands = 16;
-  std::vector<const Expr*> sum;
+  std::vector<SumOperand> sum;
+  std::deque<std::string> joined_texts;  // storage of joined constant texts
   PrintStmt() : Stmt(StmtKind::Print) {}
 };
 

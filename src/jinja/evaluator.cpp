@@ -1144,7 +1144,7 @@ class Evaluator {
   // the output instead of building each intermediate sum; on the first non-string
   // operand fall back to Python's `+` from the sum so far (same order, same errors).
   // The operands were collected at compile time (PrintStmt::sum).
-  void print_sum(const std::vector<const Expr*>& sum, Frame* f) {
+  void print_sum(const std::vector<SumOperand>& sum, Frame* f) {
     const std::size_t n = sum.size();
     // Operands are borrowed where they live (variables, constants, dict items: nothing
     // in an expression can reassign them), so the common case copies no Value at all.
@@ -1169,14 +1169,19 @@ class Evaluator {
         operand_storage[PrintStmt::kMaxSumOperands * sizeof(std::string_view)];
     auto* operands = reinterpret_cast<std::string_view*>(operand_storage);
     std::size_t count = 0;
+    std::size_t total = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const Expr& operand = *sum[i];
+      const SumOperand& op = sum[i];
+      if (op.is_text) {
+        std::construct_at(&operands[count++], op.text);
+        total += op.text.size();
+        continue;
+      }
+      const Expr& operand = *op.expr;
       const Value* borrowed;
       std::string_view trimmed;
       bool is_trimmed = false;
-      if (operand.kind == ExprKind::Const) {
-        borrowed = &static_cast<const ConstExpr&>(operand).value;
-      } else if (is_plain_trim(operand)) {
+      if (op.is_trim) {
         is_trimmed = trim_view(static_cast<const FilterExpr&>(operand), f, scratch, trimmed);
         borrowed = &scratch;
       } else {
@@ -1191,6 +1196,7 @@ class Evaluator {
       }
       if (is_trimmed) {  // a view of a string that stays alive (borrowed or kept)
         std::construct_at(&operands[count++], trimmed);
+        total += trimmed.size();
         continue;
       }
       const Value& v = *borrowed;
@@ -1204,19 +1210,18 @@ class Evaluator {
         return write_value(eval_sum_from(acc, sum, i + 1, f));
       }
       std::construct_at(&operands[count++], v.as_string());
+      total += operands[count - 1].size();
     }
-    std::size_t total = 0;
-    for (std::size_t k = 0; k < count; ++k) total += operands[k].size();
     if (total > st_.lim.max_string_bytes)
       raise(limit_error("max_string_bytes", st_.lim.max_string_bytes));
     st_.out.write_all(operands, count, total);
   }
 
   // Continues a `+` chain from `acc` with operands sum[from] ... sum[n-1].
-  Value eval_sum_from(Value acc, const std::vector<const Expr*>& sum, std::size_t from, Frame* f) {
+  Value eval_sum_from(Value acc, const std::vector<SumOperand>& sum, std::size_t from, Frame* f) {
     for (std::size_t i = from; i < sum.size(); ++i) {
-      Value v = eval(*sum[i], f);
-      acc = at(*sum[i], [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
+      Value v = sum[i].is_text ? Value(sum[i].text) : eval(*sum[i].expr, f);
+      acc = at(*sum[i].expr, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
     }
     return acc;
   }

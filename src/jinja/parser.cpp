@@ -1351,6 +1351,29 @@ struct Resolver {
     }
   }
 
+  // PrintStmt::sum from the chain's operands.
+  static void sum_operands(PrintStmt& p, const std::vector<const Expr*>& operands) {
+    for (const Expr* e : operands) {
+      SumOperand op;
+      op.expr = e;
+      if (e->kind == ExprKind::Const && !e->markup &&
+          static_cast<const ConstExpr&>(*e).value.is_string()) {
+        op.is_text = true;
+        op.text = static_cast<const ConstExpr&>(*e).value.as_string();
+        if (!p.sum.empty() && p.sum.back().is_text) {  // joined with the constant before
+          p.joined_texts.push_back(std::string(p.sum.back().text) + std::string(op.text));
+          p.sum.back().text = p.joined_texts.back();
+          continue;
+        }
+      } else if (e->kind == ExprKind::Filter && !e->markup) {
+        const auto& fe = static_cast<const FilterExpr&>(*e);
+        op.is_trim = fe.special == FilterSpecial::Trim && fe.arguments.empty() && fe.operand &&
+                     !fe.operand->markup;
+      }
+      p.sum.push_back(op);
+    }
+  }
+
   // IfStmt::subject: the shape of one branch test, and the name key it reads.
   static SubjectTest subject_test(const Expr& test, const NameKey*& key) {
     SubjectTest t;
@@ -1457,14 +1480,16 @@ struct Resolver {
         const Expr* cur = p->expr.get();
         if (cur->kind == ExprKind::Binary && !cur->markup &&
             static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add) {
+          std::vector<const Expr*> operands;
           while (cur->kind == ExprKind::Binary && !cur->markup &&
                  static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add &&
-                 p->sum.size() + 1 < PrintStmt::kMaxSumOperands) {
-            p->sum.push_back(static_cast<const BinaryExpr*>(cur)->right.get());
+                 operands.size() + 1 < PrintStmt::kMaxSumOperands) {
+            operands.push_back(static_cast<const BinaryExpr*>(cur)->right.get());
             cur = static_cast<const BinaryExpr*>(cur)->left.get();
           }
-          p->sum.push_back(cur);
-          std::reverse(p->sum.begin(), p->sum.end());
+          operands.push_back(cur);
+          std::reverse(operands.begin(), operands.end());
+          sum_operands(*p, operands);
         }
         return;
       }
