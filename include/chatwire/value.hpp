@@ -175,6 +175,8 @@ class Value {
 
   static Value list(std::vector<Value> items);
   static Value tuple(std::vector<Value> items);
+  // items[start, start + count) of a list or tuple, as the same kind, sharing its items.
+  static Value window(const Value& sequence, std::size_t start, std::size_t count);
   // Builds a dict: duplicate keys keep the first position and the last value (as Python).
   // Unhashable keys (list, dict, Undefined) give TypeError "unhashable type: 'list'".
   static Result<Value> dict(std::vector<std::pair<Value, Value>> entries);
@@ -372,7 +374,11 @@ struct StringData final : RefCounted {
   std::string owned;
 };
 struct ListData final : RefCounted {
-  std::vector<Value> items;
+  std::vector<Value> items;     // the items, unless this list is a window of `base`
+  std::span<const Value> view;  // what as_list() reads: `items`, or the window of `base`
+  // A slice with step 1 (`messages[1:]`) is a window of the sliced list or tuple, which
+  // it keeps alive, instead of a copy of its items: nothing can change either.
+  Value base;
 };
 // The key hashes of a dict, parallel to its entries. Dicts of up to `kInline` keys (most
 // of those a template builds or reads) keep them inside the payload, which saves an
@@ -461,7 +467,7 @@ inline const Value* Value::dict_find(const Value& key) const noexcept {
   return dict_find_other(key);
 }
 inline std::span<const Value> Value::as_list() const noexcept {
-  return static_cast<const detail::ListData*>(u_.ptr)->items;
+  return static_cast<const detail::ListData*>(u_.ptr)->view;
 }
 inline std::size_t Value::dict_size() const noexcept {
   return static_cast<const detail::DictData*>(u_.ptr)->entries.size();

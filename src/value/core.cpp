@@ -204,13 +204,25 @@ Value Value::string_known(std::string&& s, bool ascii, std::size_t code_points) 
 Value Value::list(std::vector<Value> items) {
   auto* data = new ListData;
   data->items = std::move(items);
+  data->view = data->items;
   return ValueAccess::from_payload(Kind::List, data);
 }
 
 Value Value::tuple(std::vector<Value> items) {
   auto* data = new ListData;
   data->items = std::move(items);
+  data->view = data->items;
   return ValueAccess::from_payload(Kind::Tuple, data);
+}
+
+Value Value::window(const Value& sequence, std::size_t start, std::size_t count) {
+  assert(sequence.is_sequence() && start + count <= sequence.as_list().size());
+  auto* data = new ListData;
+  const auto* from = static_cast<const ListData*>(sequence.u_.ptr);
+  // A window of a window shares the first list: no chain of windows builds up.
+  data->base = from->base.is_undefined() ? sequence : from->base;
+  data->view = sequence.as_list().subspan(start, count);
+  return ValueAccess::from_payload(sequence.kind_, data);
 }
 
 Value Value::empty_list() {

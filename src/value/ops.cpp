@@ -568,11 +568,10 @@ Result<Value> slice(const Value& v, std::optional<std::int64_t> start,
   if (v.is_sequence()) {
     auto items = v.as_list();
     SliceBounds b = adjust_slice(start, stop, step, static_cast<std::int64_t>(items.size()));
+    if (step == 1)  // messages[1:]: a window of the same items
+      return Value::window(v, static_cast<std::size_t>(b.start), static_cast<std::size_t>(b.count));
     std::vector<Value> out;
-    if (step == 1) {  // messages[1:]: one copy of the range
-      auto first = items.begin() + b.start;
-      out.assign(first, first + b.count);
-    } else {
+    {
       out.reserve(static_cast<std::size_t>(b.count));
       for (std::int64_t k = 0, i = b.start; k < b.count; ++k, i += step)
         out.push_back(items[static_cast<std::size_t>(i)]);
