@@ -440,15 +440,22 @@ class Evaluator {
 
   Value eval(const Expr& e, Frame* f) {
     check_stack();
+    // The most frequent kinds first, with direct branches (see cond()).
+    if (e.kind == ExprKind::Name) return st_.lookup(f, static_cast<const NameExpr&>(e).symbol);
+    if (e.kind == ExprKind::Const) return static_cast<const ConstExpr&>(e).value;
+    if (e.kind == ExprKind::Getattr) {
+      Value tmp;
+      const Value& v = ref(e, f, tmp);
+      if (&v == &tmp) return tmp;
+      return v;
+    }
     switch (e.kind) {
       case ExprKind::Const:
-        return static_cast<const ConstExpr&>(e).value;
       case ExprKind::Name:
-        return st_.lookup(f, static_cast<const NameExpr&>(e).symbol);
       case ExprKind::Getattr:
+        break;  // above
       case ExprKind::Getitem:
-        if (e.kind == ExprKind::Getattr ||
-            static_cast<const GetitemExpr&>(e).index->kind == ExprKind::Const) {
+        if (static_cast<const GetitemExpr&>(e).index->kind == ExprKind::Const) {
           Value tmp;
           const Value& v = ref(e, f, tmp);
           if (&v == &tmp) return tmp;
@@ -1248,6 +1255,11 @@ class Evaluator {
   }
 
   Flow exec_stmt_inner(const Stmt& s, Frame* f) {
+    if (s.kind == StmtKind::Set) {  // the most frequent here with Print (see cond())
+      const auto& set = static_cast<const SetStmt&>(s);
+      assign(set.target, eval(*set.value, f), f);
+      return Flow::Normal;
+    }
     switch (s.kind) {
       case StmtKind::Output:
       case StmtKind::If:
@@ -1283,11 +1295,8 @@ class Evaluator {
       }
       case StmtKind::For:
         return exec_for(static_cast<const ForStmt&>(s), f);
-      case StmtKind::Set: {
-        const auto& set = static_cast<const SetStmt&>(s);
-        assign(set.target, eval(*set.value, f), f);
-        return Flow::Normal;
-      }
+      case StmtKind::Set:
+        break;  // above
       case StmtKind::SetBlock: {
         const auto& set = static_cast<const SetBlockStmt&>(s);
         Value body = capture(set.body, f);
