@@ -963,6 +963,20 @@ class Evaluator {
       case CompareKind::NotIn:
         if (right.is_dict() && left.is_string())  // 'tool_calls' in message
           return (right.dict_find(left) != nullptr) == (op == CompareKind::In);
+        if (right.is_string() && left.is_string())  // '</think>' in content: a substring
+          return (right.as_string().find(left.as_string()) != std::string_view::npos) ==
+                 (op == CompareKind::In);
+        if (right.is_sequence() && left.is_string()) {  // role in ['user', 'system']
+          // A str equals only a str with the same bytes (contains() answers the same).
+          const std::string_view s = left.as_string();
+          bool found = false;
+          for (const Value& v : right.as_list())
+            if (v.is_string() && detail::same_bytes(v.as_string(), s)) {
+              found = true;
+              break;
+            }
+          return found == (op == CompareKind::In);
+        }
         break;
     }
     return compare_general(c, op, left, right);
