@@ -112,7 +112,10 @@ class Sink {
  public:
   explicit Sink(std::string& out) : out_(out) {
     std::size_t used = out.size();
-    out.resize(std::max(out.capacity(), used + 256));
+    // Room up to the capacity, but at most kFirstRoom bytes of it: resize() zero-fills
+    // what it adds, and a buffer reused for many small dumps (a render's scratch text)
+    // would otherwise fill all of its capacity on every call.
+    out.resize(std::max(std::min(out.capacity(), used + kFirstRoom), used + 256));
     p_ = out.data() + used;
     end_ = out.data() + out.size();
   }
@@ -120,6 +123,7 @@ class Sink {
   Sink(const Sink&) = delete;
   Sink& operator=(const Sink&) = delete;
 
+  static constexpr std::size_t kFirstRoom = 2048;
   std::size_t size() const { return static_cast<std::size_t>(p_ - out_.data()); }
 
   // Room for n more bytes plus the 16 of slack.
@@ -212,11 +216,13 @@ class Sink {
 
   [[gnu::noinline]] void grow(std::size_t n) {
     std::size_t used = size();
-    out_.resize(used);  // the bytes past the cursor need no copying
-    // Quadrupling while small: a tool list outgrows the caller's first guess by a few
-    // times, and each step copies what was written.
-    std::size_t factor = out_.capacity() < 4096 ? 4 : 2;
-    out_.reserve(std::max(out_.capacity() * factor, used + n));
+    out_.resize(used);                 // the bytes past the cursor need no copying
+    if (out_.capacity() < used + n) {  // else the rest of the capacity is enough
+      // Quadrupling while small: a tool list outgrows the caller's first guess by a few
+      // times, and each step copies what was written.
+      std::size_t factor = out_.capacity() < 4096 ? 4 : 2;
+      out_.reserve(std::max(out_.capacity() * factor, used + n));
+    }
     out_.resize(out_.capacity());
     p_ = out_.data() + used;
     end_ = out_.data() + out_.size();
