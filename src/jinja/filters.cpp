@@ -938,8 +938,27 @@ Result<Value> f_tojson(RenderState& state, const Value& v, const CallArgs& args)
 
 void tojson_into(RenderState& state, const Value& v, const CallArgs& args, std::string& out) {
   auto b = bind_args<4>("tojson", args, {"ensure_ascii", "indent", "separators", "sort_keys"});
+  const bool ensure_ascii = b.has(0) && truthy(*b.slot[0]);
+  const bool sort_keys = b.has(3) && truthy(*b.slot[3]);
+  if ((!b.has(1) || b.slot[1]->is_none()) && (!b.has(2) || b.slot[2]->is_none()) && !sort_keys) {
+    // The usual calls (`x | tojson`, `tojson(ensure_ascii=False)`) use options built once:
+    // a JsonDumpOptions holds three optional strings, and building one zero-fills it with a
+    // `rep stos` that cost more than dumping a short value.
+    static const JsonDumpOptions kPlain = [] {
+      JsonDumpOptions o;
+      o.ensure_ascii = false;
+      return o;
+    }();
+    static const JsonDumpOptions kAscii = [] {
+      JsonDumpOptions o;
+      o.ensure_ascii = true;
+      return o;
+    }();
+    check(dump_json(out, v, ensure_ascii ? kAscii : kPlain, state.limits));
+    return;
+  }
   JsonDumpOptions o;
-  o.ensure_ascii = b.has(0) && truthy(*b.slot[0]);
+  o.ensure_ascii = ensure_ascii;
   if (b.has(1) && !b.slot[1]->is_none()) {
     const Value& ind = *b.slot[1];
     if (ind.is_string())
@@ -963,7 +982,7 @@ void tojson_into(RenderState& state, const Value& v, const CallArgs& args, std::
     o.item_separator = std::string(list[0].as_string());
     o.key_separator = std::string(list[1].as_string());
   }
-  o.sort_keys = b.has(3) && truthy(*b.slot[3]);
+  o.sort_keys = sort_keys;
   check(dump_json(out, v, o, state.limits));
 }
 
