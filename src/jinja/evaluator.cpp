@@ -1529,7 +1529,14 @@ class Evaluator {
         }
       }
     }
-    Value iterable = eval(*loop.iter, f);
+    Value holder;
+    const Value& evaluated = ref(*loop.iter, f, holder);
+    if (evaluated.is_sequence()) {   // `for m in messages`: its items, as iterate() gives them
+      const Value keep = evaluated;  // the body may rebind what the expression read
+      run_items(loop, f, keep.as_list(), 0);
+      return Flow::Normal;
+    }
+    const Value iterable = evaluated;
     run_loop(loop, f, iterable, 0);
     return Flow::Normal;
   }
