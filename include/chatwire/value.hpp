@@ -356,6 +356,13 @@ CHATWIRE_INLINE bool same_bytes(std::string_view a, std::string_view b) noexcept
     if (p[i] != q[i]) return false;
   return true;
 }
+// `s in items` for a str: a str equals only a str with the same bytes (Python's == on
+// each item, without a Result per element).
+inline bool contains_str(std::span<const Value> items, std::string_view s) noexcept {
+  for (const Value& v : items)
+    if (v.is_string() && same_bytes(v.as_string(), s)) return true;
+  return false;
+}
 }  // namespace detail
 
 // Heap payload layouts, visible so that the accessors on hot paths inline.

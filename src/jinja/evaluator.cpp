@@ -758,6 +758,14 @@ class Evaluator {
     return Value(std::move(out));
   }
 
+  // The value a filter with an operand applies to: an inner filter's result (in `tmp`),
+  // or the operand read where it lives. `body` goes to the innermost filter.
+  const Value& filter_operand(const FilterExpr& fe, Frame* f, const Value* body, Value& tmp) {
+    if (fe.operand->kind == ExprKind::Filter)
+      return tmp = eval_filter(static_cast<const FilterExpr&>(*fe.operand), f, body);
+    return ref(*fe.operand, f, tmp);
+  }
+
   // `body` (non-null) replaces a missing innermost operand (filter blocks, set blocks).
   Value eval_filter(const FilterExpr& fe, Frame* f, const Value* body) {
     if (fe.special == FilterSpecial::Length && fe.arguments.empty() && fe.operand) {
@@ -780,11 +788,7 @@ class Evaluator {
     }
     Value operand_tmp;  // the operand when it is computed here (not borrowed)
     const Value& operand =
-        fe.operand ? (fe.operand->kind == ExprKind::Filter
-                          ? (operand_tmp =
-                                 eval_filter(static_cast<const FilterExpr&>(*fe.operand), f, body))
-                          : ref(*fe.operand, f, operand_tmp))
-                   : (body ? *body : operand_tmp);
+        fe.operand ? filter_operand(fe, f, body, operand_tmp) : (body ? *body : operand_tmp);
     if (fe.arguments.empty() && fe.filter &&
         !(fe.operand && fe.operand->markup && fe.markup)) {  // `x | trim`: no argument list
       st_.step();
@@ -805,10 +809,7 @@ class Evaluator {
   // without the string Value the filter would return (same steps, same errors).
   void print_tojson(const FilterExpr& fe, Frame* f) {
     Value operand_tmp;
-    const Value& operand =
-        fe.operand->kind == ExprKind::Filter
-            ? (operand_tmp = eval_filter(static_cast<const FilterExpr&>(*fe.operand), f, nullptr))
-            : ref(*fe.operand, f, operand_tmp);
+    const Value& operand = filter_operand(fe, f, nullptr, operand_tmp);
     Args args;
     if (!fe.arguments.empty()) eval_args(fe.arguments, f, args);
     at(fe, [&] {
@@ -966,17 +967,8 @@ class Evaluator {
         if (right.is_string() && left.is_string())  // '</think>' in content: a substring
           return (right.as_string().find(left.as_string()) != std::string_view::npos) ==
                  (op == CompareKind::In);
-        if (right.is_sequence() && left.is_string()) {  // role in ['user', 'system']
-          // A str equals only a str with the same bytes (contains() answers the same).
-          const std::string_view s = left.as_string();
-          bool found = false;
-          for (const Value& v : right.as_list())
-            if (v.is_string() && detail::same_bytes(v.as_string(), s)) {
-              found = true;
-              break;
-            }
-          return found == (op == CompareKind::In);
-        }
+        if (right.is_sequence() && left.is_string())  // role in ['user', 'system']
+          return detail::contains_str(right.as_list(), left.as_string()) == (op == CompareKind::In);
         break;
     }
     return compare_general(c, op, left, right);
@@ -1130,15 +1122,9 @@ class Evaluator {
         return detail::same_bytes(text, t.constant->as_string()) ==
                (t.kind == SubjectTest::Kind::Eq);
       case SubjectTest::Kind::In:
-      case SubjectTest::Kind::NotIn: {
-        bool found = false;
-        for (const Value& item : t.constant->as_list())
-          if (item.is_string() && detail::same_bytes(text, item.as_string())) {
-            found = true;
-            break;
-          }
-        return found == (t.kind == SubjectTest::Kind::In);
-      }
+      case SubjectTest::Kind::NotIn:
+        return detail::contains_str(t.constant->as_list(), text) ==
+               (t.kind == SubjectTest::Kind::In);
       case SubjectTest::Kind::None:
         break;
     }
@@ -1447,17 +1433,9 @@ class Evaluator {
     st_.step();                      // the filter or method call
     const Value keep = d;            // the body may rebind what `source` reads
     auto entries = keep.dict_entries();
-    std::uint32_t inline_order[16];
-    std::vector<std::uint32_t> heap_order;
-    std::span<std::uint32_t> order;
-    if (loop.dict_items_sorted) {
-      order = {inline_order, std::min<std::size_t>(entries.size(), 16)};
-      if (entries.size() > 16) {
-        heap_order.resize(entries.size());
-        order = heap_order;
-      }
-      at(*loop.iter, [&] { dictsort_positions(st_, keep, order); });
-    }
+    SortPositions positions(loop.dict_items_sorted ? entries.size() : 0);
+    std::span<std::uint32_t> order = positions.span();
+    if (loop.dict_items_sorted) at(*loop.iter, [&] { dictsort_positions(st_, keep, order); });
     Frame iteration;
     iteration.parent = f;
     for (std::size_t i = 0; i < entries.size(); ++i) {

@@ -239,13 +239,8 @@ Result<Value> f_dictsort(RenderState& state, const Value& v, const CallArgs& arg
   // `v` outlives the call: its entries are read in place.
   auto entries = v.dict_entries();
   const std::size_t n = entries.size();
-  std::uint32_t inline_order[16];
-  std::vector<std::uint32_t> heap_order;
-  std::span<std::uint32_t> order(inline_order, std::min<std::size_t>(n, 16));
-  if (n > 16) {
-    heap_order.resize(n);
-    order = heap_order;
-  }
+  SortPositions positions(n);
+  std::span<std::uint32_t> order = positions.span();
   auto key_at = [&](std::size_t i) -> const Value& {
     return pos == 0 ? entries[i].first : entries[i].second;
   };

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "chatwire/value.hpp"
 
@@ -25,6 +26,25 @@ struct TestEntry {
   TestFn fn;
   std::string_view python_name;  // for arity messages ("test_even")
   std::uint8_t arity = 0;        // arguments after the operand
+};
+
+// Room for n sort positions, inside the object up to 16 (a dict literal of a few keys,
+// sorted at every render, needs no allocation).
+class SortPositions {
+ public:
+  explicit SortPositions(std::size_t n) {
+    if (n > kInline) heap_.resize(n);
+    span_ = n > kInline ? std::span<std::uint32_t>(heap_) : std::span<std::uint32_t>(inline_, n);
+  }
+  SortPositions(const SortPositions&) = delete;
+  SortPositions& operator=(const SortPositions&) = delete;
+  std::span<std::uint32_t> span() { return span_; }
+
+ private:
+  static constexpr std::size_t kInline = 16;
+  std::uint32_t inline_[kInline];
+  std::vector<std::uint32_t> heap_;
+  std::span<std::uint32_t> span_;
 };
 
 // The order of `d | dictsort` (no arguments: by key, case-insensitive, ascending) as

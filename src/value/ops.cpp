@@ -452,14 +452,8 @@ Result<bool> contains(const Value& container, const Value& item) {
       return container.as_string().find(item.as_string()) != std::string_view::npos;
     case Kind::List:
     case Kind::Tuple:
-      if (item.is_string()) {
-        // `role in ["user", "system"]`: a string equals only a string with the same bytes
-        // (what equal_nested and equals answer, without their Result per element).
-        std::string_view s = item.as_string();
-        for (const Value& v : container.as_list())
-          if (v.is_string() && detail::same_bytes(v.as_string(), s)) return true;
-        return false;
-      }
+      if (item.is_string())  // `role in ["user", "system"]`
+        return detail::contains_str(container.as_list(), item.as_string());
       for (const Value& v : container.as_list()) {
         auto same = equal_nested(v, item, 0);
         if (!same || *same) return same;
