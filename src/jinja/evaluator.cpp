@@ -243,6 +243,7 @@ class Evaluator {
  public:
   explicit Evaluator(RenderState& s) : st_(s) {}
 
+  static constexpr std::uint32_t kUncheckedHeight = 32;
   void check_stack() const {
     const char* here = static_cast<const char*>(__builtin_frame_address(0));
     if (here<st_.stack_base&& static_cast<std::size_t>(st_.stack_base - here)> kStackBudget)
@@ -439,7 +440,9 @@ class Evaluator {
   }
 
   Value eval(const Expr& e, Frame* f) {
-    check_stack();
+    // Recursion through macros and loops is checked in exec(); an expression's own depth is
+    // its height, so only a tall one can carry eval() far from the last check.
+    if (e.height > kUncheckedHeight) check_stack();
     // The most frequent kinds first, with direct branches (see cond()).
     if (e.kind == ExprKind::Name) return st_.lookup(f, static_cast<const NameExpr&>(e).symbol);
     if (e.kind == ExprKind::Const) return static_cast<const ConstExpr&>(e).value;
@@ -1057,7 +1060,7 @@ class Evaluator {
     check_stack();
     for (const auto& sp : body) {
       const Stmt& s = *sp;
-      // Text and `if` (most statements run) are handled here, without a call into
+      // Text, `{{ }}` and `if` (most statements run) are handled here, without a call into
       // exec_stmt_inner and its large frame.
       if (s.kind == StmtKind::Output) {
         st_.step();
@@ -1065,6 +1068,11 @@ class Evaluator {
         continue;
       }
       Flow flow;
+      if (s.kind == StmtKind::Print) {
+        st_.step();
+        at(s, [&] { print(static_cast<const PrintStmt&>(s), f); });
+        continue;
+      }
       if (s.kind == StmtKind::If) {
         st_.step();
         flow = at(s, [&] {
