@@ -328,10 +328,13 @@ struct ForStmt : Stmt {
   ExprPtr filter;  // may be null
   bool recursive = false;
   bool uses_loop = true;  // the body or filter refers to `loop`
+  // ... and only to read its plain-value attributes (`loop.last`, `loop.index0`: LoopAttr):
+  // never as a value, call or other attribute (`loop.previtem`, `loop.cycle(...)`).
+  bool loop_attrs_only = false;
   // `for k, v in d | items` / `d.items()` / `d | dictsort` with a side-effect-free `d`, no
-  // `loop` variable
-  // (it would need the list of tuples), no filter, not recursive: the expression of `d`,
-  // whose entries the evaluator binds directly when it is a dict. Set at compile time.
+  // filter, not recursive, and `loop` used for its plain attributes only, if at all (the
+  // rest of it would need the list of (key, value) tuples): the expression of `d`, whose
+  // entries the evaluator binds directly when it is a dict. Set at compile time.
   const Expr* dict_items_source = nullptr;
   bool dict_items_sorted = false;  // the source is `d | dictsort` (no arguments)
   Body body, otherwise;

@@ -1444,6 +1444,16 @@ class Evaluator {
     SortPositions positions(loop.dict_items_sorted ? entries.size() : 0);
     std::span<std::uint32_t> order = positions.span();
     if (loop.dict_items_sorted) at(*loop.iter, [&] { dictsort_positions(st_, keep, order); });
+    // `loop` with plain attributes only: a LoopObject without items (see ForStmt).
+    Value loop_value;
+    LoopObject* loop_obj = nullptr;
+    if (loop.uses_loop) {
+      loop_obj = new LoopObject;
+      loop_value = Value::adopt(loop_obj);
+      loop_obj->iterations = entries.size();
+      loop_obj->stmt = &loop;
+      loop_obj->frame = f;
+    }
     Frame iteration;
     iteration.parent = f;
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -1452,6 +1462,10 @@ class Evaluator {
       iteration.vars.clear();
       assign(loop.target.items[0], key, &iteration);
       assign(loop.target.items[1], value, &iteration);
+      if (loop_obj) {
+        loop_obj->index0 = i;
+        iteration.set(st_.tmpl.sym_loop, loop_value);
+      }
       if (exec(loop.body, &iteration) == Flow::Break) break;
     }
     if (entries.empty() && !loop.otherwise.empty()) {
@@ -1574,6 +1588,7 @@ class Evaluator {
       loop_obj = new LoopObject;
       loop_value = Value::adopt(loop_obj);
       loop_obj->items = items;
+      loop_obj->iterations = items.size();
       loop_obj->depth0 = depth0;
       loop_obj->stmt = &loop;
       loop_obj->frame = f;

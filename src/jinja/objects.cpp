@@ -123,14 +123,15 @@ LoopAttr loop_attr_of(std::string_view name) {
 }
 
 Result<Value> LoopObject::get_attr(std::string_view name) const {
-  const std::size_t n = items.size();
+  const std::size_t n = items.size();  // previtem / nextitem: bounded by the items there are
   if (LoopAttr which = loop_attr_of(name); which != LoopAttr::None) return attr(which);
   auto self = [this] {
     this->add_ref();
     return Value::adopt(const_cast<LoopObject*>(this));
   };
   if (name == "previtem") {
-    if (index0 == 0) return Value::undefined(Value("previtem"), {}, "there is no previous item");
+    if (index0 == 0 || index0 > n)
+      return Value::undefined(Value("previtem"), {}, "there is no previous item");
     return items[index0 - 1];
   }
   if (name == "nextitem") {
@@ -144,18 +145,20 @@ Result<Value> LoopObject::get_attr(std::string_view name) const {
 }
 
 void LoopObject::repr(std::string& out) const {
-  out += "<LoopContext " + std::to_string(index0 + 1) + "/" + std::to_string(items.size()) + ">";
+  out += "<LoopContext " + std::to_string(index0 + 1) + "/" + std::to_string(iterations) + ">";
 }
 
 Result<Value> LoopObject::call(const CallArgs& args, CallContext& context) const {
   RenderState& state = render_state(context);
-  if (!alive || !stmt || !stmt->recursive)
+  if (!stmt || !stmt->recursive)
     return Error{"TypeError",
-                 "Tried to call non recursive loop.  Maybe you forgot the "
-                 "'recursive' modifier.",
+                 "The loop must have the 'recursive' marker to be called recursively.",
                  0,
                  0,
                  {}};
+  if (!alive)  // kept past its loop (jinja2 would render it again; not supported here)
+    return Error{
+        "TypeError", "the loop has ended and cannot be called recursively any more", 0, 0, {}};
   if (args.positional.size() != 1 || !args.keyword.empty())
     return Error{"TypeError", "loop() takes exactly one argument", 0, 0, {}};
   recursion_enter(state);

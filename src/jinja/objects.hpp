@@ -77,7 +77,10 @@ class LoopObject : public Object {
  public:
   static constexpr std::uint8_t kTag = 2;
   LoopObject() { engine_tag = kTag; }
+  // The items, for previtem / nextitem; empty when the loop binds a dict's entries
+  // directly and uses only plain attributes (ForStmt::loop_attrs_only).
   std::span<const Value> items;
+  std::size_t iterations = 0;  // loop.length
   std::size_t index0 = 0;
   std::size_t depth0 = 0;
   Value last_changed;  // Undefined = never called
@@ -89,7 +92,7 @@ class LoopObject : public Object {
 
   // A plain-value attribute (`which` is not LoopAttr::None).
   Value attr(LoopAttr which) const {
-    const std::size_t n = items.size();
+    const std::size_t n = iterations;
     auto count = [](std::size_t v) { return Value(static_cast<long long>(v)); };
     switch (which) {
       case LoopAttr::Index:
@@ -117,7 +120,8 @@ class LoopObject : public Object {
   }
   std::string_view type_name() const override { return "LoopContext"; }
   Result<Value> get_attr(std::string_view name) const override;
-  bool is_callable() const override { return stmt != nullptr && stmt->recursive; }
+  // Callable: a loop without `recursive` fails when called, with Jinja2's message.
+  bool is_callable() const override { return true; }
   Result<Value> call(const CallArgs& args, CallContext& context) const override;
   void repr(std::string& out) const override;
   Result<std::size_t> length() const override { return items.size(); }

@@ -1430,10 +1430,11 @@ struct Resolver {
 
   // ForStmt::dict_items_source.
   static const Expr* dict_items_source(ForStmt& loop) {
-    if (loop.recursive || loop.uses_loop || loop.filter ||
+    if (loop.recursive || (loop.uses_loop && !loop.loop_attrs_only) || loop.filter ||
         loop.target.kind != Target::Kind::Tuple || loop.target.items.size() != 2 ||
         loop.target.items[0].kind != Target::Kind::Name ||
-        loop.target.items[1].kind != Target::Kind::Name)
+        loop.target.items[1].kind != Target::Kind::Name || loop.target.items[0].name == "loop" ||
+        loop.target.items[1].name == "loop")
       return nullptr;
     const Expr* source = nullptr;
     if (loop.iter->kind == ExprKind::Filter) {
@@ -1466,6 +1467,63 @@ struct Resolver {
     def.uses_caller = finder.caller;
     def.uses_varargs = finder.varargs;
     def.uses_kwargs = finder.kwargs;
+  }
+
+  // The first assignment target named `loop` in `b`, nested bodies included, in template
+  // order (Jinja2's node.find_all over the loop).
+  static const Target* loop_store(const Target& t) {
+    if (t.kind == Target::Kind::Name) return t.name == "loop" ? &t : nullptr;
+    for (const auto& item : t.items)
+      if (const Target* found = loop_store(item)) return found;
+    return nullptr;
+  }
+  static const Target* loop_store(const Body& b) {
+    for (const auto& sp : b) {
+      const Stmt* s = sp.get();
+      const Target* found = nullptr;
+      auto in = [&](const Body& inner) {
+        if (!found) found = loop_store(inner);
+      };
+      switch (s->kind) {
+        case StmtKind::Set:
+          found = loop_store(static_cast<const SetStmt*>(s)->target);
+          break;
+        case StmtKind::SetBlock:
+          found = loop_store(static_cast<const SetBlockStmt*>(s)->target);
+          in(static_cast<const SetBlockStmt*>(s)->body);
+          break;
+        case StmtKind::For:
+          found = loop_store(static_cast<const ForStmt*>(s)->target);
+          in(static_cast<const ForStmt*>(s)->body);
+          in(static_cast<const ForStmt*>(s)->otherwise);
+          break;
+        case StmtKind::If:
+          for (const auto& [test, branch] : static_cast<const IfStmt*>(s)->branches) in(branch);
+          in(static_cast<const IfStmt*>(s)->otherwise);
+          break;
+        case StmtKind::Macro:
+          in(static_cast<const MacroStmt*>(s)->def->body);
+          break;
+        case StmtKind::CallBlock:
+          in(static_cast<const CallBlockStmt*>(s)->caller->body);
+          break;
+        case StmtKind::FilterBlock:
+          in(static_cast<const FilterBlockStmt*>(s)->body);
+          break;
+        case StmtKind::With:
+          in(static_cast<const WithStmt*>(s)->body);
+          break;
+        case StmtKind::Generation:
+        case StmtKind::Block:
+        case StmtKind::Autoescape:
+          in(static_cast<const BodyStmt*>(s)->body);
+          break;
+        default:
+          break;
+      }
+      if (found) return found;
+    }
+    return nullptr;
   }
 
   void stmt(Stmt* s, bool soft) {
@@ -1505,14 +1563,29 @@ struct Resolver {
       }
       case StmtKind::For: {
         auto* f = static_cast<ForStmt*>(s);
-        expr(f->iter.get(), soft);
+        // Jinja2's code generator: the inline `if` first, then no store to `loop` anywhere
+        // in the loop (`{% set loop = ... %}` in its body too), then the iterable.
         expr(f->filter.get(), false);
+        if (!failed) {
+          const Target* store = loop_store(f->body);
+          if (!store) store = loop_store(f->otherwise);
+          if (store) {
+            failed = true;
+            error = Error{"TemplateAssertionError",
+                          "Can't assign to special loop variable in for-loop target",
+                          store->line,
+                          store->column,
+                          {}};
+          }
+        }
+        expr(f->iter.get(), soft);
         body(f->body, false);
         body(f->otherwise, false);
         NameFinder finder;
         finder.body(f->body);
         finder.expr(f->filter.get());
         f->uses_loop = finder.loop || f->recursive;
+        f->loop_attrs_only = f->uses_loop && !finder.loop_value && !f->recursive;
         f->dict_items_source = dict_items_source(*f);
         return;
       }
@@ -1558,11 +1631,12 @@ struct Resolver {
   // find_undeclared, which also looks into nested macros and call blocks).
   struct NameFinder {
     bool caller = false, varargs = false, kwargs = false, loop = false;
+    bool loop_value = false;  // `loop` used other than as `loop.<LoopAttr>`
     void name(const std::string& n) {
       if (n == "caller") caller = true;
       if (n == "varargs") varargs = true;
       if (n == "kwargs") kwargs = true;
-      if (n == "loop") loop = true;
+      if (n == "loop") loop = loop_value = true;
     }
     void args(const CallArguments& a) {
       for (const auto& e : a.args) expr(e.get());
@@ -1588,9 +1662,16 @@ struct Resolver {
             expr(v.get());
           }
           return;
-        case ExprKind::Getattr:
-          expr(static_cast<const GetattrExpr*>(e)->object.get());
+        case ExprKind::Getattr: {
+          const auto* g = static_cast<const GetattrExpr*>(e);
+          if (g->loop_attr != LoopAttr::None && g->object->kind == ExprKind::Name &&
+              static_cast<const NameExpr&>(*g->object).name == "loop") {
+            loop = true;  // a plain attribute: loop_value stays as it is
+            return;
+          }
+          expr(g->object.get());
           return;
+        }
         case ExprKind::Getitem:
           expr(static_cast<const GetitemExpr*>(e)->object.get());
           expr(static_cast<const GetitemExpr*>(e)->index.get());
@@ -1662,10 +1743,11 @@ struct Resolver {
           auto* f = static_cast<const ForStmt*>(s);
           expr(f->iter.get());
           // `loop` inside a nested for refers to the inner loop; other names count.
-          bool outer_loop = loop;
+          bool outer_loop = loop, outer_loop_value = loop_value;
           expr(f->filter.get());
           body(f->body);
           loop = outer_loop;
+          loop_value = outer_loop_value;
           body(f->otherwise);
           return;
         }
