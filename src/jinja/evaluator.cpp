@@ -1566,11 +1566,43 @@ class Evaluator {
     run_items(loop, f, seq.as_list(), depth0);
   }
 
+  // `for x in items if test` without `loop`: as Jinja2's generator runs it, the test of an
+  // item runs right before its body, after the body of the item before (a body that
+  // changes what the test reads, or a break before an item whose test would fail, is seen
+  // as in Python). The test has its own scope, as Jinja2's test frame: what the body sets
+  // is not visible to it. No list of the kept items is built.
+  void run_filtered(const ForStmt& loop, Frame* f, std::span<const Value> items) {
+    Frame test, iteration;
+    test.parent = f;
+    iteration.parent = f;
+    bool ran = false;
+    for (const auto& item : items) {
+      st_.step();  // the test
+      test.vars.clear();
+      assign(loop.target, item, &test);
+      if (!cond(*loop.filter, &test)) continue;
+      ran = true;
+      st_.step();  // the iteration
+      iteration.vars.clear();
+      assign(loop.target, item, &iteration);
+      if (exec(loop.body, &iteration) == Flow::Break) break;
+    }
+    if (!ran && !loop.otherwise.empty()) {
+      Frame inner;
+      inner.parent = f;
+      exec(loop.otherwise, &inner);
+    }
+  }
+
   void run_items(const ForStmt& loop, Frame* f, std::span<const Value> items, std::size_t depth0) {
     Value filtered_holder;
     Frame iteration;
     iteration.parent = f;
+    if (loop.filter && !loop.uses_loop) return run_filtered(loop, f, items);
     if (loop.filter) {
+      // With `loop`, the items that pass are collected first (loop.length and loop.last
+      // need them). Jinja2's LoopContext reads them lazily and peeks ahead when asked,
+      // which differs only when the filter sees state that the body changes.
       std::vector<Value> kept;
       for (const auto& item : items) {
         st_.step();
