@@ -10,6 +10,7 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
+#include <type_traits>
 #include <unordered_map>
 
 #include "jinja/lexer.hpp"
@@ -1219,6 +1220,48 @@ bool keeps_markup(std::string_view name) {
   return false;
 }
 
+// Calls fn(body) for each body nested directly in `s` (branches, loop bodies and else, macro
+// and call-block bodies, block bodies), in template order. `S` is Stmt or const Stmt.
+template <typename T, typename From>
+using ConstLike = std::conditional_t<std::is_const_v<From>, const T, T>;
+template <typename S, typename Fn>
+void for_each_body(S& s, Fn&& fn) {
+  switch (s.kind) {
+    case StmtKind::If: {
+      auto& i = static_cast<ConstLike<IfStmt, S>&>(s);
+      for (auto& [cond, b] : i.branches) fn(b);
+      fn(i.otherwise);
+      return;
+    }
+    case StmtKind::For:
+      fn(static_cast<ConstLike<ForStmt, S>&>(s).body);
+      fn(static_cast<ConstLike<ForStmt, S>&>(s).otherwise);
+      return;
+    case StmtKind::SetBlock:
+      fn(static_cast<ConstLike<SetBlockStmt, S>&>(s).body);
+      return;
+    case StmtKind::Macro:
+      fn(static_cast<ConstLike<MacroStmt, S>&>(s).def->body);
+      return;
+    case StmtKind::CallBlock:
+      fn(static_cast<ConstLike<CallBlockStmt, S>&>(s).caller->body);
+      return;
+    case StmtKind::FilterBlock:
+      fn(static_cast<ConstLike<FilterBlockStmt, S>&>(s).body);
+      return;
+    case StmtKind::With:
+      fn(static_cast<ConstLike<WithStmt, S>&>(s).body);
+      return;
+    case StmtKind::Generation:
+    case StmtKind::Block:
+    case StmtKind::Autoescape:
+      fn(static_cast<ConstLike<BodyStmt, S>&>(s).body);
+      return;
+    default:
+      return;
+  }
+}
+
 struct Resolver {
   Error error;
   bool failed = false;
@@ -1479,48 +1522,15 @@ struct Resolver {
   }
   static const Target* loop_store(const Body& b) {
     for (const auto& sp : b) {
-      const Stmt* s = sp.get();
+      const Stmt& s = *sp;
       const Target* found = nullptr;
-      auto in = [&](const Body& inner) {
+      if (s.kind == StmtKind::Set) found = loop_store(static_cast<const SetStmt&>(s).target);
+      if (s.kind == StmtKind::SetBlock)
+        found = loop_store(static_cast<const SetBlockStmt&>(s).target);
+      if (s.kind == StmtKind::For) found = loop_store(static_cast<const ForStmt&>(s).target);
+      for_each_body(s, [&](const Body& inner) {
         if (!found) found = loop_store(inner);
-      };
-      switch (s->kind) {
-        case StmtKind::Set:
-          found = loop_store(static_cast<const SetStmt*>(s)->target);
-          break;
-        case StmtKind::SetBlock:
-          found = loop_store(static_cast<const SetBlockStmt*>(s)->target);
-          in(static_cast<const SetBlockStmt*>(s)->body);
-          break;
-        case StmtKind::For:
-          found = loop_store(static_cast<const ForStmt*>(s)->target);
-          in(static_cast<const ForStmt*>(s)->body);
-          in(static_cast<const ForStmt*>(s)->otherwise);
-          break;
-        case StmtKind::If:
-          for (const auto& [test, branch] : static_cast<const IfStmt*>(s)->branches) in(branch);
-          in(static_cast<const IfStmt*>(s)->otherwise);
-          break;
-        case StmtKind::Macro:
-          in(static_cast<const MacroStmt*>(s)->def->body);
-          break;
-        case StmtKind::CallBlock:
-          in(static_cast<const CallBlockStmt*>(s)->caller->body);
-          break;
-        case StmtKind::FilterBlock:
-          in(static_cast<const FilterBlockStmt*>(s)->body);
-          break;
-        case StmtKind::With:
-          in(static_cast<const WithStmt*>(s)->body);
-          break;
-        case StmtKind::Generation:
-        case StmtKind::Block:
-        case StmtKind::Autoescape:
-          in(static_cast<const BodyStmt*>(s)->body);
-          break;
-        default:
-          break;
-      }
+      });
       if (found) return found;
     }
     return nullptr;
@@ -1806,43 +1816,7 @@ struct StaticOutputFolder {
   void find_autoescape(const Body& b) {
     for (const auto& s : b) {
       if (s->kind == StmtKind::Autoescape) autoescape = true;
-      each_body(*s, [&](Body& inner) { find_autoescape(inner); });
-    }
-  }
-
-  template <typename Fn>
-  static void each_body(Stmt& s, Fn&& fn) {
-    switch (s.kind) {
-      case StmtKind::If:
-        for (auto& [cond, b] : static_cast<IfStmt&>(s).branches) fn(b);
-        fn(static_cast<IfStmt&>(s).otherwise);
-        return;
-      case StmtKind::For:
-        fn(static_cast<ForStmt&>(s).body);
-        fn(static_cast<ForStmt&>(s).otherwise);
-        return;
-      case StmtKind::SetBlock:
-        fn(static_cast<SetBlockStmt&>(s).body);
-        return;
-      case StmtKind::Macro:
-        fn(static_cast<MacroStmt&>(s).def->body);
-        return;
-      case StmtKind::CallBlock:
-        fn(static_cast<CallBlockStmt&>(s).caller->body);
-        return;
-      case StmtKind::FilterBlock:
-        fn(static_cast<FilterBlockStmt&>(s).body);
-        return;
-      case StmtKind::With:
-        fn(static_cast<WithStmt&>(s).body);
-        return;
-      case StmtKind::Generation:
-      case StmtKind::Block:
-      case StmtKind::Autoescape:
-        fn(static_cast<BodyStmt&>(s).body);
-        return;
-      default:
-        return;
+      for_each_body(*s, [&](Body& inner) { find_autoescape(inner); });
     }
   }
 
@@ -1850,7 +1824,7 @@ struct StaticOutputFolder {
     Body kept;
     kept.reserve(b.size());
     for (auto& s : b) {
-      each_body(*s, [&](Body& inner) { fold(inner); });
+      for_each_body(*s, [&](Body& inner) { fold(inner); });
       if (s->kind == StmtKind::Print) {
         const Expr& e = *static_cast<PrintStmt&>(*s).expr;
         if (e.kind == ExprKind::Const) {
