@@ -1446,14 +1446,8 @@ class Evaluator {
     if (loop.dict_items_sorted) at(*loop.iter, [&] { dictsort_positions(st_, keep, order); });
     // `loop` with plain attributes only: a LoopObject without items (see ForStmt).
     Value loop_value;
-    LoopObject* loop_obj = nullptr;
-    if (loop.uses_loop) {
-      loop_obj = new LoopObject;
-      loop_value = Value::adopt(loop_obj);
-      loop_obj->iterations = entries.size();
-      loop_obj->stmt = &loop;
-      loop_obj->frame = f;
-    }
+    LoopObject* loop_obj =
+        loop.uses_loop ? new_loop_object(loop, f, {}, entries.size(), 0, loop_value) : nullptr;
     Frame iteration;
     iteration.parent = f;
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -1468,12 +1462,30 @@ class Evaluator {
       }
       if (exec(loop.body, &iteration) == Flow::Break) break;
     }
-    if (entries.empty() && !loop.otherwise.empty()) {
-      Frame inner;
-      inner.parent = f;
-      exec(loop.otherwise, &inner);
-    }
+    if (entries.empty()) run_else(loop, f);
     return true;
+  }
+
+  // A loop's `else` body, run when the loop ran no iteration; it has its own scope.
+  void run_else(const ForStmt& loop, Frame* f) {
+    if (loop.otherwise.empty()) return;
+    Frame inner;
+    inner.parent = f;
+    exec(loop.otherwise, &inner);
+  }
+
+  // The `loop` object of one run of `loop` in scope `f`, owned by `holder`. `items` may be
+  // empty when the body reads only plain attributes (ForStmt::loop_attrs_only).
+  static LoopObject* new_loop_object(const ForStmt& loop, Frame* f, std::span<const Value> items,
+                                     std::size_t iterations, std::size_t depth0, Value& holder) {
+    auto* obj = new LoopObject;
+    holder = Value::adopt(obj);
+    obj->items = items;
+    obj->iterations = iterations;
+    obj->depth0 = depth0;
+    obj->stmt = &loop;
+    obj->frame = f;
+    return obj;
   }
 
   // `[::-1]`
@@ -1554,11 +1566,7 @@ class Evaluator {
           assign(loop.target, Value(static_cast<long long>(range->at(i))), &iteration);
           if (exec(loop.body, &iteration) == Flow::Break) break;
         }
-        if (range->count == 0 && !loop.otherwise.empty()) {
-          Frame inner;
-          inner.parent = f;
-          exec(loop.otherwise, &inner);
-        }
+        if (range->count == 0) run_else(loop, f);
         return;
       }
     }
@@ -1587,11 +1595,7 @@ class Evaluator {
       assign(loop.target, item, &iteration);
       if (exec(loop.body, &iteration) == Flow::Break) break;
     }
-    if (!ran && !loop.otherwise.empty()) {
-      Frame inner;
-      inner.parent = f;
-      exec(loop.otherwise, &inner);
-    }
+    if (!ran) run_else(loop, f);
   }
 
   void run_items(const ForStmt& loop, Frame* f, std::span<const Value> items, std::size_t depth0) {
@@ -1617,13 +1621,7 @@ class Evaluator {
     LoopObject* loop_obj = nullptr;
     SymbolId loop_symbol = 0;
     if (loop.uses_loop) {
-      loop_obj = new LoopObject;
-      loop_value = Value::adopt(loop_obj);
-      loop_obj->items = items;
-      loop_obj->iterations = items.size();
-      loop_obj->depth0 = depth0;
-      loop_obj->stmt = &loop;
-      loop_obj->frame = f;
+      loop_obj = new_loop_object(loop, f, items, items.size(), depth0, loop_value);
       loop_symbol = st_.tmpl.sym_loop;
     }
     struct AliveReset {
@@ -1658,11 +1656,7 @@ class Evaluator {
       Flow flow = exec(loop.body, &iteration);
       if (flow == Flow::Break) break;
     }
-    if (items.empty() && !loop.otherwise.empty()) {
-      Frame inner;
-      inner.parent = f;
-      exec(loop.otherwise, &inner);
-    }
+    if (items.empty()) run_else(loop, f);
   }
 
  private:
