@@ -53,7 +53,7 @@ function(chatwire_pgo_training_build)
   add_custom_target(chatwire_pgo_profile ALL DEPENDS ${CHATWIRE_PGO_STAMP})
 endfunction()
 
-# This build: run the sub-build first and compile `libs` with its profile.
+# This build: run the sub-build first and compile chatwire_value and chatwire_jinja with its profile.
 function(chatwire_pgo_use)
   include(ExternalProject)
   set(dir ${CMAKE_BINARY_DIR}/pgo)
