@@ -173,6 +173,16 @@ class Value {
   // when `ascii` is given). Use for text produced by this library or already validated.
   static Value string_known(std::string&& s, bool ascii, std::size_t code_points);
 
+  // markupsafe.Markup, the str subclass Jinja2 uses for text marked safe for HTML (`|safe`,
+  // `|escape`, macro results under autoescape). It is a String whose payload carries the
+  // mark: everything that reads a str reads it, and the operators and methods where Python
+  // calls Markup's own versions (`str + Markup` escapes the str, Markup.join escapes the
+  // items, ...) check is_markup(). Markup(s) is a new object in Python too (not `s`).
+  static Value markup(std::string&& s);
+  static Value markup(std::string_view s);
+  // Markup(v) for a str v: v itself when it is Markup already, else a marked copy.
+  static Value as_markup(const Value& str);
+
   static Value list(std::vector<Value> items);
   static Value tuple(std::vector<Value> items);
   // items[start, start + count) of a list or tuple, as the same kind, sharing its items.
@@ -266,6 +276,7 @@ class Value {
   bool string_is_ascii() const noexcept;
   std::size_t string_length() const noexcept;  // code points
   std::uint64_t string_hash() const noexcept;  // cached; equals hash_string(as_string())
+  bool is_markup() const noexcept;             // a String marked as markupsafe.Markup
 
   // List or Tuple
   std::span<const Value> as_list() const noexcept;
@@ -377,6 +388,7 @@ struct StringData final : RefCounted {
   std::size_t code_points = 0;
   bool ascii = true;
   bool trailing_bytes = false;                 // the bytes follow the struct in its block
+  bool markup = false;                         // a markupsafe.Markup (Value::markup)
   mutable std::atomic<std::uint64_t> hash{0};  // 0 = not computed yet
   std::string owned;
 };
@@ -443,6 +455,9 @@ inline std::string_view Value::as_string() const noexcept {
 }
 inline bool Value::string_is_ascii() const noexcept {
   return static_cast<const detail::StringData*>(u_.ptr)->ascii;
+}
+inline bool Value::is_markup() const noexcept {
+  return kind_ == Kind::String && static_cast<const detail::StringData*>(u_.ptr)->markup;
 }
 inline std::size_t Value::string_length() const noexcept {
   return static_cast<const detail::StringData*>(u_.ptr)->code_points;
@@ -549,8 +564,8 @@ class Object : public detail::RefCounted {
 // Python builtins over values
 // ---------------------------------------------------------------------------------
 
-// type(x).__name__: "int", "str", "dict", "list", "NoneType", "float", "bool", "tuple",
-// "Undefined", or the Object's type_name().
+// type(x).__name__: "int", "str", "Markup", "dict", "list", "NoneType", "float", "bool",
+// "tuple", "Undefined", or the Object's type_name().
 std::string_view type_name(const Value& v) noexcept;
 // Jinja2's object_type_repr: "None", "dict object", "str object", ...
 std::string object_type_repr(const Value& v);
@@ -611,6 +626,18 @@ Result<Value> slice(const Value& v, std::optional<std::int64_t> start,
 // A string longer than limits.max_container_items code points is a LimitError.
 Result<Value> iterate(const Value& v, const ValueLimits& limits = {});
 
+// markupsafe's escape(s): & < > ' " as &amp; &lt; &gt; &#39; &#34;, appended to `out`.
+void append_html_escaped(std::string& out, std::string_view s);
+// markupsafe.escape(v) for a str v: v itself when it is Markup, else its escaped text as a
+// new Markup.
+Value html_escape(const Value& str);
+
+// Python's html.unescape (HTML5 named and numeric character references).
+std::string html_unescape(std::string_view s);
+// markupsafe's Markup(s).striptags(): comments, then tags removed, whitespace runs joined
+// by one space, then unescaped (a str, not a Markup).
+std::string markup_striptags(std::string_view s, const ValueLimits& limits = {});
+
 // Concatenation helper for `~`-style building: checks max_string_bytes.
 Status append_checked(std::string& out, std::string_view piece, const ValueLimits& limits);
 // A LimitError naming the limit ("LimitError: max_string_bytes=67108864 exceeded").
@@ -626,12 +653,20 @@ Error limit_error(std::string_view limit_name, std::size_t limit_value);
 // formatting").
 Result<Value> percent_format(std::string_view fmt, const Value& args,
                              const ValueLimits& limits = {});
+// Markup.__mod__: the same, with every argument's str()/repr() HTML-escaped (Markup
+// arguments' str() is kept), as a Markup.
+Result<Value> markup_percent_format(std::string_view fmt, const Value& args,
+                                    const ValueLimits& limits = {});
 
 // str.format(*args, **kwargs) as Jinja2's SandboxedFormatter: {} {0} {name} {0.attr}
 // {0[key]} {!r} {!s} {:spec}. Attribute access follows Jinja2's getattr (attribute then
 // item); names starting with '_' are unsafe → SecurityError.
 Result<Value> str_format(std::string_view fmt, const CallArgs& args,
                          const ValueLimits& limits = {});
+// Markup.format (markupsafe's EscapeFormatter): each formatted field HTML-escaped, Markup
+// fields written as they are; the result is a Markup.
+Result<Value> markup_str_format(std::string_view fmt, const CallArgs& args,
+                                const ValueLimits& limits = {});
 // format(value, spec) — the format-spec mini-language for str/int/float/bool/None.
 Status format_spec(std::string& out, const Value& v, std::string_view spec);
 

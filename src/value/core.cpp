@@ -201,6 +201,28 @@ Value Value::string_known(std::string&& s, bool ascii, std::size_t code_points) 
   return ValueAccess::from_payload(Kind::String, data);
 }
 
+Value Value::markup(std::string&& s) {
+  Value v(std::move(s));
+  static_cast<StringData*>(v.u_.ptr)->markup = true;  // just built: not shared yet
+  return v;
+}
+
+Value Value::markup(std::string_view s) {
+  Value v(s);
+  static_cast<StringData*>(v.u_.ptr)->markup = true;
+  return v;
+}
+
+Value Value::as_markup(const Value& str) {
+  if (str.is_markup()) return str;
+  const StringData* from = ValueAccess::str(str);
+  StringData* data = string_with_trailing_bytes(str.as_string());
+  data->ascii = from->ascii;
+  data->code_points = from->code_points;
+  data->markup = true;
+  return ValueAccess::from_payload(Kind::String, data);
+}
+
 Value Value::list(std::vector<Value> items) {
   auto* data = new ListData;
   data->items = std::move(items);
@@ -322,6 +344,8 @@ void set_undefined_name(UndefinedData& data, std::string_view name) {
 void set_undefined_object(UndefinedData& data, const Value& on) {
   if (on.is_object())
     data.extra = new detail::UndefinedExtra{on.as_object()->type_repr(), {}, {}};
+  else if (on.is_markup())
+    data.extra = new detail::UndefinedExtra{"markupsafe.Markup object", {}, {}};
   else {
     data.on_known = true;
     data.on_kind = on.kind();
@@ -837,7 +861,7 @@ std::string_view type_name(const Value& v) noexcept {
     case Kind::Float:
       return "float";
     case Kind::String:
-      return "str";
+      return v.is_markup() ? "Markup" : "str";
     case Kind::List:
       return "list";
     case Kind::Tuple:
@@ -852,6 +876,7 @@ std::string_view type_name(const Value& v) noexcept {
 
 std::string object_type_repr(const Value& v) {
   if (v.is_object()) return v.as_object()->type_repr();
+  if (v.is_markup()) return "markupsafe.Markup object";  // not a builtins type
   return std::string(object_type_repr_of(v.kind()));
 }
 

@@ -439,7 +439,11 @@ std::string percent_sign(bool negative, const PercentSpec& spec) {
   return "";
 }
 
-Status percent_one(std::string& out, char conversion, const PercentSpec& spec, const Value& arg) {
+// `escape`: the format string is a Markup, whose __mod__ wraps every argument in
+// markupsafe's _MarkupEscapeHelper: str(), repr() and ascii() of it are the escaped text
+// (a Markup argument's str() is itself); int() and float() are the argument's own.
+Status percent_one(std::string& out, char conversion, const PercentSpec& spec, const Value& arg,
+                   bool escape) {
   // Numeric conversions call int()/float() on the argument, which an Undefined refuses.
   if (arg.is_undefined() && conversion != 's' && conversion != 'r' && conversion != 'a')
     return arg.undefined_error();
@@ -449,6 +453,11 @@ Status percent_one(std::string& out, char conversion, const PercentSpec& spec, c
     case 'a': {
       std::string text;
       append_converted(text, conversion, arg);
+      if (escape && !(conversion == 's' && arg.is_markup())) {
+        std::string escaped;
+        append_html_escaped(escaped, text);
+        text = std::move(escaped);
+      }
       std::string_view body = text;
       if (spec.precision >= 0) {
         auto n = static_cast<std::size_t>(spec.precision);
@@ -533,9 +542,26 @@ Status percent_one(std::string& out, char conversion, const PercentSpec& spec, c
   }
 }
 
+Result<Value> percent_format_impl(std::string_view fmt, const Value& args,
+                                  const ValueLimits& limits, bool escape);
+
 }  // namespace
 
 Result<Value> percent_format(std::string_view fmt, const Value& args, const ValueLimits& limits) {
+  return percent_format_impl(fmt, args, limits, false);
+}
+
+Result<Value> markup_percent_format(std::string_view fmt, const Value& args,
+                                    const ValueLimits& limits) {
+  auto r = percent_format_impl(fmt, args, limits, true);
+  if (!r) return r;
+  return Value::as_markup(*r);
+}
+
+namespace {
+
+Result<Value> percent_format_impl(std::string_view fmt, const Value& args,
+                                  const ValueLimits& limits, bool escape) {
   std::span<const Value> positional;
   Value single[1];
   bool is_tuple = args.is_tuple();
@@ -658,7 +684,7 @@ Result<Value> percent_format(std::string_view fmt, const Value& args, const Valu
     }
     const Value* arg = key_value ? key_value : next();
     if (!arg) return type_error("not enough arguments for format string");
-    if (auto s = percent_one(out, conversion, spec, *arg); !s) return s.error();
+    if (auto s = percent_one(out, conversion, spec, *arg, escape); !s) return s.error();
     if (out.size() > limits.max_string_bytes)
       return limit_error("max_string_bytes", limits.max_string_bytes);
   }
@@ -666,6 +692,8 @@ Result<Value> percent_format(std::string_view fmt, const Value& args, const Valu
     return type_error("not all arguments converted during string formatting");
   return make_string(std::move(out));
 }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------
 // str.format
@@ -778,6 +806,9 @@ Result<Value> sandbox_getitem(const Value& obj, const Value& key) {
 struct Formatter {
   const CallArgs& args;
   const ValueLimits& limits;
+  // Markup.format: markupsafe's EscapeFormatter escapes each formatted field; a Markup
+  // value is written as it is (its __html_format__, which refuses a format spec).
+  bool escape = false;
   int auto_index = 0;  // -1 once manual numbering is used
   bool manual = false;
 
@@ -945,7 +976,16 @@ struct Formatter {
       }
       if (v.is_undefined() && !spec.empty())
         return type_error("unsupported format string passed to Undefined.__format__");
-      if (auto s = format_spec_limited(out, v, spec, limits); !s) return s;
+      if (escape && v.is_markup()) {
+        if (!spec.empty()) return value_error("Unsupported format specification for Markup.");
+        out += v.as_string();
+      } else if (escape) {
+        std::string field_text;
+        if (auto s = format_spec_limited(field_text, v, spec, limits); !s) return s;
+        append_html_escaped(out, field_text);
+      } else if (auto s = format_spec_limited(out, v, spec, limits); !s) {
+        return s;
+      }
       if (out.size() > limits.max_string_bytes)
         return limit_error("max_string_bytes", limits.max_string_bytes);
     }
@@ -960,6 +1000,14 @@ Result<Value> str_format(std::string_view fmt, const CallArgs& args, const Value
   std::string out;
   if (auto s = formatter.run(out, fmt, 0); !s) return s.error();
   return make_string(std::move(out));
+}
+
+Result<Value> markup_str_format(std::string_view fmt, const CallArgs& args,
+                                const ValueLimits& limits) {
+  Formatter formatter{args, limits, true};
+  std::string out;
+  if (auto s = formatter.run(out, fmt, 0); !s) return s.error();
+  return Value::markup(std::move(out));
 }
 
 }  // namespace chatwire

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,6 +51,17 @@ static_assert(sizeof(UndefinedData) <= 64, "one 64-byte block of the payload cac
 }  // namespace chatwire::detail
 
 namespace chatwire {
+
+// The operators on the values as Python's builtin types do them (a Markup operand read as
+// a plain str); binary_op, get_item and slice add Markup's own rules (markup.cpp) on top.
+Result<Value> str_binary_op(BinaryOp op, const Value& a, const Value& b, const ValueLimits& limits);
+Result<Value> str_get_item(const Value& container, const Value& key);
+Result<Value> str_slice(const Value& v, std::optional<std::int64_t> start,
+                        std::optional<std::int64_t> stop, std::optional<std::int64_t> step,
+                        const ValueLimits& limits);
+// binary_op when an operand is a Markup (markupsafe's __add__/__radd__/__mul__/__mod__).
+Result<Value> markup_binary_op(BinaryOp op, const Value& a, const Value& b,
+                               const ValueLimits& limits);
 
 struct ValueAccess {
   static detail::StringData* str(const Value& v) noexcept {

@@ -1090,60 +1090,92 @@ Result<Value> seq_count(const Value& self, const CallArgs& args, const ValueLimi
 // The table
 // ---------------------------------------------------------------------------------
 
+// What markupsafe.Markup does with a str method when `self` is a Markup (Markup
+// overrides some of str's methods; the others are str's own).
+enum class MarkupRule : std::uint8_t {
+  Plain,         // str's method, result as it is (count, find, startswith, isdigit, ...)
+  Keep,          // the result is a Markup (upper, strip, zfill, ...)
+  EscapeSecond,  // the second argument escaped first (replace's new, ljust's fillchar), Markup
+  EachItem,      // a list or tuple of Markups (split, partition, ...)
+  Join,          // each item escaped, the result a Markup
+  Format,        // markupsafe's EscapeFormatter (each field escaped), a Markup
+  FormatMap,     // the same, with the fields from a mapping
+};
+
 struct MethodEntry {
   std::string_view name;
   MethodFn fn;
+  MarkupRule markup = MarkupRule::Plain;
 };
 
 // Sorted by name (binary search); checked by the tests.
 constexpr MethodEntry kStrMethods[] = {
-    {"capitalize", str_capitalize_m},
-    {"casefold", str_casefold_m},
-    {"center", str_center},
-    {"count", str_count},
-    {"encode", str_encode},
-    {"endswith", str_endswith},
-    {"expandtabs", str_expandtabs},
-    {"find", str_find},
-    {"format", str_format_m},
-    {"format_map", str_format_map},
-    {"index", str_index},
-    {"isalnum", str_isalnum},
-    {"isalpha", str_isalpha},
-    {"isascii", str_isascii},
-    {"isdecimal", str_isdecimal},
-    {"isdigit", str_isdigit},
-    {"isidentifier", str_isidentifier},
-    {"islower", str_islower},
-    {"isnumeric", str_isnumeric},
-    {"isprintable", str_isprintable},
-    {"isspace", str_isspace},
-    {"istitle", str_istitle},
-    {"isupper", str_isupper},
-    {"join", str_join},
-    {"ljust", str_ljust},
-    {"lower", str_lower_m},
-    {"lstrip", str_lstrip},
-    {"maketrans", str_maketrans},
-    {"partition", str_partition},
-    {"removeprefix", str_removeprefix},
-    {"removesuffix", str_removesuffix},
-    {"replace", str_replace},
-    {"rfind", str_rfind},
-    {"rindex", str_rindex},
-    {"rjust", str_rjust},
-    {"rpartition", str_rpartition},
-    {"rsplit", str_rsplit},
-    {"rstrip", str_rstrip},
-    {"split", str_split},
-    {"splitlines", str_splitlines},
-    {"startswith", str_startswith},
-    {"strip", str_strip},
-    {"swapcase", str_swapcase_m},
-    {"title", str_title_m},
-    {"translate", str_translate},
-    {"upper", str_upper_m},
-    {"zfill", str_zfill},
+    {"capitalize", str_capitalize_m, MarkupRule::Keep},
+    {"casefold", str_casefold_m, MarkupRule::Keep},
+    {"center", str_center, MarkupRule::EscapeSecond},
+    {"count", str_count, MarkupRule::Plain},
+    {"encode", str_encode, MarkupRule::Plain},
+    {"endswith", str_endswith, MarkupRule::Plain},
+    {"expandtabs", str_expandtabs, MarkupRule::Keep},
+    {"find", str_find, MarkupRule::Plain},
+    {"format", str_format_m, MarkupRule::Format},
+    {"format_map", str_format_map, MarkupRule::FormatMap},
+    {"index", str_index, MarkupRule::Plain},
+    {"isalnum", str_isalnum, MarkupRule::Plain},
+    {"isalpha", str_isalpha, MarkupRule::Plain},
+    {"isascii", str_isascii, MarkupRule::Plain},
+    {"isdecimal", str_isdecimal, MarkupRule::Plain},
+    {"isdigit", str_isdigit, MarkupRule::Plain},
+    {"isidentifier", str_isidentifier, MarkupRule::Plain},
+    {"islower", str_islower, MarkupRule::Plain},
+    {"isnumeric", str_isnumeric, MarkupRule::Plain},
+    {"isprintable", str_isprintable, MarkupRule::Plain},
+    {"isspace", str_isspace, MarkupRule::Plain},
+    {"istitle", str_istitle, MarkupRule::Plain},
+    {"isupper", str_isupper, MarkupRule::Plain},
+    {"join", str_join, MarkupRule::Join},
+    {"ljust", str_ljust, MarkupRule::EscapeSecond},
+    {"lower", str_lower_m, MarkupRule::Keep},
+    {"lstrip", str_lstrip, MarkupRule::Keep},
+    {"maketrans", str_maketrans, MarkupRule::Plain},
+    {"partition", str_partition, MarkupRule::EachItem},
+    {"removeprefix", str_removeprefix, MarkupRule::Keep},
+    {"removesuffix", str_removesuffix, MarkupRule::Keep},
+    {"replace", str_replace, MarkupRule::EscapeSecond},
+    {"rfind", str_rfind, MarkupRule::Plain},
+    {"rindex", str_rindex, MarkupRule::Plain},
+    {"rjust", str_rjust, MarkupRule::EscapeSecond},
+    {"rpartition", str_rpartition, MarkupRule::EachItem},
+    {"rsplit", str_rsplit, MarkupRule::EachItem},
+    {"rstrip", str_rstrip, MarkupRule::Keep},
+    {"split", str_split, MarkupRule::EachItem},
+    {"splitlines", str_splitlines, MarkupRule::EachItem},
+    {"startswith", str_startswith, MarkupRule::Plain},
+    {"strip", str_strip, MarkupRule::Keep},
+    {"swapcase", str_swapcase_m, MarkupRule::Keep},
+    {"title", str_title_m, MarkupRule::Keep},
+    {"translate", str_translate, MarkupRule::Keep},
+    {"upper", str_upper_m, MarkupRule::Keep},
+    {"zfill", str_zfill, MarkupRule::Keep},
+};
+
+Result<Value> markup_unescape_m(const Value& self, const CallArgs& args, const ValueLimits&) {
+  auto b = bind(args, "unescape", {}, 0, false);
+  if (!b) return b.error();
+  return Value(html_unescape(self.as_string()));
+}
+
+Result<Value> markup_striptags_m(const Value& self, const CallArgs& args,
+                                 const ValueLimits& limits) {
+  auto b = bind(args, "striptags", {}, 0, false);
+  if (!b) return b.error();
+  return Value(markup_striptags(self.as_string(), limits));
+}
+
+// Methods that only a Markup has (sorted by name).
+constexpr MethodEntry kMarkupOnlyMethods[] = {
+    {"striptags", markup_striptags_m},
+    {"unescape", markup_unescape_m},
 };
 
 constexpr MethodEntry kDictMethods[] = {
@@ -1208,6 +1240,88 @@ const MethodEntry* find_method(Kind kind, std::string_view name) {
   return &*it;
 }
 
+const MethodEntry* find_markup_only_method(std::string_view name) {
+  for (const MethodEntry& e : kMarkupOnlyMethods)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+// markupsafe.escape(v) of an argument or item: a Markup stays, anything else is escaped
+// str(v).
+Value escape_any(const Value& v) {
+  if (v.is_string()) return html_escape(v);
+  std::string text;
+  append_str(text, v);
+  std::string out;
+  append_html_escaped(out, text);
+  return Value::markup(std::move(out));
+}
+
+// self.name(*args) for a Markup self: str's method with Markup's rule around it.
+Result<Value> call_markup_method(const MethodEntry& m, const Value& self, const CallArgs& args,
+                                 const ValueLimits& limits) {
+  switch (m.markup) {
+    case MarkupRule::Plain:
+      return m.fn(self, args, limits);
+    case MarkupRule::Keep: {
+      auto r = m.fn(self, args, limits);
+      if (!r || !r->is_string()) return r;
+      return Value::as_markup(*r);
+    }
+    case MarkupRule::EscapeSecond: {
+      std::vector<Value> positional(args.positional.begin(), args.positional.end());
+      if (positional.size() >= 2) positional[1] = escape_any(positional[1]);
+      auto r = m.fn(self, CallArgs{positional, args.keyword}, limits);
+      if (!r || !r->is_string()) return r;
+      return Value::as_markup(*r);
+    }
+    case MarkupRule::EachItem: {
+      auto r = m.fn(self, args, limits);
+      if (!r || !r->is_sequence()) return r;
+      std::vector<Value> items;
+      items.reserve(r->as_list().size());
+      for (const Value& item : r->as_list())
+        items.push_back(item.is_string() ? Value::as_markup(item) : item);
+      return r->is_list() ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+    }
+    case MarkupRule::Join: {
+      auto b = bind(args, "join", {"iterable"}, 1, false);
+      if (!b) return b.error();
+      auto items = iterate(*(*b)[0], limits);  // map(self.escape, iterable)
+      if (!items) return items.error();
+      std::vector<Value> escaped;
+      escaped.reserve(items->as_list().size());
+      for (const Value& item : items->as_list()) escaped.push_back(escape_any(item));
+      Value list = Value::list(std::move(escaped));
+      auto r = m.fn(self, CallArgs{std::span<const Value>(&list, 1), {}}, limits);
+      if (!r) return r;
+      return Value::as_markup(*r);
+    }
+    case MarkupRule::Format:
+      return markup_str_format(self.as_string(), args, limits);
+    case MarkupRule::FormatMap: {
+      auto b = bind(args, "format_map", {"mapping"}, 1, false);
+      if (!b) return b.error();
+      const Value& mapping = *(*b)[0];
+      if (!mapping.is_dict())
+        return type_error("format_map() argument must be a mapping, not " +
+                          std::string(type_name(mapping)));
+      std::vector<NamedArg> named;
+      for (const auto& [key, value] : mapping.dict_entries())
+        if (key.is_string()) named.push_back({key.as_string(), value});
+      return markup_str_format(self.as_string(), CallArgs{{}, named}, limits);
+    }
+  }
+  return m.fn(self, args, limits);
+}
+
+// Markup defines its own version of the method (or has it alone).
+bool markup_overrides(std::string_view name) {
+  if (find_markup_only_method(name)) return true;
+  const MethodEntry* m = find_method(Kind::String, name);
+  return m && m->markup != MarkupRule::Plain;
+}
+
 class BoundMethod final : public Object {
  public:
   BoundMethod(Value self, std::string name) : self_(std::move(self)), name_(std::move(name)) {}
@@ -1217,6 +1331,14 @@ class BoundMethod final : public Object {
     return call_method(self_, name_, args, context.limits);
   }
   void repr(std::string& out) const override {
+    if (self_.is_markup() && markup_overrides(name_)) {  // a Python method of Markup's
+      out += "<bound method Markup.";
+      out += name_;
+      out += " of ";
+      append_repr(out, self_);
+      out += '>';
+      return;
+    }
     out += "<built-in method ";
     out += name_;
     out += " of ";
@@ -1253,6 +1375,7 @@ bool has_method(Kind kind, std::string_view name) noexcept {
 }
 
 bool has_method(const Value& self, std::string_view name) noexcept {
+  if (self.is_markup() && find_markup_only_method(name)) return true;
   return has_method(self.kind(), name);
 }
 
@@ -1272,6 +1395,11 @@ bool is_unsafe_mutator(Kind kind, std::string_view name) noexcept {
 
 Result<Value> call_method(const Value& self, std::string_view name, const CallArgs& args,
                           const ValueLimits& limits) {
+  if (self.is_markup()) [[unlikely]] {
+    if (const MethodEntry* m = find_markup_only_method(name)) return m->fn(self, args, limits);
+    if (const MethodEntry* m = find_method(Kind::String, name))
+      return call_markup_method(*m, self, args, limits);
+  }
   if (const MethodEntry* m = find_method(self.kind(), name)) return m->fn(self, args, limits);
   if (is_unsafe_mutator(self.kind(), name))
     return Value::unsafe_attribute(name, self).undefined_error();

@@ -321,6 +321,13 @@ std::string_view op_symbol(CompareOp op) noexcept {
 }
 
 Result<Value> binary_op(BinaryOp op, const Value& a, const Value& b, const ValueLimits& limits) {
+  if (a.is_markup() || b.is_markup()) [[unlikely]]
+    return markup_binary_op(op, a, b, limits);
+  return str_binary_op(op, a, b, limits);
+}
+
+Result<Value> str_binary_op(BinaryOp op, const Value& a, const Value& b,
+                            const ValueLimits& limits) {
   // str.__mod__ accepts any right operand, Undefined included ('%s' % u is '').
   if (op == BinaryOp::Mod && a.is_string()) return percent_format(a.as_string(), b, limits);
   if (a.is_undefined()) return a.undefined_error();
@@ -472,6 +479,15 @@ Result<bool> contains(const Value& container, const Value& item) {
 }
 
 Result<Value> get_item(const Value& container, const Value& key) {
+  if (container.is_markup()) [[unlikely]] {  // Markup.__getitem__
+    auto item = str_get_item(container, key);
+    if (!item) return item;
+    return Value::as_markup(*item);
+  }
+  return str_get_item(container, key);
+}
+
+Result<Value> str_get_item(const Value& container, const Value& key) {
   switch (container.kind()) {
     case Kind::Undefined:
       return container.undefined_error();
@@ -516,8 +532,19 @@ Result<Value> get_item(const Value& container, const Value& key) {
 }
 
 Result<Value> slice(const Value& v, std::optional<std::int64_t> start,
-                    std::optional<std::int64_t> stop, std::optional<std::int64_t> step_opt,
+                    std::optional<std::int64_t> stop, std::optional<std::int64_t> step,
                     const ValueLimits& limits) {
+  if (v.is_markup()) [[unlikely]] {  // Markup.__getitem__ with a slice
+    auto part = str_slice(v, start, stop, step, limits);
+    if (!part) return part;
+    return Value::as_markup(*part);
+  }
+  return str_slice(v, start, stop, step, limits);
+}
+
+Result<Value> str_slice(const Value& v, std::optional<std::int64_t> start,
+                        std::optional<std::int64_t> stop, std::optional<std::int64_t> step_opt,
+                        const ValueLimits& limits) {
   std::int64_t step = step_opt.value_or(1);
   if (step < -std::numeric_limits<std::int64_t>::max())
     step = -std::numeric_limits<std::int64_t>::max();

@@ -213,6 +213,7 @@ class ReprWriter {
   void value(const Value& v, std::size_t depth) {
     switch (v.kind()) {
       case Kind::String:
+        if (v.is_markup()) return markup_string(v.as_string(), false);
         return string(v.as_string());
       case Kind::Int:
         reserve(24);
@@ -266,6 +267,14 @@ class ReprWriter {
       p += 2;
     }
     p_ = p;
+  }
+
+  // Markup's own __repr__: Markup('...').
+  [[gnu::noinline]] void markup_string(std::string_view s, bool comma) {
+    if (comma) put(", ");
+    put("Markup(");
+    string(s);
+    put(")");
   }
 
  private:
@@ -329,7 +338,7 @@ class ReprWriter {
   // value(), whose call costs more than a short string.
   template <bool Sorted>
   [[gnu::always_inline]] void item(const Value& v, std::size_t depth, bool comma) {
-    if (v.kind() == Kind::String) return string(v.as_string(), comma);
+    if (v.kind() == Kind::String && !v.is_markup()) return string(v.as_string(), comma);
     if (comma) put(", ");
     value<Sorted>(v, depth);
   }
@@ -352,7 +361,7 @@ class ReprWriter {
 
   template <bool Sorted>
   void entry(const std::pair<Value, Value>& e, bool first, std::size_t depth) {
-    if (e.first.kind() == Kind::String) {
+    if (e.first.kind() == Kind::String && !e.first.is_markup()) {
       string(e.first.as_string(), !first, true);
     } else {
       if (!first) put(", ");
@@ -467,8 +476,11 @@ void append_repr(std::string& out, const Value& v) {
       append_float_repr(out, v.as_float());
       return;
     case Kind::String: {
-      ReprWriter writer(out, v.as_string().size() + 6);  // string()'s reserve
-      writer.string(v.as_string());
+      ReprWriter writer(out, v.as_string().size() + 14);  // string()'s reserve
+      if (v.is_markup())
+        writer.markup_string(v.as_string(), false);
+      else
+        writer.string(v.as_string());
       return;
     }
     case Kind::List:
@@ -601,7 +613,7 @@ struct PrettyPrinter {
     std::string rep = safe_repr(v);
     std::size_t used = indent + allowance;
     std::size_t max_width = used < kPprintWidth ? kPprintWidth - used : 0;
-    if (width_of(rep) > max_width) {
+    if (width_of(rep) > max_width && !v.is_markup()) {  // Markup has its own __repr__
       switch (v.kind()) {
         case Kind::List:
         case Kind::Tuple:
