@@ -63,9 +63,6 @@ struct NameKey {
 
 struct Expr {
   ExprKind kind;
-  // The value is a markupsafe.Markup (from |safe, |e, ...): in `Markup + str` Python
-  // escapes the plain string. Tracked statically, per expression.
-  bool markup = false;
   std::uint32_t height = 1;  // of the subtree; bounded by Limits::max_parse_depth
   std::uint32_t line = 0, column = 0;
   const NameKey* name_key = nullptr;  // set on Getattr / Getitem nodes of that shape
@@ -210,6 +207,10 @@ struct UnaryExpr : Expr {
 // And, Or, Binary, Concat
 struct BinaryExpr : Expr {
   BinaryOp op = BinaryOp::Add;  // for ExprKind::Binary
+  // A `~` chain whose operands are all constants or filters of constants: Jinja2's
+  // optimizer folds it to str.join of their str() (a plain str, even with a Markup among
+  // them, which markup_join would keep while autoescaping). Set on the chain's last node.
+  bool folds_to_str = false;
   ExprPtr left, right;
   explicit BinaryExpr(ExprKind k) : Expr(k) {}
 };

@@ -188,7 +188,7 @@ Value get_attribute(const Value& obj, std::string_view name, std::uint64_t hash)
       return check(obj.as_object()->get_attr(name));
     }
     default:
-      if (has_method(obj.kind(), name)) return bound_method(obj, name);
+      if (has_method(obj, name)) return bound_method(obj, name);
       if (is_unsafe_mutator(obj.kind(), name) || is_real_dunder(name))
         return Value::unsafe_attribute(name, obj);
       return Value::undefined_attribute(name, obj);
@@ -211,7 +211,7 @@ Value get_subscript(const Value& obj, const Value& key) {
     if (obj.is_object()) {
       Value v = check(obj.as_object()->get_attr(name));
       if (!v.is_undefined()) return v;
-    } else if (has_method(obj.kind(), name)) {
+    } else if (has_method(obj, name)) {
       return bound_method(obj, name);
     } else if (is_unsafe_mutator(obj.kind(), name) || is_real_dunder(name)) {
       return Value::unsafe_attribute(name, obj);
@@ -234,10 +234,6 @@ Value call_value(RenderState& state, const Value& callee, const CallArgs& args) 
 // ------------------------------------------------------------------ evaluator
 
 namespace {
-
-bool is_escape_filter(std::string_view name) {
-  return name == "e" || name == "escape";
-}
 
 class Evaluator {
  public:
@@ -517,20 +513,11 @@ class Evaluator {
               break;
           }
         }
-        if (b.markup && b.op == BinaryOp::Add && left->is_string() && right->is_string()) {
-          // Markup + str escapes the plain side (markupsafe).
-          if (!b.left->markup) {
-            ltmp = escaped(*left);
-            left = &ltmp;
-          }
-          if (!b.right->markup) {
-            rtmp = escaped(*right);
-            right = &rtmp;
-          }
-        }
         return at(e, [&] { return check(binary_op(b.op, *left, *right, st_.limits)); });
       }
       case ExprKind::Concat: {
+        if (st_.autoescape && !static_cast<const BinaryExpr&>(e).folds_to_str)
+          return markup_join(e, f);
         std::string s;
         concat_into(s, e, f);
         return Value(std::move(s));
@@ -585,27 +572,49 @@ class Evaluator {
     }
   }
 
-  // The operands of a `~` chain, left to right, each as str() text: `piece(leaf, text)`.
+  // The operands of a `~` chain, left to right, each as str() text:
+  // `piece(is_markup, text)`.
+  // Below a chain that folds to a str (BinaryExpr::folds_to_str) no piece counts as Markup.
   template <typename Piece>
-  void each_concat_piece(const Expr& e, Frame* f, Piece&& piece) {
+  void each_concat_piece(const Expr& e, Frame* f, Piece&& piece, bool plain = false) {
     if (e.kind == ExprKind::Concat) {
       const auto& b = static_cast<const BinaryExpr&>(e);
-      each_concat_piece(*b.left, f, piece);
-      each_concat_piece(*b.right, f, piece);
+      plain = plain || b.folds_to_str;
+      each_concat_piece(*b.left, f, piece, plain);
+      each_concat_piece(*b.right, f, piece, plain);
       return;
     }
     Value tmp;
     const Value& v = ref(e, f, tmp);
-    if (v.is_string()) return piece(e, v.as_string());
+    if (v.is_string()) return piece(!plain && v.is_markup(), v.as_string());
     std::string text;
     append_str(text, v);
-    piece(e, std::string_view(text));
+    piece(false, std::string_view(text));
   }
 
+  // `~` joins str() of its operands, a plain str even for Markup operands (Jinja2's
+  // str_join).
   void concat_into(std::string& s, const Expr& e, Frame* f) {
-    each_concat_piece(e, f, [&](const Expr&, std::string_view text) {
-      check(append_checked(s, text, st_.limits));
+    each_concat_piece(
+        e, f, [&](bool, std::string_view text) { check(append_checked(s, text, st_.limits)); });
+  }
+
+  // `~` while autoescaping is Jinja2's markup_join: with a Markup among the operands the
+  // result is a Markup in which the other operands are escaped; without one, a plain str.
+  Value markup_join(const Expr& e, Frame* f) {
+    std::string plain, escaped_text;
+    bool any_markup = false;
+    each_concat_piece(e, f, [&](bool is_markup, std::string_view text) {
+      any_markup = any_markup || is_markup;
+      check(append_checked(plain, text, st_.limits));
+      if (is_markup)
+        escaped_text += text;
+      else
+        append_html_escaped(escaped_text, text);
+      if (escaped_text.size() > st_.lim.max_string_bytes)
+        raise(limit_error("max_string_bytes", st_.lim.max_string_bytes));
     });
+    return any_markup ? Value::markup(std::move(escaped_text)) : Value(std::move(plain));
   }
 
   // {{ a ~ b ~ c }}: each piece is written to the output as it is evaluated, with no
@@ -614,13 +623,13 @@ class Evaluator {
   // pieces that are not Markup are HTML-escaped.
   void print_concat(const Expr& e, Frame* f) {
     std::size_t total = 0;
-    each_concat_piece(e, f, [&](const Expr& leaf, std::string_view text) {
+    each_concat_piece(e, f, [&](bool is_markup, std::string_view text) {
       total += text.size();
       if (total > st_.lim.max_string_bytes)
         raise(limit_error("max_string_bytes", st_.lim.max_string_bytes));
-      if (autoescape_ && !leaf.markup) {
+      if (st_.autoescape && !is_markup) {
         std::string escaped_text;
-        html_escape(escaped_text, text);
+        append_html_escaped(escaped_text, text);
         st_.out.write(escaped_text);
       } else {
         st_.out.write(text);
@@ -700,9 +709,9 @@ class Evaluator {
       if (MethodFn method = g.method_for(obj.kind())) {
         eval_args(c.arguments, f, args);
         if (extra) args.keyword.push_back(*extra);
-        if (g.object->markup && (g.attr == "format" || g.attr == "format_map"))
-          escape_format_args(args);
         st_.step();
+        if (obj.is_markup())  // Markup's own versions of str's methods
+          return at(c, [&] { return check(call_method(obj, g.attr, args.view(), st_.limits)); });
         return at(c, [&] { return check(method(obj, args.view(), st_.limits)); });
       }
       Value callee = at(g, [&] { return get_attribute(obj, g.attr, g.attr_hash); });
@@ -738,29 +747,6 @@ class Evaluator {
     return true;
   }
 
-  // Markup.format escapes the values it formats (markupsafe's EscapeFormatter):
-  // strings among the arguments, and one level into dict arguments.
-  static void escape_format_args(Args& args) {
-    auto escape_value = [](const Value& v) -> Value {
-      if (v.is_string()) return escaped(v);
-      if (v.is_dict()) {
-        std::vector<std::pair<Value, Value>> entries;
-        for (const auto& [k, x] : v.dict_entries())
-          entries.emplace_back(k, x.is_string() ? escaped(x) : x);
-        return Value::dict_unchecked(std::move(entries));
-      }
-      return v;
-    };
-    for (auto& p : args.positional) p = escape_value(p);
-    for (auto& k : args.keyword) k.value = escape_value(k.value);
-  }
-
-  static Value escaped(const Value& v) {
-    std::string out;
-    html_escape(out, v.as_string());
-    return Value(std::move(out));
-  }
-
   // The value a filter with an operand applies to: an inner filter's result (in `tmp`),
   // or the operand read where it lives. `body` goes to the innermost filter.
   const Value& filter_operand(const FilterExpr& fe, Frame* f, const Value* body, Value& tmp) {
@@ -792,19 +778,16 @@ class Evaluator {
     Value operand_tmp;  // the operand when it is computed here (not borrowed)
     const Value& operand =
         fe.operand ? filter_operand(fe, f, body, operand_tmp) : (body ? *body : operand_tmp);
-    if (fe.arguments.empty() && fe.filter &&
-        !(fe.operand && fe.operand->markup && fe.markup)) {  // `x | trim`: no argument list
+    if (fe.arguments.empty() && fe.filter) {  // `x | trim`: no argument list
       st_.step();
-      return at(fe, [&] { return check(fe.filter->fn(st_, operand, CallArgs{})); });
+      return at(fe, [&] { return check(run_filter(*fe.filter, st_, operand, CallArgs{})); });
     }
     Args args;
     eval_args(fe.arguments, f, args);
-    if (fe.operand && fe.operand->markup && fe.markup && is_escape_filter(fe.name))
-      return operand;  // escaping a Markup leaves it unchanged
     return at(fe, [&]() -> Value {
       if (!fe.filter) raise("TemplateRuntimeError", "No filter named '" + fe.name + "' found.");
       st_.step();
-      return check(fe.filter->fn(st_, operand, args.view()));
+      return check(run_filter(*fe.filter, st_, operand, args.view()));
     });
   }
 
@@ -829,13 +812,15 @@ class Evaluator {
   // its result (false).
   bool trim_view(const FilterExpr& fe, Frame* f, Value& holder, std::string_view& view) {
     const Value& operand = ref(*fe.operand, f, holder);
-    if (operand.is_string() && utf8::ascii_strip(operand.as_string(), view)) {
+    // (A Markup's trim is a Markup, which a `+` treats differently: not a view.)
+    if (operand.is_string() && !operand.is_markup() &&
+        utf8::ascii_strip(operand.as_string(), view)) {
       st_.step();
       return true;
     }
     Value result = at(fe, [&] {
       st_.step();
-      return check(fe.filter->fn(st_, operand, CallArgs{}));
+      return check(run_filter(*fe.filter, st_, operand, CallArgs{}));
     });
     holder = std::move(result);
     return false;
@@ -852,10 +837,9 @@ class Evaluator {
   }
 
   static bool is_plain_trim(const Expr& e) {
-    if (e.kind != ExprKind::Filter || e.markup) return false;
+    if (e.kind != ExprKind::Filter) return false;
     const auto& fe = static_cast<const FilterExpr&>(e);
-    return fe.special == FilterSpecial::Trim && fe.arguments.empty() && fe.operand &&
-           !fe.operand->markup;
+    return fe.special == FilterSpecial::Trim && fe.arguments.empty() && fe.operand;
   }
 
   bool eval_test(const TestExpr& te, Frame* f) {
@@ -873,9 +857,10 @@ class Evaluator {
     }
     const Value& operand = *operand_ptr;
     if (te.test && te.arguments.empty()) {  // `x is string`: no argument list to build
-      switch (te.special) {  // type tests answered here (the table's functions say the same)
-        case TestSpecial::Escaped:
-          return te.operand->markup;
+      switch (te.special) {         // type tests answered here (the table's functions say the same)
+        case TestSpecial::Escaped:  // hasattr(value, "__html__")
+          st_.step();
+          return operand.is_markup();
         case TestSpecial::String:
           st_.step();
           return operand.is_string();
@@ -893,7 +878,7 @@ class Evaluator {
     }
     Args args;
     eval_args(te.arguments, f, args);
-    if (te.special == TestSpecial::Escaped) return te.operand->markup;
+    if (te.special == TestSpecial::Escaped) return operand.is_markup();
     if (te.test && args.positional.size() + args.keyword.size() > te.test->arity) {
       std::size_t given = args.positional.size() + 1;
       raise(Error{"TypeError",
@@ -1213,7 +1198,7 @@ class Evaluator {
         continue;
       }
       const Value& v = *borrowed;
-      if (!v.is_string()) {
+      if (!v.is_string() || v.is_markup()) {  // Python's `+` from here (Markup escapes)
         if (count == 0) return write_value(eval_sum_from(Value(v), sum, i + 1, f));
         std::string joined;
         for (std::size_t k = 0; k < count; ++k)
@@ -1239,39 +1224,33 @@ class Evaluator {
     return acc;
   }
 
-  // Inside {% autoescape true %}: values that are not Markup are HTML-escaped; macro
-  // results are Markup there.
-  void write_autoescaped(const Expr& e, const Value& v, Frame* f) {
-    if (e.kind == ExprKind::Call) {
-      const Expr& callee = *static_cast<const CallExpr&>(e).callee;
-      if (callee.kind == ExprKind::Name) {
-        Value fn = st_.lookup(f, static_cast<const NameExpr&>(callee).symbol);
-        if (fn.is_object() && dynamic_cast<const MacroObject*>(fn.as_object()))
-          return write_value(v);
-      }
-    }
+  // Inside {% autoescape true %}: values that are not Markup are HTML-escaped
+  // (escape(value) of the Output node).
+  void write_autoescaped(const Value& v) {
+    if (v.is_markup()) return st_.out.write(v.as_string());
     std::string text;
     append_str(text, v);
     std::string out;
-    html_escape(out, text);
+    append_html_escaped(out, text);
     st_.out.write(out);
   }
 
   // {{ ... }}
   void print(const PrintStmt& p, Frame* f) {
     const Expr& e = *p.expr;
-    if (!p.sum.empty() && !autoescape_) {
+    if (!p.sum.empty() && !st_.autoescape) {
       print_sum(p.sum, f);
     } else if (e.kind == ExprKind::Concat) {  // write the pieces straight to the output
       print_concat(e, f);
-    } else if (e.kind == ExprKind::Call && !autoescape_ && !st_.track_generation &&
+    } else if (e.kind == ExprKind::Call && !st_.autoescape && !st_.track_generation &&
                print_macro_call(static_cast<const CallExpr&>(e), f)) {
       // written in place
-    } else if (autoescape_ && !e.markup) {
-      write_autoescaped(e, eval(e, f), f);
+    } else if (st_.autoescape) {
+      Value tmp;
+      write_autoescaped(ref(e, f, tmp));
     } else if (e.kind == ExprKind::Filter &&
                static_cast<const FilterExpr&>(e).special == FilterSpecial::Tojson &&
-               static_cast<const FilterExpr&>(e).operand && !autoescape_) {
+               static_cast<const FilterExpr&>(e).operand) {
       print_tojson(static_cast<const FilterExpr&>(e), f);
     } else if (is_plain_trim(e)) {
       Value holder;
@@ -1362,18 +1341,18 @@ class Evaluator {
       }
       case StmtKind::Autoescape: {
         const auto& block = static_cast<const BodyStmt&>(s);
-        bool saved = autoescape_;
-        autoescape_ = truthy(eval(*block.expr, f));
+        bool saved = st_.autoescape;
+        st_.autoescape = truthy(eval(*block.expr, f));
         Frame inner;  // a scoped block: assignments inside do not leak
         inner.parent = f;
         Flow flow;
         try {
           flow = exec(block.body, &inner);
         } catch (...) {
-          autoescape_ = saved;
+          st_.autoescape = saved;
           throw;
         }
-        autoescape_ = saved;
+        st_.autoescape = saved;
         return flow;
       }
       case StmtKind::Unsupported:
@@ -1382,7 +1361,12 @@ class Evaluator {
     return Flow::Normal;
   }
 
+  // A block's text (set block, filter block); Markup(concat(...)) while autoescaping.
   Value capture(const Body& body, Frame* f) {
+    if (st_.autoescape) return Value::as_markup(capture_text(body, f));
+    return capture_text(body, f);
+  }
+  Value capture_text(const Body& body, Frame* f) {
     st_.out.begin_capture();
     try {
       exec(body, f);
@@ -1413,6 +1397,7 @@ class Evaluator {
     auto* m = new MacroObject;
     m->def = def;
     m->is_caller = is_caller;
+    m->autoescape = st_.autoescape;  // the body's, and whether it returns a Markup
     if (f == &st_.root) {
       m->closure = f;
     } else {
@@ -1661,7 +1646,6 @@ class Evaluator {
 
  private:
   RenderState& st_;
-  bool autoescape_ = false;
 };
 
 }  // namespace

@@ -111,7 +111,7 @@ Result<Value> f_attr(RenderState&, const Value& v, const CallArgs& args) {
     if (!name.empty() && name[0] == '_') return Value::unsafe_attribute(name, v);
     return check(v.as_object()->get_attr(name));
   }
-  if (has_method(v.kind(), name)) return bound_method(v, name);
+  if (has_method(v, name)) return bound_method(v, name);
   if (is_unsafe_mutator(v.kind(), name) || (name.size() > 1 && name[0] == '_' && name[1] == '_'))
     return Value::unsafe_attribute(name, v);
   return Value::undefined_attribute(name, v);
@@ -260,36 +260,21 @@ void dictsort_positions(RenderState& state, const Value& d, std::span<std::uint3
       less);
 }
 
-void html_escape(std::string& out, std::string_view s) {
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&#34;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
 namespace {
 
+// markupsafe.escape: a Markup stays as it is.
 Result<Value> f_escape(RenderState&, const Value& v, const CallArgs&) {
+  if (v.is_markup()) return v;
   std::string out;
-  html_escape(out, soft_str(v));
-  return Value(std::move(out));
+  append_html_escaped(out, soft_str(v));
+  return Value::markup(std::move(out));
+}
+
+// escape(str(value)): a Markup is escaped again.
+Result<Value> f_forceescape(RenderState&, const Value& v, const CallArgs&) {
+  std::string out;
+  append_html_escaped(out, soft_str(v));
+  return Value::markup(std::move(out));
 }
 
 Result<Value> f_filesizeformat(RenderState&, const Value& v, const CallArgs& args) {
@@ -385,12 +370,12 @@ Result<Value> f_format(RenderState& state, const Value& v, const CallArgs& args)
   if (!args.keyword.empty()) {
     std::vector<std::pair<Value, Value>> entries;
     for (const auto& kw : args.keyword) entries.emplace_back(Value(kw.name), kw.value);
-    return percent_format(fmt.as_string(), Value::dict_unchecked(std::move(entries)), state.limits);
+    return binary_op(BinaryOp::Mod, fmt, Value::dict_unchecked(std::move(entries)), state.limits);
   }
-  return percent_format(
-      fmt.as_string(),
-      Value::tuple(std::vector<Value>(args.positional.begin(), args.positional.end())),
-      state.limits);
+  // soft_str(value) % args: Markup.__mod__ (escaping the arguments) for a Markup.
+  return binary_op(BinaryOp::Mod, fmt,
+                   Value::tuple(std::vector<Value>(args.positional.begin(), args.positional.end())),
+                   state.limits);
 }
 
 Result<Value> f_groupby(RenderState& state, const Value& v, const CallArgs& args) {
@@ -422,6 +407,37 @@ Result<Value> f_groupby(RenderState& state, const Value& v, const CallArgs& args
   return Value::list(std::move(groups));
 }
 
+// do_indent step by step with Python's operators, for a Markup text or indention: a Markup
+// text makes the indention and newline Markup (without escaping them); a Markup indention
+// on a plain text escapes the lines it is added to (and, with `first`, the whole result).
+Value indent_with_markup(RenderState& state, const Value& text, Value indention, bool first,
+                         bool blank) {
+  auto add = [&](const Value& a, const Value& b) {
+    return check(binary_op(BinaryOp::Add, a, b, state.limits));
+  };
+  Value newline("\n");
+  if (text.is_markup()) {
+    indention = Value::as_markup(indention);
+    newline = Value::as_markup(newline);
+  }
+  Value lines = method(add(text, newline), "splitlines", {}, state);
+  Value rv;
+  if (blank) {
+    rv = method(add(newline, indention), "join", {lines}, state);
+  } else {
+    auto items = lines.as_list();
+    rv = items.empty() ? Value("") : items[0];
+    if (items.size() > 1) {
+      std::vector<Value> rest;
+      for (std::size_t i = 1; i < items.size(); ++i)
+        rest.push_back(items[i].as_string().empty() ? items[i] : add(indention, items[i]));
+      rv = add(rv, add(newline, method(newline, "join", {Value::list(std::move(rest))}, state)));
+    }
+  }
+  if (first) rv = add(indention, rv);
+  return rv;
+}
+
 Result<Value> f_indent(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<3>("do_indent", args, {"width", "first", "blank"});
   std::string indention;
@@ -435,6 +451,10 @@ Result<Value> f_indent(RenderState& state, const Value& v, const CallArgs& args)
   }
   bool first = b.has(1) && truthy(*b.slot[1]);
   bool blank = b.has(2) && truthy(*b.slot[2]);
+  if (v.is_markup() || (b.has(0) && b.slot[0]->is_markup()))
+    return indent_with_markup(state, str_value(v),
+                              b.has(0) && b.slot[0]->is_string() ? *b.slot[0] : Value(indention),
+                              first, blank);
   std::string s = soft_str(v) + "\n";
   Value lines_value = method(Value(std::move(s)), "splitlines", {}, state);
   auto lines = lines_value.as_list();
@@ -536,11 +556,43 @@ Result<Value> f_items(RenderState&, const Value& v, const CallArgs&) {
   return make_generator(Value::list(std::move(out)), "do_items");
 }
 
+// do_join while autoescaping: with a Markup among the items (or as the separator) the
+// separator becomes a Markup and Markup.join escapes the plain items; otherwise str.join.
+Value markup_join_items(RenderState& state, const Value& separator, std::span<const Value> raw,
+                        const Value* attribute) {
+  std::vector<Value> items;
+  items.reserve(raw.size());
+  bool any_markup = separator.is_markup();
+  for (const auto& r : raw) {
+    Value item = attribute && !attribute->is_none() ? attr_path(r, *attribute) : r;
+    any_markup = any_markup || item.is_markup();
+    items.push_back(std::move(item));
+  }
+  std::string out;
+  auto add = [&](const Value& piece, bool escape) {
+    std::string text = soft_str(piece);
+    if (escape && !piece.is_markup())
+      append_html_escaped(out, text);
+    else
+      out += text;
+    if (out.size() > state.lim.max_string_bytes)
+      raise(limit_error("max_string_bytes", state.lim.max_string_bytes));
+  };
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) add(separator, any_markup);
+    add(items[i], any_markup);
+  }
+  return any_markup ? Value::markup(std::move(out)) : Value(std::move(out));
+}
+
 Result<Value> f_join(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<2>("do_join", args, {"d", "attribute"});
   std::string sep = b.has(0) ? soft_str(*b.slot[0]) : "";
   Value holder;
   auto items = items_of(v, holder);
+  if (state.autoescape)
+    return markup_join_items(state, b.has(0) ? *b.slot[0] : kEmptyString, items,
+                             b.has(1) ? b.slot[1] : nullptr);
   std::string out;
   bool first = true;
   for (const auto& raw : items) {
@@ -618,7 +670,7 @@ Result<Value> apply_filter_by_name(RenderState& state, const Value& name, const 
   const FilterEntry* f = find_filter(name.is_string() ? name.as_string() : std::string_view());
   if (!f) raise("TemplateRuntimeError", "No filter named '" + soft_str(name) + "'.");
   state.step();
-  return f->fn(state, operand, args);
+  return run_filter(*f, state, operand, args);
 }
 
 Result<Value> f_map(RenderState& state, const Value& v, const CallArgs& args) {
@@ -762,7 +814,17 @@ Result<Value> f_replace(RenderState& state, const Value& v, const CallArgs& args
     raise("TypeError", "do_replace() missing required argument: 'old' and 'new'");
   std::vector<Value> call{str_value(*b.slot[0]), str_value(*b.slot[1])};
   if (b.has(2) && !b.slot[2]->is_none()) call.push_back(*b.slot[2]);
-  return method(str_value(v), "replace", std::move(call), state);
+  if (!state.autoescape) {  // str(s).replace(str(old), str(new), count): no Markup involved
+    for (std::size_t i = 0; i < 2; ++i)
+      if (call[i].is_markup()) call[i] = Value(call[i].as_string());
+    return method(v.is_markup() ? Value(v.as_string()) : str_value(v), "replace", std::move(call),
+                  state);
+  }
+  // Autoescaping: a Markup old or new escapes a plain s first; then Markup.replace (which
+  // escapes new) when s is a Markup, str.replace otherwise.
+  Value s = str_value(v);
+  if ((call[0].is_markup() || call[1].is_markup()) && !s.is_markup()) s = html_escape(s);
+  return method(s, "replace", std::move(call), state);
 }
 
 Result<Value> f_reverse(RenderState&, const Value& v, const CallArgs&) {
@@ -825,7 +887,7 @@ Result<Value> f_round(RenderState&, const Value& v, const CallArgs& args) {
 }
 
 Result<Value> f_safe(RenderState&, const Value& v, const CallArgs&) {
-  return str_value(v);
+  return Value::as_markup(str_value(v));
 }
 
 Result<Value> f_slice(RenderState& state, const Value& v, const CallArgs& args) {
@@ -879,41 +941,14 @@ Result<Value> f_string(RenderState&, const Value& v, const CallArgs&) {
 }
 
 Result<Value> f_striptags(RenderState& state, const Value& v, const CallArgs&) {
-  std::string s = soft_str(v), out;
-  bool in_tag = false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (!in_tag && s.compare(i, 4, "<!--") == 0) {
-      std::size_t end = s.find("-->", i + 4);
-      if (end != std::string::npos) {
-        i = end + 2;
-        continue;
-      }
-    }
-    if (s[i] == '<' && !in_tag) {
-      std::size_t end = s.find('>', i);
-      if (end != std::string::npos) {
-        in_tag = true;
-        i = end;
-        in_tag = false;
-        out += ' ';
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  // collapse whitespace (" ".join(value.split()))
-  Value words = method(Value(out), "split", {}, state);
-  std::string joined;
-  for (const auto& w : words.as_list()) {
-    if (!joined.empty()) joined += ' ';
-    joined += w.as_string();
-  }
-  return Value(std::move(joined));
+  return Value(markup_striptags(soft_str(v), state.limits));  // Markup(str(value)).striptags()
 }
 
 Result<Value> f_sum(RenderState& state, const Value& v, const CallArgs& args) {
   auto b = bind_args<2>("do_sum", args, {"attribute", "start"});
   Value total = b.get(1, Value(0));
+  if (total.is_string())  // Python's sum() refuses a str start, Markup included
+    raise("TypeError", "sum() can't sum strings [use ''.join(seq) instead]");
   Value holder;
   for (const auto& item : items_of(v, holder)) {
     Value x = b.has(0) && !b.slot[0]->is_none() ? attr_path(item, *b.slot[0]) : item;
@@ -1022,9 +1057,11 @@ Result<Value> f_truncate(RenderState& state, const Value& v, const CallArgs& arg
   if (leeway < 0) raise("AssertionError", "expected leeway >= 0, got " + std::to_string(leeway));
   if (n <= len + leeway) return s;
   Value head = check(slice(s, std::nullopt, len - end_len, std::nullopt, state.limits));
-  if (killwords) return Value(std::string(head.as_string()) + end);
+  // head + end: a Markup head (slices and rsplit of a Markup are Markup) escapes `end`.
+  Value end_value = b.has(2) && b.slot[2]->is_string() ? *b.slot[2] : Value(end);
+  if (killwords) return check(binary_op(BinaryOp::Add, head, end_value, state.limits));
   Value parts = method(head, "rsplit", {Value(" "), Value(1)}, state);
-  return Value(std::string(parts.as_list()[0].as_string()) + end);
+  return check(binary_op(BinaryOp::Add, parts.as_list()[0], end_value, state.limits));
 }
 
 Result<Value> f_unique(RenderState& state, const Value& v, const CallArgs& args) {
@@ -1151,11 +1188,20 @@ Result<Value> f_wordwrap(RenderState& state, const Value& v, const CallArgs& arg
     line_len = len;
   }
   if (line_len) lines.push_back(std::move(line));
+  // wrapstring.join(...): Markup.join escapes each line when the wrapstring is a Markup.
+  const bool markup_wrap = b.has(2) && b.slot[2]->is_markup();
   std::string out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (i) out += wrap;
-    check(append_checked(out, lines[i], state.limits));
+    if (markup_wrap) {
+      std::string escaped;
+      append_html_escaped(escaped, lines[i]);
+      check(append_checked(out, escaped, state.limits));
+    } else {
+      check(append_checked(out, lines[i], state.limits));
+    }
   }
+  if (markup_wrap) return Value::markup(std::move(out));
   return Value(std::move(out));
 }
 
@@ -1172,9 +1218,9 @@ Result<Value> f_xmlattr(RenderState&, const Value& v, const CallArgs& args) {
       if (c == ' ' || c == '/' || c == '>' || c == '=' || c == '\t' || c == '\n')
         raise("ValueError", "Invalid character in attribute name: '" + key + "'");
     if (!out.empty()) out += ' ';
-    html_escape(out, key);
+    append_html_escaped(out, key);
     out += "=\"";
-    html_escape(out, soft_str(val));
+    append_html_escaped(out, soft_str(val));
     out += '"';
   }
   if (autospace && !out.empty()) out = " " + out;
@@ -1194,7 +1240,7 @@ std::string urlize_text(std::string_view text, std::optional<std::int64_t> trim_
   static const std::regex kLead(R"(^([(<]|&lt;)+)");
   static const std::regex kTrail(R"(([)>.,\n]|&gt;)+$)");
   std::string escaped;
-  html_escape(escaped, text);
+  append_html_escaped(escaped, text);
   auto trim = [&](const std::string& x) {
     if (trim_limit && static_cast<std::int64_t>(utf8::code_points(x)) > *trim_limit)
       return std::string(Value(x).as_string().substr(0, static_cast<std::size_t>(*trim_limit))) +
@@ -1282,7 +1328,7 @@ Result<Value> f_urlize(RenderState&, const Value& v, const CallArgs& args) {
   rel_parts.erase(std::unique(rel_parts.begin(), rel_parts.end()), rel_parts.end());
   std::string rel, target;
   for (const auto& part : rel_parts) rel += (rel.empty() ? "" : " ") + part;
-  if (b.has(2) && !b.slot[2]->is_none()) html_escape(target, soft_str(*b.slot[2]));
+  if (b.has(2) && !b.slot[2]->is_none()) append_html_escaped(target, soft_str(*b.slot[2]));
   std::vector<std::string> schemes;
   if (b.has(4) && !b.slot[4]->is_none()) {
     Value holder = check(iterate(*b.slot[4]));
@@ -1297,64 +1343,84 @@ Result<Value> f_urlize(RenderState&, const Value& v, const CallArgs& args) {
   return Value(urlize_text(soft_str(v), trim_limit, rel, target, schemes));
 }
 
+// FilterEntry::needs_context: Jinja2's @pass_context filters.
+constexpr bool kNeedsContext = true;
+
 constexpr FilterEntry kFilters[] = {
     {"abs", f_abs},
     {"attr", f_attr},
     {"batch", f_batch},
-    {"capitalize", f_capitalize},
-    {"center", f_center},
+    {"capitalize", f_capitalize, FilterMarkup::Keep},
+    {"center", f_center, FilterMarkup::Keep},
     {"count", f_length},
     {"d", f_default},
     {"default", f_default},
     {"dictsort", f_dictsort},
-    {"e", f_escape},
-    {"escape", f_escape},
+    {"e", f_escape, FilterMarkup::Always},
+    {"escape", f_escape, FilterMarkup::Always},
     {"filesizeformat", f_filesizeformat},
     {"first", f_first},
     {"float", f_float},
-    {"forceescape", f_escape},
-    {"format", f_format},
+    {"forceescape", f_forceescape, FilterMarkup::Always},
+    {"format", f_format, FilterMarkup::Keep},
     {"groupby", f_groupby},
-    {"indent", f_indent},
+    {"indent", f_indent, FilterMarkup::Keep},
     {"int", f_int},
     {"items", f_items},
     {"join", f_join},
-    {"last", f_last},
+    {"last", f_last, FilterMarkup::Keep},
     {"length", f_length},
     {"list", f_list},
-    {"lower", f_lower},
-    {"map", f_map},
+    {"lower", f_lower, FilterMarkup::Keep},
+    {"map", f_map, FilterMarkup::Str, kNeedsContext},
     {"max", f_max},
     {"min", f_min},
     {"pprint", f_pprint},
-    {"random", f_random},
-    {"reject", f_reject},
-    {"rejectattr", f_rejectattr},
+    {"random", f_random, FilterMarkup::Str, kNeedsContext},
+    {"reject", f_reject, FilterMarkup::Str, kNeedsContext},
+    {"rejectattr", f_rejectattr, FilterMarkup::Str, kNeedsContext},
     {"replace", f_replace},
-    {"reverse", f_reverse},
+    {"reverse", f_reverse, FilterMarkup::Keep},
     {"round", f_round},
-    {"safe", f_safe},
-    {"select", f_select},
-    {"selectattr", f_selectattr},
+    {"safe", f_safe, FilterMarkup::Always},
+    {"select", f_select, FilterMarkup::Str, kNeedsContext},
+    {"selectattr", f_selectattr, FilterMarkup::Str, kNeedsContext},
     {"slice", f_slice},
     {"sort", f_sort},
-    {"string", f_string},
+    {"string", f_string, FilterMarkup::Keep},
     {"striptags", f_striptags},
     {"sum", f_sum},
     {"title", f_title},
     {"tojson", f_tojson},
-    {"trim", f_trim},
-    {"truncate", f_truncate},
+    {"trim", f_trim, FilterMarkup::Keep},
+    {"truncate", f_truncate, FilterMarkup::Keep},
     {"unique", f_unique},
-    {"upper", f_upper},
+    {"upper", f_upper, FilterMarkup::Keep},
     {"urlencode", f_urlencode},
-    {"urlize", f_urlize},
+    {"urlize", f_urlize, FilterMarkup::Autoescape},
     {"wordcount", f_wordcount},
     {"wordwrap", f_wordwrap},
-    {"xmlattr", f_xmlattr},
+    {"xmlattr", f_xmlattr, FilterMarkup::Autoescape},
 };
 
 }  // namespace
+
+Result<Value> run_filter(const FilterEntry& filter, RenderState& state, const Value& operand,
+                         const CallArgs& args) {
+  auto r = filter.fn(state, operand, args);
+  if (!r || !r->is_string() || r->is_markup()) return r;
+  switch (filter.markup) {
+    case FilterMarkup::Str:
+      return r;
+    case FilterMarkup::Keep:
+      return operand.is_markup() ? Value::as_markup(*r) : std::move(r);
+    case FilterMarkup::Always:
+      return Value::as_markup(*r);
+    case FilterMarkup::Autoescape:
+      return state.autoescape ? Value::as_markup(*r) : std::move(r);
+  }
+  return r;
+}
 
 const FilterEntry* find_filter(std::string_view name) {
   for (const auto& f : kFilters)

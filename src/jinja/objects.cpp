@@ -170,6 +170,7 @@ Result<Value> LoopObject::call(const CallArgs& args, CallContext& context) const
     throw;
   }
   --state.depth;
+  if (state.autoescape) return Value::markup(std::move(text));  // Markup(concat(...))
   return Value(std::move(text));
 }
 
@@ -191,13 +192,24 @@ Result<Value> MacroObject::get_attr(std::string_view name) const {
 namespace {
 // Enters the macro (recursion depth, fuel), binds its scope with `bind`, and renders the
 // body in place or as the call's string value.
+// The body runs with the autoescaping of the place the macro was defined in (Jinja2
+// decides it when compiling the body).
 template <typename Bind>
-Value run_macro(RenderState& state, const MacroDef& d, Frame& frame, bool in_place, Bind bind) {
+Value run_macro(RenderState& state, const MacroDef& d, bool autoescape, Frame& frame, bool in_place,
+                Bind bind) {
   recursion_enter(state);
   struct DepthRestore {
     RenderState& s;
-    ~DepthRestore() { --s.depth; }
-  } restore{state};
+    bool autoescape;
+    ~DepthRestore() {
+      --s.depth;
+      s.autoescape = autoescape;
+    }
+  } restore{state, state.autoescape};
+  // Macro.__call__ takes the caller's eval context: the result is a Markup when the call
+  // site autoescapes, whatever the body did.
+  const bool markup_result = state.autoescape;
+  state.autoescape = autoescape;
   // A macro call allocates a scope and an output buffer: it costs more fuel than a
   // plain statement. Charged at once: running out at any of the steps or at the last is
   // the same error.
@@ -207,6 +219,7 @@ Value run_macro(RenderState& state, const MacroDef& d, Frame& frame, bool in_pla
     render_macro_in_place(state, d, frame);
     return Value();
   }
+  if (markup_result) return Value::as_markup(render_macro(state, d, frame));
   return render_macro(state, d, frame);
 }
 }  // namespace
@@ -224,7 +237,7 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
   // argument matching.
   if (args.keyword.empty() && args.positional.size() == count && !d.uses_caller && !d.uses_kwargs &&
       !d.uses_varargs) {
-    return run_macro(state, d, frame, in_place, [&] {
+    return run_macro(state, d, autoescape, frame, in_place, [&] {
       frame.vars.reserve(count);
       for (std::size_t i = 0; i < count; ++i) frame.set(d.params[i].symbol, args.positional[i]);
     });
@@ -309,7 +322,7 @@ Result<Value> MacroObject::call(const CallArgs& args, CallContext& context) cons
         0,
         0,
         {}};
-  return run_macro(state, d, frame, in_place, [&] {
+  return run_macro(state, d, autoescape, frame, in_place, [&] {
     // Bind parameters in order; defaults see the parameters before them.
     for (std::size_t i = 0; i < count; ++i) {
       const MacroParam& p = d.params[i];

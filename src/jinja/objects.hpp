@@ -240,6 +240,7 @@ class MacroObject : public Object {
   Frame* closure = nullptr;  // the root frame or a snapshot owned by `owned_closure`
   std::shared_ptr<std::vector<std::unique_ptr<Frame>>> owned_closure;
   bool is_caller = false;
+  bool autoescape = false;  // defined inside {% autoescape true %}: its result is a Markup
 
   std::string_view type_name() const override { return "Macro"; }
   bool is_callable() const override { return true; }

@@ -141,7 +141,9 @@ class Output {
   // its argument, `{{ content }}`) gives back the Value itself, not a copy. That is also
   // Python's answer: the capture is "".join of a one-item list, which is that str object.
   void write_string(const Value& v) {
-    const bool first = !captures.empty() && capture_writes_ == capture_begin_writes_.back();
+    // (Not a Markup: "".join returns its one item only when that is an exact str.)
+    const bool first =
+        !captures.empty() && capture_writes_ == capture_begin_writes_.back() && !v.is_markup();
     write(v.as_string());
     if (first) {
       sole_ = v;

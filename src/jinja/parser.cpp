@@ -749,7 +749,7 @@ class Parser {
   static ExprPtr fold_binary(std::unique_ptr<BinaryExpr> node) {
     const Expr& l = *node->left;
     const Expr& r = *node->right;
-    if (l.kind != ExprKind::Const || r.kind != ExprKind::Const || l.markup || r.markup) return node;
+    if (l.kind != ExprKind::Const || r.kind != ExprKind::Const) return node;
     const Value& a = static_cast<const ConstExpr&>(l).value;
     const Value& b = static_cast<const ConstExpr&>(r).value;
     Value folded;
@@ -788,11 +788,33 @@ class Parser {
   ExprPtr parse_concat() {
     const Token& at = current();
     ExprPtr left = parse_math2();
+    bool constant = computable_at_compile_time(*left);
     while (current().type == Tok::Tilde) {
       next();
-      left = binary(at, ExprKind::Concat, BinaryOp::Add, std::move(left), parse_math2());
+      ExprPtr right = parse_math2();
+      constant = constant && computable_at_compile_time(*right);
+      left = binary(at, ExprKind::Concat, BinaryOp::Add, std::move(left), std::move(right));
     }
+    if (constant && left->kind == ExprKind::Concat)
+      static_cast<BinaryExpr&>(*left).folds_to_str = true;
     return left;
+  }
+
+  // What Jinja2's optimizer computes (Expr.as_const) among a `~` chain's operands: constants,
+  // folded chains, and filters without context whose operand and arguments are such.
+  static bool computable_at_compile_time(const Expr& e) {
+    if (e.kind == ExprKind::Const) return true;
+    if (e.kind == ExprKind::Concat) return static_cast<const BinaryExpr&>(e).folds_to_str;
+    if (e.kind != ExprKind::Filter) return false;
+    const auto& fe = static_cast<const FilterExpr&>(e);
+    const FilterEntry* filter = find_filter(fe.name);
+    if (!filter || filter->needs_context || !fe.operand) return false;
+    if (fe.arguments.dyn_args || fe.arguments.dyn_kwargs) return false;
+    for (const auto& a : fe.arguments.args)
+      if (a->kind != ExprKind::Const) return false;
+    for (const auto& k : fe.arguments.kwargs)
+      if (k.value->kind != ExprKind::Const) return false;
+    return computable_at_compile_time(*fe.operand);
   }
 
   ExprPtr parse_math2() {
@@ -832,7 +854,7 @@ class Parser {
   // takes the constant-subscript path). Other operands keep the node: `-x` may fail.
   ExprPtr fold_sign(std::unique_ptr<UnaryExpr> u) {
     const Expr& operand = *u->operand;
-    if (operand.kind != ExprKind::Const || operand.markup) return u;
+    if (operand.kind != ExprKind::Const) return u;
     const Value& v = static_cast<const ConstExpr&>(operand).value;
     if (!v.is_int() && !v.is_float()) return u;
     auto folded = u->kind == ExprKind::Neg ? negate(v) : unary_plus(v);
@@ -850,9 +872,7 @@ class Parser {
   // `is sameas` between two evaluations of the same literal could tell. Jinja2's own
   // optimizer folds the same literals into constants.
   static ExprPtr fold_literal(ExprPtr e) {
-    auto is_plain_const = [](const ExprPtr& item) {
-      return item->kind == ExprKind::Const && !item->markup;
-    };
+    auto is_plain_const = [](const ExprPtr& item) { return item->kind == ExprKind::Const; };
     auto constant = [](const Expr& at, Value value) {
       auto c = std::make_unique<ConstExpr>();
       c->line = at.line;
@@ -1207,19 +1227,6 @@ class Parser {
 // the compiler's "soft frame" rule: inside `if` statements and conditional
 // expressions an unknown filter/test only fails when it is evaluated.
 
-// Filters whose result is a Markup in a non-autoescaping environment, and those
-// that keep a Markup operand a Markup (str methods called on Markup).
-bool is_markup_filter(std::string_view name) {
-  return name == "safe" || name == "e" || name == "escape" || name == "forceescape";
-}
-bool keeps_markup(std::string_view name) {
-  static constexpr std::string_view kKeep[] = {"upper",  "lower",  "title",  "capitalize", "trim",
-                                               "string", "center", "indent", "format"};
-  for (auto k : kKeep)
-    if (k == name) return true;
-  return false;
-}
-
 // Calls fn(body) for each body nested directly in `s` (branches, loop bodies and else, macro
 // and call-block bodies, block bodies), in template order. `S` is Stmt or const Stmt.
 template <typename T, typename From>
@@ -1343,8 +1350,6 @@ struct Resolver {
         if (f->filter && f->name == "tojson") f->special = FilterSpecial::Tojson;
         expr(f->operand.get(), soft);
         args(f->arguments, soft);
-        f->markup = is_markup_filter(f->name) ||
-                    (f->operand && f->operand->markup && keeps_markup(f->name));
         return;
       }
       case ExprKind::Test: {
@@ -1375,9 +1380,6 @@ struct Resolver {
         auto* b = static_cast<BinaryExpr*>(e);
         expr(b->left.get(), soft);
         expr(b->right.get(), soft);
-        if (e->kind == ExprKind::Binary)
-          b->markup = (b->op == BinaryOp::Add && (b->left->markup || b->right->markup)) ||
-                      (b->op == BinaryOp::Mod && b->left->markup);
         return;
       }
       case ExprKind::Compare:
@@ -1399,8 +1401,7 @@ struct Resolver {
     for (const Expr* e : operands) {
       SumOperand op;
       op.expr = e;
-      if (e->kind == ExprKind::Const && !e->markup &&
-          static_cast<const ConstExpr&>(*e).value.is_string()) {
+      if (e->kind == ExprKind::Const && static_cast<const ConstExpr&>(*e).value.is_string()) {
         op.is_text = true;
         op.text = static_cast<const ConstExpr&>(*e).value.as_string();
         if (!p.sum.empty() && p.sum.back().is_text) {  // joined with the constant before
@@ -1408,10 +1409,9 @@ struct Resolver {
           p.sum.back().text = p.joined_texts.back();
           continue;
         }
-      } else if (e->kind == ExprKind::Filter && !e->markup) {
+      } else if (e->kind == ExprKind::Filter) {
         const auto& fe = static_cast<const FilterExpr&>(*e);
-        op.is_trim = fe.special == FilterSpecial::Trim && fe.arguments.empty() && fe.operand &&
-                     !fe.operand->markup;
+        op.is_trim = fe.special == FilterSpecial::Trim && fe.arguments.empty() && fe.operand;
       }
       p.sum.push_back(op);
     }
@@ -1429,9 +1429,9 @@ struct Resolver {
     key = nullptr;
     if (compare->kind != ExprKind::Compare) return {};
     const auto& c = static_cast<const CompareExpr&>(*compare);
-    if (c.rest.size() != 1 || !c.first->name_key || c.first->markup) return {};
+    if (c.rest.size() != 1 || !c.first->name_key) return {};
     const Expr& right = *c.rest[0].second;
-    if (right.kind != ExprKind::Const || right.markup) return {};
+    if (right.kind != ExprKind::Const) return {};
     const Value& constant = static_cast<const ConstExpr&>(right).value;
     switch (c.rest[0].first) {
       case CompareKind::Eq:
@@ -1546,10 +1546,10 @@ struct Resolver {
         auto* p = static_cast<PrintStmt*>(s);
         expr(p->expr.get(), soft);
         const Expr* cur = p->expr.get();
-        if (cur->kind == ExprKind::Binary && !cur->markup &&
+        if (cur->kind == ExprKind::Binary &&
             static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add) {
           std::vector<const Expr*> operands;
-          while (cur->kind == ExprKind::Binary && !cur->markup &&
+          while (cur->kind == ExprKind::Binary &&
                  static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add &&
                  operands.size() + 1 < PrintStmt::kMaxSumOperands) {
             operands.push_back(static_cast<const BinaryExpr*>(cur)->right.get());

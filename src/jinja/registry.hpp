@@ -16,10 +16,26 @@ class RenderState;
 using FilterFn = Result<Value> (*)(RenderState& state, const Value& operand, const CallArgs& args);
 using TestFn = Result<bool> (*)(RenderState& state, const Value& operand, const CallArgs& args);
 
+// What a filter's result is when Markup is involved (Jinja2 3.1.6 over markupsafe): the
+// column that decides whether the next `+` or print escapes.
+enum class FilterMarkup : std::uint8_t {
+  Str,         // as the function returns it: a new str, or a value it passes through
+  Keep,        // a Markup operand gives a Markup (soft_str(s).upper(), s[::-1], Markup % ...)
+  Always,      // a Markup whatever the operand (safe, escape, forceescape)
+  Autoescape,  // a Markup while autoescaping is on (urlize, xmlattr)
+};
+
 struct FilterEntry {
   std::string_view name;
   FilterFn fn;
+  FilterMarkup markup = FilterMarkup::Str;
+  // Jinja2's @pass_context filters: its optimizer never computes them at compile time.
+  bool needs_context = false;
 };
+
+// Calls the filter and applies its Markup column: every call of a filter goes through here.
+Result<Value> run_filter(const FilterEntry& filter, RenderState& state, const Value& operand,
+                         const CallArgs& args);
 
 struct TestEntry {
   std::string_view name;
@@ -55,9 +71,6 @@ void dictsort_positions(RenderState& state, const Value& d, std::span<std::uint3
 // transformers' tojson filter, appending its text to `out` (a printed `{{ x | tojson }}`
 // writes it without building the string Value). Raises as the filter does.
 void tojson_into(RenderState& state, const Value& v, const CallArgs& args, std::string& out);
-
-// HTML-escapes `s` as markupsafe.escape does (& < > " ').
-void html_escape(std::string& out, std::string_view s);
 
 const FilterEntry* find_filter(std::string_view name);
 const TestEntry* find_test(std::string_view name);

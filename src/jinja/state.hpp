@@ -78,6 +78,9 @@ class RenderState : public CallContext {
   std::uint64_t steps_left = 0;  // lim.max_steps + 1 at the start
   std::uint32_t depth = 0;       // macro / recursive loop nesting
   bool track_generation = false;
+  // Inside {% autoescape true %} (or a macro or call block defined there): printed values
+  // that are not Markup are HTML-escaped, and captures and macro results are Markup.
+  bool autoescape = false;
   const char* stack_base = nullptr;  // frame address of the render call (stack budget)
   // Recorded {% generation %} spans: code points [begin, end), and where they are in the
   // bytes of the top-level output when that is known as they are recorded (the end is

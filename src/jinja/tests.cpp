@@ -56,8 +56,8 @@ Result<bool> t_gt(RenderState&, const Value& v, const CallArgs& a) {
 Result<bool> t_ge(RenderState&, const Value& v, const CallArgs& a) {
   return compare(CompareOp::Ge, v, arg0(a, "ge"));
 }
-Result<bool> t_escaped(RenderState&, const Value&, const CallArgs&) {
-  return false;
+Result<bool> t_escaped(RenderState&, const Value& v, const CallArgs&) {
+  return v.is_markup();  // hasattr(value, "__html__")
 }
 Result<bool> t_false(RenderState&, const Value& v, const CallArgs&) {
   return v.is_bool() && !v.as_bool();
