@@ -18,6 +18,7 @@ Usage (standard library + Jinja2, from anywhere):
   scripts/probe-oracle.py FILE.jinja|DIR...     # print the profiles of these templates / model dirs
   scripts/probe-oracle.py --out DIR DIR_OR_FILE...
 """
+import html
 import itertools
 import json
 import os
@@ -59,6 +60,16 @@ SCORED = ["system", "question", "call_argument", "result", "answer", "question2"
           "tool_description"]
 # Sentinels compared between a flip and the baseline to call a flip lossy.
 COMPARED = SCORED + ["parameter_description", "call_name", "reasoning_content", "thinking"]
+
+# What markupsafe's escape writes for & < > ' " (and the common named form of ").
+HTML_ENTITIES = ["&#34;", "&#39;", "&quot;", "&lt;", "&gt;", "&amp;"]
+# Sentinels that the call syntax and the tool definitions put between quotes.
+QUOTED_SENTINELS = [S["call_name"], ARGUMENT_KEY, S["call_argument"], S["tool_description"]]
+
+
+def html_escaped(text):
+    return any(e + s in text or s + e in text for s in QUOTED_SENTINELS for e in HTML_ENTITIES)
+
 
 # The probe axes: one row per input convention: (axis, values, concerns tool
 # messages). The first value of each axis is preferred when several combinations keep
@@ -634,6 +645,13 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     tool_aware = tools["definitions_rendered"] or calls["rendered"]
     if tool_aware and results_["role"] is not None and results_["role"].lower() == "assistant":
         bugs.append({"kind": "tool_result_under_assistant", "header": results_["header"]})
+    # The template HTML-escapes its own call syntax or tool definitions (e.g. a plain str +
+    # a |safe value, which Python's Markup.__radd__ escapes): a sentinel next to an entity
+    # where the JSON around it had a quote.
+    for kind, text in (("html_escaped_call", calls["example"]),
+                       ("html_escaped_tools", tools["definitions_block"])):
+        if text and html_escaped(text):
+            bugs.append({"kind": kind, "rendered": text, "decoded": html.unescape(text)})
     profile["template_bugs"] = bugs
     profile["renders_used"] = r.count
     return profile

@@ -124,10 +124,14 @@ struct Alternation {
 };
 
 struct TemplateBug {
-  std::string kind;      // "instruction_history_marker_mismatch", "tool_result_under_assistant"
-  std::string rendered;  // the marker rendered in history (mismatch)
+  // "instruction_history_marker_mismatch", "tool_result_under_assistant",
+  // "html_escaped_call" (the call syntax as rendered in history is HTML-escaped),
+  // "html_escaped_tools" (the tool definitions are)
+  std::string kind;
+  std::string rendered;             // the marker rendered in history (mismatch); the escaped text
   std::vector<std::string> taught;  // the markers the instructions teach (mismatch)
   std::string header;               // the header of the tool result (under assistant)
+  std::string decoded;              // html_escaped_*: the text with its entities decoded
 };
 
 struct Profile {

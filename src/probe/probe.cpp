@@ -297,6 +297,23 @@ bool has(std::string_view output, std::string_view sentinel_name) {
   return text::contains(output, S(sentinel_name));
 }
 
+// What markupsafe's escape writes for & < > ' " (and the common named form of ").
+constexpr std::string_view kHtmlEntities[] = {"&#34;", "&#39;", "&quot;", "&lt;", "&gt;", "&amp;"};
+// Sentinels that the call syntax and the tool definitions put between quotes.
+constexpr std::string_view kQuotedSentinels[] = {sentinel::kFunctionName, sentinel::kArgumentKey,
+                                                 sentinel::kArgumentValue,
+                                                 sentinel::kToolDescription};
+
+// A sentinel right next to an HTML entity: the text around it was escaped.
+bool html_escaped(std::string_view text) {
+  for (std::string_view s : kQuotedSentinels)
+    for (std::string_view e : kHtmlEntities)
+      if (text::contains(text, std::string(e) + std::string(s)) ||
+          text::contains(text, std::string(s) + std::string(e)))
+        return true;
+  return false;
+}
+
 // Python's `a or b`: the first non-empty string.
 std::string first_nonempty(const std::optional<std::string>& a,
                            const std::optional<std::string>& b) {
@@ -780,13 +797,21 @@ Profile probe_with(const RenderFunction& render) {
       if (same_core.empty()) continue;
       std::sort(same_core.begin(), same_core.end());
       same_core.erase(std::unique(same_core.begin(), same_core.end()), same_core.end());
-      p.template_bugs.push_back({"instruction_history_marker_mismatch", m, same_core, {}});
+      p.template_bugs.push_back({"instruction_history_marker_mismatch", m, same_core, {}, {}});
     }
   }
   bool tool_aware = p.tools.definitions_rendered || p.tool_calls.rendered;
   if (tool_aware && p.tool_results.role && lower(*p.tool_results.role) == "assistant")
     p.template_bugs.push_back(
-        {"tool_result_under_assistant", {}, {}, p.tool_results.header.value_or("")});
+        {"tool_result_under_assistant", {}, {}, p.tool_results.header.value_or(""), {}});
+  // The template HTML-escapes its own call syntax or tool definitions (e.g. a plain str + a
+  // |safe value, which Python's Markup.__radd__ escapes).
+  const std::pair<const char*, const std::optional<std::string>*> escaped_checks[] = {
+      {"html_escaped_call", &p.tool_calls.example},
+      {"html_escaped_tools", &p.tools.definitions_block}};
+  for (const auto& [kind, text] : escaped_checks)
+    if (*text && html_escaped(**text))
+      p.template_bugs.push_back({kind, **text, {}, {}, html_unescape(**text)});
   p.renders_used = r.count;
   return p;
 }

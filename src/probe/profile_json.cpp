@@ -77,6 +77,9 @@ json Profile::to_json() const {
     if (bug.kind == "instruction_history_marker_mismatch") {
       e["rendered"] = bug.rendered;
       e["taught"] = bug.taught;
+    } else if (bug.kind.starts_with("html_escaped_")) {
+      e["rendered"] = bug.rendered;
+      e["decoded"] = bug.decoded;
     } else {
       e["header"] = bug.header;
     }

@@ -262,6 +262,8 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
     for (const auto& bug : p->template_bugs) {
       std::string detail = bug.kind == "tool_result_under_assistant"
                                ? "result header " + code(bug.header)
+                           : bug.kind.starts_with("html_escaped_")
+                               ? "renders " + code(bug.rendered) + " for " + code(bug.decoded)
                                : "renders " + code(bug.rendered) + ", instructions teach " +
                                      code(join(bug.taught, " "));
       md += "| " + stem(*name) + " | " + bug.kind + " | " + detail + " |\n";

@@ -115,6 +115,19 @@ const Finding kFindings[] = {
      [](const json& p) {
        return bug(p, "tool_result_under_assistant") && p["tool_results"]["role"] == "assistant";
      }},
+    {"crafted/html-escaped-call",
+     "a plain str + a |safe value: the call in history is HTML-escaped (Mistral's generated "
+     "templates)",
+     [](const json& p) {
+       return bug(p, "html_escaped_call") && !bug(p, "html_escaped_tools") &&
+              p["tool_calls"]["example"].get<std::string>().find("&#34;get_zxweather&#34;") !=
+                  std::string::npos;
+     }},
+    {"mistralai--Mistral-7B-Instruct-v0.3", "calls and definitions rendered as plain JSON",
+     [](const json& p) {
+       return p["tool_calls"]["rendered"] == true && !bug(p, "html_escaped_call") &&
+              !bug(p, "html_escaped_tools");
+     }},
 };
 
 fs::path golden_path(const std::string& stem) {
