@@ -65,10 +65,12 @@ COMPARED = SCORED + ["parameter_description", "call_name", "reasoning_content", 
 HTML_ENTITIES = ["&#34;", "&#39;", "&quot;", "&lt;", "&gt;", "&amp;"]
 # Sentinels that the call syntax and the tool definitions put between quotes.
 QUOTED_SENTINELS = [S["call_name"], ARGUMENT_KEY, S["call_argument"], S["tool_description"]]
+# The messages' own text (not the call syntax or the tool definitions).
+CONTENT_SENTINELS = [S["system"], S["question"], S["result"], S["answer"], S["question2"]]
 
 
-def html_escaped(text):
-    return any(e + s in text or s + e in text for s in QUOTED_SENTINELS for e in HTML_ENTITIES)
+def html_escaped(text, sentinels):
+    return any(e + s in text or s + e in text for s in sentinels for e in HTML_ENTITIES)
 
 
 # The probe axes: one row per input convention: (axis, values, concerns tool
@@ -650,8 +652,16 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     # where the JSON around it had a quote.
     for kind, text in (("html_escaped_call", calls["example"]),
                        ("html_escaped_tools", tools["definitions_block"])):
-        if text and html_escaped(text):
+        if text and html_escaped(text, QUOTED_SENTINELS):
             bugs.append({"kind": kind, "rendered": text, "decoded": html.unescape(text)})
+    # The same for the messages' own text: the first line of the conversation as rendered
+    # where a message sentinel touches an entity.
+    if out is not None:
+        for line in out.split("\n"):
+            if html_escaped(line, CONTENT_SENTINELS):
+                bugs.append({"kind": "html_escaped_content", "rendered": line,
+                             "decoded": html.unescape(line)})
+                break
     profile["template_bugs"] = bugs
     profile["renders_used"] = r.count
     return profile

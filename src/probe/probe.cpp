@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -304,9 +305,16 @@ constexpr std::string_view kQuotedSentinels[] = {sentinel::kFunctionName, sentin
                                                  sentinel::kArgumentValue,
                                                  sentinel::kToolDescription};
 
+// The messages' own text (not the call syntax or the tool definitions).
+std::span<const std::string_view> content_sentinels() {
+  static const std::string_view kContent[] = {S("system"), S("question"), S("result"), S("answer"),
+                                              S("question2")};
+  return kContent;
+}
+
 // A sentinel right next to an HTML entity: the text around it was escaped.
-bool html_escaped(std::string_view text) {
-  for (std::string_view s : kQuotedSentinels)
+bool html_escaped(std::string_view text, std::span<const std::string_view> sentinels) {
+  for (std::string_view s : sentinels)
     for (std::string_view e : kHtmlEntities)
       if (text::contains(text, std::string(e) + std::string(s)) ||
           text::contains(text, std::string(s) + std::string(e)))
@@ -810,8 +818,24 @@ Profile probe_with(const RenderFunction& render) {
       {"html_escaped_call", &p.tool_calls.example},
       {"html_escaped_tools", &p.tools.definitions_block}};
   for (const auto& [kind, text] : escaped_checks)
-    if (*text && html_escaped(**text))
+    if (*text && html_escaped(**text, kQuotedSentinels))
       p.template_bugs.push_back({kind, **text, {}, {}, html_unescape(**text)});
+  // The same for the messages' own text: the first line of the conversation as rendered
+  // where a message sentinel touches an entity.
+  if (p.renders) {
+    std::string_view rest = out;
+    while (true) {
+      std::size_t nl = rest.find('\n');
+      std::string_view line = rest.substr(0, nl);
+      if (html_escaped(line, content_sentinels())) {
+        p.template_bugs.push_back(
+            {"html_escaped_content", std::string(line), {}, {}, html_unescape(line)});
+        break;
+      }
+      if (nl == std::string_view::npos) break;
+      rest.remove_prefix(nl + 1);
+    }
+  }
   p.renders_used = r.count;
   return p;
 }

@@ -123,10 +123,15 @@ const Finding kFindings[] = {
               p["tool_calls"]["example"].get<std::string>().find("&#34;get_zxweather&#34;") !=
                   std::string::npos;
      }},
+    {"crafted/html-escaped-content", "a |safe prefix escapes the tool result's JSON after it",
+     [](const json& p) {
+       return bug(p, "html_escaped_content") && !bug(p, "html_escaped_call") &&
+              !bug(p, "html_escaped_tools");
+     }},
     {"mistralai--Mistral-7B-Instruct-v0.3", "calls and definitions rendered as plain JSON",
      [](const json& p) {
        return p["tool_calls"]["rendered"] == true && !bug(p, "html_escaped_call") &&
-              !bug(p, "html_escaped_tools");
+              !bug(p, "html_escaped_tools") && !bug(p, "html_escaped_content");
      }},
 };
 
