@@ -25,6 +25,28 @@ bool is_model_dir(const fs::path& dir) {
 
 // Verbatim text in a Markdown table cell: newlines shown as \n, pipes escaped, in a code
 // span wide enough for any backticks inside.
+// The line of `text` where `escaped` (the same text, or its escaped form) has its first
+// HTML entity, cut to 160 bytes at a character boundary: the table's evidence (the profile
+// JSON keeps the whole text).
+std::string escaped_line(std::string_view text, std::string_view escaped = {}) {
+  if (escaped.empty()) escaped = text;
+  std::size_t at = escaped.find('&');
+  std::size_t line = 0;  // the line number of the entity
+  for (std::size_t i = 0; i < at && i < escaped.size(); ++i) line += escaped[i] == '\n';
+  std::size_t begin = 0;
+  for (std::size_t n = 0; n < line && begin != std::string_view::npos; ++n) {
+    begin = text.find('\n', begin);
+    if (begin != std::string_view::npos) ++begin;
+  }
+  if (begin == std::string_view::npos) begin = 0;
+  std::string_view rest = text.substr(begin);
+  rest = rest.substr(0, rest.find('\n'));
+  if (rest.size() <= 160) return std::string(rest);
+  std::size_t cut = 160;
+  while (cut > 0 && (static_cast<unsigned char>(rest[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(rest.substr(0, cut)) + "…";
+}
+
 std::string code(std::string_view s) {
   std::string body;
   for (char c : s) {
@@ -263,7 +285,8 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
       std::string detail = bug.kind == "tool_result_under_assistant"
                                ? "result header " + code(bug.header)
                            : bug.kind.starts_with("html_escaped_")
-                               ? "renders " + code(bug.rendered) + " for " + code(bug.decoded)
+                               ? "renders " + code(escaped_line(bug.rendered)) + " for " +
+                                     code(escaped_line(bug.decoded, bug.rendered))
                                : "renders " + code(bug.rendered) + ", instructions teach " +
                                      code(join(bug.taught, " "));
       md += "| " + stem(*name) + " | " + bug.kind + " | " + detail + " |\n";
