@@ -595,6 +595,17 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
         tools["definitions_rendered"] = location != "not_rendered"
         tools["definitions_location"] = location
         tools["definitions_block"] = block if tools["definitions_rendered"] else None
+    # Whether the template needs a description on every parameter (some read it unguarded,
+    # and OpenAI tools may omit it): the baseline again without the parameter's description.
+    tools["parameter_description_required"] = None
+    if out is not None and tools["definitions_rendered"]:
+        bare = conversation(conv, shape)
+        for tool in bare["tools"]:
+            function = tool.get("function", tool)
+            del function["parameters"]["properties"][ARGUMENT_KEY]["description"]
+        _, error = r.render(bare)
+        if error is not None:
+            tools["parameter_description_required"] = error
     profile["tools"] = tools
 
     calls = {"rendered": False, "example": None, "id_rendered": False}

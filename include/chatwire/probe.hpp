@@ -78,6 +78,8 @@ struct Tools {
   std::string definitions_location = "not_rendered";
   // The text the definitions add to the prompt (the template's own tool instructions).
   std::optional<std::string> definitions_block;
+  // The template's error when a parameter has no description (nullopt: it renders without).
+  std::optional<std::string> parameter_description_required;
 };
 
 struct ToolCalls {

@@ -376,6 +376,36 @@ Status call_ids_with_names(Work& w) {
   return kOk;
 }
 
+// A parameter without a description gets "" where the template reads every parameter's
+// description (the probe's tools.parameter_description_required): OpenAI tools may omit it.
+Status parameter_descriptions(Work& w) {
+  if (!w.tools.is_array() || !w.profile.tools.parameter_description_required) return kOk;
+  std::string added;
+  for (std::size_t t = 0; t < w.tools.size(); ++t) {
+    json& tool = w.tools[t];
+    if (!tool.is_object()) continue;
+    const bool nested = tool.contains("function") && tool["function"].is_object();
+    json& function = nested ? tool["function"] : tool;
+    auto parameters = function.find("parameters");
+    if (parameters == function.end() || !parameters->is_object()) continue;
+    auto properties = parameters->find("properties");
+    if (properties == parameters->end() || !properties->is_object()) continue;
+    for (auto& [name, schema] : properties->items()) {
+      if (!schema.is_object() || schema.contains("description")) continue;
+      schema["description"] = "";
+      added += (added.empty() ? "" : ", ") +
+               ("tools[" + std::to_string(t) + "]" + (nested ? ".function" : "") +
+                ".parameters.properties." + name);
+    }
+  }
+  if (!added.empty())
+    w.record(
+        "parameter_descriptions",
+        "tools.parameter_description_required: " + *w.profile.tools.parameter_description_required,
+        added + ": empty description added");
+  return kOk;
+}
+
 // Tools nested ({"type":"function","function":{...}}) or flat ({name, description, ...}).
 Status tools_shape(Work& w) {
   if (!w.tools.is_array() || convention_renders(w.profile, "nested_tools") ||
@@ -623,6 +653,7 @@ constexpr AdaptationPass kAdaptations[] = {
     {"arguments", arguments_shape},
     {"short_call_ids", short_call_ids},
     {"call_ids_with_names", call_ids_with_names},
+    {"parameter_descriptions", parameter_descriptions},
     {"flat_tools", tools_shape},
     {"calls_as_text", calls_as_text},
     {"results_as_user_text", results_as_user_text},

@@ -761,6 +761,17 @@ Profile probe_with(const RenderFunction& render) {
     p.tools.definitions_location = location;
     if (p.tools.definitions_rendered) p.tools.definitions_block = block;
   }
+  // Whether the template needs a description on every parameter (some read it unguarded,
+  // and OpenAI tools may omit it): the baseline again without the parameter's description.
+  if (p.renders && p.tools.definitions_rendered) {
+    Chat bare = conversation(*search.combo, *shape);
+    for (auto& tool : bare.tools) {
+      json& function = tool.contains("function") ? tool["function"] : tool;
+      function["parameters"]["properties"][std::string(kArgumentKey)].erase("description");
+    }
+    Rendered without = r.render(bare);
+    if (!without.output) p.tools.parameter_description_required = without.error;
+  }
 
   if (p.renders && shape->tool_messages) {
     p.tool_calls.rendered = has(out, "call_argument");

@@ -46,9 +46,11 @@ json Profile::to_json() const {
   }
   j["conventions"] = std::move(c);
 
-  j["tools"] = {{"definitions_rendered", tools.definitions_rendered},
-                {"definitions_location", tools.definitions_location},
-                {"definitions_block", optional_string(tools.definitions_block)}};
+  j["tools"] = {
+      {"definitions_rendered", tools.definitions_rendered},
+      {"definitions_location", tools.definitions_location},
+      {"definitions_block", optional_string(tools.definitions_block)},
+      {"parameter_description_required", optional_string(tools.parameter_description_required)}};
   j["tool_calls"] = {{"rendered", tool_calls.rendered},
                      {"example", optional_string(tool_calls.example)},
                      {"id_rendered", tool_calls.id_rendered}};

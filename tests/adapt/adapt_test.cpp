@@ -115,6 +115,32 @@ TEST(Adapt, ArgumentsToStringWhereDictsFail) {
   EXPECT_TRUE(a->context["messages"][2]["tool_calls"][0]["function"]["arguments"].is_string());
 }
 
+// Every bundled template: a tool whose parameter has no description is adapted (an empty
+// description added) exactly where the probe measured that the template needs one, and the
+// adapted request renders; elsewhere the request is left as it is.
+TEST(Adapt, ParameterDescriptionsWhereTheTemplateNeedsThem) {
+  json request = adapt::sentinel_request();
+  for (auto& tool : request["tools"]) {
+    json& function = tool.contains("function") ? tool["function"] : tool;
+    for (auto& [name, schema] : function["parameters"]["properties"].items())
+      schema.erase("description");
+  }
+  std::size_t needing = 0;
+  for (const auto& l : templates()) {
+    if (!l.target.profile.renders) continue;
+    const bool needs = l.target.profile.tools.parameter_description_required.has_value();
+    needing += needs;
+    auto a = run(l, request);
+    if (!a) {  // only a refusal the sentinel request with descriptions also gets
+      EXPECT_FALSE(needs) << l.name << ": " << a.error().to_string();
+      EXPECT_FALSE(run(l, adapt::sentinel_request())) << l.name << ": " << a.error().to_string();
+      continue;
+    }
+    EXPECT_EQ(has_code(*a, "parameter_descriptions"), needs) << l.name;
+  }
+  EXPECT_GT(needing, 0u) << "no bundled template needs parameter descriptions";
+}
+
 TEST(Adapt, ShortCallIdsWhereLongIdsFail) {
   json context;
   expect_adaptation(
