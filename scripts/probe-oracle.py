@@ -546,6 +546,31 @@ def call_example(r, conv, shape, baseline_out):
     return with_call[start:end]
 
 
+def duplicate_system_block(r, tools, frame):
+    """The caller's one system message becomes a second system block after the one the
+    template writes for the tool definitions (Hermes 3 style): the header right before the
+    system text (after the previous end-of-turn marker) appears twice before the user's
+    question."""
+    end = (frame["user_suffix"] or "").strip()
+    if tools["definitions_location"] != "system" or not end:
+        return None
+    out, _ = r.render({"messages": [
+        {"role": "system", "content": S["system"] + " You are a helpful assistant."},
+        {"role": "user", "content": S["question"] + " What is the weather in Paris?"}],
+        "tools": [tool_definition("nested")], "add_generation_prompt": True})
+    if out is None or S["system"] not in out or S["question"] not in out:
+        return None
+    at = out.index(S["system"])
+    cut = out.rfind(end, 0, at)
+    if cut < 0:
+        return None
+    header = out[cut + len(end):at].strip()
+    head = out[:out.index(S["question"])]
+    if not header or head.count(header) < 2:
+        return None
+    return {"kind": "duplicate_system_block", "header": header, "rendered": head}
+
+
 def probe_template(source, special_tokens=SPECIAL_TOKENS):
     r = Renderer(source, special_tokens)
     profile = {"profile_version": PROFILE_VERSION}
@@ -665,6 +690,9 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
                        ("html_escaped_tools", tools["definitions_block"])):
         if text and html_escaped(text, QUOTED_SENTINELS):
             bugs.append({"kind": kind, "rendered": text, "decoded": html.unescape(text)})
+    dup = duplicate_system_block(r, tools, frame)
+    if dup is not None:
+        bugs.append(dup)
     # The same for the messages' own text: the first line of the conversation as rendered
     # where a message sentinel touches an entity.
     if out is not None:

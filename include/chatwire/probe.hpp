@@ -129,7 +129,9 @@ struct TemplateBug {
   // "instruction_history_marker_mismatch", "tool_result_under_assistant",
   // "html_escaped_call" (the call syntax as rendered in history is HTML-escaped),
   // "html_escaped_tools" (the tool definitions are), "html_escaped_content" (a message's
-  // text is: `rendered` is the first such line)
+  // text is: `rendered` is the first such line), "duplicate_system_block" (the caller's
+  // one system message becomes a second system block after the template's own tools block:
+  // `header` is the system header, `rendered` the text before the user's question)
   std::string kind;
   std::string rendered;             // the marker rendered in history (mismatch); the escaped text
   std::vector<std::string> taught;  // the markers the instructions teach (mismatch)

@@ -479,6 +479,34 @@ void measure_reasoning_markers(Renderer& r, Profile& p) {
   result.style = !header.empty() && text::contains(closer, header) ? "channel" : "tags";
 }
 
+// The caller's one system message becomes a second system block after the one the template
+// writes for the tool definitions (Hermes 3 style): the header right before the system text
+// (after the previous end-of-turn marker) appears twice before the user's question.
+std::optional<TemplateBug> duplicate_system_block(Renderer& r, const Profile& p) {
+  const std::string end(text::strip(p.frame.user_suffix.value_or("")));
+  if (p.tools.definitions_location != "system" || end.empty()) return std::nullopt;
+  Chat chat = plain({{"system", "system"}, {"user", "question"}}, true);
+  chat.messages[0]["content"] = std::string(S("system")) + " You are a helpful assistant.";
+  chat.messages[1]["content"] = std::string(S("question")) + " What is the weather in Paris?";
+  chat.tools = json::array({tool_definition("nested")});
+  Rendered rendered = r.render(chat);
+  if (!rendered.output) return std::nullopt;
+  const std::string& out = *rendered.output;
+  const std::size_t at = out.find(S("system")), question = out.find(S("question"));
+  if (at == std::string::npos || question == std::string::npos) return std::nullopt;
+  const std::size_t cut = std::string_view(out).substr(0, at).rfind(end);
+  if (cut == std::string::npos) return std::nullopt;
+  const std::string header(
+      text::strip(std::string_view(out).substr(cut + end.size(), at - cut - end.size())));
+  const std::string_view head = std::string_view(out).substr(0, question);
+  std::size_t count = 0;
+  for (std::size_t pos = head.find(header); !header.empty() && pos != std::string_view::npos;
+       pos = head.find(header, pos + header.size()))
+    ++count;
+  if (count < 2) return std::nullopt;
+  return TemplateBug{"duplicate_system_block", std::string(head), {}, header, {}};
+}
+
 struct Search {
   const Shape* shape = nullptr;
   std::optional<Combo> combo;
@@ -831,6 +859,7 @@ Profile probe_with(const RenderFunction& render) {
   for (const auto& [kind, text] : escaped_checks)
     if (*text && html_escaped(**text, kQuotedSentinels))
       p.template_bugs.push_back({kind, **text, {}, {}, html_unescape(**text)});
+  if (auto dup = duplicate_system_block(r, p)) p.template_bugs.push_back(std::move(*dup));
   // The same for the messages' own text: the first line of the conversation as rendered
   // where a message sentinel touches an entity.
   if (p.renders) {

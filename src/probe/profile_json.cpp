@@ -82,6 +82,9 @@ json Profile::to_json() const {
     } else if (bug.kind.starts_with("html_escaped_")) {
       e["rendered"] = bug.rendered;
       e["decoded"] = bug.decoded;
+    } else if (bug.kind == "duplicate_system_block") {
+      e["header"] = bug.header;
+      e["rendered"] = bug.rendered;
     } else {
       e["header"] = bug.header;
     }

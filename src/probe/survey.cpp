@@ -282,13 +282,15 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
   if (bug_count == 0) md += "| (none found) | | |\n";
   for (const auto& [name, p] : ok) {
     for (const auto& bug : p->template_bugs) {
-      std::string detail = bug.kind == "tool_result_under_assistant"
-                               ? "result header " + code(bug.header)
-                           : bug.kind.starts_with("html_escaped_")
-                               ? "renders " + code(escaped_line(bug.rendered)) + " for " +
-                                     code(escaped_line(bug.decoded, bug.rendered))
-                               : "renders " + code(bug.rendered) + ", instructions teach " +
-                                     code(join(bug.taught, " "));
+      std::string detail =
+          bug.kind == "tool_result_under_assistant" ? "result header " + code(bug.header)
+          : bug.kind == "duplicate_system_block"
+              ? "one system message, two " + code(bug.header) + " blocks before the user turn"
+          : bug.kind.starts_with("html_escaped_")
+              ? "renders " + code(escaped_line(bug.rendered)) + " for " +
+                    code(escaped_line(bug.decoded, bug.rendered))
+              : "renders " + code(bug.rendered) + ", instructions teach " +
+                    code(join(bug.taught, " "));
       md += "| " + stem(*name) + " | " + bug.kind + " | " + detail + " |\n";
     }
   }

@@ -128,6 +128,14 @@ const Finding kFindings[] = {
        return bug(p, "html_escaped_content") && !bug(p, "html_escaped_call") &&
               !bug(p, "html_escaped_tools");
      }},
+    {"NousResearch--Hermes-2-Pro-Llama-3-8B--tool_use",
+     "with tools, the caller's system message is a second <|im_start|>system block",
+     [](const json& p) { return bug(p, "duplicate_system_block"); }},
+    {"moonshotai--Kimi-K2-Instruct-0905",
+     "a tool_declare block, then one system block: not a duplicate",
+     [](const json& p) {
+       return p["tools"]["definitions_location"] == "system" && !bug(p, "duplicate_system_block");
+     }},
     {"mistralai--Mistral-7B-Instruct-v0.3", "calls and definitions rendered as plain JSON",
      [](const json& p) {
        return p["tool_calls"]["rendered"] == true && !bug(p, "html_escaped_call") &&
