@@ -571,6 +571,48 @@ def duplicate_system_block(r, tools, frame):
     return {"kind": "duplicate_system_block", "header": header, "rendered": head}
 
 
+RESULT_TEXT = S["result"] + " 22C and sunny"
+
+
+def user_message_read_as_tool_result(r, out, results, frame):
+    """Tool results go in user turns, wrapped in markers; a user message that the caller wrapped
+    in the same markers changes how the rest of the conversation renders (Qwen3 takes it for a
+    tool result when it looks for the last user query, and keeps the reasoning before it).
+    Measured: a follow-up question plain and wrapped as the template wraps results; the two
+    renders must differ only in the question's text."""
+    end = (frame["user_suffix"] or "").strip()
+    if out is None or results["role"] != "user" or not results["header"] or not end:
+        return None
+    at = out.find(RESULT_TEXT)
+    opened = out.rfind(results["header"], 0, at) if at >= 0 else -1
+    if opened < 0:
+        return None
+    closed = out.find(end, at + len(RESULT_TEXT))
+    if closed < 0:
+        return None
+    wrap_open = out[opened + len(results["header"]):at]
+    wrap_close = out[at + len(RESULT_TEXT):closed]
+    if not wrap_open.strip() and not wrap_close.strip():
+        return None
+    follow = S["question2"] + " And tomorrow?"
+    wrapped = wrap_open + follow + wrap_close
+
+    def chat(content):
+        return {"messages": [
+            {"role": "user", "content": S["question"] + " What is the weather in Paris?"},
+            {"role": "assistant", "content": S["answer"] + " It is 22C and sunny.",
+             "reasoning_content": S["reasoning_content"] + " The user wants the weather."},
+            {"role": "user", "content": content}], "tools": None, "add_generation_prompt": True}
+    as_text, _ = r.render(chat(follow))
+    as_result, _ = r.render(chat(wrapped))
+    if as_text is None or as_result is None:
+        return None
+    if as_text.replace(follow, "") == as_result.replace(wrapped, ""):
+        return None
+    return {"kind": "user_message_read_as_tool_result", "wrapped": wrapped,
+            "as_text": as_text, "as_result": as_result}
+
+
 def probe_template(source, special_tokens=SPECIAL_TOKENS):
     r = Renderer(source, special_tokens)
     profile = {"profile_version": PROFILE_VERSION}
@@ -693,6 +735,9 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     dup = duplicate_system_block(r, tools, frame)
     if dup is not None:
         bugs.append(dup)
+    read_as_result = user_message_read_as_tool_result(r, out, results_, frame)
+    if read_as_result is not None:
+        bugs.append(read_as_result)
     # The same for the messages' own text: the first line of the conversation as rendered
     # where a message sentinel touches an entity.
     if out is not None:

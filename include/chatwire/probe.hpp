@@ -131,12 +131,17 @@ struct TemplateBug {
   // "html_escaped_tools" (the tool definitions are), "html_escaped_content" (a message's
   // text is: `rendered` is the first such line), "duplicate_system_block" (the caller's
   // one system message becomes a second system block after the template's own tools block:
-  // `header` is the system header, `rendered` the text before the user's question)
+  // `header` is the system header, `rendered` the text before the user's question),
+  // "user_message_read_as_tool_result" (tool results go in user turns, and a user message
+  // wrapped in the same markers changes how the rest of the conversation renders)
   std::string kind;
   std::string rendered;             // the marker rendered in history (mismatch); the escaped text
   std::vector<std::string> taught;  // the markers the instructions teach (mismatch)
   std::string header;               // the header of the tool result (under assistant)
   std::string decoded;              // html_escaped_*: the text with its entities decoded
+  // user_message_read_as_tool_result: the follow-up question wrapped as the template wraps
+  // tool results, and the conversation rendered with it plain and wrapped.
+  std::string wrapped, as_text, as_result;
 };
 
 struct Profile {

@@ -504,7 +504,58 @@ std::optional<TemplateBug> duplicate_system_block(Renderer& r, const Profile& p)
        pos = head.find(header, pos + header.size()))
     ++count;
   if (count < 2) return std::nullopt;
-  return TemplateBug{"duplicate_system_block", std::string(head), {}, header, {}};
+  return TemplateBug{"duplicate_system_block", std::string(head), {}, header, {}, {}, {}, {}};
+}
+
+// Tool results go in user turns, wrapped in markers; a user message that the caller wrapped in
+// the same markers changes how the rest of the conversation renders (Qwen3 takes it for a tool
+// result when it looks for the last user query, and keeps the reasoning before it). Measured:
+// a follow-up question plain and wrapped as the template wraps results; the two renders must
+// differ only in the question's text.
+std::optional<TemplateBug> user_message_read_as_tool_result(Renderer& r, const std::string& out,
+                                                            const Profile& p) {
+  const std::string end(text::strip(p.frame.user_suffix.value_or("")));
+  const std::string& header = p.tool_results.header ? *p.tool_results.header : std::string();
+  if (!p.renders || p.tool_results.role != "user" || header.empty() || end.empty())
+    return std::nullopt;
+  const std::string result_text = std::string(S("result")) + " 22C and sunny";
+  const std::size_t at = out.find(result_text);
+  if (at == std::string::npos) return std::nullopt;
+  const std::size_t opened = std::string_view(out).substr(0, at).rfind(header);
+  if (opened == std::string::npos) return std::nullopt;
+  const std::size_t closed = out.find(end, at + result_text.size());
+  if (closed == std::string::npos) return std::nullopt;
+  const std::string wrap_open = out.substr(opened + header.size(), at - opened - header.size());
+  const std::size_t after = at + result_text.size();
+  const std::string wrap_close = out.substr(after, closed - after);
+  if (text::strip(wrap_open).empty() && text::strip(wrap_close).empty()) return std::nullopt;
+  const std::string follow = std::string(S("question2")) + " And tomorrow?";
+  const std::string wrapped = wrap_open + follow + wrap_close;
+  auto chat = [&](const std::string& content) {
+    Chat c;
+    c.messages =
+        json::array({message("user", std::string(S("question")) + " What is the weather in Paris?"),
+                     json{{"role", "assistant"},
+                          {"content", std::string(S("answer")) + " It is 22C and sunny."},
+                          {"reasoning_content",
+                           std::string(S("reasoning_content")) + " The user wants the weather."}},
+                     message("user", content)});
+    c.add_generation_prompt = true;
+    return c;
+  };
+  Rendered as_text = r.render(chat(follow));
+  Rendered as_result = r.render(chat(wrapped));
+  if (!as_text.output || !as_result.output) return std::nullopt;
+  if (replace_all(*as_text.output, follow, "") == replace_all(*as_result.output, wrapped, ""))
+    return std::nullopt;
+  return TemplateBug{"user_message_read_as_tool_result",
+                     {},
+                     {},
+                     {},
+                     {},
+                     wrapped,
+                     *as_text.output,
+                     *as_result.output};
 }
 
 struct Search {
@@ -844,13 +895,20 @@ Profile probe_with(const RenderFunction& render) {
       if (same_core.empty()) continue;
       std::sort(same_core.begin(), same_core.end());
       same_core.erase(std::unique(same_core.begin(), same_core.end()), same_core.end());
-      p.template_bugs.push_back({"instruction_history_marker_mismatch", m, same_core, {}, {}});
+      p.template_bugs.push_back(
+          {"instruction_history_marker_mismatch", m, same_core, {}, {}, {}, {}, {}});
     }
   }
   bool tool_aware = p.tools.definitions_rendered || p.tool_calls.rendered;
   if (tool_aware && p.tool_results.role && lower(*p.tool_results.role) == "assistant")
-    p.template_bugs.push_back(
-        {"tool_result_under_assistant", {}, {}, p.tool_results.header.value_or(""), {}});
+    p.template_bugs.push_back({"tool_result_under_assistant",
+                               {},
+                               {},
+                               p.tool_results.header.value_or(""),
+                               {},
+                               {},
+                               {},
+                               {}});
   // The template HTML-escapes its own call syntax or tool definitions (e.g. a plain str + a
   // |safe value, which Python's Markup.__radd__ escapes).
   const std::pair<const char*, const std::optional<std::string>*> escaped_checks[] = {
@@ -858,8 +916,10 @@ Profile probe_with(const RenderFunction& render) {
       {"html_escaped_tools", &p.tools.definitions_block}};
   for (const auto& [kind, text] : escaped_checks)
     if (*text && html_escaped(**text, kQuotedSentinels))
-      p.template_bugs.push_back({kind, **text, {}, {}, html_unescape(**text)});
+      p.template_bugs.push_back({kind, **text, {}, {}, html_unescape(**text), {}, {}, {}});
   if (auto dup = duplicate_system_block(r, p)) p.template_bugs.push_back(std::move(*dup));
+  if (auto read = user_message_read_as_tool_result(r, out, p))
+    p.template_bugs.push_back(std::move(*read));
   // The same for the messages' own text: the first line of the conversation as rendered
   // where a message sentinel touches an entity.
   if (p.renders) {
@@ -869,7 +929,7 @@ Profile probe_with(const RenderFunction& render) {
       std::string_view line = rest.substr(0, nl);
       if (html_escaped(line, content_sentinels())) {
         p.template_bugs.push_back(
-            {"html_escaped_content", std::string(line), {}, {}, html_unescape(line)});
+            {"html_escaped_content", std::string(line), {}, {}, html_unescape(line), {}, {}, {}});
         break;
       }
       if (nl == std::string_view::npos) break;

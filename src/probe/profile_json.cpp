@@ -82,6 +82,10 @@ json Profile::to_json() const {
     } else if (bug.kind.starts_with("html_escaped_")) {
       e["rendered"] = bug.rendered;
       e["decoded"] = bug.decoded;
+    } else if (bug.kind == "user_message_read_as_tool_result") {
+      e["wrapped"] = bug.wrapped;
+      e["as_text"] = bug.as_text;
+      e["as_result"] = bug.as_result;
     } else if (bug.kind == "duplicate_system_block") {
       e["header"] = bug.header;
       e["rendered"] = bug.rendered;

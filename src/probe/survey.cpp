@@ -284,6 +284,8 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
     for (const auto& bug : p->template_bugs) {
       std::string detail =
           bug.kind == "tool_result_under_assistant" ? "result header " + code(bug.header)
+          : bug.kind == "user_message_read_as_tool_result"
+              ? "a user message " + code(bug.wrapped) + " changes how the rest renders"
           : bug.kind == "duplicate_system_block"
               ? "one system message, two " + code(bug.header) + " blocks before the user turn"
           : bug.kind.starts_with("html_escaped_")

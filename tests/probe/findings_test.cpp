@@ -136,6 +136,18 @@ const Finding kFindings[] = {
      [](const json& p) {
        return p["tools"]["definitions_location"] == "system" && !bug(p, "duplicate_system_block");
      }},
+    {"Qwen--Qwen3-0.6B",
+     "a user message wrapped in <tool_response> tags is taken for a tool result",
+     [](const json& p) {
+       for (const auto& b : p["template_bugs"])
+         if (b["kind"] == "user_message_read_as_tool_result")
+           return b["wrapped"].get<std::string>().starts_with("<tool_response>");
+       return false;
+     }},
+    {"Qwen--QwQ-32B", "tool results in user turns, but a user message is always a user message",
+     [](const json& p) {
+       return p["tool_results"]["role"] == "user" && !bug(p, "user_message_read_as_tool_result");
+     }},
     {"mistralai--Mistral-7B-Instruct-v0.3", "calls and definitions rendered as plain JSON",
      [](const json& p) {
        return p["tool_calls"]["rendered"] == true && !bug(p, "html_escaped_call") &&
