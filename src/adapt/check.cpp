@@ -14,27 +14,46 @@ using json = nlohmann::ordered_json;
 
 // ONE table: the sentinels, where they sit in the request, and whether they must survive.
 // Strings that cannot occur by accident in any template.
-struct Sentinel {
+// The sentinels by name: an enum, so that a misspelled one is a compile error.
+enum class Sentinel : unsigned char {
+  system,
+  question,
+  tool_description,
+  call_name,
+  call_argument,
+  result,
+  answer,
+  question2,
+  past_reasoning,
+  past_thinking,
+};
+struct SentinelEntry {
+  Sentinel id;
   std::string_view name, text;
   bool expected;
 };
-constexpr Sentinel kSentinels[] = {
-    {"system", "QXSYSTEMQX", true},
-    {"question", "QXQUESTIONQX", true},
-    {"tool_description", "QXTOOLDESCQX", true},
-    {"call_name", "get_qxweather", true},
-    {"call_argument", "QXCITYQX", true},
-    {"result", "QXRESULTQX", true},
-    {"answer", "QXANSWERQX", true},
-    {"question2", "QXQUESTION2QX", true},
-    {"past_reasoning", "QXPASTREASONQX", false},
-    {"past_thinking", "QXPASTTHINKQX", false},
+constexpr SentinelEntry kSentinels[] = {
+    {Sentinel::system, "system", "QXSYSTEMQX", true},
+    {Sentinel::question, "question", "QXQUESTIONQX", true},
+    {Sentinel::tool_description, "tool_description", "QXTOOLDESCQX", true},
+    {Sentinel::call_name, "call_name", "get_qxweather", true},
+    {Sentinel::call_argument, "call_argument", "QXCITYQX", true},
+    {Sentinel::result, "result", "QXRESULTQX", true},
+    {Sentinel::answer, "answer", "QXANSWERQX", true},
+    {Sentinel::question2, "question2", "QXQUESTION2QX", true},
+    {Sentinel::past_reasoning, "past_reasoning", "QXPASTREASONQX", false},
+    {Sentinel::past_thinking, "past_thinking", "QXPASTTHINKQX", false},
 };
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < std::size(kSentinels); ++i)
+        if (static_cast<std::size_t>(kSentinels[i].id) != i) return false;
+      return true;
+    }(),
+    "kSentinels is in enum order");
 
-std::string S(std::string_view name) {
-  for (const auto& s : kSentinels)
-    if (s.name == name) return std::string(s.text);
-  return {};
+std::string S(Sentinel s) {
+  return std::string(kSentinels[static_cast<std::size_t>(s)].text);
 }
 
 constexpr std::string_view kCallId = "call_QX7f3a9c2e1b4d6f8a0c2e4g6i";
@@ -46,43 +65,46 @@ constexpr std::size_t kCallNameWindow = 400;
 }  // namespace
 
 json sentinel_request() {
-  json tool = {{"type", "function"},
-               {"function",
-                {{"name", S("call_name")},
-                 {"description", S("tool_description") + " Get the current weather for a city."},
-                 {"parameters",
-                  {{"type", "object"},
-                   {"properties", {{"city", {{"type", "string"}, {"description", "City name"}}}}},
-                   {"required", json::array({"city"})}}}}}};
-  json call = {
-      {"id", kCallId},
+  json tool = {
       {"type", "function"},
       {"function",
-       {{"name", S("call_name")}, {"arguments", "{\"city\": \"" + S("call_argument") + "\"}"}}}};
+       {{"name", S(Sentinel::call_name)},
+        {"description", S(Sentinel::tool_description) + " Get the current weather for a city."},
+        {"parameters",
+         {{"type", "object"},
+          {"properties", {{"city", {{"type", "string"}, {"description", "City name"}}}}},
+          {"required", json::array({"city"})}}}}}};
+  json call = {{"id", kCallId},
+               {"type", "function"},
+               {"function",
+                {{"name", S(Sentinel::call_name)},
+                 {"arguments", "{\"city\": \"" + S(Sentinel::call_argument) + "\"}"}}}};
   json messages = json::array();
   messages.push_back(
-      {{"role", "system"}, {"content", S("system") + " You are a helpful assistant."}});
+      {{"role", "system"}, {"content", S(Sentinel::system) + " You are a helpful assistant."}});
   messages.push_back(
-      {{"role", "user"}, {"content", S("question") + " What is the weather in Paris?"}});
-  messages.push_back({{"role", "assistant"},
-                      {"content", nullptr},
-                      {"reasoning_content", S("past_reasoning") + " The user wants the weather."},
-                      {"thinking", S("past_thinking") + " I should call the tool."},
-                      {"tool_calls", json::array({call})}});
+      {{"role", "user"}, {"content", S(Sentinel::question) + " What is the weather in Paris?"}});
   messages.push_back(
-      {{"role", "tool"}, {"tool_call_id", kCallId}, {"content", S("result") + " 22C and sunny"}});
+      {{"role", "assistant"},
+       {"content", nullptr},
+       {"reasoning_content", S(Sentinel::past_reasoning) + " The user wants the weather."},
+       {"thinking", S(Sentinel::past_thinking) + " I should call the tool."},
+       {"tool_calls", json::array({call})}});
+  messages.push_back({{"role", "tool"},
+                      {"tool_call_id", kCallId},
+                      {"content", S(Sentinel::result) + " 22C and sunny"}});
   messages.push_back(
-      {{"role", "assistant"}, {"content", S("answer") + " It is 22C and sunny in Paris."}});
-  messages.push_back({{"role", "user"}, {"content", S("question2") + " And tomorrow?"}});
+      {{"role", "assistant"}, {"content", S(Sentinel::answer) + " It is 22C and sunny in Paris."}});
+  messages.push_back({{"role", "user"}, {"content", S(Sentinel::question2) + " And tomorrow?"}});
   return json{{"messages", messages}, {"tools", json::array({tool})}};
 }
 
 std::vector<SentinelResult> find_sentinels(std::string_view rendered) {
   std::vector<SentinelResult> out;
-  std::size_t argument_at = rendered.find(S("call_argument"));
+  std::size_t argument_at = rendered.find(S(Sentinel::call_argument));
   for (const auto& s : kSentinels) {
     SentinelResult r{std::string(s.name), std::string(s.text), s.expected, false};
-    if (s.name == "call_name") {
+    if (s.id == Sentinel::call_name) {
       // The call's name must stand near its argument.
       if (argument_at != std::string_view::npos) {
         std::size_t from = argument_at > kCallNameWindow ? argument_at - kCallNameWindow : 0;

@@ -29,27 +29,51 @@ namespace {
 // leave them intact.
 // ---------------------------------------------------------------------------------------
 
-struct Sentinel {
-  std::string_view name, text;
+// The sentinels by name: an enum, so that a misspelled one is a compile error rather than a
+// lookup that finds nothing (and then "finds" the empty string in every output).
+enum class Sentinel : unsigned char {
+  system,
+  question,
+  reasoning_content,
+  thinking,
+  call_name,
+  call_argument,
+  result,
+  answer,
+  question2,
+  tool_description,
+  parameter_description,
 };
-constexpr Sentinel kSentinels[] = {
-    {"system", "ZXSYSTEMXZ"},
-    {"question", "ZXQUESTIONXZ"},
-    {"reasoning_content", "ZXREASONXZ"},
-    {"thinking", "ZXTHINKXZ"},
-    {"call_name", sentinel::kFunctionName},
-    {"call_argument", sentinel::kArgumentValue},
-    {"result", sentinel::kResult},
-    {"answer", "ZXANSWERXZ"},
-    {"question2", "ZXFOLLOWUPXZ"},
-    {"tool_description", sentinel::kToolDescription},
-    {"parameter_description", "ZXPARAMDESCXZ"},
+struct SentinelEntry {
+  Sentinel id;
+  std::string_view name, text;  // name: the key in the profile JSON
 };
+constexpr SentinelEntry kSentinels[] = {
+    {Sentinel::system, "system", "ZXSYSTEMXZ"},
+    {Sentinel::question, "question", "ZXQUESTIONXZ"},
+    {Sentinel::reasoning_content, "reasoning_content", "ZXREASONXZ"},
+    {Sentinel::thinking, "thinking", "ZXTHINKXZ"},
+    {Sentinel::call_name, "call_name", sentinel::kFunctionName},
+    {Sentinel::call_argument, "call_argument", sentinel::kArgumentValue},
+    {Sentinel::result, "result", sentinel::kResult},
+    {Sentinel::answer, "answer", "ZXANSWERXZ"},
+    {Sentinel::question2, "question2", "ZXFOLLOWUPXZ"},
+    {Sentinel::tool_description, "tool_description", sentinel::kToolDescription},
+    {Sentinel::parameter_description, "parameter_description", "ZXPARAMDESCXZ"},
+};
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < std::size(kSentinels); ++i)
+        if (static_cast<std::size_t>(kSentinels[i].id) != i) return false;
+      return true;
+    }(),
+    "kSentinels is in enum order");
 
-std::string_view S(std::string_view name) {
-  for (const auto& s : kSentinels)
-    if (s.name == name) return s.text;
-  return {};
+constexpr std::string_view S(Sentinel s) {
+  return kSentinels[static_cast<std::size_t>(s)].text;
+}
+constexpr std::string_view name_of(Sentinel s) {
+  return kSentinels[static_cast<std::size_t>(s)].name;
 }
 
 constexpr std::string_view kArgumentKey = sentinel::kArgumentKey;
@@ -60,13 +84,16 @@ constexpr std::string_view kTextPartLeak =
 
 // Sentinels that count when choosing the baseline. Reasoning is left out on purpose:
 // dropping past reasoning is the desired behaviour.
-constexpr std::string_view kScored[] = {"system", "question",  "call_argument",   "result",
-                                        "answer", "question2", "tool_description"};
+constexpr Sentinel kScored[] = {
+    Sentinel::system, Sentinel::question,  Sentinel::call_argument,   Sentinel::result,
+    Sentinel::answer, Sentinel::question2, Sentinel::tool_description};
 // Sentinels compared between a flip and the baseline to call a flip lossy.
-constexpr std::string_view kCompared[] = {
-    "system",    "question",          "call_argument",    "result",
-    "answer",    "question2",         "tool_description", "parameter_description",
-    "call_name", "reasoning_content", "thinking"};
+constexpr Sentinel kCompared[] = {Sentinel::system,           Sentinel::question,
+                                  Sentinel::call_argument,    Sentinel::result,
+                                  Sentinel::answer,           Sentinel::question2,
+                                  Sentinel::tool_description, Sentinel::parameter_description,
+                                  Sentinel::call_name,        Sentinel::reasoning_content,
+                                  Sentinel::thinking};
 
 // ---------------------------------------------------------------------------------------
 // The probe axes: ONE table, one row per input convention. The first value of each axis is
@@ -167,14 +194,15 @@ constexpr std::string_view kReasoningOpeners[] = {"<think>", "<seed:think>", "[T
 
 json tool_definition(std::string_view shape) {
   json function = {
-      {"name", S("call_name")},
-      {"description", std::string(S("tool_description")) + " Get the current weather for a city."},
+      {"name", S(Sentinel::call_name)},
+      {"description",
+       std::string(S(Sentinel::tool_description)) + " Get the current weather for a city."},
       {"parameters",
        {{"type", "object"},
         {"properties",
          {{std::string(kArgumentKey),
            {{"type", "string"},
-            {"description", std::string(S("parameter_description")) + " City name"}}}}},
+            {"description", std::string(S(Sentinel::parameter_description)) + " City name"}}}}},
         {"required", json::array({kArgumentKey})}}},
   };
   if (shape == "nested") return json{{"type", "function"}, {"function", function}};
@@ -199,45 +227,50 @@ struct Chat {
 
 Chat conversation(const Combo& combo, const Shape& shape) {
   std::string_view call_id = value_of(combo, "call_id") == "long" ? kLongCallId : kShortCallId;
-  json arguments = json{{std::string(kArgumentKey), S("call_argument")}};
+  json arguments = json{{std::string(kArgumentKey), S(Sentinel::call_argument)}};
   // As json.dumps writes it (a space after ':'), which nlohmann's compact dump does not.
   if (value_of(combo, "arguments") == "string")
-    arguments =
-        "{\"" + std::string(kArgumentKey) + "\": \"" + std::string(S("call_argument")) + "\"}";
+    arguments = "{\"" + std::string(kArgumentKey) + "\": \"" +
+                std::string(S(Sentinel::call_argument)) + "\"}";
   std::string_view content = value_of(combo, "content");
   Chat chat;
   if (shape.system)
-    chat.messages.push_back(message(
-        "system", text(std::string(S("system")) + " You are a helpful assistant.", content)));
+    chat.messages.push_back(
+        message("system",
+                text(std::string(S(Sentinel::system)) + " You are a helpful assistant.", content)));
   chat.messages.push_back(message(
-      "user", text(std::string(S("question")) + " What is the weather in Paris?", content)));
+      "user",
+      text(std::string(S(Sentinel::question)) + " What is the weather in Paris?", content)));
   if (shape.tool_messages) {
     json call = {
         {"role", "assistant"},
         {"content", value_of(combo, "call_content") == "null" ? json(nullptr) : json("")},
         {"tool_calls",
-         json::array({json{{"id", call_id},
-                           {"type", "function"},
-                           {"function", {{"name", S("call_name")}, {"arguments", arguments}}}}})},
-        {"reasoning_content", std::string(S("reasoning_content")) + " The user wants the weather."},
-        {"thinking", std::string(S("thinking")) + " I should call the tool."},
+         json::array(
+             {json{{"id", call_id},
+                   {"type", "function"},
+                   {"function", {{"name", S(Sentinel::call_name)}, {"arguments", arguments}}}}})},
+        {"reasoning_content",
+         std::string(S(Sentinel::reasoning_content)) + " The user wants the weather."},
+        {"thinking", std::string(S(Sentinel::thinking)) + " I should call the tool."},
     };
     chat.messages.push_back(std::move(call));
     chat.messages.push_back(json{{"role", "tool"},
                                  {"tool_call_id", call_id},
-                                 {"name", S("call_name")},
-                                 {"content", std::string(S("result")) + " 22C and sunny"}});
+                                 {"name", S(Sentinel::call_name)},
+                                 {"content", std::string(S(Sentinel::result)) + " 22C and sunny"}});
   }
-  chat.messages.push_back(message("assistant", std::string(S("answer")) + " It is 22C and sunny."));
   chat.messages.push_back(
-      message("user", text(std::string(S("question2")) + " And tomorrow?", content)));
+      message("assistant", std::string(S(Sentinel::answer)) + " It is 22C and sunny."));
+  chat.messages.push_back(
+      message("user", text(std::string(S(Sentinel::question2)) + " And tomorrow?", content)));
   chat.tools = json::array({tool_definition(value_of(combo, "tools"))});
   chat.add_generation_prompt = true;
   return chat;
 }
 
 // A small conversation without tools: turns are (role, sentinel name) pairs.
-Chat plain(std::initializer_list<std::pair<std::string_view, std::string_view>> turns,
+Chat plain(std::initializer_list<std::pair<std::string_view, Sentinel>> turns,
            bool generation_prompt = false) {
   Chat chat;
   for (auto [role, key] : turns) chat.messages.push_back(message(role, S(key)));
@@ -294,8 +327,8 @@ class Renderer {
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-bool has(std::string_view output, std::string_view sentinel_name) {
-  return text::contains(output, S(sentinel_name));
+bool has(std::string_view output, Sentinel sentinel) {
+  return text::contains(output, S(sentinel));
 }
 
 // What markupsafe's escape writes for & < > ' " (and the common named form of ").
@@ -307,8 +340,9 @@ constexpr std::string_view kQuotedSentinels[] = {sentinel::kFunctionName, sentin
 
 // The messages' own text (not the call syntax or the tool definitions).
 std::span<const std::string_view> content_sentinels() {
-  static const std::string_view kContent[] = {S("system"), S("question"), S("result"), S("answer"),
-                                              S("question2")};
+  static const std::string_view kContent[] = {S(Sentinel::system), S(Sentinel::question),
+                                              S(Sentinel::result), S(Sentinel::answer),
+                                              S(Sentinel::question2)};
   return kContent;
 }
 
@@ -348,8 +382,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::size_t end_of(std::string_view output, std::string_view sentinel_name) {
-  return output.find(S(sentinel_name)) + S(sentinel_name).size();
+std::size_t end_of(std::string_view output, Sentinel sentinel) {
+  return output.find(S(sentinel)) + S(sentinel).size();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -358,25 +392,28 @@ std::size_t end_of(std::string_view output, std::string_view sentinel_name) {
 
 void measure_frame(Renderer& r, Profile& p) {
   Frame& frame = p.frame;
-  Rendered u_gen = r.render_plain(plain({{"user", "question"}}, true));
-  Rendered u = r.render_plain(plain({{"user", "question"}}));
-  Rendered ua = r.render_plain(plain({{"user", "question"}, {"assistant", "answer"}}));
-  Rendered uau =
-      r.render_plain(plain({{"user", "question"}, {"assistant", "answer"}, {"user", "question2"}}));
+  Rendered u_gen = r.render_plain(plain({{"user", Sentinel::question}}, true));
+  Rendered u = r.render_plain(plain({{"user", Sentinel::question}}));
+  Rendered ua =
+      r.render_plain(plain({{"user", Sentinel::question}, {"assistant", Sentinel::answer}}));
+  Rendered uau = r.render_plain(plain({{"user", Sentinel::question},
+                                       {"assistant", Sentinel::answer},
+                                       {"user", Sentinel::question2}}));
   if (u_gen.output && u.output) {
     auto d = text::diff_region(*u_gen.output, *u.output);
     frame.generation_prompt = u_gen.output->substr(d.start, d.end_a - d.start);
   }
-  if (ua.output && has(*ua.output, "answer"))
-    frame.assistant_suffix = ua.output->substr(end_of(*ua.output, "answer"));
+  if (ua.output && has(*ua.output, Sentinel::answer))
+    frame.assistant_suffix = ua.output->substr(end_of(*ua.output, Sentinel::answer));
   // The prefix of an assistant turn in history (the final turn may be rendered
   // differently, e.g. with an empty reasoning block).
-  const Rendered& history = uau.output && has(*uau.output, "question2") ? uau : ua;
+  const Rendered& history = uau.output && has(*uau.output, Sentinel::question2) ? uau : ua;
   std::optional<std::string> between;
-  if (history.output && has(*history.output, "question") && has(*history.output, "answer")) {
+  if (history.output && has(*history.output, Sentinel::question) &&
+      has(*history.output, Sentinel::answer)) {
     const std::string& h = *history.output;
-    std::size_t q_end = end_of(h, "question");
-    std::size_t a_pos = h.find(S("answer"), q_end);
+    std::size_t q_end = end_of(h, Sentinel::question);
+    std::size_t a_pos = h.find(S(Sentinel::answer), q_end);
     if (a_pos != std::string::npos) between = h.substr(q_end, a_pos - q_end);
   }
   if (between) {
@@ -398,15 +435,15 @@ void measure_frame(Renderer& r, Profile& p) {
     frame.user_suffix = between->substr(0, split);
     frame.assistant_prefix = between->substr(split);
   }
-  if (uau.output && has(*uau.output, "answer") && has(*uau.output, "question2")) {
+  if (uau.output && has(*uau.output, Sentinel::answer) && has(*uau.output, Sentinel::question2)) {
     const std::string& h = *uau.output;
-    std::size_t a_end = end_of(h, "answer");
-    std::size_t q2 = h.find(S("question2"), a_end);
+    std::size_t a_end = end_of(h, Sentinel::answer);
+    std::size_t q2 = h.find(S(Sentinel::question2), a_end);
     std::string b = q2 == std::string::npos ? std::string() : h.substr(a_end, q2 - a_end);
     std::string suffix = frame.assistant_suffix.value_or("");
     frame.user_prefix = !suffix.empty() && b.starts_with(suffix) ? b.substr(suffix.size()) : b;
-  } else if (u.output && has(*u.output, "question")) {
-    frame.user_prefix = u.output->substr(0, u.output->find(S("question")));
+  } else if (u.output && has(*u.output, Sentinel::question)) {
+    frame.user_prefix = u.output->substr(0, u.output->find(S(Sentinel::question)));
   }
   std::string look = frame.user_suffix.value_or("") +
                      first_nonempty(frame.assistant_prefix, frame.generation_prompt);
@@ -418,15 +455,16 @@ void measure_frame(Renderer& r, Profile& p) {
   }
   if (!u_gen.output) frame.error = u_gen.error;
 
-  Rendered su = r.render_plain(plain({{"system", "system"}, {"user", "question"}}));
+  Rendered su = r.render_plain(plain({{"system", Sentinel::system}, {"user", Sentinel::question}}));
   if (!su.output) {
     p.system.error = su.error;
-  } else if (!has(*su.output, "system")) {
+  } else if (!has(*su.output, Sentinel::system)) {
     p.system.error = "renders but drops the system message";
   } else {
     p.system.supported = true;
   }
-  Rendered uu = r.render_plain(plain({{"user", "question"}, {"user", "question2"}}));
+  Rendered uu =
+      r.render_plain(plain({{"user", Sentinel::question}, {"user", Sentinel::question2}}));
   if (!uu.output) {
     p.alternation.required = true;
     p.alternation.error = uu.error;
@@ -436,26 +474,28 @@ void measure_frame(Renderer& r, Profile& p) {
 // Markers around the reasoning of the current (final) assistant turn.
 void measure_reasoning_markers(Renderer& r, Profile& p) {
   Chat chat;
-  chat.messages = json::array(
-      {message("user", S("question")), json{{"role", "assistant"},
-                                            {"content", S("answer")},
-                                            {"reasoning_content", S("reasoning_content")},
-                                            {"thinking", S("thinking")}}});
+  chat.messages = json::array({message("user", S(Sentinel::question)),
+                               json{{"role", "assistant"},
+                                    {"content", S(Sentinel::answer)},
+                                    {"reasoning_content", S(Sentinel::reasoning_content)},
+                                    {"thinking", S(Sentinel::thinking)}}});
   Rendered rendered = r.render_plain(chat);
   Reasoning& result = p.reasoning;
   if (!rendered.output) return;
   const std::string& out = *rendered.output;
-  for (std::string_view field : {"reasoning_content", "thinking"}) {
+  Sentinel field_sentinel = Sentinel::reasoning_content;
+  for (Sentinel field : {Sentinel::reasoning_content, Sentinel::thinking}) {
     if (has(out, field)) {
-      result.field = std::string(field);
+      result.field = std::string(name_of(field));
+      field_sentinel = field;
       break;
     }
   }
-  if (!result.field || !has(out, "answer")) return;
-  std::size_t q_end = has(out, "question") ? end_of(out, "question") : 0;
-  std::size_t r_pos = out.find(S(*result.field), q_end);
+  if (!result.field || !has(out, Sentinel::answer)) return;
+  std::size_t q_end = has(out, Sentinel::question) ? end_of(out, Sentinel::question) : 0;
+  std::size_t r_pos = out.find(S(field_sentinel), q_end);
   if (r_pos == std::string::npos) return;
-  std::size_t a_pos = out.find(S("answer"), r_pos);
+  std::size_t a_pos = out.find(S(Sentinel::answer), r_pos);
   if (a_pos == std::string::npos) return;
   // The reasoning opens after the assistant header: the history prefix, else the prompt's.
   std::size_t open_from = q_end;
@@ -471,7 +511,7 @@ void measure_reasoning_markers(Renderer& r, Profile& p) {
     }
   }
   std::string_view opener = std::string_view(out).substr(open_from, r_pos - open_from);
-  std::size_t close_from = r_pos + S(*result.field).size();
+  std::size_t close_from = r_pos + S(field_sentinel).size();
   std::string_view closer = std::string_view(out).substr(close_from, a_pos - close_from);
   result.open = std::string(text::strip(opener));
   result.close = std::string(text::strip(closer));
@@ -485,14 +525,15 @@ void measure_reasoning_markers(Renderer& r, Profile& p) {
 std::optional<TemplateBug> duplicate_system_block(Renderer& r, const Profile& p) {
   const std::string end(text::strip(p.frame.user_suffix.value_or("")));
   if (p.tools.definitions_location != "system" || end.empty()) return std::nullopt;
-  Chat chat = plain({{"system", "system"}, {"user", "question"}}, true);
-  chat.messages[0]["content"] = std::string(S("system")) + " You are a helpful assistant.";
-  chat.messages[1]["content"] = std::string(S("question")) + " What is the weather in Paris?";
+  Chat chat = plain({{"system", Sentinel::system}, {"user", Sentinel::question}}, true);
+  chat.messages[0]["content"] = std::string(S(Sentinel::system)) + " You are a helpful assistant.";
+  chat.messages[1]["content"] =
+      std::string(S(Sentinel::question)) + " What is the weather in Paris?";
   chat.tools = json::array({tool_definition("nested")});
   Rendered rendered = r.render(chat);
   if (!rendered.output) return std::nullopt;
   const std::string& out = *rendered.output;
-  const std::size_t at = out.find(S("system")), question = out.find(S("question"));
+  const std::size_t at = out.find(S(Sentinel::system)), question = out.find(S(Sentinel::question));
   if (at == std::string::npos || question == std::string::npos) return std::nullopt;
   const std::size_t cut = std::string_view(out).substr(0, at).rfind(end);
   if (cut == std::string::npos) return std::nullopt;
@@ -518,7 +559,7 @@ std::optional<TemplateBug> user_message_read_as_tool_result(Renderer& r, const s
   const std::string& header = p.tool_results.header ? *p.tool_results.header : std::string();
   if (!p.renders || p.tool_results.role != "user" || header.empty() || end.empty())
     return std::nullopt;
-  const std::string result_text = std::string(S("result")) + " 22C and sunny";
+  const std::string result_text = std::string(S(Sentinel::result)) + " 22C and sunny";
   const std::size_t at = out.find(result_text);
   if (at == std::string::npos) return std::nullopt;
   const std::size_t opened = std::string_view(out).substr(0, at).rfind(header);
@@ -529,17 +570,17 @@ std::optional<TemplateBug> user_message_read_as_tool_result(Renderer& r, const s
   const std::size_t after = at + result_text.size();
   const std::string wrap_close = out.substr(after, closed - after);
   if (text::strip(wrap_open).empty() && text::strip(wrap_close).empty()) return std::nullopt;
-  const std::string follow = std::string(S("question2")) + " And tomorrow?";
+  const std::string follow = std::string(S(Sentinel::question2)) + " And tomorrow?";
   const std::string wrapped = wrap_open + follow + wrap_close;
   auto chat = [&](const std::string& content) {
     Chat c;
-    c.messages =
-        json::array({message("user", std::string(S("question")) + " What is the weather in Paris?"),
-                     json{{"role", "assistant"},
-                          {"content", std::string(S("answer")) + " It is 22C and sunny."},
-                          {"reasoning_content",
-                           std::string(S("reasoning_content")) + " The user wants the weather."}},
-                     message("user", content)});
+    c.messages = json::array(
+        {message("user", std::string(S(Sentinel::question)) + " What is the weather in Paris?"),
+         json{{"role", "assistant"},
+              {"content", std::string(S(Sentinel::answer)) + " It is 22C and sunny."},
+              {"reasoning_content",
+               std::string(S(Sentinel::reasoning_content)) + " The user wants the weather."}},
+         message("user", content)});
     c.add_generation_prompt = true;
     return c;
   };
@@ -581,7 +622,7 @@ Search baseline_search(Renderer& r) {
         if (first_error.empty()) first_error = out.error;
       } else {
         std::size_t score = 0;
-        for (std::string_view k : kScored) score += has(*out.output, k);
+        for (Sentinel k : kScored) score += has(*out.output, k);
         if (!best || score > best->first) {
           best = {score, combo};
           search.output = *out.output;
@@ -613,13 +654,13 @@ std::optional<std::pair<std::string, text::HeaderPattern::Match>> classify_locat
     if (!e.empty() && text::contains(between, e))
       return std::pair{std::string("own_section"), *header};
   }
-  return std::pair{replace_all(header->role, S("call_name"), "{name}"), *header};
+  return std::pair{replace_all(header->role, S(Sentinel::call_name), "{name}"), *header};
 }
 
 std::pair<std::string, std::optional<std::string>> definitions_location(
     const std::string& output, const std::optional<std::string>& no_tools,
     const text::HeaderPattern* pattern, const Frame& frame) {
-  std::size_t pos = output.find(S("tool_description"));
+  std::size_t pos = output.find(S(Sentinel::tool_description));
   if (pos == std::string::npos) return {"not_rendered", std::nullopt};
   std::optional<std::string> block;
   text::DiffRegion d;
@@ -650,23 +691,24 @@ std::pair<std::string, std::optional<std::string>> definitions_location(
     }
     if (section) return {"own_section", block};
   }
-  std::optional<std::pair<std::size_t, std::string_view>> following;
-  for (std::string_view k : {"system", "question", "question2"}) {
+  std::optional<std::pair<std::size_t, Sentinel>> following;  // ties broken by name, as (at, name)
+  for (Sentinel k : {Sentinel::system, Sentinel::question, Sentinel::question2}) {
     std::size_t at = output.find(S(k), pos);
     if (at == std::string::npos) continue;
-    if (!following || at < following->first || (at == following->first && k < following->second))
-      following = {at, k};
+    if (!following || at < following->first ||
+        (at == following->first && name_of(k) < name_of(following->second)))
+      following = std::pair{at, k};
   }
-  if (following) return {following->second == "system" ? "system" : "user", block};
+  if (following) return {following->second == Sentinel::system ? "system" : "user", block};
   return {"own_section", block};
 }
 
 void measure_result_role(const std::string& output, const text::HeaderPattern* pattern,
                          const Frame& frame, ToolResults& results) {
-  std::size_t pos = output.find(S("result"));
+  std::size_t pos = output.find(S(Sentinel::result));
   if (pos == std::string::npos) return;
   std::size_t lo = 0;
-  for (std::string_view key : {"call_argument", "question"}) {
+  for (Sentinel key : {Sentinel::call_argument, Sentinel::question}) {
     std::size_t at = output.find(S(key));
     if (at != std::string::npos && at < pos) {
       lo = at + S(key).size();
@@ -678,7 +720,7 @@ void measure_result_role(const std::string& output, const text::HeaderPattern* p
     results.role = located->first;
     results.header = replace_all(
         output.substr(located->second.begin, located->second.end - located->second.begin),
-        S("call_name"), "{name}");
+        S(Sentinel::call_name), "{name}");
     return;
   }
   std::string_view between = std::string_view(output).substr(lo, pos - lo);
@@ -724,7 +766,7 @@ std::optional<std::string> call_example(Renderer& r, const Combo& combo, const S
   without.messages.push_back(empty);
   without.add_generation_prompt = false;
   Rendered a = r.render(with_call), b = r.render(without);
-  if (!a.output || !b.output || !has(*a.output, "call_argument")) return std::nullopt;
+  if (!a.output || !b.output || !has(*a.output, Sentinel::call_argument)) return std::nullopt;
   auto d = text::diff_region(*a.output, *b.output);
   return a.output->substr(d.start, d.end_a - d.start);
 }
@@ -785,18 +827,21 @@ Profile probe_with(const RenderFunction& render) {
   Search search = baseline_search(r);
   const Shape* shape = search.shape;
   p.renders = search.combo.has_value();
+  std::vector<Sentinel> kept;  // p.baseline.kept, as sentinels
   if (!p.renders) {
     p.baseline.error = search.full_error;
   } else {
     p.baseline.conversation = shape->name;
     for (std::size_t i = 0; i < kAxisCount; ++i)
       p.baseline.conventions.emplace_back(kAxes[i].name, kAxes[i].values[(*search.combo)[i]].value);
-    for (std::string_view k : kCompared) {
-      if (!shape->system && k == "system") continue;
-      if (!shape->tool_messages &&
-          (k == "call_argument" || k == "result" || k == "reasoning_content" || k == "thinking"))
+    for (Sentinel k : kCompared) {
+      if (!shape->system && k == Sentinel::system) continue;
+      if (!shape->tool_messages && (k == Sentinel::call_argument || k == Sentinel::result ||
+                                    k == Sentinel::reasoning_content || k == Sentinel::thinking))
         continue;
-      (has(search.output, k) ? p.baseline.kept : p.baseline.lost).emplace_back(k);
+      const bool present = has(search.output, k);
+      (present ? p.baseline.kept : p.baseline.lost).emplace_back(name_of(k));
+      if (present) kept.push_back(k);
     }
     if (shape != &kLadder[0]) p.baseline.full_conversation_error = search.full_error;
   }
@@ -819,8 +864,8 @@ Profile probe_with(const RenderFunction& render) {
         if (!f.output) {
           c.error = f.error;
         } else {
-          for (const auto& k : p.baseline.kept)
-            if (!has(*f.output, k)) c.lost.push_back(k);
+          for (Sentinel k : kept)
+            if (!has(*f.output, k)) c.lost.emplace_back(name_of(k));
           if (c.value == "parts" && text::contains(*f.output, kTextPartLeak))
             c.lost.emplace_back("text_parts_printed_as_repr");
           c.status = c.lost.empty() ? Status::ok : Status::lossy;
@@ -853,17 +898,18 @@ Profile probe_with(const RenderFunction& render) {
   }
 
   if (p.renders && shape->tool_messages) {
-    p.tool_calls.rendered = has(out, "call_argument");
+    p.tool_calls.rendered = has(out, Sentinel::call_argument);
     p.tool_calls.id_rendered = text::contains(
         out, value_of(*search.combo, "call_id") == "long" ? kLongCallId : kShortCallId);
     if (p.tool_calls.rendered) p.tool_calls.example = call_example(r, *search.combo, *shape);
-    p.tool_results.rendered = has(out, "result");
+    p.tool_results.rendered = has(out, Sentinel::result);
     if (p.tool_results.rendered) measure_result_role(out, pattern.get(), p.frame, p.tool_results);
   }
 
   measure_reasoning_markers(r, p);
   p.reasoning.history_kept =
-      p.renders && shape->tool_messages && (has(out, "reasoning_content") || has(out, "thinking"));
+      p.renders && shape->tool_messages &&
+      (has(out, Sentinel::reasoning_content) || has(out, Sentinel::thinking));
   const std::string gp = p.frame.generation_prompt.value_or("");
   if (p.reasoning.style == "tags" && p.reasoning.open && !p.reasoning.open->empty()) {
     p.reasoning.prompt_opens = text::contains(gp, *p.reasoning.open);
