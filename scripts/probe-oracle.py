@@ -48,6 +48,7 @@ S = {
     "question2": "ZXFOLLOWUPXZ",
     "tool_description": "ZXTOOLDESCXZ",
     "parameter_description": "ZXPARAMDESCXZ",
+    "prefill": "ZXPREFILLXZ",
 }
 ARGUMENT_KEY = "zxcity"
 LONG_CALL_ID = "call_ZXLONGID0123456789abcdef"  # OpenAI style: call_ + 24 characters
@@ -546,6 +547,31 @@ def call_example(r, conv, shape, baseline_out):
     return with_call[start:end]
 
 
+def measure_prefill(r, frame):
+    """Whether continue_final_message leaves a final assistant message open, what precedes
+    its text (the user turn's end and the assistant header, as rendered), and whether that is
+    exactly where a generated reply starts (the measured generation prompt)."""
+    text = S["prefill"] + " The weather in Paris is"
+    chat = plain(("user", "question"), ("assistant", "prefill"))
+    chat["messages"][1]["content"] = text
+    chat["continue_final_message"] = True
+    out, err = r.render_plain(chat)
+    prefill = {"supported": False, "prefix": None, "matches_generation_prompt": False,
+               "error": err}
+    if out is None:
+        return prefill
+    prefill["error"] = None
+    if not out.endswith(text) or S["question"] not in out:
+        return prefill
+    at = out.index(S["question"]) + len(S["question"])
+    prefix = out[at:len(out) - len(text)]
+    prefill["supported"] = True
+    prefill["prefix"] = prefix
+    gp = frame["generation_prompt"]
+    prefill["matches_generation_prompt"] = bool(gp) and prefix.endswith(gp)
+    return prefill
+
+
 def duplicate_system_block(r, tools, frame):
     """The caller's one system message becomes a second system block after the one the
     template writes for the tool definitions (Hermes 3 style): the header right before the
@@ -699,6 +725,7 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     profile["system"] = system
     profile["alternation"] = alternation
     profile["frame"] = frame
+    profile["prefill"] = measure_prefill(r, frame)
 
     silent = []
     if out is not None:

@@ -115,6 +115,14 @@ struct Frame {
   std::string error;               // why a plain user turn did not render
 };
 
+// continue_final_message (prefill): whether the final assistant message is left open.
+struct Prefill {
+  bool supported = false;                  // it renders and ends with the message's text
+  std::optional<std::string> prefix;       // what precedes the text after the user's question
+  bool matches_generation_prompt = false;  // prefix ends with the generation prompt
+  std::optional<std::string> error;        // the template's error
+};
+
 struct SystemSupport {
   bool supported = false;
   std::string error;  // the template's error, or "renders but drops the system message"
@@ -156,6 +164,7 @@ struct Profile {
   SystemSupport system;
   Alternation alternation;
   Frame frame;
+  Prefill prefill;
   // "tool_calls_dropped", "tools_ignored", "tool_results_dropped", "reasoning_replayed",
   // "no_tool_support"
   std::vector<std::string> silent_failures;

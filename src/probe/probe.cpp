@@ -43,6 +43,7 @@ enum class Sentinel : unsigned char {
   question2,
   tool_description,
   parameter_description,
+  prefill,
 };
 struct SentinelEntry {
   Sentinel id;
@@ -60,6 +61,7 @@ constexpr SentinelEntry kSentinels[] = {
     {Sentinel::question2, "question2", "ZXFOLLOWUPXZ"},
     {Sentinel::tool_description, "tool_description", sentinel::kToolDescription},
     {Sentinel::parameter_description, "parameter_description", "ZXPARAMDESCXZ"},
+    {Sentinel::prefill, "prefill", "ZXPREFILLXZ"},
 };
 static_assert(
     [] {
@@ -223,6 +225,7 @@ struct Chat {
   json messages = json::array();
   json tools = nullptr;
   bool add_generation_prompt = false;
+  bool continue_final_message = false;
 };
 
 Chat conversation(const Combo& combo, const Shape& shape) {
@@ -288,9 +291,11 @@ struct Rendered {
 };
 
 json to_chat_json(const Chat& chat) {
-  return json{{"messages", chat.messages},
-              {"tools", chat.tools},
-              {"add_generation_prompt", chat.add_generation_prompt}};
+  json j{{"messages", chat.messages},
+         {"tools", chat.tools},
+         {"add_generation_prompt", chat.add_generation_prompt}};
+  if (chat.continue_final_message) j["continue_final_message"] = true;
+  return j;
 }
 
 class Renderer {
@@ -517,6 +522,32 @@ void measure_reasoning_markers(Renderer& r, Profile& p) {
   result.close = std::string(text::strip(closer));
   // A new assistant header between reasoning and answer: reasoning is a message of its own.
   result.style = !header.empty() && text::contains(closer, header) ? "channel" : "tags";
+}
+
+// Whether continue_final_message leaves a final assistant message open, what precedes its text
+// (the user turn's end and the assistant header, as rendered), and whether that is exactly
+// where a generated reply starts (the measured generation prompt).
+Prefill measure_prefill(Renderer& r, const Frame& frame) {
+  const std::string text = std::string(S(Sentinel::prefill)) + " The weather in Paris is";
+  Chat chat = plain({{"user", Sentinel::question}, {"assistant", Sentinel::prefill}});
+  chat.messages[1]["content"] = text;
+  chat.continue_final_message = true;
+  Rendered rendered = r.render_plain(chat);
+  Prefill prefill;
+  if (!rendered.output) {
+    prefill.error = rendered.error;
+    return prefill;
+  }
+  const std::string& out = *rendered.output;
+  const std::size_t q = out.find(S(Sentinel::question));
+  if (!out.ends_with(text) || q == std::string::npos) return prefill;
+  const std::size_t at = q + S(Sentinel::question).size();
+  prefill.supported = true;
+  const std::size_t end = out.size() - text.size();
+  prefill.prefix = at <= end ? out.substr(at, end - at) : std::string();
+  const std::string& gp = frame.generation_prompt.value_or("");
+  prefill.matches_generation_prompt = !gp.empty() && prefill.prefix->ends_with(gp);
+  return prefill;
 }
 
 // The caller's one system message becomes a second system block after the one the template
@@ -811,6 +842,7 @@ Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
     request.messages = from_json(chat_json["messages"]);
     request.tools = chat_json["tools"].is_null() ? Value::none() : from_json(chat_json["tools"]);
     request.add_generation_prompt = chat_json["add_generation_prompt"].get<bool>();
+    request.continue_final_message = chat_json.value("continue_final_message", false);
     auto result = chat::render(tmpl, request, special_tokens, render_options);
     if (!result) return result.error();
     return std::move(result->text);
@@ -822,6 +854,7 @@ Profile probe_with(const RenderFunction& render) {
   Renderer r(render);
   Profile p;
   measure_frame(r, p);
+  p.prefill = measure_prefill(r, p.frame);
   auto pattern = text::HeaderPattern::from_user_prefix(p.frame.user_prefix.value_or(""));
 
   Search search = baseline_search(r);

@@ -72,6 +72,10 @@ json Profile::to_json() const {
                 {"user_suffix", optional_string(frame.user_suffix)},
                 {"family", frame.family}};
   if (!frame.error.empty()) j["frame"]["error"] = frame.error;
+  j["prefill"] = {{"supported", prefill.supported},
+                  {"prefix", optional_string(prefill.prefix)},
+                  {"matches_generation_prompt", prefill.matches_generation_prompt},
+                  {"error", optional_string(prefill.error)}};
   j["silent_failures"] = silent_failures;
   json bugs = json::array();
   for (const auto& bug : template_bugs) {

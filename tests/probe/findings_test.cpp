@@ -148,6 +148,21 @@ const Finding kFindings[] = {
      [](const json& p) {
        return p["tool_results"]["role"] == "user" && !bug(p, "user_message_read_as_tool_result");
      }},
+    {"meta-llama--Llama-3.1-8B-Instruct", "prefill continues right after the generation prompt",
+     [](const json& p) {
+       return p["prefill"]["supported"] == true &&
+              p["prefill"]["matches_generation_prompt"] == true;
+     }},
+    {"Qwen--Qwen3-0.6B", "prefill puts an empty think block before the continued message",
+     [](const json& p) {
+       return p["prefill"]["supported"] == true &&
+              p["prefill"]["matches_generation_prompt"] == false &&
+              p["prefill"]["prefix"].get<std::string>().ends_with("<think>\n\n</think>\n\n");
+     }},
+    {"trl--idefics2_training", "the final assistant message is not left open: prefill fails",
+     [](const json& p) {
+       return p["prefill"]["supported"] == false && !p["prefill"]["error"].is_null();
+     }},
     {"mistralai--Mistral-7B-Instruct-v0.3", "calls and definitions rendered as plain JSON",
      [](const json& p) {
        return p["tool_calls"]["rendered"] == true && !bug(p, "html_escaped_call") &&

@@ -128,6 +128,12 @@ TEST_P(ProbeVsOracle, EveryOtherKey) {
   frame.erase("error");
   golden_frame.erase("error");
   EXPECT_EQ(frame, golden_frame);
+  // Prefill: the same measurement; an error's text may differ, its presence may not.
+  EXPECT_EQ(mine["prefill"]["supported"], golden["prefill"]["supported"]);
+  EXPECT_EQ(mine["prefill"]["prefix"], golden["prefill"]["prefix"]);
+  EXPECT_EQ(mine["prefill"]["matches_generation_prompt"],
+            golden["prefill"]["matches_generation_prompt"]);
+  EXPECT_EQ(mine["prefill"]["error"].is_null(), golden["prefill"]["error"].is_null());
   EXPECT_EQ(mine["silent_failures"], golden["silent_failures"]);
   EXPECT_EQ(mine["template_bugs"], golden["template_bugs"]);
 }
