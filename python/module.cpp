@@ -894,6 +894,7 @@ PYBIND11_MODULE(_chatwire, m) {
            py::arg("collect_errors"), py::arg("per_row") = false);
 
   m.def("probe", &probe_path, py::arg("template_or_dir"));
+  m.def("sentinel_request", [] { return json_to_py(adapt::sentinel_request()); });
   m.def("adapt", &adapt_request, py::arg("request"), py::arg("template_or_dir"),
         py::arg("call_syntax") = "", py::arg("verify") = true);
 }

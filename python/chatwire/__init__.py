@@ -21,12 +21,14 @@ from ._chatwire import ChatModel as _ChatModel
 from ._chatwire import DecodeStream, Encoding, Tokenizer, get_num_threads, set_num_threads
 from ._chatwire import adapt as _adapt
 from ._chatwire import probe as _probe
+from ._chatwire import sentinel_request
 from .errors import (CannotRepresent, Error, LimitError, RequestError, SecurityError,
                      TemplateAssertionError, TemplateError, TemplateRuntimeError,
                      TemplateSyntaxError, TokenizerError, UndefinedError)
 
 __all__ = [
     "AutoTokenizer", "BatchEncoding", "Tokenizer", "Encoding", "DecodeStream", "probe", "adapt",
+    "sentinel_request",
     "set_num_threads", "get_num_threads", "errors", "Error", "TemplateError",
     "TemplateSyntaxError", "TemplateAssertionError", "TemplateRuntimeError", "UndefinedError",
     "SecurityError", "RequestError", "CannotRepresent", "LimitError", "TokenizerError",
