@@ -4,8 +4,10 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 space := $(subst ,, )
+# Debian's interpreter, the one the Python module is built for (PATH may hold another python3).
+PYTHON     := /usr/bin/python3
 
-.PHONY: all bootstrap configure build python run test test-release test-python test-sanitize bench bench-python fuzz format clean
+.PHONY: all bootstrap configure build python python-install run test test-release test-python test-sanitize bench bench-python fuzz format clean
 
 all: build
 
@@ -26,6 +28,12 @@ python: configure
 run: build
 	./$(BUILD)/chatwire survey data/templates
 
+# Installs the module into a virtual environment: make python-install VENV=path (README "Python").
+python-install: python
+	@test -n "$(VENV)" || { echo "make python-install VENV=path/to/venv" >&2; exit 2; }
+	@test -x "$(VENV)/bin/python" || $(PYTHON) -m venv --system-site-packages $(VENV)
+	scripts/install-python $(VENV) $(BUILD)
+
 # The whole test suite: Release build (ctest, then the Python module's pytest suite with the
 # Dask run), then the engine and parsers again under ASan+UBSan.
 test: test-release test-sanitize
@@ -34,9 +42,7 @@ test-release: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-python
 
-# Debian's interpreter, the one the module is built for (PATH may hold another python3).
 # -p no:cacheprovider: no .pytest_cache in the source tree.
-PYTHON := /usr/bin/python3
 test-python: python
 	PYTHONPATH=$(BUILD)/python $(PYTHON) -m pytest -p no:cacheprovider -q tests/python
 

@@ -4,8 +4,9 @@
 // and runs transformers' assistant-mask loop over its generation spans (the rule of
 // scripts/tokenized_oracle.mjs), `repeat` times per prompt, timed inside this process.
 //   in : one JSON line per prompt {"text", "generation": [[start, end], ...]}; argv: DIR REPEAT
-//   out: {"rows": [{"ns", "input_ids", "assistant_masks"}]}, ns = mean nanoseconds of one
-//   encode + mask loop of that prompt
+//   out: {"call_ns", "rows": [{"ns", "input_ids", "assistant_masks"}]}, ns = mean nanoseconds
+//   of one encode + mask loop of that prompt; call_ns = the median time of encoding "" (the
+//   binding's per-call cost: this binding's encode is asynchronous, Python's is not)
 import path from "node:path";
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -41,4 +42,11 @@ for (const r of reqs) {
   row.ns = Number(process.hrtime.bigint() - t0) / repeat;
   rows.push(row);
 }
-process.stdout.write(JSON.stringify({ rows }) + "\n");
+const empty = [];
+for (let i = 0; i < 2000; i++) {
+  const t0 = process.hrtime.bigint();
+  await tok.encode("", null, { addSpecialTokens: false });
+  empty.push(Number(process.hrtime.bigint() - t0));
+}
+empty.sort((a, b) => a - b);
+process.stdout.write(JSON.stringify({ call_ns: empty[empty.length >> 1], rows }) + "\n");
