@@ -40,6 +40,10 @@ SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_
                        "cls_token", "mask_token")
 
 
+_IGNORED_FROM_PRETRAINED = {"use_fast", "trust_remote_code", "local_files_only", "revision",
+                            "cache_dir", "force_download", "token", "subfolder"}
+
+
 class BatchEncoding(dict):
     """transformers' BatchEncoding as far as a training pipeline uses it: a dict whose keys
     are also attributes (``out.input_ids``)."""
@@ -81,9 +85,12 @@ class AutoTokenizer:
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *, now=None, validate=True, **kwargs):
-        if kwargs:
-            unknown = ", ".join(sorted(kwargs))
-            raise errors.make("TypeError", f"from_pretrained() got unsupported arguments: {unknown}")
+        # Arguments that only matter for downloads or for choosing the Python class: accepted
+        # so that existing calls keep working; they change nothing for a local directory.
+        unknown = sorted(set(kwargs) - _IGNORED_FROM_PRETRAINED)
+        if unknown:
+            raise errors.make("TypeError", "from_pretrained() got unsupported arguments: "
+                              + ", ".join(unknown))
         return cls(pretrained_model_name_or_path, now=now, validate=validate)
 
     # ----- special tokens ---------------------------------------------------------------

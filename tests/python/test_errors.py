@@ -128,6 +128,10 @@ def test_continue_final_message_rules(tok):
 
 
 def test_directory_problems():
+    # Download-only arguments change nothing for a local directory; others are refused.
+    assert chatwire.AutoTokenizer.from_pretrained(MODEL, use_fast=True, trust_remote_code=False)
+    with pytest.raises(TypeError, match="padding_side"):
+        chatwire.AutoTokenizer.from_pretrained(MODEL, padding_side="left")
     with pytest.raises(ValueError):  # the oracle's type (data/goldens/chat: missing-dir)
         chatwire.AutoTokenizer.from_pretrained(DATA / "models/does-not-exist")
     with pytest.raises(ValueError, match="Invalid isoformat string"):
