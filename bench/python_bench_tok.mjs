@@ -4,9 +4,10 @@
 // and runs transformers' assistant-mask loop over its generation spans (the rule of
 // scripts/tokenized_oracle.mjs), `repeat` times per prompt, timed inside this process.
 //   in : one JSON line per prompt {"text", "generation": [[start, end], ...]}; argv: DIR REPEAT
-//   out: {"call_ns", "rows": [{"ns", "input_ids", "assistant_masks"}]}, ns = mean nanoseconds
-//   of one encode + mask loop of that prompt; call_ns = the median time of encoding "" (the
-//   binding's per-call cost: this binding's encode is asynchronous, Python's is not)
+//   out: {"call_ns", "call_cpu_ns", "rows": [{"ns", "cpu_ns", "input_ids", "assistant_masks"}]}:
+//   ns / cpu_ns = mean wall / CPU nanoseconds (all threads) of one encode + mask loop of that
+//   prompt; call_ns / call_cpu_ns = the cost of encoding "" (the binding's per-call cost: this
+//   binding's encode is asynchronous, Python's is not)
 import path from "node:path";
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -38,15 +39,21 @@ const rows = [];
 for (const r of reqs) {
   let row;
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   for (let i = 0; i < repeat; i++) row = await once(r);
+  const c = process.cpuUsage(c0);  // every thread of the process: encode runs on libuv's pool
   row.ns = Number(process.hrtime.bigint() - t0) / repeat;
+  row.cpu_ns = (c.user + c.system) * 1000 / repeat;
   rows.push(row);
 }
 const empty = [];
+const e0 = process.cpuUsage();
 for (let i = 0; i < 2000; i++) {
   const t0 = process.hrtime.bigint();
   await tok.encode("", null, { addSpecialTokens: false });
   empty.push(Number(process.hrtime.bigint() - t0));
 }
+const ec = process.cpuUsage(e0);
 empty.sort((a, b) => a - b);
-process.stdout.write(JSON.stringify({ call_ns: empty[empty.length >> 1], rows }) + "\n");
+process.stdout.write(JSON.stringify({ call_ns: empty[empty.length >> 1],
+                                      call_cpu_ns: (ec.user + ec.system) * 1000 / 2000, rows }) + "\n");
