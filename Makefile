@@ -4,8 +4,10 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 space := $(subst ,, )
+# Debian's interpreter, the one the Python module is built for (PATH may hold another python3).
+PYTHON     := /usr/bin/python3
 
-.PHONY: all bootstrap configure build run test test-release test-sanitize bench fuzz format clean
+.PHONY: all bootstrap configure build python python-install run test test-release test-python test-sanitize bench bench-python fuzz format clean
 
 all: build
 
@@ -18,15 +20,31 @@ configure: bootstrap
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The Python module alone: build/python/chatwire (PYTHONPATH=build/python; README "Python").
+python: configure
+	cmake --build $(BUILD) -j $(JOBS) --target chatwire_python
+
 # The main job: the survey of every bundled template.
 run: build
 	./$(BUILD)/chatwire survey data/templates
 
-# The whole test suite: Release build, then the engine and parsers again under ASan+UBSan.
+# Installs the module into a virtual environment: make python-install VENV=path (README "Python").
+python-install: python
+	@test -n "$(VENV)" || { echo "make python-install VENV=path/to/venv" >&2; exit 2; }
+	@test -x "$(VENV)/bin/python" || $(PYTHON) -m venv --system-site-packages $(VENV)
+	scripts/install-python $(VENV) $(BUILD)
+
+# The whole test suite: Release build (ctest, then the Python module's pytest suite with the
+# Dask run), then the engine and parsers again under ASan+UBSan.
 test: test-release test-sanitize
 
 test-release: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory test-python
+
+# -p no:cacheprovider: no .pytest_cache in the source tree.
+test-python: python
+	PYTHONPATH=$(BUILD)/python $(PYTHON) -m pytest -p no:cacheprovider -q tests/python
 
 # The Jinja engine (value + jinja), the chat layer and the output parsers under ASan+UBSan.
 SANITIZED := value jinja chat parse
@@ -39,6 +57,10 @@ test-sanitize: bootstrap
 
 bench: build
 	scripts/bench
+
+# apply_chat_template and encode_batch vs the reference pipeline (bench/python_bench.py).
+bench-python: python
+	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/python_bench.py
 
 fuzz: bootstrap
 	scripts/fuzz

@@ -119,6 +119,10 @@ class Model {
   // bos_token, eos_token, unk_token, sep_token, pad_token, cls_token, mask_token,
   // additional_special_tokens: a dict in that order, absent ones left out.
   const Value& special_tokens() const noexcept;
+  // The source of the template called `name` ("" for a directory's single template; one of
+  // template_names() otherwise) as read from the directory: what transformers'
+  // tokenizer.chat_template holds. None when there is no such template.
+  const Value& template_source(std::string_view name) const noexcept;
 
   // The template get_chat_template chooses: the named one; else "tool_use" when tools are
   // given and it exists; else "default"; else an error listing the names. For a directory

@@ -33,6 +33,7 @@ constexpr std::string_view kSpecialTokensMap = "special_tokens_map.json";
 
 struct NamedTemplate {
   std::string name;  // "" for a directory's single template
+  Value source;      // as read (a string; another type when the config is malformed)
   Result<std::shared_ptr<const jinja::Template>> compiled =
       make_error("ValueError", "not compiled");
 };
@@ -252,6 +253,7 @@ Result<Model> Model::load(const fs::path& dir, const jinja::CompileOptions& comp
   auto compile_entry = [&](std::string name, const Value& source) {
     NamedTemplate t;
     t.name = std::move(name);
+    t.source = source;
     if (!source.is_string()) {
       t.compiled = make_error(
           "TypeError", "chat template" + (t.name.empty() ? std::string() : " '" + t.name + "'") +
@@ -347,6 +349,14 @@ const std::vector<std::string>& Model::template_names() const noexcept {
 }
 const Value& Model::special_tokens() const noexcept {
   return impl_->special_tokens;
+}
+
+const Value& Model::template_source(std::string_view name) const noexcept {
+  static const Value none = Value::none();
+  for (const NamedTemplate& t : impl_->templates) {
+    if (t.name == name) return t.source;
+  }
+  return none;
 }
 
 Result<std::shared_ptr<const jinja::Template>> Model::select(const std::optional<std::string>& name,

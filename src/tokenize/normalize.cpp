@@ -204,6 +204,20 @@ bool apply_unicode_form(NormalizerKind kind, const Text& in, Text& out) {
   std::size_t i = 0;
   std::string buffer;
   while (i < in.s.size()) {
+    // A run of ASCII is copied in one piece: an ASCII character followed by another is a
+    // chunk of its own that no form changes (one chunk per character cost half the encode
+    // of chat prompts). The run's last character may start a chunk with the combining
+    // marks after it, so it goes through the general path below.
+    std::size_t k = i;
+    while (k < in.s.size() && static_cast<unsigned char>(in.s[k]) < 0x80) ++k;
+    if (k == in.s.size() && k > i) {
+      out.append_from(in, i, k);
+      break;
+    }
+    if (k > i + 1) {
+      out.append_from(in, i, k - 1);
+      i = k - 1;
+    }
     std::size_t j = i;
     std::size_t len;
     unicode::decode_utf8(in.s, j, len);

@@ -1,0 +1,271 @@
+"""chatwire for Python: transformers' ``apply_chat_template`` and Hugging Face ``tokenizers``,
+rendered and tokenized by chatwire's C++ library (byte-for-byte the same output, faster).
+
+    import chatwire
+    tok = chatwire.AutoTokenizer.from_pretrained("path/to/checkpoint")
+    ids = tok.apply_chat_template(messages)                       # list[int]
+    out = tok.apply_chat_template(messages, return_dict=True, return_assistant_tokens_mask=True)
+    # out["input_ids"], out["attention_mask"], out["assistant_masks"]
+
+    raw = chatwire.Tokenizer.from_file("tokenizer.json")          # tokenizers.Tokenizer
+    raw.encode_batch(["a", "b"])                                  # GIL released, threads
+
+Only local checkpoint directories are read (nothing is downloaded).
+"""
+
+import logging
+import os
+
+from . import errors
+from ._chatwire import ChatModel as _ChatModel
+from ._chatwire import DecodeStream, Encoding, Tokenizer, get_num_threads, set_num_threads
+from ._chatwire import adapt as _adapt
+from ._chatwire import probe as _probe
+from ._chatwire import sentinel_request
+from .errors import (CannotRepresent, Error, LimitError, RequestError, SecurityError,
+                     TemplateAssertionError, TemplateError, TemplateRuntimeError,
+                     TemplateSyntaxError, TokenizerError, UndefinedError)
+
+__all__ = [
+    "AutoTokenizer", "BatchEncoding", "Tokenizer", "Encoding", "DecodeStream", "probe", "adapt",
+    "sentinel_request",
+    "set_num_threads", "get_num_threads", "errors", "Error", "TemplateError",
+    "TemplateSyntaxError", "TemplateAssertionError", "TemplateRuntimeError", "UndefinedError",
+    "SecurityError", "RequestError", "CannotRepresent", "LimitError", "TokenizerError",
+]
+
+logger = logging.getLogger("chatwire")
+
+SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
+                       "cls_token", "mask_token")
+
+
+_IGNORED_FROM_PRETRAINED = {"use_fast", "trust_remote_code", "local_files_only", "revision",
+                            "cache_dir", "force_download", "token", "subfolder"}
+
+
+class BatchEncoding(dict):
+    """transformers' BatchEncoding as far as a training pipeline uses it: a dict whose keys
+    are also attributes (``out.input_ids``)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _check_unsupported(**options):
+    # transformers' padding/truncation/tensor options: refused rather than silently ignored.
+    for name, value in options.items():
+        if value not in (None, False):
+            raise errors.make("NotImplementedError",
+                              f"chatwire's apply_chat_template does not implement {name}={value!r}"
+                              " (returns unpadded Python lists)")
+
+
+class AutoTokenizer:
+    """A checkpoint directory's chat templates, special tokens and tokenizer.json, with the
+    names and semantics of transformers' ``PreTrainedTokenizerFast``.
+
+    Use ``AutoTokenizer.from_pretrained(model_dir)``. chatwire's own options (keyword-only):
+    ``now`` (an ISO 8601 time for ``strftime_now``; default: the real local time, as
+    transformers) and ``validate`` (check the request first and name the bad field,
+    default True; False renders whatever transformers would render).
+    """
+
+    def __init__(self, model_dir, *, now=None, validate=True):
+        self.name_or_path = os.fspath(model_dir)
+        self._model = _ChatModel(self.name_or_path, now or "", validate)
+        self._warned = set()
+        tokens = self._model.special_tokens or {}
+        for name in SPECIAL_TOKEN_NAMES:
+            setattr(self, "_" + name, tokens.get(name))
+        self._additional = list(tokens.get("additional_special_tokens") or [])
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, now=None, validate=True, **kwargs):
+        # Arguments that only matter for downloads or for choosing the Python class: accepted
+        # so that existing calls keep working; they change nothing for a local directory.
+        unknown = sorted(set(kwargs) - _IGNORED_FROM_PRETRAINED)
+        if unknown:
+            raise errors.make("TypeError", "from_pretrained() got unsupported arguments: "
+                              + ", ".join(unknown))
+        return cls(pretrained_model_name_or_path, now=now, validate=validate)
+
+    # ----- special tokens ---------------------------------------------------------------
+
+    def _token_id(self, token):
+        if token is None or not self._model.has_tokenizer:
+            return None
+        return self._model.tokenizer.token_to_id(token)
+
+    @property
+    def special_tokens_map(self):
+        out = {n: getattr(self, "_" + n) for n in SPECIAL_TOKEN_NAMES
+               if getattr(self, "_" + n) is not None}
+        if self._additional:
+            out["additional_special_tokens"] = list(self._additional)
+        return out
+
+    @property
+    def additional_special_tokens(self):
+        return list(self._additional)
+
+    @property
+    def chat_template(self):
+        """The template source (str), a dict of name -> source for a directory with several
+        templates, or None."""
+        if not self._model.has_template:
+            return None
+        names = self._model.template_names
+        if names:
+            return {name: self._model.template_source(name) for name in names}
+        return self._model.template_source("")
+
+    @property
+    def tokenizer(self):
+        """The underlying ``chatwire.Tokenizer`` (tokenizers' API)."""
+        return self._model.tokenizer
+
+    @property
+    def vocab_size(self):
+        return self._model.tokenizer.get_vocab_size()
+
+    def __len__(self):
+        return self._model.tokenizer.get_vocab_size()
+
+    def convert_tokens_to_ids(self, tokens):
+        if isinstance(tokens, str):
+            return self._model.tokenizer.token_to_id(tokens)
+        return [self._model.tokenizer.token_to_id(t) for t in tokens]
+
+    def convert_ids_to_tokens(self, ids):
+        if isinstance(ids, int):
+            return self._model.tokenizer.id_to_token(ids)
+        return [self._model.tokenizer.id_to_token(i) for i in ids]
+
+    # ----- tokenizing ---------------------------------------------------------------------
+
+    def encode(self, text, add_special_tokens=True):
+        return self._model.tokenizer.encode_ids(text, add_special_tokens)
+
+    def __call__(self, text, add_special_tokens=True, padding=False, truncation=None,
+                 max_length=None, return_tensors=None):
+        _check_unsupported(padding=padding, truncation=truncation, max_length=max_length,
+                           return_tensors=return_tensors)
+        tok = self._model.tokenizer
+        if isinstance(text, str):
+            ids = tok.encode_ids(text, add_special_tokens)
+            return BatchEncoding(input_ids=ids, attention_mask=[1] * len(ids))
+        ids = tok.encode_ids_batch(list(text), add_special_tokens)
+        return BatchEncoding(input_ids=ids, attention_mask=[[1] * len(i) for i in ids])
+
+    def decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None):
+        if isinstance(token_ids, int):
+            token_ids = [token_ids]
+        return self._model.tokenizer.decode(token_ids, skip_special_tokens,
+                                            clean_up_tokenization_spaces)
+
+    def batch_decode(self, sequences, skip_special_tokens=False,
+                     clean_up_tokenization_spaces=None):
+        return self._model.tokenizer.decode_batch(sequences, skip_special_tokens,
+                                                  clean_up_tokenization_spaces)
+
+    # ----- chat templates -----------------------------------------------------------------
+
+    def apply_chat_template(self, conversation, tools=None, documents=None, chat_template=None,
+                            add_generation_prompt=False, continue_final_message=False,
+                            tokenize=True, padding=False, truncation=False, max_length=None,
+                            return_tensors=None, return_dict=False,
+                            return_assistant_tokens_mask=False, tokenizer_kwargs=None,
+                            **kwargs):
+        """transformers' apply_chat_template (v4 semantics: ``tokenize=True`` returns a list
+        of ids unless ``return_dict=True``). A list of conversations returns transformers'
+        batched form: a list of str, a list of id lists, or one BatchEncoding of lists."""
+        # transformers' own checks, in its order and with its messages.
+        if return_dict and not tokenize:
+            raise errors.make("ValueError",
+                              "`return_dict=True` is incompatible with `tokenize=False`, because "
+                              "there is no dict of tokenizer outputs to return.")
+        if return_assistant_tokens_mask and not return_dict:
+            raise errors.make("ValueError", "`return_assistant_tokens_mask=True` is incompatible "
+                              "with `return_dict=False`")
+        _check_unsupported(padding=padding, truncation=truncation, max_length=max_length,
+                           return_tensors=return_tensors, tokenizer_kwargs=tokenizer_kwargs or None)
+        if isinstance(conversation, (list, tuple)) and conversation and (
+                isinstance(conversation[0], (list, tuple)) or hasattr(conversation[0], "messages")):
+            conversations, batched = list(conversation), True
+        else:
+            conversations, batched = [conversation], False
+        if continue_final_message:
+            if add_generation_prompt:
+                raise errors.make(
+                    "ValueError",
+                    "continue_final_message and add_generation_prompt are not compatible. Use "
+                    "continue_final_message when you want the model to continue the final message,"
+                    " and add_generation_prompt when you want to add a header that will prompt it "
+                    "to start a new assistant message instead.")
+            if return_assistant_tokens_mask:
+                raise errors.make("ValueError", "continue_final_message is not compatible with "
+                                  "return_assistant_tokens_mask.")
+        if chat_template is not None and not isinstance(chat_template, str):
+            raise errors.make("TypeError", "chat_template must be a str (a name or template "
+                              f"source), got {type(chat_template).__name__}")
+        if not tokenize:
+            output = "text"
+        elif not return_dict:
+            output = "ids"
+        else:
+            output = "dict_mask" if return_assistant_tokens_mask else "dict"
+        rows = self._model.render(conversations, tools, documents, chat_template,
+                                  bool(add_generation_prompt), bool(continue_final_message),
+                                  kwargs, output, False)
+        values = []
+        for _ok, value, warnings in rows:
+            for w in warnings:
+                if w not in self._warned:  # transformers' logger.warning_once
+                    self._warned.add(w)
+                    logger.warning(w)
+            values.append(value)
+        if output in ("text", "ids"):
+            return values if batched else values[0]
+        ids = [v[0] if output == "dict_mask" else v for v in values]
+        out = BatchEncoding(input_ids=ids, attention_mask=[[1] * len(i) for i in ids])
+        if output == "dict_mask":
+            out["assistant_masks"] = [v[1] for v in values]
+        if not batched:
+            out = BatchEncoding({k: v[0] for k, v in out.items()})
+        return out
+
+    def __repr__(self):
+        return f"chatwire.AutoTokenizer(name_or_path={self.name_or_path!r})"
+
+
+def _special_property(name):
+    def get(self):
+        return getattr(self, "_" + name)
+
+    def get_id(self):
+        return self._token_id(getattr(self, "_" + name))
+
+    setattr(AutoTokenizer, name, property(get))
+    setattr(AutoTokenizer, name + "_id", property(get_id))
+
+
+for _n in SPECIAL_TOKEN_NAMES:
+    _special_property(_n)
+del _n
+
+
+def probe(template_or_dir):
+    """The probe's profile of a template (a .jinja file, a checkpoint directory, or template
+    source) as a dict, the keys ``chatwire probe --json`` prints."""
+    return _probe(os.fspath(template_or_dir))
+
+
+def adapt(request, template_or_dir, call_syntax=None, verify=True):
+    """An OpenAI chat-completions request adapted to one template (a .jinja file or a
+    checkpoint directory): ``{"context", "adaptations", "warnings", "rendered"}``.
+    Raises CannotRepresent when the template would still lose part of the request."""
+    return _adapt(request, os.fspath(template_or_dir), call_syntax or "", bool(verify))

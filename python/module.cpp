@@ -1,0 +1,900 @@
+// chatwire._chatwire: the C++ side of `import chatwire` (pybind11). It converts Python objects
+// to chatwire Values once, releases the GIL while the library renders and tokenizes, and runs
+// batches on threads. The transformers- and tokenizers-shaped API (argument checks, return
+// shapes, exception classes) is in python/chatwire/__init__.py, which calls these functions.
+//
+// Errors: library failures are chatwire::Error values; they are thrown as PyFailure and turned
+// into the Python exception chatwire.errors.make() builds from the Error's type name (so a
+// template's UndefinedError becomes chatwire.UndefinedError, a TypeError a TypeError subclass).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "chatwire/adapt.hpp"
+#include "chatwire/chat.hpp"
+#include "chatwire/error.hpp"
+#include "chatwire/probe.hpp"
+#include "chatwire/tokenize.hpp"
+#include "chatwire/tokenized.hpp"
+#include "chatwire/value.hpp"
+
+namespace py = pybind11;
+using namespace chatwire;
+
+namespace {
+
+// A library error on its way to Python (see the translator in the module definition).
+struct PyFailure {
+  Error error;
+};
+
+[[noreturn]] void fail(Error error) {
+  throw PyFailure{std::move(error)};
+}
+[[noreturn]] void fail(std::string type, std::string message, std::string path = {}) {
+  fail(Error{std::move(type), std::move(message), 0, 0, std::move(path)});
+}
+
+template <typename T>
+T unwrap(Result<T> result) {
+  if (!result) fail(std::move(result.error()));
+  return std::move(*result);
+}
+
+// ---------------------------------------------------------------------------------------
+// Threads: one setting for every batch call (chatwire.set_num_threads), as tokenizers has
+// one pool for the process.
+// ---------------------------------------------------------------------------------------
+
+std::size_t default_threads() {
+  if (const char* env = std::getenv("CHATWIRE_NUM_THREADS")) {
+    long n = std::strtol(env, nullptr, 10);
+    if (n > 0) return static_cast<std::size_t>(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+std::atomic<std::size_t> g_threads{default_threads()};
+
+// Runs fn(i) for i in [0, n) on up to g_threads threads (the caller's thread is one of them).
+// Items are taken one at a time from a shared counter, so uneven items balance.
+template <typename Fn>
+void parallel_for(std::size_t n, const Fn& fn) {
+  const std::size_t threads = std::min(g_threads.load(), n);
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+// ---------------------------------------------------------------------------------------
+// Python -> Value. Paths are built only when a conversion fails ("messages[2].content").
+// ---------------------------------------------------------------------------------------
+
+struct PathStep {
+  const PathStep* parent;
+  std::string key;  // "[3]" or ".name" (or the root name)
+};
+
+std::string path_string(const PathStep* step) {
+  std::vector<const PathStep*> steps;
+  for (; step != nullptr; step = step->parent) steps.push_back(step);
+  std::string out;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) out += (*it)->key;
+  if (!out.empty() && out[0] == '.') out.erase(0, 1);
+  return out;
+}
+
+std::string py_str_bytes(py::handle h) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(h.ptr(), &size);
+  if (data != nullptr) return std::string(data, static_cast<std::size_t>(size));
+  // Lone surrogates (e.g. from surrogateescape'd file names): kept as WTF-8, as the engine
+  // keeps them.
+  PyErr_Clear();
+  py::object bytes = py::reinterpret_steal<py::object>(
+      PyUnicode_AsEncodedString(h.ptr(), "utf-8", "surrogatepass"));
+  if (!bytes) throw py::error_already_set();
+  return std::string(PyBytes_AS_STRING(bytes.ptr()),
+                     static_cast<std::size_t>(PyBytes_GET_SIZE(bytes.ptr())));
+}
+
+constexpr int kMaxDepth = 512;  // as the chat layer's max_json_depth
+
+Value to_value(py::handle h, const PathStep* at, int depth = 0) {
+  if (depth > kMaxDepth) fail("ValueError", "nested deeper than 512 levels", path_string(at));
+  PyObject* o = h.ptr();
+  if (o == Py_None) return Value::none();
+  if (PyBool_Check(o)) return Value(o == Py_True);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0)
+      fail("OverflowError", "integer does not fit in 64 bits (chatwire's integers are int64)",
+           path_string(at));
+    return Value(v);
+  }
+  if (PyFloat_Check(o)) return Value(PyFloat_AS_DOUBLE(o));
+  if (PyUnicode_Check(o)) return Value(py_str_bytes(h));
+  if (PyList_Check(o) || PyTuple_Check(o)) {
+    const bool tuple = PyTuple_Check(o);
+    const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(o) : PyList_GET_SIZE(o);
+    std::vector<Value> items;
+    items.reserve(static_cast<std::size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PathStep step{at, "[" + std::to_string(i) + "]"};
+      PyObject* item = tuple ? PyTuple_GET_ITEM(o, i) : PyList_GET_ITEM(o, i);
+      items.push_back(to_value(item, &step, depth + 1));
+    }
+    return tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+  }
+  auto dict_from_items = [&](py::iterable pairs) {
+    std::vector<std::pair<Value, Value>> entries;
+    for (py::handle pair : pairs) {
+      py::tuple kv = py::reinterpret_borrow<py::tuple>(pair);
+      std::string name = PyUnicode_Check(kv[0].ptr())
+                             ? "." + py_str_bytes(kv[0])
+                             : "[" + py::repr(kv[0]).cast<std::string>() + "]";
+      PathStep step{at, std::move(name)};
+      entries.emplace_back(to_value(kv[0], &step, depth + 1), to_value(kv[1], &step, depth + 1));
+    }
+    auto dict = Value::dict(std::move(entries));
+    if (!dict) {
+      dict.error().path = path_string(at);
+      fail(std::move(dict.error()));
+    }
+    return std::move(*dict);
+  };
+  if (PyDict_Check(o)) {
+    std::vector<std::pair<Value, Value>> entries;
+    entries.reserve(static_cast<std::size_t>(PyDict_GET_SIZE(o)));
+    PyObject *key = nullptr, *value = nullptr;
+    Py_ssize_t pos = 0;
+    bool all_str = true;
+    while (PyDict_Next(o, &pos, &key, &value)) {
+      std::string name;
+      if (PyUnicode_Check(key)) {
+        name = "." + py_str_bytes(key);
+      } else {
+        all_str = false;
+        name = "[" + py::repr(key).cast<std::string>() + "]";
+      }
+      PathStep step{at, std::move(name)};
+      entries.emplace_back(to_value(key, &step, depth + 1), to_value(value, &step, depth + 1));
+    }
+    if (all_str) return Value::dict_unchecked(std::move(entries));
+    auto dict = Value::dict(std::move(entries));
+    if (!dict) {
+      dict.error().path = path_string(at);
+      fail(std::move(dict.error()));
+    }
+    return std::move(*dict);
+  }
+  // Other mappings and sequences (datasets rows, numpy object arrays via tolist, ...).
+  // Kept for the life of the process (released: no destructor runs after the interpreter).
+  static py::handle mapping =
+      py::object(py::module_::import("collections.abc").attr("Mapping")).release();
+  static py::handle sequence =
+      py::object(py::module_::import("collections.abc").attr("Sequence")).release();
+  if (py::isinstance(h, mapping)) return dict_from_items(h.attr("items")());
+  if (py::hasattr(h, "tolist")) return to_value(h.attr("tolist")(), at, depth + 1);
+  if (py::isinstance(h, sequence) && !PyBytes_Check(o) && !PyByteArray_Check(o)) {
+    std::vector<Value> items;
+    std::size_t i = 0;
+    for (py::handle item : py::reinterpret_borrow<py::iterable>(h)) {
+      PathStep step{at, "[" + std::to_string(i++) + "]"};
+      items.push_back(to_value(item, &step, depth + 1));
+    }
+    return Value::list(std::move(items));
+  }
+  fail("TypeError",
+       "Object of type " + py::type::of(h).attr("__name__").cast<std::string>() +
+           " cannot be passed to a chat template (use str, int, float, bool, None, list, "
+           "tuple or dict)",
+       path_string(at));
+}
+
+Value to_value_root(py::handle h, const char* name) {
+  PathStep root{nullptr, name};
+  return to_value(h, &root);
+}
+
+// nlohmann JSON -> Python (probe profiles, adapted contexts).
+py::object json_to_py(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::ordered_json::value_t::null:
+      return py::none();
+    case nlohmann::ordered_json::value_t::boolean:
+      return py::bool_(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+      return py::int_(j.get<std::int64_t>());
+    case nlohmann::ordered_json::value_t::number_unsigned:
+      return py::int_(j.get<std::uint64_t>());
+    case nlohmann::ordered_json::value_t::number_float:
+      return py::float_(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: {
+      const auto& s = j.get_ref<const std::string&>();
+      return py::reinterpret_steal<py::object>(
+          PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogatepass"));
+    }
+    case nlohmann::ordered_json::value_t::array: {
+      py::list out;
+      for (const auto& item : j) out.append(json_to_py(item));
+      return out;
+    }
+    case nlohmann::ordered_json::value_t::object: {
+      py::dict out;
+      for (const auto& [key, item] : j.items()) out[py::str(key)] = json_to_py(item);
+      return out;
+    }
+    default:
+      return py::none();
+  }
+}
+
+nlohmann::ordered_json py_to_json(py::handle h, const char* name) {
+  return unwrap(to_json(to_value_root(h, name)));
+}
+
+// Value -> Python, for special tokens and template sources.
+py::object value_to_py(const Value& v) {
+  if (v.is_none() || v.is_undefined()) return py::none();
+  auto json = to_json(v);
+  if (!json) return py::none();
+  return json_to_py(*json);
+}
+
+py::str make_str(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (o == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+template <typename Int>
+py::list int_list(const std::vector<Int>& values) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(values.size()));
+  if (list == nullptr) throw py::error_already_set();
+  for (std::size_t i = 0; i < values.size(); ++i)
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i),
+                    PyLong_FromLong(static_cast<long>(values[i])));
+  return py::reinterpret_steal<py::list>(list);
+}
+
+std::vector<std::uint32_t> ids_from_py(py::handle h) {
+  std::vector<std::uint32_t> ids;
+  if (py::hasattr(h, "tolist") && !PyList_Check(h.ptr())) return ids_from_py(h.attr("tolist")());
+  for (py::handle item : py::reinterpret_borrow<py::iterable>(h)) {
+    if (!PyLong_Check(item.ptr()) || PyBool_Check(item.ptr()))
+      fail("TypeError",
+           "token ids must be int, got " + py::type::of(item).attr("__name__").cast<std::string>());
+    long long v = PyLong_AsLongLong(item.ptr());
+    if (v < 0 || v > 0xFFFFFFFFLL)
+      fail("OverflowError", "token id out of range: " + std::to_string(v));
+    ids.push_back(static_cast<std::uint32_t>(v));
+  }
+  return ids;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("FileNotFoundError", "cannot read " + path);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// Tokenizer and Encoding (tokenizers' Python API)
+// ---------------------------------------------------------------------------------------
+
+// One encoding, kept as C++ vectors; Python lists are made when an attribute is read, so a
+// batch of encodings costs no Python objects until used.
+struct PyEncoding {
+  std::vector<std::uint32_t> ids;
+  std::vector<std::pair<std::size_t, std::size_t>> offsets;  // code points, as tokenizers
+  std::shared_ptr<const tokenize::Tokenizer> tokenizer;
+};
+
+// Byte offsets -> code point offsets, as the tokenizers binding converts them (the same rule
+// chatwire's assistant mask uses): a start is the character holding its byte, an end the
+// character holding its end byte, or the character count at the end of the text.
+std::vector<std::pair<std::size_t, std::size_t>> char_offsets(
+    std::string_view text, const std::vector<std::pair<std::size_t, std::size_t>>& bytes) {
+  std::vector<std::size_t> char_of(text.size() + 1, 0);
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 && i != 0) ++chars;
+    char_of[i] = chars;
+  }
+  const std::size_t total = text.empty() ? 0 : chars + 1;
+  char_of[text.size()] = total;
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  out.reserve(bytes.size());
+  for (auto [b, e] : bytes) {
+    b = std::min(b, text.size());
+    e = std::min(e, text.size());
+    out.emplace_back(char_of[b], e == b ? char_of[b] : char_of[e]);
+  }
+  return out;
+}
+
+class PyTokenizer {
+ public:
+  // `raw`: tokenizers' semantics (from_file/from_str), where decode never applies
+  // transformers' clean_up_tokenization; otherwise (a directory, for AutoTokenizer) the
+  // library's rule: tokenizer_config.json's clean_up_tokenization_spaces.
+  PyTokenizer(tokenize::Tokenizer tok, bool raw)
+      : tok_(std::make_shared<const tokenize::Tokenizer>(std::move(tok))), raw_(raw) {}
+
+  static PyTokenizer from_file(const std::string& path) {
+    std::string json = read_file(path);
+    py::gil_scoped_release release;
+    return PyTokenizer(unwrap(tokenize::Tokenizer::load_json(json)), true);
+  }
+  static PyTokenizer from_str(const std::string& json) {
+    py::gil_scoped_release release;
+    return PyTokenizer(unwrap(tokenize::Tokenizer::load_json(json)), true);
+  }
+  static PyTokenizer from_dir(const std::string& dir) {
+    py::gil_scoped_release release;
+    return PyTokenizer(unwrap(tokenize::Tokenizer::load_dir(dir)), false);
+  }
+
+  PyEncoding encode_one(const std::string& text, bool add_special_tokens) const {
+    tokenize::EncodeOptions options;
+    options.add_special_tokens = add_special_tokens;
+    options.with_offsets = true;
+    auto enc = unwrap(tok_->encode(text, options));
+    return PyEncoding{std::move(enc.ids), char_offsets(text, enc.offsets), tok_};
+  }
+
+  PyEncoding encode(py::str text, bool add_special_tokens) const {
+    std::string s = py_str_bytes(text);
+    py::gil_scoped_release release;
+    return encode_one(s, add_special_tokens);
+  }
+
+  std::vector<std::string> texts_of(const py::iterable& input) const {
+    std::vector<std::string> texts;
+    for (py::handle t : input) {
+      if (!PyUnicode_Check(t.ptr()))
+        fail("TypeError", "TextEncodeInput must be a str, got " +
+                              py::type::of(t).attr("__name__").cast<std::string>());
+      texts.push_back(py_str_bytes(t));
+    }
+    return texts;
+  }
+
+  std::vector<PyEncoding> encode_batch(const py::iterable& input, bool add_special_tokens) const {
+    std::vector<std::string> texts = texts_of(input);
+    std::vector<std::variant<PyEncoding, Error>> out(texts.size(), Error{});
+    {
+      py::gil_scoped_release release;
+      parallel_for(texts.size(), [&](std::size_t i) {
+        tokenize::EncodeOptions options;
+        options.add_special_tokens = add_special_tokens;
+        options.with_offsets = true;
+        auto enc = tok_->encode(texts[i], options);
+        if (enc) {
+          out[i] = PyEncoding{std::move(enc->ids), char_offsets(texts[i], enc->offsets), tok_};
+        } else {
+          out[i] = std::move(enc.error());
+        }
+      });
+    }
+    std::vector<PyEncoding> encodings;
+    encodings.reserve(out.size());
+    for (auto& r : out) {
+      if (auto* e = std::get_if<Error>(&r)) fail(std::move(*e));
+      encodings.push_back(std::move(std::get<PyEncoding>(r)));
+    }
+    return encodings;
+  }
+
+  // ids only, for transformers' encode/__call__ (no offsets needed).
+  py::list encode_ids(py::str text, bool add_special_tokens) const {
+    std::string s = py_str_bytes(text);
+    std::vector<std::uint32_t> ids;
+    {
+      py::gil_scoped_release release;
+      ids = unwrap(tok_->encode_ids(s, add_special_tokens));
+    }
+    return int_list(ids);
+  }
+  py::list encode_ids_batch(const py::iterable& input, bool add_special_tokens) const {
+    std::vector<std::string> texts = texts_of(input);
+    std::vector<Result<std::vector<std::uint32_t>>> out(texts.size(), Error{});
+    {
+      py::gil_scoped_release release;
+      parallel_for(texts.size(),
+                   [&](std::size_t i) { out[i] = tok_->encode_ids(texts[i], add_special_tokens); });
+    }
+    py::list lists;
+    for (auto& r : out) lists.append(int_list(unwrap(std::move(r))));
+    return lists;
+  }
+
+  py::str decode(py::handle ids, bool skip_special_tokens,
+                 std::optional<bool> clean_up_tokenization_spaces) const {
+    auto v = ids_from_py(ids);
+    tokenize::DecodeOptions options;
+    options.skip_special_tokens = skip_special_tokens;
+    options.clean_up_tokenization_spaces = clean_up(clean_up_tokenization_spaces);
+    std::string text;
+    {
+      py::gil_scoped_release release;
+      text = unwrap(tok_->decode(v, options));
+    }
+    return make_str(text);
+  }
+
+  py::list decode_batch(const py::iterable& sequences, bool skip_special_tokens,
+                        std::optional<bool> clean_up_tokenization_spaces) const {
+    std::vector<std::vector<std::uint32_t>> all;
+    for (py::handle s : sequences) all.push_back(ids_from_py(s));
+    std::vector<Result<std::string>> out(all.size(), Error{});
+    tokenize::DecodeOptions options;
+    options.skip_special_tokens = skip_special_tokens;
+    options.clean_up_tokenization_spaces = clean_up(clean_up_tokenization_spaces);
+    {
+      py::gil_scoped_release release;
+      parallel_for(all.size(), [&](std::size_t i) { out[i] = tok_->decode(all[i], options); });
+    }
+    py::list texts;
+    for (auto& r : out) texts.append(make_str(unwrap(std::move(r))));
+    return texts;
+  }
+
+  std::optional<std::uint32_t> token_to_id(const std::string& token) const {
+    return tok_->token_to_id(token);
+  }
+  std::optional<py::str> id_to_token(std::uint32_t id) const {
+    auto t = tok_->id_to_token(id);
+    if (!t) return std::nullopt;
+    return make_str(*t);
+  }
+  std::size_t vocab_size() const { return tok_->vocab_size(); }
+  bool is_special(std::uint32_t id) const { return tok_->is_special(id); }
+
+  const std::shared_ptr<const tokenize::Tokenizer>& shared() const { return tok_; }
+
+ private:
+  std::optional<bool> clean_up(std::optional<bool> asked) const {
+    if (asked || !raw_) return asked;
+    return false;
+  }
+  std::shared_ptr<const tokenize::Tokenizer> tok_;
+  bool raw_ = true;
+};
+
+// tokenizers.decoders.DecodeStream: the tokenizer is given to each step(), as in tokenizers;
+// the C++ stream is made at the first step.
+class PyDecodeStream {
+ public:
+  explicit PyDecodeStream(bool skip_special_tokens) : skip_(skip_special_tokens) {}
+  std::optional<py::str> step(const PyTokenizer& tokenizer, py::handle id) {
+    if (!stream_) {
+      tokenize::DecodeOptions options;
+      options.skip_special_tokens = skip_;
+      // tokenizers never applies transformers' clean-up; nor does its DecodeStream.
+      options.clean_up_tokenization_spaces = false;
+      stream_.emplace(*tokenizer.shared(), options);
+    }
+    std::vector<std::uint32_t> ids;
+    if (PyLong_Check(id.ptr())) {
+      ids = ids_from_py(py::make_tuple(id));
+    } else {
+      ids = ids_from_py(id);
+    }
+    std::string text = unwrap(stream_->push(ids));
+    if (text.empty()) return std::nullopt;  // tokenizers: None until new text is complete
+    return make_str(text);
+  }
+  // chatwire's addition: the text still held back once generation has ended (an incomplete
+  // character becomes U+FFFD, as in decode); None when there is none.
+  std::optional<py::str> finish() {
+    if (!stream_) return std::nullopt;
+    std::string text = unwrap(stream_->finish());
+    if (text.empty()) return std::nullopt;
+    return make_str(text);
+  }
+
+ private:
+  bool skip_;
+  std::optional<tokenize::DecodeStream> stream_;
+};
+
+// ---------------------------------------------------------------------------------------
+// ChatModel: a checkpoint directory's templates (+ its tokenizer.json when present)
+// ---------------------------------------------------------------------------------------
+
+enum class Output { text, ids, dict, dict_mask };
+
+struct RenderArgs {
+  Value tools = Value::none();
+  Value documents = Value::none();
+  std::optional<std::string> chat_template;
+  bool add_generation_prompt = false;
+  bool continue_final_message = false;
+  Value kwargs = Value::empty_dict();
+  Output output = Output::text;
+};
+
+struct RowResult {
+  std::string text;
+  std::vector<std::uint32_t> ids;
+  std::vector<std::uint8_t> mask;
+  std::vector<std::string> warnings;
+};
+
+class ChatModel {
+ public:
+  ChatModel(const std::string& dir, std::string now, bool validate) : now_(std::move(now)) {
+    if (!now_.empty()) {
+      // Checked here, once, rather than at the first template that calls strftime_now
+      // (the engine parses the clock only then): ValueError "Invalid isoformat string".
+      auto probe = unwrap(jinja::Template::compile("{{ strftime_now('%Y') }}"));
+      jinja::RenderOptions options;
+      options.now = now_;
+      (void)unwrap(probe.render(Value::empty_dict(), options));
+    }
+    {
+      py::gil_scoped_release release;
+      model_ = std::make_shared<const chat::Model>(unwrap(chat::Model::load(dir)));
+    }
+    validate_ = validate;
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json", ec)) {
+      tokenizer_ = PyTokenizer::from_dir(dir);
+    }
+  }
+
+  bool has_tokenizer() const { return tokenizer_.has_value(); }
+  const PyTokenizer& tokenizer() const {
+    if (!tokenizer_)
+      fail("ValueError",
+           model_->directory().generic_string() + " has no tokenizer.json: cannot tokenize");
+    return *tokenizer_;
+  }
+  py::object special_tokens() const { return value_to_py(model_->special_tokens()); }
+  std::vector<std::string> template_names() const { return model_->template_names(); }
+  bool has_template() const { return model_->has_template(); }
+  py::object template_source(const std::string& name) const {
+    return value_to_py(model_->template_source(name));
+  }
+  std::string directory() const { return model_->directory().generic_string(); }
+
+  // Renders each conversation. With collect_errors false, the first failure (in input order)
+  // is raised, as transformers raises; with true, each failure becomes that row's
+  // "Type: message" string (sft.tokenize_batch's bad-row policy), including a row that cannot
+  // be converted from Python.
+  // With per_row, `tools` and `documents` are sequences holding one value per conversation.
+  py::list render(const py::sequence& conversations, py::handle tools, py::handle documents,
+                  std::optional<std::string> chat_template, bool add_generation_prompt,
+                  bool continue_final_message, py::handle kwargs, const std::string& output,
+                  bool collect_errors, bool per_row) const {
+    RenderArgs args;
+    if (!per_row) {
+      args.tools = to_value_root(tools, "tools");
+      args.documents = to_value_root(documents, "documents");
+    }
+    args.chat_template = std::move(chat_template);
+    args.add_generation_prompt = add_generation_prompt;
+    args.continue_final_message = continue_final_message;
+    args.kwargs = to_value_root(kwargs, "kwargs");
+    if (output == "text") {
+      args.output = Output::text;
+    } else if (output == "ids") {
+      args.output = Output::ids;
+    } else if (output == "dict") {
+      args.output = Output::dict;
+    } else if (output == "dict_mask") {
+      args.output = Output::dict_mask;
+    } else {
+      fail("ValueError", "unknown output kind " + output);
+    }
+    if (args.output != Output::text) (void)tokenizer();  // fail early without a tokenizer
+
+    const std::size_t n = py::len(conversations);
+    std::vector<std::variant<RowResult, Error>> rows(n, Error{});
+    std::vector<Value> messages(n);
+    std::vector<Value> row_tools, row_documents;
+    if (per_row) {
+      if (py::len(tools) != n || py::len(documents) != n)
+        fail("ValueError", "per-row tools and documents need one entry per conversation");
+      row_tools.resize(n);
+      row_documents.resize(n);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      py::handle conv = conversations[i];
+      try {
+        if (per_row) {
+          row_tools[i] = to_value_root(tools[py::int_(i)], "tools");
+          row_documents[i] = to_value_root(documents[py::int_(i)], "documents");
+        }
+        // Conversation objects with a `messages` attribute, as transformers accepts them.
+        if (!PyList_Check(conv.ptr()) && !PyTuple_Check(conv.ptr()) &&
+            py::hasattr(conv, "messages")) {
+          messages[i] = to_value_root(conv.attr("messages"), "messages");
+        } else if (PyTuple_Check(conv.ptr())) {
+          // A tuple of messages is a conversation (transformers' batch test); the chat
+          // layer's request checks want a list.
+          messages[i] =
+              to_value_root(py::list(py::reinterpret_borrow<py::object>(conv)), "messages");
+        } else {
+          messages[i] = to_value_root(conv, "messages");
+        }
+      } catch (PyFailure& f) {
+        if (!collect_errors) throw;
+        rows[i] = std::move(f.error);
+      } catch (py::error_already_set& e) {
+        if (!collect_errors) throw;
+        rows[i] = Error{"TypeError", e.what(), 0, 0, "messages"};
+      }
+    }
+    {
+      py::gil_scoped_release release;
+      parallel_for(n, [&](std::size_t i) {
+        if (messages[i].is_undefined()) return;  // conversion failed
+        if (per_row) {
+          RenderArgs row = args;
+          row.tools = row_tools[i];
+          row.documents = row_documents[i];
+          rows[i] = render_one(messages[i], row);
+        } else {
+          rows[i] = render_one(messages[i], args);
+        }
+      });
+    }
+    py::list out;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (auto* e = std::get_if<Error>(&rows[i])) {
+        if (!collect_errors) fail(std::move(*e));
+        out.append(py::make_tuple(false, make_str(e->to_string()), py::str(e->type)));
+        continue;
+      }
+      auto& r = std::get<RowResult>(rows[i]);
+      py::list warnings;
+      for (const auto& w : r.warnings) warnings.append(make_str(w));
+      py::object value;
+      if (args.output == Output::text) {
+        value = make_str(r.text);
+      } else if (args.output == Output::dict_mask) {
+        value = py::make_tuple(int_list(r.ids), int_list(r.mask));
+      } else {
+        value = int_list(r.ids);
+      }
+      out.append(py::make_tuple(true, value, warnings));
+    }
+    return out;
+  }
+
+ private:
+  std::variant<RowResult, Error> render_one(const Value& messages, const RenderArgs& args) const {
+    chat::ChatRequest request;
+    request.messages = messages;
+    request.tools = args.tools;
+    request.documents = args.documents;
+    request.chat_template = args.chat_template;
+    request.add_generation_prompt = args.add_generation_prompt;
+    request.continue_final_message = args.continue_final_message;
+    request.kwargs = args.kwargs;
+    chat::RenderOptions options;
+    options.now = now_;
+    options.validate = validate_;
+    options.assistant_mask = args.output == Output::dict_mask;
+    auto rendered = model_->render(request, options);
+    if (!rendered) return std::move(rendered.error());
+    RowResult row;
+    row.warnings = std::move(rendered->warnings);
+    if (args.output == Output::text) {
+      row.text = std::move(rendered->text);
+      return row;
+    }
+    const tokenize::Tokenizer& tok = *tokenizer_->shared();
+    if (args.output == Output::dict_mask) {
+      // The CLI's `render --tokenize` path: encode with offsets, transformers' mask loop.
+      auto tokenized = chat::tokenize_rendered(std::move(*rendered), tok);
+      if (!tokenized) return std::move(tokenized.error());
+      row.ids = std::move(tokenized->input_ids);
+      row.mask = std::move(tokenized->assistant_masks);
+      for (auto& w : tokenized->chat.warnings) {
+        if (std::find(row.warnings.begin(), row.warnings.end(), w) == row.warnings.end())
+          row.warnings.push_back(std::move(w));
+      }
+      return row;
+    }
+    auto ids = tok.encode_ids(rendered->text, /*add_special_tokens=*/false);
+    if (!ids) return std::move(ids.error());
+    row.ids = std::move(*ids);
+    return row;
+  }
+
+  std::shared_ptr<const chat::Model> model_;
+  std::optional<PyTokenizer> tokenizer_;
+  std::string now_;
+  bool validate_ = true;
+};
+
+// ---------------------------------------------------------------------------------------
+// probe and adapt
+// ---------------------------------------------------------------------------------------
+
+bool is_dir(const std::string& p) {
+  std::error_code ec;
+  return std::filesystem::is_directory(p, ec);
+}
+bool is_file(const std::string& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+py::object probe_path(const std::string& template_or_dir) {
+  nlohmann::ordered_json json;
+  {
+    py::gil_scoped_release release;
+    probe::Profile profile;
+    if (is_dir(template_or_dir)) {
+      profile = unwrap(probe::probe_model(template_or_dir));
+    } else if (is_file(template_or_dir)) {
+      profile = unwrap(probe::probe_file(template_or_dir));
+    } else {
+      profile = unwrap(probe::probe_source(template_or_dir));
+    }
+    json = profile.to_json();
+  }
+  return json_to_py(json);
+}
+
+py::object adapt_request(py::handle request, const std::string& template_or_dir,
+                         const std::string& call_syntax, bool verify) {
+  nlohmann::ordered_json req = py_to_json(request, "request");
+  nlohmann::ordered_json out;
+  {
+    py::gil_scoped_release release;
+    adapt::Target target;
+    if (is_dir(template_or_dir)) {
+      target = unwrap(adapt::load_model_dir(template_or_dir));
+    } else if (is_file(template_or_dir)) {
+      target = unwrap(adapt::load_template_file(template_or_dir));
+    } else {
+      fail("FileNotFoundError", template_or_dir + " is neither a template file nor a directory");
+    }
+    adapt::Options options;
+    options.call_syntax = call_syntax;
+    options.special_tokens = target.special_tokens;
+    options.verify = verify;
+    auto adapted = unwrap(adapt::adapt(req, target.profile, *target.tmpl, options));
+    nlohmann::ordered_json adaptations = nlohmann::ordered_json::array();
+    for (const auto& a : adapted.adaptations)
+      adaptations.push_back({{"code", a.code}, {"finding", a.finding}, {"detail", a.detail}});
+    out = {{"context", adapted.context},
+           {"adaptations", adaptations},
+           {"warnings", adapted.warnings},
+           {"rendered", adapted.rendered}};
+  }
+  return json_to_py(out);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_chatwire, m) {
+  m.doc() = "chatwire's C++ core; use the `chatwire` package";
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const PyFailure& f) {
+      py::object errors = py::module_::import("chatwire.errors");
+      py::object exc = errors.attr("make")(f.error.type, f.error.message, f.error.line,
+                                           f.error.column, f.error.path);
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+    }
+  });
+
+  m.def(
+      "set_num_threads", [](std::size_t n) { g_threads = std::max<std::size_t>(1, n); },
+      py::arg("n"));
+  m.def("get_num_threads", [] { return g_threads.load(); });
+
+  py::class_<PyEncoding>(m, "Encoding")
+      .def_property_readonly("ids", [](const PyEncoding& e) { return int_list(e.ids); })
+      .def_property_readonly(
+          "attention_mask",
+          [](const PyEncoding& e) { return int_list(std::vector<std::uint8_t>(e.ids.size(), 1)); })
+      .def_property_readonly(
+          "type_ids",
+          [](const PyEncoding& e) { return int_list(std::vector<std::uint8_t>(e.ids.size(), 0)); })
+      .def_property_readonly("special_tokens_mask",
+                             [](const PyEncoding& e) {
+                               std::vector<std::uint8_t> mask;
+                               for (auto id : e.ids) mask.push_back(e.tokenizer->is_special(id));
+                               return int_list(mask);
+                             })
+      .def_property_readonly("tokens",
+                             [](const PyEncoding& e) {
+                               py::list out;
+                               for (auto id : e.ids)
+                                 out.append(make_str(e.tokenizer->id_to_token(id).value_or("")));
+                               return out;
+                             })
+      .def_property_readonly("offsets",
+                             [](const PyEncoding& e) {
+                               py::list out;
+                               for (auto [b, end] : e.offsets) out.append(py::make_tuple(b, end));
+                               return out;
+                             })
+      .def("__len__", [](const PyEncoding& e) { return e.ids.size(); })
+      .def("__repr__", [](const PyEncoding& e) {
+        return "Encoding(num_tokens=" + std::to_string(e.ids.size()) + ")";
+      });
+
+  py::class_<PyTokenizer>(m, "Tokenizer")
+      .def_static("from_file", &PyTokenizer::from_file, py::arg("path"))
+      .def_static("from_str", &PyTokenizer::from_str, py::arg("json"))
+      .def_static("from_dir", &PyTokenizer::from_dir, py::arg("dir"))
+      .def("encode", &PyTokenizer::encode, py::arg("sequence"),
+           py::arg("add_special_tokens") = true)
+      .def("encode_batch", &PyTokenizer::encode_batch, py::arg("input"),
+           py::arg("add_special_tokens") = true)
+      .def("encode_ids", &PyTokenizer::encode_ids, py::arg("text"),
+           py::arg("add_special_tokens") = true)
+      .def("encode_ids_batch", &PyTokenizer::encode_ids_batch, py::arg("texts"),
+           py::arg("add_special_tokens") = true)
+      .def("decode", &PyTokenizer::decode, py::arg("ids"), py::arg("skip_special_tokens") = true,
+           py::arg("clean_up_tokenization_spaces") = py::none())
+      .def("decode_batch", &PyTokenizer::decode_batch, py::arg("sequences"),
+           py::arg("skip_special_tokens") = true,
+           py::arg("clean_up_tokenization_spaces") = py::none())
+      .def("token_to_id", &PyTokenizer::token_to_id, py::arg("token"))
+      .def("id_to_token", &PyTokenizer::id_to_token, py::arg("id"))
+      .def(
+          "get_vocab_size", [](const PyTokenizer& t, bool) { return t.vocab_size(); },
+          py::arg("with_added_tokens") = true)
+      .def("is_special", &PyTokenizer::is_special, py::arg("id"));
+
+  py::class_<PyDecodeStream>(m, "DecodeStream")
+      .def(py::init<bool>(), py::arg("skip_special_tokens") = false)
+      .def("step", &PyDecodeStream::step, py::arg("tokenizer"), py::arg("id"))
+      .def("finish", &PyDecodeStream::finish);
+
+  py::class_<ChatModel>(m, "ChatModel")
+      .def(py::init<const std::string&, std::string, bool>(), py::arg("dir"), py::arg("now") = "",
+           py::arg("validate") = true)
+      .def_property_readonly("has_tokenizer", &ChatModel::has_tokenizer)
+      .def_property_readonly("tokenizer", &ChatModel::tokenizer, py::return_value_policy::copy)
+      .def_property_readonly("special_tokens", &ChatModel::special_tokens)
+      .def_property_readonly("template_names", &ChatModel::template_names)
+      .def_property_readonly("has_template", &ChatModel::has_template)
+      .def_property_readonly("directory", &ChatModel::directory)
+      .def("template_source", &ChatModel::template_source, py::arg("name"))
+      .def("render", &ChatModel::render, py::arg("conversations"), py::arg("tools"),
+           py::arg("documents"), py::arg("chat_template"), py::arg("add_generation_prompt"),
+           py::arg("continue_final_message"), py::arg("kwargs"), py::arg("output"),
+           py::arg("collect_errors"), py::arg("per_row") = false);
+
+  m.def("probe", &probe_path, py::arg("template_or_dir"));
+  m.def("sentinel_request", [] { return json_to_py(adapt::sentinel_request()); });
+  m.def("adapt", &adapt_request, py::arg("request"), py::arg("template_or_dir"),
+        py::arg("call_syntax") = "", py::arg("verify") = true);
+}

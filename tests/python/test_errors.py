@@ -1,0 +1,179 @@
+"""Every error path of the Python API: the exception class transformers would raise (jinja2's
+names under chatwire.TemplateError, Python's builtins), with the template line or field path.
+Messages of transformers' own checks are transformers' (tokenization_utils_base.py)."""
+import pickle
+
+import pytest
+
+import chatwire
+from conftest import DATA
+
+MODEL = DATA / "models/tokenized/qwen3-training"
+NOW = "2026-08-19T10:00:00"
+HELLO = [{"role": "user", "content": "Hello"}]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return chatwire.AutoTokenizer.from_pretrained(MODEL, now=NOW)
+
+
+def test_syntax_error_is_template_syntax_error_with_line(tok):
+    with pytest.raises(chatwire.TemplateSyntaxError) as info:
+        tok.apply_chat_template(HELLO, chat_template="line one\n{% if %}", tokenize=False)
+    assert isinstance(info.value, chatwire.TemplateError)
+    assert info.value.lineno == 2
+    assert "line 2" in str(info.value)
+
+
+def test_undefined_error(tok):
+    with pytest.raises(chatwire.UndefinedError) as info:
+        tok.apply_chat_template(HELLO, chat_template="{{ messages[0].nope.deeper }}",
+                                tokenize=False)
+    assert isinstance(info.value, chatwire.TemplateRuntimeError)
+    assert "has no attribute 'nope'" in info.value.message
+    assert info.value.lineno == 1
+
+
+def test_raise_exception_is_template_error(tok):
+    with pytest.raises(chatwire.TemplateError) as info:
+        tok.apply_chat_template(HELLO, chat_template="{{ raise_exception('no system role') }}",
+                                tokenize=False)
+    assert type(info.value) is chatwire.TemplateError
+    assert info.value.message == "no system role"
+
+
+def test_security_error(tok):
+    with pytest.raises(chatwire.SecurityError):
+        tok.apply_chat_template(HELLO, chat_template="{{ messages.append(1) }}", tokenize=False)
+
+
+def test_python_errors_are_builtin_subclasses(tok):
+    with pytest.raises(TypeError) as info:
+        tok.apply_chat_template(HELLO, chat_template="{{ 'a' + 1 }}", tokenize=False)
+    assert isinstance(info.value, chatwire.Error)
+    assert info.value.lineno == 1
+    with pytest.raises(ZeroDivisionError):
+        tok.apply_chat_template(HELLO, chat_template="{{ 1 // 0 }}", tokenize=False)
+
+
+def test_limit_error_names_the_limit(tok):
+    with pytest.raises(chatwire.LimitError, match="max_string_bytes"):
+        tok.apply_chat_template(HELLO, chat_template="{{ 'a' * 100000000 }}", tokenize=False)
+
+
+def test_request_error_names_the_field(tok):
+    with pytest.raises(chatwire.RequestError) as info:
+        tok.apply_chat_template([{"role": "user", "content": "hi"}, {"content": "no role"}],
+                                tokenize=False)
+    assert isinstance(info.value, ValueError)
+    assert info.value.path == "messages[1].role"
+    assert str(info.value).startswith("messages[1].role: ")
+
+
+def test_unconvertible_object_is_type_error_with_path(tok):
+    with pytest.raises(TypeError) as info:
+        tok.apply_chat_template([{"role": "user", "content": object()}], tokenize=False)
+    assert info.value.path == "messages[0].content"
+    with pytest.raises(OverflowError) as info:
+        tok.apply_chat_template([{"role": "user", "content": "x", "n": 2**70}], tokenize=False)
+    assert info.value.path == "messages[0].n"
+
+
+def test_validation_can_be_turned_off_as_transformers_renders():
+    tok = chatwire.AutoTokenizer.from_pretrained(MODEL, now=NOW, validate=False)
+    text = tok.apply_chat_template([{"role": "user", "content": "hi", "extra": 1},
+                                    {"role": "user", "content": None}],
+                                   chat_template="{% for m in messages %}{{ m.content }}|{% endfor %}",
+                                   tokenize=False)
+    assert text == "hi|None|"
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"tokenize": False, "return_dict": True},
+     "`return_dict=True` is incompatible with `tokenize=False`, because there is no dict of "
+     "tokenizer outputs to return."),
+    ({"return_assistant_tokens_mask": True},
+     "`return_assistant_tokens_mask=True` is incompatible with `return_dict=False`"),
+    ({"continue_final_message": True, "add_generation_prompt": True},
+     "continue_final_message and add_generation_prompt are not compatible. Use "
+     "continue_final_message when you want the model to continue the final message, and "
+     "add_generation_prompt when you want to add a header that will prompt it to start a new "
+     "assistant message instead."),
+    ({"continue_final_message": True, "return_dict": True, "return_assistant_tokens_mask": True},
+     "continue_final_message is not compatible with return_assistant_tokens_mask."),
+])
+def test_transformers_argument_checks(tok, options, message):
+    conv = HELLO + [{"role": "assistant", "content": "Hi"}]
+    with pytest.raises(ValueError) as info:
+        tok.apply_chat_template(conv, **options)
+    assert str(info.value) == message
+
+
+def test_unsupported_transformers_options_are_refused(tok):
+    with pytest.raises(NotImplementedError, match="padding"):
+        tok.apply_chat_template(HELLO, padding=True)
+    with pytest.raises(NotImplementedError, match="return_tensors"):
+        tok.apply_chat_template(HELLO, return_tensors="pt")
+
+
+def test_continue_final_message_rules(tok):
+    # As transformers: any final message can be continued (the output is cut after it) ...
+    text = tok.apply_chat_template(HELLO, continue_final_message=True, tokenize=False)
+    assert text.endswith("Hello")
+    # ... but a template that drops the final message cannot continue it (ValueError).
+    with pytest.raises(ValueError):
+        tok.apply_chat_template(HELLO, continue_final_message=True, tokenize=False,
+                                chat_template="{{ 'nothing' }}")
+
+
+def test_directory_problems():
+    # Download-only arguments change nothing for a local directory; others are refused.
+    assert chatwire.AutoTokenizer.from_pretrained(MODEL, use_fast=True, trust_remote_code=False)
+    with pytest.raises(TypeError, match="padding_side"):
+        chatwire.AutoTokenizer.from_pretrained(MODEL, padding_side="left")
+    with pytest.raises(ValueError):  # the oracle's type (data/goldens/chat: missing-dir)
+        chatwire.AutoTokenizer.from_pretrained(DATA / "models/does-not-exist")
+    with pytest.raises(ValueError, match="Invalid isoformat string"):
+        chatwire.AutoTokenizer.from_pretrained(MODEL, now="19/08/2026")
+    no_template = chatwire.AutoTokenizer.from_pretrained(DATA / "models/no-template")
+    assert no_template.chat_template is None
+    with pytest.raises(ValueError, match="has no chat template"):
+        no_template.apply_chat_template(HELLO, tokenize=False)
+    # A directory without tokenizer.json renders text but cannot tokenize.
+    text_only = chatwire.AutoTokenizer.from_pretrained(DATA / "models/jinja-file", now=NOW)
+    assert isinstance(text_only.apply_chat_template(HELLO, tokenize=False), str)
+    with pytest.raises(ValueError, match="no tokenizer.json"):
+        text_only.apply_chat_template(HELLO)
+    with pytest.raises(chatwire.Error) as info:
+        chatwire.AutoTokenizer.from_pretrained(DATA / "models/bad-config-json")
+    assert isinstance(info.value, ValueError)
+    assert info.value.type == "JSONDecodeError"
+
+
+def test_bad_chat_template_argument_type(tok):
+    with pytest.raises(TypeError):
+        tok.apply_chat_template(HELLO, chat_template=["not", "a", "str"], tokenize=False)
+
+
+def test_errors_survive_pickling(tok):
+    # Dask and multiprocessing send exceptions between processes.
+    with pytest.raises(chatwire.UndefinedError) as info:
+        tok.apply_chat_template(HELLO, chat_template="\n{{ nope.x }}", tokenize=False)
+    again = pickle.loads(pickle.dumps(info.value))
+    assert type(again) is chatwire.UndefinedError
+    assert (again.message, again.lineno, str(again)) == (info.value.message, 2, str(info.value))
+
+
+def test_tokenizer_errors():
+    tok = chatwire.Tokenizer.from_file(str(DATA / "tokenizers/gpt2/tokenizer.json"))
+    with pytest.raises(TypeError):
+        tok.encode(5)
+    with pytest.raises(TypeError):
+        tok.encode_batch(["ok", 5])
+    with pytest.raises(chatwire.Error):
+        tok.decode([10**9])  # unknown id
+    with pytest.raises(FileNotFoundError):
+        chatwire.Tokenizer.from_file(str(DATA / "tokenizers/nope.json"))
+    with pytest.raises(chatwire.TokenizerError):
+        chatwire.Tokenizer.from_str('{"model": {"type": "Nope"}}')

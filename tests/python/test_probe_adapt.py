@@ -1,0 +1,96 @@
+"""chatwire.probe and chatwire.adapt against the oracle goldens the C++ tests use:
+data/goldens/probe/ (scripts/probe-oracle.py: the same sentinel measurement run through the
+reference renderer) and data/goldens/adapt/oracle_check.jsonl (scripts/check-adapt-oracle:
+chatwire's adapted sentinel request rendered by the reference renderer)."""
+import json
+
+import pytest
+
+import chatwire
+from conftest import DATA, count, read_jsonl
+
+PROBE = DATA / "goldens/probe"
+CASES = sorted([(p.stem, DATA / "templates" / f"{p.stem}.jinja", p) for p in PROBE.glob("*.json")]
+               + [(p.stem, p.with_suffix(".jinja"), p) for p in (PROBE / "crafted").glob("*.json")]
+               + [("model_" + p.stem, DATA / "models" / p.stem, p)
+                  for p in (PROBE / "models").glob("*.json")])
+ADAPT = read_jsonl(DATA / "goldens/adapt/oracle_check.jsonl")
+
+
+def test_every_bundled_template_has_a_probe_golden():
+    templates = {p.stem for p in (DATA / "templates").glob("*.jinja")}
+    assert templates and templates <= {c[0] for c in CASES}
+
+
+@pytest.mark.parametrize("name, target, golden_file", CASES, ids=[c[0] for c in CASES])
+def test_probe_equals_the_oracle_measurement(name, target, golden_file):
+    golden = json.loads(golden_file.read_text(encoding="utf-8"))
+    if "error" in golden:  # the oracle could not probe it either
+        with pytest.raises(chatwire.Error):
+            chatwire.probe(target)
+        count("probe goldens: not probeable, as for the oracle", True)
+        return
+    mine = chatwire.probe(target)
+    assert isinstance(mine, dict)
+    for key in ("renders", "tools", "tool_calls", "tool_results", "reasoning",
+                "silent_failures", "template_bugs"):
+        assert mine[key] == golden[key], key
+    for key in ("conversation", "conventions", "kept"):
+        assert mine["baseline"][key] == golden["baseline"][key], key
+    for key, value in golden["conventions"].items():
+        assert mine["conventions"][key]["status"] == value["status"], key
+        if "lost" in value:
+            assert mine["conventions"][key]["lost"] == value["lost"], key
+    assert mine["system"]["supported"] == golden["system"]["supported"]
+    assert mine["alternation"]["required"] == golden["alternation"]["required"]
+    frame, golden_frame = dict(mine["frame"]), dict(golden["frame"])
+    frame.pop("error", None)
+    golden_frame.pop("error", None)
+    assert frame == golden_frame
+    count("probe goldens: profile equals the oracle measurement", True)
+
+
+def test_probe_accepts_template_source():
+    source = (DATA / "templates" / f"{CASES[0][0]}.jinja").read_text(encoding="utf-8")
+    assert chatwire.probe(source)["renders"] == chatwire.probe(CASES[0][1])["renders"]
+    with pytest.raises(chatwire.TemplateSyntaxError):
+        chatwire.probe("{% if %}")
+
+
+SENTINELS = {"system": "QXSYSTEMQX", "question": "QXQUESTIONQX",
+             "tool_description": "QXTOOLDESCQX", "call_name": "get_qxweather",
+             "call_argument": "QXCITYQX", "result": "QXRESULTQX", "answer": "QXANSWERQX",
+             "question2": "QXQUESTION2QX"}
+PAST = ("QXPASTREASONQX", "QXPASTTHINKQX")
+
+
+@pytest.mark.parametrize("golden", ADAPT, ids=[g["template"] for g in ADAPT])
+def test_adapt_equals_the_oracle_check(golden):
+    request = chatwire.sentinel_request()
+    assert SENTINELS["system"] in request["messages"][0]["content"]
+    template = DATA / "templates" / golden["template"]
+    if golden["adapted"] == "refused":
+        with pytest.raises(chatwire.CannotRepresent) as info:
+            chatwire.adapt(request, template)
+        assert isinstance(info.value, ValueError)
+        assert f"CannotRepresent: {info.value}" == golden["reason"]
+        count("adapt goldens: refused with a reason, as recorded", True)
+        return
+    out = chatwire.adapt(request, template)
+    assert [a["code"] for a in out["adaptations"]] == golden["adaptations"]
+    assert golden["adapted"] == "pass"
+    # The oracle rendered this context with every sentinel; chatwire's verification render
+    # (the same context) must hold them too, and no past reasoning.
+    for text in SENTINELS.values():
+        assert text in out["rendered"], text
+    for text in PAST:
+        assert text not in out["rendered"]
+    count("adapt goldens: same adaptations, every sentinel rendered", True)
+
+
+def test_adapt_errors():
+    with pytest.raises(chatwire.RequestError) as info:
+        chatwire.adapt({"messages": [{"role": "user", "content": 5}]}, DATA / "models/jinja-file")
+    assert info.value.path
+    with pytest.raises(FileNotFoundError):
+        chatwire.adapt(chatwire.sentinel_request(), DATA / "templates/nope.jinja")

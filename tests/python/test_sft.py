@@ -1,0 +1,105 @@
+"""chatwire.sft.tokenize_batch: the same ids and masks as apply_chat_template (itself checked
+against the goldens), labels, the bad-row policy, and the batch shapes the engines pass
+(dict of lists as datasets/Ray, numpy columns as Ray's default, pandas as Spark/Dask)."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import chatwire
+from chatwire import sft
+from conftest import DATA, read_jsonl
+
+MODEL = str(DATA / "models/tokenized/qwen3-training")
+NOW = "2026-08-19T10:00:00"
+GOLDENS = [c for c in read_jsonl(DATA / "goldens/tokenized/goldens.jsonl")
+           if c["model_dir"].endswith("qwen3-training")]
+# Conversations given as messages only (no tools, documents or template variables).
+GOLDENS = [c for c in GOLDENS if set(c["chat"]) <= {"messages", "add_generation_prompt",
+                                                    "continue_final_message"}]
+TRAINING = [c for c in GOLDENS if c["mode"] == "training" and c["ok"]]
+
+
+def test_rows_equal_the_goldens():
+    batch = {"messages": [c["chat"]["messages"] for c in TRAINING]}
+    out = sft.tokenize_batch(batch, MODEL, now=NOW)
+    assert out["input_ids"] == [c["input_ids"] for c in TRAINING]
+    assert out["assistant_masks"] == [c["assistant_masks"] for c in TRAINING]
+    assert out["attention_mask"] == [[1] * len(c["input_ids"]) for c in TRAINING]
+    assert out["chatwire_error"] == [None] * len(TRAINING)
+    assert "labels" not in out
+
+
+def test_reply_mode_equals_the_goldens():
+    reply = [c for c in GOLDENS if c["mode"] == "reply" and c["ok"]]
+    out = sft.tokenize_batch({"m": [c["chat"]["messages"] for c in reply]}, MODEL, "m",
+                             mode="reply", now=NOW)
+    assert out["input_ids"] == [c["input_ids"] for c in reply]
+    assert out["assistant_masks"] == [c["assistant_masks"] for c in reply]
+
+
+def test_prefill_mode_has_ids_and_zero_masks():
+    prefill = [c for c in GOLDENS if c["mode"] == "prefill" and c["ok"]]
+    out = sft.tokenize_batch({"messages": [c["chat"]["messages"] for c in prefill]}, MODEL,
+                             mode="prefill", now=NOW)
+    assert out["input_ids"] == [c["input_ids"] for c in prefill]
+    assert out["assistant_masks"] == [[0] * len(c["input_ids"]) for c in prefill]
+
+
+def test_labels():
+    out = sft.tokenize_batch({"messages": [c["chat"]["messages"] for c in TRAINING]}, MODEL,
+                             labels=True, now=NOW)
+    for c, labels in zip(TRAINING, out["labels"]):
+        assert labels == [t if m else -100 for t, m in zip(c["input_ids"], c["assistant_masks"])]
+    assert any(l != -100 for row in out["labels"] for l in row)
+
+
+def test_bad_rows_get_an_error_entry_and_the_batch_goes_on():
+    good = TRAINING[0]["chat"]["messages"]
+    batch = {"messages": [good, [{"role": "user", "content": 5}], "not a list", None,
+                          [{"role": "user", "content": object()}], good]}
+    out = sft.tokenize_batch(batch, MODEL, now=NOW)
+    assert out["input_ids"][0] == out["input_ids"][5] == TRAINING[0]["input_ids"]
+    errors = out["chatwire_error"]
+    assert errors[0] is None and errors[5] is None
+    assert errors[1].startswith("RequestError: messages[0].content:")
+    assert errors[2].startswith("RequestError: ") and errors[3].startswith("RequestError: ")
+    assert errors[4].startswith("TypeError: messages[0].content:")
+    for i in (1, 2, 3, 4):
+        assert out["input_ids"][i] == [] and out["assistant_masks"][i] == []
+
+
+def test_a_template_error_row():
+    out = sft.tokenize_batch({"messages": [TRAINING[0]["chat"]["messages"]]}, MODEL,
+                             chat_template="{{ raise_exception('bad row ' ~ messages|length) }}")
+    n = len(TRAINING[0]["chat"]["messages"])
+    assert out["chatwire_error"] == [f"TemplateError: bad row {n} (line 1, column 19)"]
+
+
+def test_per_row_tools():
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "ZTOOLZ",
+                                               "parameters": {"type": "object"}}}]
+    convs = [TRAINING[0]["chat"]["messages"]] * 2
+    out = sft.tokenize_batch({"messages": convs, "tools": [tools, None]}, MODEL,
+                             tools_key="tools", now=NOW)
+    tok = chatwire.AutoTokenizer.from_pretrained(MODEL, now=NOW)
+    assert out["input_ids"][0] == tok.apply_chat_template(convs[0], tools=tools)
+    assert out["input_ids"][1] == tok.apply_chat_template(convs[1])
+    assert out["input_ids"][0] != out["input_ids"][1]
+
+
+def test_numpy_and_pandas_batches():
+    convs = [c["chat"]["messages"] for c in TRAINING]
+    want = sft.tokenize_batch({"messages": convs}, MODEL, now=NOW)
+    column = np.empty(len(convs), dtype=object)  # Ray Data's numpy batch format
+    column[:] = convs
+    assert sft.tokenize_batch({"messages": column}, MODEL, now=NOW) == want
+    frame = pd.DataFrame({"messages": convs, "other": range(len(convs))}, index=range(5, 5 + len(convs)))
+    got = sft.tokenize_batch(frame, MODEL, now=NOW)  # Spark mapInPandas, Dask map_partitions
+    assert isinstance(got, pd.DataFrame) and list(got.index) == list(frame.index)
+    assert got["input_ids"].tolist() == want["input_ids"]
+    assert got["assistant_masks"].tolist() == want["assistant_masks"]
+
+
+def test_bad_mode_is_refused():
+    with pytest.raises(ValueError):
+        sft.tokenize_batch({"messages": []}, MODEL, mode="nope")

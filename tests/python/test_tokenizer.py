@@ -1,0 +1,130 @@
+"""chatwire.Tokenizer (tokenizers' API) and AutoTokenizer's encode/decode/__call__ against the
+tokenizer goldens (data/goldens/tokenize/*.json: npm tokenizers@0.23.2 ids, decodes by
+scripts/regen-tokenize-goldens) for every tokenizer bundled in data/tokenizers/ (the large
+ones that scripts/fetch-tokenizers downloads are tested by the C++ suite when present)."""
+import json
+
+import pytest
+
+import chatwire
+from conftest import DATA, count
+
+TEXTS = json.loads((DATA / "goldens/tokenize/texts.json").read_text(encoding="utf-8"))
+BUNDLED = sorted(p.stem for p in (DATA / "goldens/tokenize").glob("*.json")
+                 if p.stem != "texts" and (DATA / "tokenizers" / p.stem / "tokenizer.json").exists())
+
+
+def golden(name):
+    return json.loads((DATA / "goldens/tokenize" / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_bundled_tokenizers_are_found():
+    assert {"gpt2", "llama2", "llama3_1", "mistral7b_v01", "qwen3"} <= set(BUNDLED)
+
+
+@pytest.fixture(scope="module", params=BUNDLED)
+def named(request):
+    name = request.param
+    directory = DATA / "tokenizers" / name
+    return (name, chatwire.Tokenizer.from_file(str(directory / "tokenizer.json")),
+            chatwire.AutoTokenizer.from_pretrained(directory), golden(name))
+
+
+def test_encode_ids_equal_the_goldens(named):
+    name, tok, auto, g = named
+    cases = [e for e in g["encode"] if "ids" in e]
+    assert cases
+    for e in cases:
+        text, special = TEXTS[e["text"]], e["add_special_tokens"]
+        got = tok.encode(text, add_special_tokens=special).ids
+        assert got == e["ids"], (name, e["text"], special)
+        assert auto.encode(text, add_special_tokens=special) == e["ids"]
+        assert auto(text, add_special_tokens=special)["input_ids"] == e["ids"]
+        count("tokenizer goldens: encode ids (Tokenizer and AutoTokenizer)", True)
+
+
+def test_encode_batch_equals_the_goldens(named):
+    name, tok, auto, g = named
+    for special in (False, True):
+        cases = [e for e in g["encode"] if "ids" in e and e["add_special_tokens"] == special]
+        texts = [TEXTS[e["text"]] for e in cases]
+        for threads in (1, 2):
+            chatwire.set_num_threads(threads)
+            got = [enc.ids for enc in tok.encode_batch(texts, add_special_tokens=special)]
+            assert got == [e["ids"] for e in cases]
+        out = auto(texts, add_special_tokens=special)
+        assert out["input_ids"] == [e["ids"] for e in cases]
+        assert out["attention_mask"] == [[1] * len(e["ids"]) for e in cases]
+        count("tokenizer goldens: encode_batch (1 and 2 threads)", True)
+    chatwire.set_num_threads(2)
+
+
+def test_decode_equals_the_goldens(named):
+    name, tok, auto, g = named
+    cases = [d for d in g["decode"] if "text" in d]
+    assert cases
+    for d in cases:
+        # AutoTokenizer.decode reads tokenizer_config.json (clean_up_tokenization_spaces) as
+        # the goldens' decoder did.
+        assert auto.decode(d["ids"], skip_special_tokens=d["skip_special_tokens"]) == d["text"]
+        count("tokenizer goldens: decode", True)
+    for skip in (False, True):
+        batch = [d for d in cases if d["skip_special_tokens"] == skip]
+        assert auto.batch_decode([d["ids"] for d in batch], skip_special_tokens=skip) == \
+            [d["text"] for d in batch]
+
+
+def test_decode_stream_concatenates_to_decode(named):
+    # tokenizers' DecodeStream: step() returns new text or None; with finish() (chatwire's
+    # addition for what is held back at the end) the pieces are decode() of all ids.
+    name, tok, auto, g = named
+    for skip in (False, True):
+        cases = [d for d in g["decode"] if "text" in d and d["skip_special_tokens"] == skip]
+        assert cases
+        for d in cases:
+            stream = chatwire.DecodeStream(skip_special_tokens=skip)
+            pieces = [stream.step(tok, i) for i in d["ids"]] + [stream.finish()]
+            assert all(p is None or p != "" for p in pieces)
+            assert "".join(p for p in pieces if p is not None) == \
+                tok.decode(d["ids"], skip_special_tokens=skip), (name, d["ids"])
+
+
+def test_tokenizers_defaults():
+    tok = chatwire.Tokenizer.from_file(str(DATA / "tokenizers/llama2/tokenizer.json"))
+    # tokenizers: encode adds special tokens and decode skips them by default.
+    enc = tok.encode("Hello world")
+    assert enc.ids[0] == tok.token_to_id("<s>")
+    assert enc.special_tokens_mask[0] == 1 and enc.special_tokens_mask[1:] == [0] * (len(enc) - 1)
+    assert tok.decode(enc.ids) == "Hello world"
+    assert tok.decode(enc.ids, skip_special_tokens=False) == "<s> Hello world"
+    assert tok.decode_batch([enc.ids, enc.ids]) == ["Hello world"] * 2
+    assert enc.attention_mask == [1] * len(enc)
+    assert enc.tokens[1:] == ["▁Hello", "▁world"]
+    assert tok.id_to_token(enc.ids[1]) == "▁Hello"
+    assert tok.get_vocab_size() == 32000
+
+
+def test_offsets_are_code_points():
+    tok = chatwire.Tokenizer.from_file(str(DATA / "tokenizers/gpt2/tokenizer.json"))
+    text = "héllo wörld"
+    enc = tok.encode(text, add_special_tokens=False)
+    assert enc.offsets[0][0] == 0 and enc.offsets[-1][1] == len(text)
+    assert "".join(text[b:e] for b, e in enc.offsets) == text
+
+
+def test_auto_tokenizer_special_tokens():
+    auto = chatwire.AutoTokenizer.from_pretrained(DATA / "models/tokenized/llama3_1")
+    assert auto.bos_token == "<|begin_of_text|>"
+    assert auto.bos_token_id == 128000
+    assert auto.eos_token_id == auto.convert_tokens_to_ids(auto.eos_token)
+    assert auto.special_tokens_map["bos_token"] == auto.bos_token
+    assert isinstance(auto.chat_template, str) and "{%" in auto.chat_template
+    assert auto.decode(auto.encode("Hi there")) == "<|begin_of_text|>Hi there"
+    assert auto.decode(auto.encode("Hi there"), skip_special_tokens=True) == "Hi there"
+
+
+def test_named_templates_are_a_dict():
+    auto = chatwire.AutoTokenizer.from_pretrained(DATA / "models/jinja-additional")
+    templates = auto.chat_template
+    assert isinstance(templates, dict) and len(templates) >= 2
+    assert all(isinstance(v, str) for v in templates.values())
