@@ -5,12 +5,17 @@ JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 space := $(subst ,, )
 
-.PHONY: all bootstrap configure build run test test-release test-sanitize bench fuzz format clean
+.PHONY: all bootstrap fetch-tokenizers configure build run test test-release test-sanitize test-fuzz bench fuzz format clean
 
 all: build
 
 bootstrap:
 	@scripts/bootstrap
+
+# The tokenizer files too large to commit (npm), checked against data/tokenizers/fetched.sha256.
+# The tests need every one of them: a missing file is a failure, not a skip.
+fetch-tokenizers: bootstrap
+	@scripts/fetch-tokenizers
 
 configure: bootstrap
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -22,20 +27,28 @@ build: configure
 run: build
 	./$(BUILD)/chatwire survey data/templates
 
-# The whole test suite: Release build, then the engine and parsers again under ASan+UBSan.
-test: test-release test-sanitize
+# The whole test suite: Release build; the engine, parsers and tokenizer again under ASan+UBSan;
+# then every fuzz target briefly on its committed corpus.
+test: test-release test-sanitize test-fuzz
 
-test-release: build
+test-release: build fetch-tokenizers
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The Jinja engine (value + jinja), the chat layer and the output parsers under ASan+UBSan.
-SANITIZED := value jinja chat parse
-test-sanitize: bootstrap
+# The Jinja engine (value + jinja), the chat layer, the output parsers and the tokenizer (it parses
+# untrusted tokenizer.json files by hand) under ASan+UBSan.
+SANITIZED := value jinja chat parse tokenize
+test-sanitize: bootstrap fetch-tokenizers
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHATWIRE_SANITIZE=ON \
 	  -DCHATWIRE_BENCH=OFF "-DCHATWIRE_TEST_COMPONENTS=$(subst $(space),;,$(SANITIZED))" >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target chatwire_cli $(addprefix --target test_,$(SANITIZED))
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# Every fuzz/*.cpp target for FUZZ_SECONDS (clang + libFuzzer, ASan+UBSan) from fuzz/corpus/;
+# a crash, leak, hang or failed check fails the run.
+FUZZ_SECONDS ?= 20
+test-fuzz: bootstrap
+	scripts/fuzz $(FUZZ_SECONDS)
 
 bench: build
 	scripts/bench
