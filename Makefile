@@ -7,12 +7,17 @@ space := $(subst ,, )
 # Debian's interpreter, the one the Python module is built for (PATH may hold another python3).
 PYTHON     := /usr/bin/python3
 
-.PHONY: all bootstrap configure build python python-install run test test-release test-python test-sanitize bench bench-python fuzz format clean
+.PHONY: all bootstrap fetch-tokenizers configure build python python-install run test test-release test-python test-sanitize test-fuzz bench bench-python fuzz format clean
 
 all: build
 
 bootstrap:
 	@scripts/bootstrap
+
+# The tokenizer files too large to commit (npm), checked against data/tokenizers/fetched.sha256.
+# The tests need every one of them: a missing file is a failure, not a skip.
+fetch-tokenizers: bootstrap
+	@scripts/fetch-tokenizers
 
 configure: bootstrap
 	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -35,10 +40,11 @@ python-install: python
 	scripts/install-python $(VENV) $(BUILD)
 
 # The whole test suite: Release build (ctest, then the Python module's pytest suite with the
-# Dask run), then the engine and parsers again under ASan+UBSan.
-test: test-release test-sanitize
+# Dask run); the engine, parsers and tokenizer again under ASan+UBSan; then every fuzz target
+# briefly on its committed corpus.
+test: test-release test-sanitize test-fuzz
 
-test-release: build
+test-release: build fetch-tokenizers
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-python
 
@@ -46,14 +52,21 @@ test-release: build
 test-python: python
 	PYTHONPATH=$(BUILD)/python $(PYTHON) -m pytest -p no:cacheprovider -q tests/python
 
-# The Jinja engine (value + jinja), the chat layer and the output parsers under ASan+UBSan.
-SANITIZED := value jinja chat parse
-test-sanitize: bootstrap
+# The Jinja engine (value + jinja), the chat layer, the output parsers and the tokenizer (it parses
+# untrusted tokenizer.json files by hand) under ASan+UBSan.
+SANITIZED := value jinja chat parse tokenize
+test-sanitize: bootstrap fetch-tokenizers
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHATWIRE_SANITIZE=ON \
 	  -DCHATWIRE_BENCH=OFF "-DCHATWIRE_TEST_COMPONENTS=$(subst $(space),;,$(SANITIZED))" >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target chatwire_cli $(addprefix --target test_,$(SANITIZED))
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# Every fuzz/*.cpp target for FUZZ_SECONDS (clang + libFuzzer, ASan+UBSan) from fuzz/corpus/;
+# a crash, leak, hang or failed check fails the run.
+FUZZ_SECONDS ?= 20
+test-fuzz: bootstrap
+	scripts/fuzz $(FUZZ_SECONDS)
 
 bench: build
 	scripts/bench

@@ -2,24 +2,20 @@
 // Lines batch mode that also checks chunking invariance.
 #include "chatwire/parse.hpp"
 
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
+#include "io.hpp"
+#include "json_writer.hpp"
 
 namespace chatwire::cli {
 
 namespace {
 
 using parse::Json;
-
-std::string dump(const Json& j) {
-  return j.dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);
-}
 
 // The message assembled from deltas, the way an OpenAI streaming client assembles it.
 parse::Message assemble(const std::vector<parse::Delta>& deltas) {
@@ -49,11 +45,11 @@ bool same(const parse::Message& a, const parse::Message& b) {
   return true;
 }
 
-Result<Json> read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"OSError", "cannot read " + path, 0, 0, path};
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Json j = Json::parse(text, nullptr, false);
+Result<Json> read_json_file(const std::string& path, std::size_t max_bytes) {
+  std::string error;
+  auto text = io::read_file(path, max_bytes, error);
+  if (!text) return Error{"OSError", error, 0, 0, path};
+  Json j = Json::parse(*text, nullptr, false);
   if (j.is_discarded()) return Error{"ValueError", "not valid JSON", 0, 0, path};
   return j;
 }
@@ -75,7 +71,7 @@ bool parse_options(const Json& o, parse::Options& options, std::string& error) {
   return true;
 }
 
-Json batch_line(const std::string& line) {
+Json batch_line(std::string_view line) {
   Json out = Json::object();
   Json req = Json::parse(line, nullptr, false);
   auto fail = [&out](std::string type, std::string message) {
@@ -136,6 +132,8 @@ void add_parse(CLI::App& root, int& exit_code) {
     bool reasoning_prefilled = false, batch = false, list = false;
     std::string thinking;
     std::size_t stream = 0;
+    std::size_t max_input_bytes = io::kDefaultMaxInputBytes;  // the model output on stdin
+    std::size_t max_line_bytes = std::size_t{64} << 20;       // one --batch request line
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--dialect", args->dialect, "output dialect (see --list)");
@@ -151,21 +149,45 @@ void add_parse(CLI::App& root, int& exit_code) {
       "--batch", args->batch,
       "JSON lines in: {id, dialect, input, tools?, options?, chunk_sizes?}; one result per line");
   cmd->add_flag("--list", args->list, "print the dialect table");
+  cmd->add_option("--max-input-bytes", args->max_input_bytes,
+                  "longest model output read from standard input (and --tools file)")
+      ->capture_default_str();
+  cmd->add_option("--max-line-bytes", args->max_line_bytes,
+                  "with --batch: longest request line; a longer one gets {\"ok\": false}")
+      ->capture_default_str();
   cmd->callback([args, &exit_code] {
     if (args->list) {
-      for (const auto& d : parse::dialects())
-        std::printf("%-18s %.*s\n", std::string(d.name).c_str(), static_cast<int>(d.summary.size()),
-                    d.summary.data());
+      for (const auto& d : parse::dialects()) {
+        std::string name(d.name);
+        name.resize(std::max<std::size_t>(name.size(), 18), ' ');
+        io::out().write(name + " " + std::string(d.summary) + "\n");
+      }
       exit_code = 0;
       return;
     }
     if (args->batch) {
-      std::string line;
-      while (std::getline(std::cin, line)) {
-        if (line.empty()) continue;
-        std::string out = dump(batch_line(line));
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fputc('\n', stdout);
+      io::LineReader lines(0, args->max_line_bytes);
+      io::Writer& out = io::out();
+      while (auto line = lines.next()) {
+        if (line->text.empty()) continue;
+        if (line->too_long) {
+          Json result = {{"id", nullptr},
+                         {"ok", false},
+                         {"error",
+                          {{"type", "LimitError"},
+                           {"message", "line " + std::to_string(line->number) +
+                                           " is longer than max_line_bytes=" +
+                                           std::to_string(args->max_line_bytes)}}}};
+          write_json(out, result);
+        } else {
+          write_json(out, batch_line(line->text));
+        }
+        out.put('\n');
+      }
+      if (!lines.error().empty()) {
+        std::fprintf(stderr, "chatwire parse: reading standard input: %s\n", lines.error().c_str());
+        exit_code = 1;
+        return;
       }
       exit_code = 0;
       return;
@@ -177,7 +199,7 @@ void add_parse(CLI::App& root, int& exit_code) {
     }
     Json tools;
     if (!args->tools_path.empty()) {
-      auto t = read_json_file(args->tools_path);
+      auto t = read_json_file(args->tools_path, args->max_input_bytes);
       if (!t) {
         std::fprintf(stderr, "chatwire parse: %s\n", t.error().to_string().c_str());
         exit_code = 1;
@@ -188,34 +210,47 @@ void add_parse(CLI::App& root, int& exit_code) {
     parse::Options options;
     options.reasoning_prefilled = args->reasoning_prefilled;
     if (!args->thinking.empty()) options.enable_thinking = args->thinking == "on";
-    std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    auto stream = parse::StreamParser::create(args->dialect, tools, options);
-    if (!stream) {
-      std::fprintf(stderr, "chatwire parse: %s\n", stream.error().to_string().c_str());
-      exit_code = 1;
+    std::string read_error;
+    auto read = io::WholeInput::read(0, args->max_input_bytes, read_error);
+    if (!read) {
+      std::fprintf(stderr, "chatwire parse: standard input: %s\n", read_error.c_str());
+      exit_code = 2;
       return;
     }
-    auto print_deltas = [](const std::vector<parse::Delta>& deltas) {
-      for (const auto& d : deltas) {
-        std::string out = dump(parse::delta_to_json(d));
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        std::fputc('\n', stdout);
+    const std::string_view input = read->view();
+    io::Writer& out = io::out();
+    std::vector<parse::Warning> warnings;
+    if (!args->stream) {
+      // One shot: the parser that collects no deltas, as parse::parse in a program.
+      auto result = parse::parse(input, args->dialect, tools, options);
+      if (!result) {
+        std::fprintf(stderr, "chatwire parse: %s\n", result.error().to_string().c_str());
+        exit_code = 1;
+        return;
       }
-    };
-    std::size_t size = args->stream ? args->stream : std::max<std::size_t>(input.size(), 1);
-    for (std::size_t i = 0; i < input.size(); i += size) {
-      auto d = stream->feed(std::string_view(input).substr(i, size));
-      if (args->stream) print_deltas(d);
-    }
-    auto d = stream->finish();
-    if (args->stream) {
-      print_deltas(d);
+      write_message(out, result->message);
+      out.put('\n');
+      warnings = std::move(result->warnings);
     } else {
-      std::string out = dump(parse::message_to_json(stream->message()));
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      std::fputc('\n', stdout);
+      auto stream = parse::StreamParser::create(args->dialect, tools, options);
+      if (!stream) {
+        std::fprintf(stderr, "chatwire parse: %s\n", stream.error().to_string().c_str());
+        exit_code = 1;
+        return;
+      }
+      auto print_deltas = [&out](const std::vector<parse::Delta>& deltas) {
+        for (const auto& d : deltas) {
+          write_json(out, parse::delta_to_json(d));
+          out.put('\n');
+        }
+      };
+      for (std::size_t i = 0; i < input.size(); i += args->stream)
+        print_deltas(stream->feed(std::string_view(input).substr(i, args->stream)));
+      print_deltas(stream->finish());
+      warnings = stream->warnings();
     }
-    for (const auto& w : stream->warnings())
+    out.flush();
+    for (const auto& w : warnings)
       std::fprintf(stderr, "warning: %s at byte %zu: %s\n", w.code.c_str(), w.offset,
                    w.message.c_str());
     exit_code = 0;

@@ -3,10 +3,7 @@
 // --tokenize a chat request is also encoded (apply_chat_template(tokenize=True, return_dict=True,
 // return_assistant_tokens_mask=True)).
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +15,7 @@
 #include "chatwire/tokenized.hpp"
 #include "chatwire/value.hpp"
 #include "commands.hpp"
+#include "io.hpp"
 
 namespace chatwire::cli {
 
@@ -48,14 +46,10 @@ void print_error(const Error& error) {
 }
 
 std::optional<std::string> read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "chatwire render: cannot read %s\n", path.c_str());
-    return std::nullopt;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  std::string error;
+  auto text = io::read_file(path, chat::InputLimits{}.max_file_bytes, error);
+  if (!text) std::fprintf(stderr, "chatwire render: %s\n", error.c_str());
+  return text;
 }
 
 // Like read_all, these report their own error: the caller only returns 1.
@@ -83,8 +77,7 @@ std::optional<jinja::Template> compile_template(const std::string& source,
 }
 
 void write_out(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  io::out().write(text);
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
@@ -158,14 +151,23 @@ int run_batch(const RenderArgs& args) {
   options.base_dir = args.base_dir;
   options.validate = !args.no_validate;
   options.repeat = args.repeat;
+  // A line longer than max_request_bytes comes cut to one byte more, which render_line
+  // answers with its LimitError; the batch goes on with the next line.
+  const std::size_t max_line = options.input.max_request_bytes;
   chat::BatchRenderer renderer(std::move(options));
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::string result = renderer.render_line(line);
+  io::LineReader lines(0, max_line);
+  io::Writer& out = io::out();
+  while (auto line = lines.next()) {
+    std::string_view text = line->text;
+    if (!line->too_long && !text.empty() && text.back() == '\r') text.remove_suffix(1);
+    std::string result = renderer.render_line(text);
     if (result.empty()) continue;
-    result += '\n';
-    write_out(result);
+    out.write(result);
+    out.put('\n');
+  }
+  if (!lines.error().empty()) {
+    std::fprintf(stderr, "chatwire render: reading standard input: %s\n", lines.error().c_str());
+    return 1;
   }
   return 0;
 }

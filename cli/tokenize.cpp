@@ -3,15 +3,15 @@
 // result per line out, in order; a bad line gives {"ok": false} and the batch goes on.
 #include "chatwire/tokenize.hpp"
 
+#include <charconv>
 #include <cstdio>
-#include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "commands.hpp"
+#include "io.hpp"
 
 namespace chatwire::cli {
 namespace {
@@ -24,18 +24,50 @@ struct TokenizeArgs {
   bool stream = false;
   bool batch = false;
   bool offsets = false;
+  std::size_t max_input_bytes = io::kDefaultMaxInputBytes;  // the text or ids read from stdin
+  std::size_t max_line_bytes = std::size_t{64} << 20;       // one --batch request line
 };
 
 std::string dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-int run_batch() {
+// The ids as a JSON array, as nlohmann writes it ("[1,2,3]"), without building a JSON value
+// for an encode of megabytes.
+void write_ids(io::Writer& out, const std::vector<std::uint32_t>& ids) {
+  std::string text;
+  text.reserve(ids.size() * 7 + 2);
+  text += '[';
+  char digits[16];
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) text += ',';
+    auto end = std::to_chars(digits, digits + sizeof digits, ids[i]).ptr;
+    text.append(digits, end);
+  }
+  text += "]\n";
+  out.write(text);
+}
+
+void write_line(io::Writer& out, const nlohmann::json& j) {
+  out.write(dump(j));
+  out.put('\n');
+}
+
+int run_batch(const TokenizeArgs& args) {
   std::map<std::string, Result<tokenize::Tokenizer>> loaded;
-  std::string line;
-  while (std::getline(std::cin, line)) {
+  io::LineReader lines(0, args.max_line_bytes);
+  while (auto in = lines.next()) {
+    std::string_view line = in->text;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json out;
+    if (in->too_long) {
+      out["id"] = nullptr;
+      out["ok"] = false;
+      out["message"] = "line " + std::to_string(in->number) +
+                       " is longer than max_line_bytes=" + std::to_string(args.max_line_bytes);
+      write_line(io::out(), out);
+      continue;
+    }
     try {
       nlohmann::json req = nlohmann::json::parse(line);
       out["id"] = req.contains("id") ? req["id"] : nlohmann::json();
@@ -68,10 +100,11 @@ int run_batch() {
       out["ok"] = false;
       out["message"] = std::string("bad request line: ") + e.what();
     }
-    std::string s = dump(out);
-    s += '\n';
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
+    write_line(io::out(), out);
+  }
+  if (!lines.error().empty()) {
+    std::fprintf(stderr, "chatwire tokenize: reading standard input: %s\n", lines.error().c_str());
+    return 1;
   }
   return 0;
 }
@@ -82,7 +115,14 @@ int run_single(const TokenizeArgs& args) {
     std::fprintf(stderr, "chatwire tokenize: %s\n", tok.error().to_string().c_str());
     return 1;
   }
-  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  std::string read_error;
+  auto read = io::WholeInput::read(0, args.max_input_bytes, read_error);
+  if (!read) {
+    std::fprintf(stderr, "chatwire tokenize: standard input: %s\n", read_error.c_str());
+    return 2;
+  }
+  const std::string_view input = read->view();
+  io::Writer& out = io::out();
   if (args.decode) {
     std::vector<std::uint32_t> ids;
     try {
@@ -102,10 +142,10 @@ int run_single(const TokenizeArgs& args) {
           std::fprintf(stderr, "chatwire tokenize: %s\n", piece.error().to_string().c_str());
           return 1;
         }
-        std::printf("%s\n", dump(*piece).c_str());
+        write_line(out, *piece);
       }
       auto rest = stream.finish();
-      if (rest) std::printf("%s\n", dump(*rest).c_str());
+      if (rest) write_line(out, *rest);
       return 0;
     }
     auto text = tok->decode(ids, options);
@@ -113,7 +153,7 @@ int run_single(const TokenizeArgs& args) {
       std::fprintf(stderr, "chatwire tokenize: %s\n", text.error().to_string().c_str());
       return 1;
     }
-    std::printf("%s\n", dump(*text).c_str());
+    write_line(out, *text);
     return 0;
   }
   tokenize::EncodeOptions options;
@@ -125,12 +165,12 @@ int run_single(const TokenizeArgs& args) {
     return 1;
   }
   if (args.offsets) {
-    nlohmann::json out;
-    out["ids"] = enc->ids;
-    out["offsets"] = enc->offsets;
-    std::printf("%s\n", dump(out).c_str());
+    nlohmann::json j;
+    j["ids"] = enc->ids;
+    j["offsets"] = enc->offsets;
+    write_line(out, j);
   } else {
-    std::printf("%s\n", dump(enc->ids).c_str());
+    write_ids(out, enc->ids);
   }
   return 0;
 }
@@ -154,9 +194,15 @@ void add_tokenize(CLI::App& root, int& exit_code) {
                 "with --decode: print the streaming fragments, one JSON string a line");
   cmd->add_flag("--batch", args->batch,
                 "JSON Lines protocol of scripts/oracle/tok_batch.mjs on stdin/stdout");
+  cmd->add_option("--max-input-bytes", args->max_input_bytes,
+                  "longest standard input read whole (the text, or the ids of --decode)")
+      ->capture_default_str();
+  cmd->add_option("--max-line-bytes", args->max_line_bytes,
+                  "with --batch: longest request line; a longer one gets {\"ok\": false}")
+      ->capture_default_str();
   cmd->callback([args, &exit_code] {
     if (args->batch) {
-      exit_code = run_batch();
+      exit_code = run_batch(*args);
       return;
     }
     if (args->dir.empty()) {

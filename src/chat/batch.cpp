@@ -1,7 +1,11 @@
 // The oracle's JSON Lines protocol (scripts/oracle/hf_render.py `main`): one request line in,
 // one result line out, formatted as Python's json.dumps(result, ensure_ascii=False), so that
 // chatwire and the oracle can be compared line by line.
+#include <sys/stat.h>
+
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 
@@ -25,11 +29,18 @@ bool blank(std::string_view line) {
 
 // json.dumps writes lone surrogates only with ensure_ascii=True; the oracle then re-dumps
 // the whole line that way. In WTF-8 a surrogate is ED A0..BF xx.
+// Every result line is checked, so the lead byte is found with memchr (vectorised in libc)
+// rather than by a loop over every byte of the output.
 bool has_lone_surrogate(std::string_view s) {
-  for (std::size_t i = 0; i + 1 < s.size(); ++i)
-    if (static_cast<unsigned char>(s[i]) == 0xED &&
-        (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0xA0)
-      return true;
+  const char* p = s.data();
+  const char* end = p + s.size();
+  while (p < end) {
+    const auto* lead =
+        static_cast<const char*>(std::memchr(p, 0xED, static_cast<std::size_t>(end - p)));
+    if (lead == nullptr || lead + 1 >= end) return false;
+    if ((static_cast<unsigned char>(lead[1]) & 0xE0) == 0xA0) return true;
+    p = lead + 1;
+  }
   return false;
 }
 
@@ -91,6 +102,51 @@ struct BatchRenderer::Impl {
   BatchOptions options;
   std::unordered_map<std::string, Result<std::shared_ptr<const Model>>> models;
   std::unordered_map<std::string, std::shared_ptr<const jinja::Template>> sources;
+  // template_file requests: the compiled template of each path with the file's identity when it
+  // was read. A line costs one stat() while the file is unchanged, not an open, a read, a UTF-8
+  // check and a hash of the whole source (a fifth of a batch of fresh requests); a file that
+  // changes (inode, size or modification time in nanoseconds) is read again, as the oracle
+  // reads it on every line.
+  struct FileIdentity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    std::int64_t modified_ns = 0;
+    bool operator==(const FileIdentity&) const = default;
+  };
+  struct CachedFile {
+    FileIdentity identity;
+    std::shared_ptr<const jinja::Template> tmpl;
+  };
+  std::unordered_map<std::string, CachedFile> template_files;
+
+  static std::optional<FileIdentity> identity_of(const fs::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    return FileIdentity{
+        st.st_dev, st.st_ino, st.st_size,
+        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+  }
+
+  Result<std::shared_ptr<const jinja::Template>> compile_file(std::string_view shown) {
+    const fs::path path = resolve(shown);
+    const auto identity = identity_of(path);
+    const std::string key = path.string();
+    if (identity) {
+      if (auto it = template_files.find(key);
+          it != template_files.end() && it->second.identity == *identity)
+        return it->second.tmpl;
+    }
+    auto source = detail::read_file(path, shown, options.input.max_file_bytes, true);
+    if (!source) return source.error();
+    auto tmpl = compile(*source);
+    if (!tmpl) return tmpl.error();
+    if (identity) {
+      if (template_files.size() >= options.input.max_cached_sources) template_files.clear();
+      template_files[key] = CachedFile{*identity, *tmpl};
+    }
+    return tmpl;
+  }
   static constexpr std::size_t kMaxCachedModels = 64;
 
   fs::path resolve(std::string_view path) const {
@@ -199,10 +255,7 @@ struct BatchRenderer::Impl {
       if (file == nullptr) return error_line(id, make_error("KeyError", "'template_file'"));
       if (!file->is_string())
         return error_line(id, make_error("TypeError", "template_file must be a string path"));
-      auto file_source = detail::read_file(resolve(file->as_string()), file->as_string(),
-                                           options.input.max_file_bytes, true);
-      if (!file_source) return error_line(id, file_source.error());
-      tmpl = compile(*file_source);
+      tmpl = compile_file(file->as_string());
     }
     if (!tmpl) return error_line(id, tmpl.error());
 

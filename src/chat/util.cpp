@@ -5,52 +5,30 @@
 #include <system_error>
 
 #include "chat/internal.hpp"
+#include "util/utf8.hpp"
 
 namespace chatwire::chat::detail {
 
 bool valid_utf8(std::string_view text, Utf8Problem& problem) noexcept {
+  const std::size_t bad = util::utf8::first_invalid(text);
+  if (bad == text.size()) return true;
+  // Where it is, for the message: only computed for input that fails.
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
   std::size_t line = 1, line_start = 0;
-  std::size_t i = 0;
-  while (i < n) {
-    unsigned char c = s[i];
-    if (c < 0x80) {
-      if (c == '\n') {
-        ++line;
-        line_start = i + 1;
-      }
-      ++i;
-      continue;
+  for (std::size_t k = 0; k < bad; ++k) {
+    if (s[k] == '\n') {
+      ++line;
+      line_start = k + 1;
     }
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;  // no overlongs
-      if (c == 0xED) hi = 0x9F;  // no surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;  // <= U+10FFFF
-    }
-    bool ok = len != 0 && i + len <= n && s[i + 1] >= lo && s[i + 1] <= hi;
-    for (std::size_t k = 2; ok && k < len; ++k) ok = (s[i + k] & 0xC0) == 0x80;
-    if (!ok) {
-      problem.offset = i;
-      problem.line = line;
-      // Column in characters (code points) from the start of the line, 1-based.
-      std::size_t column = 1;
-      for (std::size_t k = line_start; k < i; ++k)
-        if ((s[k] & 0xC0) != 0x80) ++column;
-      problem.column = column;
-      return false;
-    }
-    i += len;
   }
-  return true;
+  problem.offset = bad;
+  problem.line = line;
+  // Column in characters (code points) from the start of the line, 1-based.
+  std::size_t column = 1;
+  for (std::size_t k = line_start; k < bad; ++k)
+    if ((s[k] & 0xC0) != 0x80) ++column;
+  problem.column = column;
+  return false;
 }
 
 Result<std::string> read_file(const std::filesystem::path& path, std::string_view shown,

@@ -1,5 +1,5 @@
-// The UTF-8 encoder, the lenient decoder and the code point counter that several
-// components need. They live in one header, inline, rather than in a library: parse and
+// The UTF-8 encoder, the lenient decoder, the strict validator and the code point counter that
+// several components need. They live in one header, inline, rather than in a library: parse and
 // tokenize link no library of ours, and the jinja lexer and the value string methods call
 // them per character.
 // Stricter or differently lenient decoders (tokenize's, which maps invalid bytes to
@@ -99,6 +99,64 @@ inline std::size_t code_points(std::string_view s) noexcept {
     n += 8 - static_cast<std::size_t>(((continuation >> 7) * 0x0101010101010101ull) >> 56);
   }
   for (; i < s.size(); ++i) n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
+  return n;
+}
+
+// Offset of the first byte that does not start a strictly valid UTF-8 sequence (an overlong
+// form, a surrogate, a code point above U+10FFFF, a stray or missing continuation byte), or
+// s.size() when all of s is valid. Request lines and tokenizer inputs are checked whole before
+// they are parsed, so ASCII goes 16 bytes per step (8 without SSE2) and only the sequences
+// themselves are looked at byte by byte.
+inline std::size_t first_invalid(std::string_view s) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+#if defined(__SSE2__)
+    while (i + 16 <= n) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      const unsigned high = static_cast<unsigned>(_mm_movemask_epi8(bytes));
+      if (high != 0) {
+        i += static_cast<std::size_t>(__builtin_ctz(high));
+        break;
+      }
+      i += 16;
+    }
+#endif
+    while (i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      const std::uint64_t high = w & 0x8080808080808080ull;
+      if (high != 0) {
+        i += static_cast<std::size_t>(__builtin_ctzll(high)) / 8;
+        break;
+      }
+      i += 8;
+    }
+    if (i >= n) break;
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // no overlongs
+      if (c == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;  // <= U+10FFFF
+    }
+    if (len == 0 || i + len > n || p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k)
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    i += len;
+  }
   return n;
 }
 

@@ -304,6 +304,12 @@ TEST(Adapt, AgreesWithTheOracleCheckOnEveryBundledTemplate) {
     }
   ASSERT_EQ(golden.size(), templates().size());
   int raw_pass = 0, adapted_pass = 0, refused = 0;
+  int golden_raw_pass = 0, golden_adapted_pass = 0, golden_refused = 0;
+  for (const auto& [name, g] : golden) {
+    golden_raw_pass += g["raw"] == "pass";
+    golden_adapted_pass += g["adapted"] == "pass";
+    golden_refused += g["adapted"] == "refused";
+  }
   for (const auto& l : templates()) {
     SCOPED_TRACE(l.name);
     ASSERT_TRUE(golden.count(l.name));
@@ -318,16 +324,30 @@ TEST(Adapt, AgreesWithTheOracleCheckOnEveryBundledTemplate) {
     adapted_pass += checked.passed;
     refused += checked.refused;
   }
-  // The committed expectations (README / docs/adapt.md).
-  EXPECT_EQ(raw_pass, 39);
-  EXPECT_EQ(adapted_pass, 196);
-  EXPECT_EQ(refused, 3);
+  // The totals follow from the per-template verdicts; they are compared here so that a summary
+  // that drifts from them (docs/adapt.md quotes them) shows as a total, not only per template.
+  EXPECT_EQ(raw_pass, golden_raw_pass);
+  EXPECT_EQ(adapted_pass, golden_adapted_pass);
+  EXPECT_EQ(refused, golden_refused);
+  EXPECT_GT(golden_adapted_pass, 0) << "the golden file passes no template";
 }
 
 // Every template passes, or is refused because no conversation renders at all; where the probe
 // found no baseline but a plain conversation renders, everything goes as text in plain turns.
 TEST(Adapt, RefusalsOnlyWhereNoConversationRenders) {
-  int plain = 0;
+  // The templates the oracle check recorded as adapted to plain text turns.
+  std::set<std::string> golden_plain;
+  {
+    std::ifstream in(kData / "goldens" / "adapt" / "oracle_check.jsonl");
+    ASSERT_TRUE(in);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      json j = json::parse(line);
+      const json& a = j.value("adaptations", json::array());
+      if (!a.empty() && a.front() == "plain_text_conversation") golden_plain.insert(j["template"]);
+    }
+  }
+  std::set<std::string> plain;
   for (const auto& l : templates()) {
     auto checked = adapt::check(l.target.profile, *l.target.tmpl, options_for(l.target));
     if (l.target.profile.renders) {
@@ -342,14 +362,14 @@ TEST(Adapt, RefusalsOnlyWhereNoConversationRenders) {
     ASSERT_FALSE(checked.adaptations.empty());
     EXPECT_EQ(checked.adaptations.front().code, "plain_text_conversation") << l.name;
     EXPECT_TRUE(checked.context["tools"].is_null() || checked.context["tools"].empty());
-    ++plain;
+    plain.insert(l.name);
   }
-  EXPECT_EQ(plain, 3);  // see docs/adapt.md
+  EXPECT_EQ(plain, golden_plain);  // see docs/adapt.md
 }
 
 // `chatwire survey` carries the raw vs adapted column with the committed counts.
 TEST(AdaptCli, SurveyHasTheRawVsAdaptedColumn) {
-  if (!fs::exists(CHATWIRE_CLI)) GTEST_SKIP() << "the CLI is not built: " << CHATWIRE_CLI;
+  ASSERT_TRUE(fs::exists(CHATWIRE_CLI)) << "the CLI is not built: " << CHATWIRE_CLI;
   const std::string out_file = ::testing::TempDir() + "chatwire_survey_adapt.md";
   const std::string cmd =
       std::string(CHATWIRE_CLI) + " survey " + kData.string() + "/templates --quiet > " + out_file;
@@ -357,8 +377,25 @@ TEST(AdaptCli, SurveyHasTheRawVsAdaptedColumn) {
   std::ifstream in(out_file);
   std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(out.find("## Raw vs adapted request"), std::string::npos);
-  EXPECT_NE(out.find("raw 39/199 pass; adapted 196/199 pass, 3 refused with a reason, 0 fail"),
-            std::string::npos);
+  // The summary line's counts come from the oracle check's verdicts of the bundled templates.
+  std::ifstream golden_in(kData / "goldens" / "adapt" / "oracle_check.jsonl");
+  ASSERT_TRUE(golden_in);
+  int total = 0, raw_pass = 0, adapted_pass = 0, refused = 0, failed = 0;
+  for (std::string line; std::getline(golden_in, line);) {
+    if (line.empty()) continue;
+    json g = json::parse(line);
+    ++total;
+    raw_pass += g["raw"] == "pass";
+    adapted_pass += g["adapted"] == "pass";
+    refused += g["adapted"] == "refused";
+    failed += g["adapted"] == "fail";
+  }
+  ASSERT_EQ(total, static_cast<int>(templates().size()));
+  const std::string summary = "raw " + std::to_string(raw_pass) + "/" + std::to_string(total) +
+                              " pass; adapted " + std::to_string(adapted_pass) + "/" +
+                              std::to_string(total) + " pass, " + std::to_string(refused) +
+                              " refused with a reason, " + std::to_string(failed) + " fail";
+  EXPECT_NE(out.find(summary), std::string::npos) << summary;
   EXPECT_NE(out.find("| Qwen--Qwen3-0.6B.jinja | "), std::string::npos);
 }
 
@@ -378,7 +415,7 @@ std::pair<int, std::string> shell(const std::string& cmd) {
 // `chatwire adapt --render` prints the adapted prompt; `--model` works on a checkpoint
 // directory; a malformed request is a JSON error with its field path and exit status 1.
 TEST(AdaptCli, AdaptRenderModelAndErrors) {
-  if (!fs::exists(CHATWIRE_CLI)) GTEST_SKIP() << "the CLI is not built: " << CHATWIRE_CLI;
+  ASSERT_TRUE(fs::exists(CHATWIRE_CLI)) << "the CLI is not built: " << CHATWIRE_CLI;
   const std::string cli = CHATWIRE_CLI;
   const std::string request = ::testing::TempDir() + "chatwire_adapt_request.json";
   ASSERT_EQ(std::system((cli + " check --print-request > " + request).c_str()), 0);

@@ -28,10 +28,12 @@ const std::string kData = CHATWIRE_DATA_DIR;
 
 TEST(Tokenized, EveryGoldenMatchesTheOracle) {
   std::ifstream in(kData + "/goldens/tokenized/goldens.jsonl", std::ios::binary);
+  ASSERT_TRUE(in) << "goldens/tokenized/goldens.jsonl";
   std::map<std::string, std::shared_ptr<TokenizedModel>> models;
-  std::size_t rendered = 0, errors = 0, masked = 0;
+  std::size_t rows = 0, rendered = 0, errors = 0, masked = 0;
   std::string line;
   while (std::getline(in, line)) {
+    ++rows;
     json g = json::parse(line);
     const std::string id = g["id"];
     auto& model = models[g["model_dir"]];
@@ -73,10 +75,12 @@ TEST(Tokenized, EveryGoldenMatchesTheOracle) {
       }
     }
   }
-  // Regenerating the goldens changes these; they guard against a silently empty file.
-  EXPECT_EQ(rendered, 388u);
-  EXPECT_EQ(errors, 20u);
-  EXPECT_EQ(masked, 190u);
+  // Every row was checked (none skipped), and the file exercises each kind of row: renders,
+  // the oracle's errors, and assistant masks with at least one masked token.
+  EXPECT_EQ(rendered + errors, rows);
+  EXPECT_GT(rendered, 0u);
+  EXPECT_GT(errors, 0u);
+  EXPECT_GT(masked, 0u);
 }
 
 // A hand-made encoding: per token, byte offsets into `text`.

@@ -20,8 +20,8 @@ inline std::string data_dir() {
   return CHATWIRE_DATA_DIR;
 }
 
-// data/tokenizers/<name>, or data/tokenizers/fetched/<name> (scripts/fetch-tokenizers); empty if
-// absent.
+// data/tokenizers/<name>, or data/tokenizers/fetched/<name> (scripts/fetch-tokenizers, run by
+// `make test`); empty if absent, which the tests report as a failure.
 inline std::string tokenizer_dir(const std::string& name) {
   for (const std::string& base :
        {data_dir() + "/tokenizers/", data_dir() + "/tokenizers/fetched/"}) {

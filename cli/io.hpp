@@ -1,0 +1,131 @@
+// The commands' input and output: standard input and files read in large blocks with plain
+// read(2), lines split in place in the block, and one buffered writer for standard output.
+// Synchronised C++ streams (std::getline on std::cin, istreambuf_iterator) cost a call per
+// character, which was half the time of `render --batch`.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace chatwire::cli::io {
+
+// Buffered writes to a file descriptor. Lines are written when the buffer fills, when the
+// reader below is about to wait for input (so a request/response co-process never waits on
+// an answer held in the buffer), on flush() and on destruction.
+class Writer {
+ public:
+  explicit Writer(int fd, std::size_t capacity = std::size_t{1} << 16);
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer();
+
+  void write(std::string_view bytes) {
+    if (bytes.size() <= capacity_ - used_) {  // the common case, inline: escaped JSON is
+      std::memcpy(buffer_.get() + used_, bytes.data(), bytes.size());  // many short pieces
+      used_ += bytes.size();
+      return;
+    }
+    write_long(bytes);
+  }
+  void put(char c) {
+    if (used_ == capacity_) drain();
+    buffer_[used_++] = c;
+  }
+  // Room for n bytes (n <= capacity()) written in place: the pointer, then commit(bytes used).
+  char* reserve(std::size_t n) {
+    if (n > capacity_ - used_) drain();
+    return buffer_.get() + used_;
+  }
+  void commit(std::size_t n) { used_ += n; }
+  std::size_t capacity() const { return capacity_; }
+  void flush();
+  // False once a write to the descriptor failed (EPIPE, disk full); later writes are dropped.
+  bool ok() const { return ok_; }
+
+ private:
+  void write_long(std::string_view bytes);
+  void drain();
+  void write_through(const char* data, std::size_t size);
+
+  int fd_;
+  std::size_t capacity_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t used_ = 0;
+  bool ok_ = true;
+};
+
+// The process's standard output. Everything a command prints on stdout goes through it.
+Writer& out();
+
+// Lines of a file descriptor, read in blocks of `block_bytes` and returned as views into the
+// block (valid until the next call). A line longer than `max_line_bytes` is returned cut to
+// max_line_bytes + 1 bytes, with `too_long` set, and the rest of it up to its newline skipped,
+// so a caller that checks the size against the limit reports it and goes on with the next line.
+class LineReader {
+ public:
+  struct Line {
+    std::string_view text;   // without the '\n' (a '\r' before it is kept)
+    std::size_t number = 0;  // 1-based
+    bool too_long = false;
+  };
+
+  LineReader(int fd, std::size_t max_line_bytes, Writer* flush_before_wait = &out(),
+             std::size_t block_bytes = std::size_t{1} << 20);
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+  ~LineReader();
+
+  // The next line, or nullopt at the end of the input (or a read error, see error()).
+  std::optional<Line> next();
+  // Empty, or what went wrong reading (errno text).
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fill();               // reads more bytes after end_; false at end of input
+  void skip_rest_of_line();  // after a cut line: drops bytes up to and including its newline
+
+  int fd_;
+  std::size_t max_line_bytes_;
+  Writer* flush_before_wait_;
+  std::size_t capacity_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t begin_ = 0, end_ = 0, scanned_ = 0;
+  std::size_t number_ = 0;
+  bool eof_ = false;
+  bool pending_skip_ = false;
+  std::string error_;
+};
+
+// The whole content of a descriptor or a file, read in blocks; nullopt with `error` set when
+// it cannot be read or holds more than max_bytes.
+std::optional<std::string> read_all(int fd, std::size_t max_bytes, std::string& error);
+std::optional<std::string> read_file(const std::string& path, std::size_t max_bytes,
+                                     std::string& error);
+
+// A whole input as one view: a regular file (standard input redirected from a file, the
+// common case for large inputs) is mapped instead of copied, so its bytes are not copied or
+// zero-filled on their way in; a pipe is read in blocks into a string.
+class WholeInput {
+ public:
+  static std::optional<WholeInput> read(int fd, std::size_t max_bytes, std::string& error);
+  WholeInput(WholeInput&& other) noexcept;
+  WholeInput& operator=(WholeInput&&) = delete;
+  ~WholeInput();
+  std::string_view view() const { return view_; }
+
+ private:
+  WholeInput() = default;
+  std::string text_;  // when read, not mapped
+  void* map_ = nullptr;
+  std::size_t map_size_ = 0;
+  std::string_view view_;
+};
+
+// The default limit of a whole input read by a command (--max-input-bytes).
+inline constexpr std::size_t kDefaultMaxInputBytes = std::size_t{1} << 30;
+
+}  // namespace chatwire::cli::io

@@ -1,0 +1,229 @@
+// The commands' I/O (cli/io.hpp, cli/json_writer.hpp): lines split in place across block
+// boundaries, cut at the limit without stopping the input, the buffered writer, and JSON written
+// byte for byte as nlohmann's dump.
+#include "io.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "json_writer.hpp"
+
+namespace {
+
+namespace io = chatwire::cli::io;
+namespace fs = std::filesystem;
+
+// A file holding `bytes`, opened for reading; closed and removed by the destructor.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& bytes) {
+    path_ = fs::temp_directory_path() /
+            ("chatwire-io-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::ofstream(path_, std::ios::binary) << bytes;
+    fd_ = ::open(path_.c_str(), O_RDONLY);
+  }
+  ~InputFile() {
+    ::close(fd_);
+    fs::remove(path_);
+  }
+  int fd() const { return fd_; }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+  int fd_ = -1;
+};
+
+struct ReadLine {
+  std::string text;
+  bool too_long;
+};
+
+std::vector<ReadLine> read_lines(const std::string& bytes, std::size_t max_line,
+                                 std::size_t block) {
+  InputFile file(bytes);
+  io::LineReader reader(file.fd(), max_line, nullptr, block);
+  std::vector<ReadLine> lines;
+  std::size_t number = 0;
+  while (auto line = reader.next()) {
+    EXPECT_EQ(line->number, ++number);
+    lines.push_back({std::string(line->text), line->too_long});
+  }
+  EXPECT_EQ(reader.error(), "");
+  return lines;
+}
+
+TEST(LineReader, SplitsLinesAcrossBlocks) {
+  // Every block size from tiny to larger than the input: lines straddle the block ends.
+  std::string input;
+  std::vector<std::string> want;
+  for (int i = 0; i < 200; ++i) {
+    want.push_back(std::string(static_cast<std::size_t>(i % 37), static_cast<char>('a' + i % 26)));
+    input += want.back() + (i % 5 == 0 ? "\r\n" : "\n");
+    if (i % 5 == 0) want.back() += '\r';  // the reader keeps a '\r'; the commands drop it
+  }
+  input += "last line without newline";
+  want.push_back("last line without newline");
+  for (std::size_t block : {64, 100, 4096, 1 << 20}) {
+    auto lines = read_lines(input, 1 << 20, block);
+    ASSERT_EQ(lines.size(), want.size()) << block;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(lines[i].text, want[i]) << block << " line " << i;
+      EXPECT_FALSE(lines[i].too_long);
+    }
+  }
+}
+
+TEST(LineReader, GrowsForLongLinesUpToTheLimit) {
+  std::string long_line(10000, 'x');
+  auto lines = read_lines("a\n" + long_line + "\nb\n", 10000, 64);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1].text, long_line);
+  EXPECT_FALSE(lines[1].too_long);
+  EXPECT_EQ(lines[2].text, "b");
+}
+
+TEST(LineReader, CutsALineOverTheLimitAndGoesOn) {
+  std::string huge(5000, 'y');
+  for (std::size_t block : {64, 1 << 20}) {
+    // Over the limit in the middle (rest skipped across blocks) and as the last line.
+    auto lines = read_lines("ok\n" + huge + "\nnext\n" + huge, 100, block);
+    ASSERT_EQ(lines.size(), 4u) << block;
+    EXPECT_EQ(lines[0].text, "ok");
+    EXPECT_TRUE(lines[1].too_long);
+    EXPECT_EQ(lines[1].text.size(), 101u);  // one byte over: a size check reports it
+    EXPECT_EQ(lines[2].text, "next");
+    EXPECT_FALSE(lines[2].too_long);
+    EXPECT_TRUE(lines[3].too_long);
+  }
+}
+
+TEST(LineReader, EmptyInputHasNoLines) {
+  EXPECT_TRUE(read_lines("", 100, 64).empty());
+  auto lines = read_lines("\n\n", 100, 64);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].text, "");
+}
+
+TEST(ReadAll, ReadsEverythingAndEnforcesTheLimit) {
+  std::string big(3'000'000, 'z');
+  big[1'234'567] = '\n';
+  std::string error;
+  {
+    InputFile file(big);
+    auto text = io::read_all(file.fd(), big.size(), error);
+    ASSERT_TRUE(text) << error;
+    EXPECT_EQ(*text, big);
+  }
+  {
+    InputFile file(big);
+    EXPECT_FALSE(io::read_all(file.fd(), big.size() - 1, error));
+    EXPECT_NE(error.find("max_input_bytes=2999999"), std::string::npos) << error;
+  }
+  EXPECT_FALSE(io::read_file("/nonexistent/chatwire", 10, error));
+  EXPECT_NE(error.find("/nonexistent/chatwire"), std::string::npos) << error;
+}
+
+TEST(WholeInput, MapsAFileFromItsPositionAndReadsAPipe) {
+  std::string error;
+  {
+    InputFile file("skipped|the rest");
+    ASSERT_EQ(::lseek(file.fd(), 8, SEEK_SET), 8);
+    auto input = io::WholeInput::read(file.fd(), 100, error);
+    ASSERT_TRUE(input) << error;
+    auto moved = std::move(*input);
+    EXPECT_EQ(moved.view(), "the rest");
+    EXPECT_FALSE(io::WholeInput::read(file.fd(), 3, error));
+    EXPECT_NE(error.find("max_input_bytes=3"), std::string::npos) << error;
+  }
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], "piped", 5), 5);
+  ::close(fds[1]);
+  auto piped = io::WholeInput::read(fds[0], 100, error);
+  ::close(fds[0]);
+  ASSERT_TRUE(piped) << error;
+  auto moved = std::move(*piped);
+  EXPECT_EQ(moved.view(), "piped");
+}
+
+std::string written(const std::function<void(io::Writer&)>& write, std::size_t capacity) {
+  int fds[2];
+  EXPECT_EQ(::pipe(fds), 0);
+  std::string got;
+  {
+    io::Writer writer(fds[1], capacity);
+    write(writer);
+  }  // flushed here
+  ::close(fds[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  return got;
+}
+
+TEST(Writer, KeepsOrderAcrossSmallAndLargeWrites) {
+  std::string want;
+  std::string got = written(
+      [&want](io::Writer& w) {
+        for (int i = 0; i < 50; ++i) {
+          std::string piece(static_cast<std::size_t>(i * 7), static_cast<char>('a' + i % 26));
+          w.write(piece);
+          w.put('\n');
+          want += piece + "\n";
+        }
+      },
+      32);
+  EXPECT_EQ(got, want);
+}
+
+// write_json must give nlohmann's dump(-1, ' ', false, replace) byte for byte, for valid and
+// invalid UTF-8, control bytes, quotes and backslashes at every position in a 16-byte block.
+TEST(JsonWriter, WritesWhatNlohmannDumps) {
+  std::mt19937 rng(7);
+  const std::string alphabet[] = {"a", "\"", "\\",   "\n",   "\x01",         "\x1f", "\x7f", "/",
+                                  "é", "😀",  "\xff", "\xc3", "\xed\xa0\x80", "\t",   " ",    "z"};
+  for (int round = 0; round < 2000; ++round) {
+    std::string s;
+    const int pieces = static_cast<int>(rng() % 120);
+    for (int k = 0; k < pieces; ++k) s += alphabet[rng() % std::size(alphabet)];
+    nlohmann::ordered_json j = {{"text", s}, {s, {1, 2.5, nullptr, true, s}}, {"n", -3}};
+    const std::string want = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    // 256 bytes: long strings are escaped in several pieces; 64: through a string.
+    for (std::size_t capacity : {256, 64}) {
+      std::string got = written([&j](io::Writer& w) { chatwire::cli::write_json(w, j); }, capacity);
+      ASSERT_EQ(got, want) << capacity << " " << nlohmann::json(want).dump();
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(JsonWriter, WritesAMessageAsMessageToJsonDumps) {
+  namespace parse = chatwire::parse;
+  std::vector<parse::Message> messages(4);
+  messages[1].content = "Sure \"x\"\n\xff";
+  messages[2].reasoning_content = "hm\\";
+  messages[2].tool_calls = {{"call_0", "f", "{\"a\": \"é\\n\"}"}, {"call_1", "g\x01", "{}"}};
+  messages[3].content = "only content";
+  for (const auto& m : messages) {
+    const std::string want =
+        parse::message_to_json(m).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    EXPECT_EQ(written([&m](io::Writer& w) { chatwire::cli::write_message(w, m); }, 256), want);
+  }
+}
+
+}  // namespace
