@@ -769,7 +769,11 @@ Result<Value> str_format_m(const Value& self, const CallArgs& args, const ValueL
   return str_format(self.as_string(), args, limits);
 }
 
-Result<Value> str_format_map(const Value& self, const CallArgs& args, const ValueLimits& limits) {
+// self.format_map(mapping) through `format` (str_format, or markup_str_format for a Markup):
+// the mapping's str keys become the fields.
+using Formatter = Result<Value> (*)(std::string_view, const CallArgs&, const ValueLimits&);
+Result<Value> format_map_with(Formatter format, const Value& self, const CallArgs& args,
+                              const ValueLimits& limits) {
   auto b = bind(args, "format_map", {"mapping"}, 1, false);
   if (!b) return b.error();
   const Value& mapping = *(*b)[0];
@@ -779,8 +783,11 @@ Result<Value> str_format_map(const Value& self, const CallArgs& args, const Valu
   std::vector<NamedArg> named;
   for (const auto& [key, value] : mapping.dict_entries())
     if (key.is_string()) named.push_back({key.as_string(), value});
-  CallArgs call{{}, named};
-  return str_format(self.as_string(), call, limits);
+  return format(self.as_string(), CallArgs{{}, named}, limits);
+}
+
+Result<Value> str_format_map(const Value& self, const CallArgs& args, const ValueLimits& limits) {
+  return format_map_with(str_format, self, args, limits);
 }
 
 Result<std::int64_t> width_arg(const Value* v) {
@@ -1299,18 +1306,8 @@ Result<Value> call_markup_method(const MethodEntry& m, const Value& self, const 
     }
     case MarkupRule::Format:
       return markup_str_format(self.as_string(), args, limits);
-    case MarkupRule::FormatMap: {
-      auto b = bind(args, "format_map", {"mapping"}, 1, false);
-      if (!b) return b.error();
-      const Value& mapping = *(*b)[0];
-      if (!mapping.is_dict())
-        return type_error("format_map() argument must be a mapping, not " +
-                          std::string(type_name(mapping)));
-      std::vector<NamedArg> named;
-      for (const auto& [key, value] : mapping.dict_entries())
-        if (key.is_string()) named.push_back({key.as_string(), value});
-      return markup_str_format(self.as_string(), CallArgs{{}, named}, limits);
-    }
+    case MarkupRule::FormatMap:
+      return format_map_with(markup_str_format, self, args, limits);
   }
   return m.fn(self, args, limits);
 }
