@@ -309,8 +309,11 @@ class Emitter {
 
 class Engine {
  public:
-  Engine(const Dialect& dialect, Json tools, Options options)
-      : d_(dialect), tools_(std::move(tools)), opt_(std::move(options)) {
+  Engine(std::shared_ptr<const SyntaxData> syntax, Json tools, Options options)
+      : syntax_(std::move(syntax)),
+        d_(syntax_->dialect),
+        tools_(std::move(tools)),
+        opt_(std::move(options)) {
     build_markers();
     em_.validate_limit = opt_.max_validated_argument_bytes;
     if (opt_.reasoning_prefilled) {
@@ -1907,6 +1910,7 @@ class Engine {
   }
 
   // ---- state ----
+  std::shared_ptr<const SyntaxData> syntax_;  // keeps the dialect's strings alive
   const Dialect& d_;
   Json tools_;
   Options opt_;
@@ -1975,31 +1979,37 @@ bool has_dialect(std::string_view name) {
 }
 
 namespace {
-Result<std::unique_ptr<Engine>> make_engine(std::string_view dialect, const Json& tools,
+Result<std::unique_ptr<Engine>> make_engine(const Syntax& syntax, const Json& tools,
                                             const Options& options) {
-  const Dialect* d = find_dialect(dialect);
-  if (!d) {
-    std::string names;
-    for (const auto& info : dialect_table())
-      names += (names.empty() ? "" : ", ") + std::string(info.name);
-    return Error{"ValueError",
-                 "unknown dialect '" + std::string(dialect) + "' (known: " + names + ")", 0, 0,
-                 "dialect"};
-  }
   if (!tools.is_null() && !tools.is_array())
     return Error{"ValueError", "tools must be a JSON array of tool definitions", 0, 0, "tools"};
-  return std::make_unique<Engine>(*d, tools, options);
+  return std::make_unique<Engine>(syntax.shared(), tools, options);
 }
-}  // namespace
-
-Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools,
-                          const Options& options) {
-  auto engine = make_engine(dialect, tools, options);
+Result<std::unique_ptr<Engine>> make_engine(std::string_view dialect, const Json& tools,
+                                            const Options& options) {
+  auto syntax = Syntax::named(dialect);
+  if (!syntax) return syntax.error();
+  return make_engine(*syntax, tools, options);
+}
+template <typename SyntaxOrName>
+Result<ParseResult> parse_with(std::string_view text, const SyntaxOrName& syntax, const Json& tools,
+                               const Options& options) {
+  auto engine = make_engine(syntax, tools, options);
   if (!engine) return engine.error();
   (*engine)->one_shot();
   (*engine)->feed(text);
   (*engine)->finish();
   return (*engine)->take_result();
+}
+}  // namespace
+
+Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools,
+                          const Options& options) {
+  return parse_with(text, dialect, tools, options);
+}
+Result<ParseResult> parse(std::string_view text, const Syntax& syntax, const Json& tools,
+                          const Options& options) {
+  return parse_with(text, syntax, tools, options);
 }
 
 StreamParser::StreamParser(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
@@ -2010,6 +2020,12 @@ StreamParser::~StreamParser() = default;
 Result<StreamParser> StreamParser::create(std::string_view dialect, const Json& tools,
                                           const Options& options) {
   auto engine = make_engine(dialect, tools, options);
+  if (!engine) return engine.error();
+  return StreamParser(std::move(*engine));
+}
+Result<StreamParser> StreamParser::create(const Syntax& syntax, const Json& tools,
+                                          const Options& options) {
+  auto engine = make_engine(syntax, tools, options);
   if (!engine) return engine.error();
   return StreamParser(std::move(*engine));
 }

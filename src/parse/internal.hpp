@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,6 +100,18 @@ struct Dialect {
 
 const std::vector<Dialect>& dialect_table();
 const Dialect* find_dialect(std::string_view name);
+
+// The data behind a public Syntax: a dialect whose views point either at the static table's
+// literals or at strings this object owns (a derived dialect's markers).
+struct SyntaxData {
+  Dialect dialect;
+  std::string name, summary;
+  std::deque<std::string> strings;  // a deque: growing it never moves the stored strings
+  std::string_view keep(std::string_view text) { return strings.emplace_back(text); }
+};
+// Wraps a dialect whose views must stay valid: its strings are copied into the result.
+Syntax make_syntax(const Dialect& dialect, std::string name, std::string summary);
+std::string_view family_name(CallSyntax syntax) noexcept;
 
 // ---- values (values.cpp) ----
 
