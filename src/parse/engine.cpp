@@ -1112,6 +1112,11 @@ class Engine {
       pos_ = save;
       return false;
     }
+    // Several call objects in one section, one per line (MiniMax-M1's <tool_calls>).
+    if (!jo_bare_ && pos_ < buf_.size() && buf_[pos_] == '{') {
+      go(St::kJoBody);
+      return true;
+    }
     Tri t = take(jo_close_);
     if (t == Tri::kMore) {
       pos_ = save;
