@@ -66,6 +66,19 @@ struct Candidate {
   std::string verdict;  // "" = passed every trip, else the first difference
 };
 
+// A template whose own rendering of a call cannot be read by any parser: the cause and the
+// evidence (the rendered snippet), found by looking at how the known values were written.
+struct UnreadableCalls {
+  // "unquoted_string" (a string argument written without quotes), "unescaped_quote" (quoted,
+  // but its own quotes not escaped), "python_repr_arguments" (a Python dict repr, not JSON),
+  // "quoted_non_string" (an integer or boolean written as a string), "html_escaped" (entities
+  // in the call), "calls_after_turn_end" (the calls follow the end-of-turn marker)
+  std::string cause;
+  std::string evidence;  // the rendered text around the value
+  std::string rendered;  // the whole generated text
+};
+std::optional<UnreadableCalls> diagnose_unreadable(const RoundTrip& calls_trip);
+
 struct ParserChoice {
   // The parser to run on this template's output; nullopt = plain content (nothing to parse).
   // When calls cannot be read back it parses reasoning only and `calls_read_back` is false.
@@ -80,7 +93,9 @@ struct ParserChoice {
   std::string verdict;
   std::vector<RoundTrip> trips;
   std::vector<Candidate> tried;  // every candidate, in the order tried
-  parse::Json to_json() const;   // {syntax, calls_read_back, ..., verdict, trips: [...]}
+  // Set when calls are rendered, not read back, and the rendering itself is the reason.
+  std::optional<UnreadableCalls> template_bug;
+  parse::Json to_json() const;  // {syntax, calls_read_back, ..., verdict, trips: [...]}
 };
 
 // Derives parser candidates from the round trips and proves them. Never throws; a template

@@ -427,6 +427,7 @@ class Engine {
         if (!d_.call_open.empty()) triggers_.push_back(d_.call_open);
         break;
       case CallSyntax::kPythonic:
+      case CallSyntax::kKeyValue:
         for (const auto& s : d_.pythonic_sections) triggers_.push_back(s.open);
         break;
       case CallSyntax::kHarmony:
@@ -767,6 +768,7 @@ class Engine {
         go(St::kBetweenCalls);
         break;
       case CallSyntax::kPythonic:
+      case CallSyntax::kKeyValue:
         py_close_ = d_.pythonic_sections[index].close;
         pos_ += hit.len;
         mark_ = pos_;
@@ -1819,7 +1821,15 @@ class Engine {
   bool py_emit(std::string_view body, bool unterminated) {
     std::vector<PyCall> calls;
     std::string error;
-    if (!parse_python_calls(body, calls, error, opt_.max_json_depth)) {
+    if (d_.syntax == CallSyntax::kKeyValue) {
+      PyCall call;
+      if (!parse_key_value_call(body, d_.kv_prefix, d_.kv_quote, call, error,
+                                opt_.max_json_depth)) {
+        fallback("not_a_call", "not a key-value call: " + error);
+        return true;
+      }
+      calls.push_back(std::move(call));
+    } else if (!parse_python_calls(body, calls, error, opt_.max_json_depth)) {
       fallback("not_a_call", "not a Python call list: " + error);
       return true;
     }

@@ -20,6 +20,7 @@ enum class CallSyntax {
   kHeaderJson,  // marker, name (and id) header, separator, JSON arguments, end marker
   kXmlParams,   // marker, name, then one element per parameter; values typed by the tool schema
   kPythonic,    // [f(a=1), g(b='x')] (bare at the start of the output, or inside markers)
+  kKeyValue,    // call:f{a:<q>x<q>,b:1} inside markers, strings between quote tokens (Gemma 4)
   kHarmony,     // gpt-oss channels and recipients
 };
 
@@ -96,6 +97,10 @@ struct Dialect {
   // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
   std::vector<Section> pythonic_sections;
   bool pythonic_bare = false;
+
+  // kKeyValue (sections in pythonic_sections): the text before the name and the string quote.
+  std::string_view kv_prefix;  // "call:"
+  std::string_view kv_quote;   // "<|\"|>", "<escape>"
 };
 
 const std::vector<Dialect>& dialect_table();
@@ -144,5 +149,9 @@ struct PyCall {
 };
 bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
                         std::size_t max_depth);
+// One key-value call: `prefix name{key:value,...}`, values quoted by `quote` (strings), nested
+// {..} / [..], or bare literals (true, 3, null; anything else is a string).
+bool parse_key_value_call(std::string_view text, std::string_view prefix, std::string_view quote,
+                          PyCall& call, std::string& error, std::size_t max_depth);
 
 }  // namespace chatwire::parse

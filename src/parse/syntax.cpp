@@ -16,13 +16,21 @@ struct TextField {
   std::string_view Dialect::*member;
 };
 constexpr TextField kTextFields[] = {
-    {"think_open", &Dialect::think_open},         {"think_close", &Dialect::think_close},
-    {"section_open", &Dialect::section_open},     {"section_close", &Dialect::section_close},
-    {"call_open", &Dialect::call_open},           {"call_close", &Dialect::call_close},
-    {"id_marker", &Dialect::id_marker},           {"type_separator", &Dialect::type_separator},
-    {"content_name", &Dialect::content_name},     {"param_open", &Dialect::param_open},
-    {"param_name_end", &Dialect::param_name_end}, {"value_open", &Dialect::value_open},
+    {"think_open", &Dialect::think_open},
+    {"think_close", &Dialect::think_close},
+    {"section_open", &Dialect::section_open},
+    {"section_close", &Dialect::section_close},
+    {"call_open", &Dialect::call_open},
+    {"call_close", &Dialect::call_close},
+    {"id_marker", &Dialect::id_marker},
+    {"type_separator", &Dialect::type_separator},
+    {"content_name", &Dialect::content_name},
+    {"param_open", &Dialect::param_open},
+    {"param_name_end", &Dialect::param_name_end},
+    {"value_open", &Dialect::value_open},
     {"value_close", &Dialect::value_close},
+    {"kv_prefix", &Dialect::kv_prefix},
+    {"kv_quote", &Dialect::kv_quote},
 };
 
 struct FlagField {
@@ -75,6 +83,7 @@ constexpr EnumName<CallSyntax> kFamilies[] = {
     {CallSyntax::kHeaderJson, "header_json"},
     {CallSyntax::kXmlParams, "xml"},
     {CallSyntax::kPythonic, "pythonic"},
+    {CallSyntax::kKeyValue, "key_value"},
     {CallSyntax::kHarmony, "harmony"},
 };
 constexpr EnumName<ValueFraming> kFramings[] = {

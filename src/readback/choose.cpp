@@ -149,9 +149,13 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
     choice.reasoning_read_back = reasoning != nullptr;
   }
   std::string why;
+  if (calls) choice.template_bug = diagnose_unreadable(*calls);
   if (choice.calls_rendered) {
     why = "tool calls of this template cannot be read back: ";
-    if (!calls) {
+    if (choice.template_bug) {
+      why += "the template writes them unreadably (" + choice.template_bug->cause + ": " +
+             nlohmann::json(choice.template_bug->evidence).dump() + ")";
+    } else if (!calls) {
       why += choice.trips[0].why_not;
     } else {
       std::string first;
@@ -180,6 +184,11 @@ Json ParserChoice::to_json() const {
   out["reasoning_read_back"] = reasoning_read_back;
   out["reasoning_prefilled"] = options.reasoning_prefilled;
   out["verdict"] = verdict;
+  if (template_bug)
+    out["template_bug"] = {{"kind", "unreadable_calls"},
+                           {"cause", template_bug->cause},
+                           {"evidence", template_bug->evidence},
+                           {"rendered", template_bug->rendered}};
   Json trips_json = Json::array();
   for (const auto& t : trips) {
     Json j = {{"kind", t.kind}, {"applicable", t.applicable}};

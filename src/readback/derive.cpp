@@ -468,16 +468,65 @@ std::optional<Dialect> fit_pythonic(std::string_view s, const std::vector<Known>
   return d;
 }
 
+// ---- key-value: call:f{city:<q>..<q>,days:3} in markers, strings between quote tokens ----
+std::optional<Dialect> fit_key_value(std::string_view s, const std::vector<Known>& known,
+                                     Builder& b) {
+  std::size_t name_at = s.find(known[0].name + "{");
+  if (name_at == std::string_view::npos) return std::nullopt;
+  // The string argument and its quote token: key ':' quote value quote.
+  const Known& k = known[0];
+  std::string key, value;
+  for (auto it = k.args.begin(); it != k.args.end(); ++it)
+    if (it.value().is_string()) key = it.key(), value = it.value().get<std::string>();
+  if (key.empty()) return std::nullopt;
+  std::size_t key_at = s.find(key + ":", name_at);
+  std::size_t value_at = s.find(value, key_at);
+  if (key_at == std::string_view::npos || value_at == std::string_view::npos) return std::nullopt;
+  std::size_t q_at = key_at + key.size() + 1;
+  std::string_view quote = s.substr(q_at, value_at - q_at);
+  std::size_t value_end = value_at + value.size();
+  if (quote.empty() || s.substr(value_end, quote.size()) != quote) return std::nullopt;
+  // The section around the call: its opening marker, then the prefix before the name.
+  std::string_view before = s.substr(0, name_at);
+  std::size_t open_end = before.rfind('>');
+  if (open_end == std::string_view::npos) return std::nullopt;
+  std::string_view open = trim(before.substr(0, open_end + 1));
+  std::string_view prefix = before.substr(open_end + 1);
+  // The call's body ends at its closing brace, strings skipped.
+  std::size_t pos = name_at + known[0].name.size(), depth = 0;
+  for (; pos < s.size(); ++pos) {
+    if (s.substr(pos, quote.size()) == quote) {
+      std::size_t e = s.find(quote, pos + quote.size());
+      if (e == std::string_view::npos) return std::nullopt;
+      pos = e + quote.size() - 1;
+    } else if (s[pos] == '{') {
+      ++depth;
+    } else if (s[pos] == '}' && --depth == 0) {
+      break;
+    }
+  }
+  if (pos >= s.size()) return std::nullopt;
+  std::string_view close = leading_marker(s.substr(pos + 1));
+  if (open.empty() || close.empty()) return std::nullopt;
+  Dialect& d = b.d;
+  d.syntax = CallSyntax::kKeyValue;
+  d.pythonic_sections = {{b.keep(open), b.keep(close)}};
+  d.kv_prefix = b.keep(trim(prefix));
+  d.kv_quote = b.keep(quote);
+  // What follows the last call (the next turn's opener) is not content.
+  std::size_t last = s.rfind(close);
+  add_dropped(b, s.substr(last + close.size()));
+  return d;
+}
+
 struct Fitter {
   const char* family;
   std::optional<Dialect> (*fit)(std::string_view, const std::vector<Known>&, Builder&);
 };
 // The derivation table, tried in this order.
 constexpr Fitter kFitters[] = {
-    {"json", fit_json},
-    {"header_json", fit_header_json},
-    {"xml", fit_xml},
-    {"pythonic", fit_pythonic},
+    {"json", fit_json},         {"header_json", fit_header_json}, {"xml", fit_xml},
+    {"pythonic", fit_pythonic}, {"key_value", fit_key_value},
 };
 
 std::string describe(const Dialect& d) {
@@ -495,6 +544,8 @@ std::string describe(const Dialect& d) {
   add("id_marker", d.id_marker);
   add("param", d.param_open);
   add("value_close", d.value_close);
+  add("prefix", d.kv_prefix);
+  add("quote", d.kv_quote);
   return out;
 }
 

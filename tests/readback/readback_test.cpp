@@ -43,7 +43,8 @@ TEST(Readback, EveryBundledTemplate) {
     reason += rt;
     calls_ok += ct && choice.calls_read_back;
     reason_ok += rt && choice.reasoning_read_back;
-    if ((ct && !choice.calls_read_back) || (rt && !choice.reasoning_read_back)) {
+    if (choice.template_bug) std::cout << "BUG " << f.filename().string() << " " << choice.template_bug->cause << " " << choice.template_bug->evidence << "\n";
+    else if ((ct && !choice.calls_read_back) || (rt && !choice.reasoning_read_back)) {
       std::cout << "FAIL " << f.filename().string() << ": " << choice.verdict << "\n";
       for (const auto& t : choice.trips)
         if (t.applicable)
