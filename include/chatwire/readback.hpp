@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +103,18 @@ struct ParserChoice {
 // whose renders fail gets a choice that says so.
 ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Profile& profile,
                            const std::vector<std::string>& end_markers = {});
+
+// The choice for a .jinja file (special tokens <s> and </s>) or for a model directory's
+// template (the one transformers picks when tools are given, with the directory's special
+// tokens); the eos token is an end-of-turn marker. The profile is probed on the way.
+struct LoadedChoice {
+  probe::Profile profile;
+  ParserChoice choice;
+};
+Result<LoadedChoice> choose_parser_file(const std::filesystem::path& file,
+                                        const probe::Options& options = {});
+Result<LoadedChoice> choose_parser_model(const std::filesystem::path& dir,
+                                         const probe::Options& options = {});
 
 // The candidates derived from one "calls" round trip, family by family (the derivation table
 // in src/readback/derive.cpp), with the reasoning markers the profile measured.
