@@ -203,7 +203,8 @@ Json ParserChoice::to_json() const {
   for (const auto& c : tried)
     tried_json.push_back({{"origin", c.origin},
                           {"summary", c.syntax.summary()},
-                          {"verdict", c.verdict.empty() ? "read back" : c.verdict}});
+                          {"verdict", c.verdict.empty() ? "read back" : c.verdict},
+                          {"syntax", c.syntax.to_json()}});
   out["tried"] = std::move(tried_json);
   return out;
 }

@@ -32,17 +32,32 @@ struct Outcome {
   cw::readback::ParserChoice choice;
 };
 
-// Every bundled template's choice, computed once for all tests.
+// The template sets and their round-trip goldens: the bundled templates, and templates crafted
+// here with call shapes no bundled one has (names are prefixed "crafted/").
+struct TemplateSet {
+  fs::path templates, goldens;
+  std::string prefix;
+};
+const std::vector<TemplateSet>& sets() {
+  static const std::vector<TemplateSet> all = {
+      {kData / "templates", kData / "goldens" / "readback", ""},
+      {kData / "readback" / "crafted", kData / "goldens" / "readback" / "crafted", "crafted/"},
+  };
+  return all;
+}
+
+// Every template's choice, computed once for all tests.
 const std::map<std::string, Outcome>& outcomes() {
   static const std::map<std::string, Outcome> all = [] {
     std::map<std::string, Outcome> out;
-    for (const auto& e : fs::directory_iterator(kData / "templates")) {
-      if (e.path().extension() != ".jinja") continue;
-      auto loaded = cw::readback::choose_parser_file(e.path());
-      if (!loaded) continue;  // a template that does not compile: covered by the probe tests
-      out.emplace(e.path().stem().string(),
-                  Outcome{std::move(loaded->profile), std::move(loaded->choice)});
-    }
+    for (const auto& set : sets())
+      for (const auto& e : fs::directory_iterator(set.templates)) {
+        if (e.path().extension() != ".jinja") continue;
+        auto loaded = cw::readback::choose_parser_file(e.path());
+        if (!loaded) continue;  // a template that does not compile: covered by the probe tests
+        out.emplace(set.prefix + e.path().stem().string(),
+                    Outcome{std::move(loaded->profile), std::move(loaded->choice)});
+      }
     return out;
   }();
   return all;
@@ -57,31 +72,33 @@ const cw::readback::RoundTrip* find_trip(const cw::readback::ParserChoice& c,
 
 TEST(Readback, RoundTripTextsEqualTheReference) {
   std::size_t goldens = 0;
-  for (const auto& e : fs::directory_iterator(kData / "goldens" / "readback")) {
-    ++goldens;
-    Json golden = Json::parse(read(e.path()));
-    std::string name = e.path().stem().string();
-    auto it = outcomes().find(name);
-    ASSERT_NE(it, outcomes().end()) << name;
-    for (const auto& g : golden["trips"]) {
-      std::string kind = g["kind"];
-      const auto* trip = find_trip(it->second.choice, kind);
-      ASSERT_NE(trip, nullptr) << name << " " << kind;
-      if (kind == "calls") {
-        EXPECT_EQ(trip->calls, g["calls"].get<std::size_t>()) << name;
-        EXPECT_EQ(trip->id_rule, g["id_rule"].get<std::string>()) << name;
+  for (const auto& set : sets())
+    for (const auto& e : fs::directory_iterator(set.goldens)) {
+      if (e.path().extension() != ".json") continue;
+      ++goldens;
+      Json golden = Json::parse(read(e.path()));
+      std::string name = set.prefix + e.path().stem().string();
+      auto it = outcomes().find(name);
+      ASSERT_NE(it, outcomes().end()) << name;
+      for (const auto& g : golden["trips"]) {
+        std::string kind = g["kind"];
+        const auto* trip = find_trip(it->second.choice, kind);
+        ASSERT_NE(trip, nullptr) << name << " " << kind;
+        if (kind == "calls") {
+          EXPECT_EQ(trip->calls, g["calls"].get<std::size_t>()) << name;
+          EXPECT_EQ(trip->id_rule, g["id_rule"].get<std::string>()) << name;
+        }
+        if (!g["error"].is_null()) {
+          EXPECT_FALSE(trip->applicable) << name << " " << kind;
+          EXPECT_NE(trip->why_not.find(g["error"].get<std::string>().substr(0, 20)),
+                    std::string::npos)
+              << name << " " << kind << ": " << trip->why_not;
+          continue;
+        }
+        EXPECT_EQ(trip->prompt, g["prompt"].get<std::string>()) << name << " " << kind;
+        EXPECT_EQ(trip->full, g["full"].get<std::string>()) << name << " " << kind;
       }
-      if (!g["error"].is_null()) {
-        EXPECT_FALSE(trip->applicable) << name << " " << kind;
-        EXPECT_NE(trip->why_not.find(g["error"].get<std::string>().substr(0, 20)),
-                  std::string::npos)
-            << name << " " << kind << ": " << trip->why_not;
-        continue;
-      }
-      EXPECT_EQ(trip->prompt, g["prompt"].get<std::string>()) << name << " " << kind;
-      EXPECT_EQ(trip->full, g["full"].get<std::string>()) << name << " " << kind;
     }
-  }
   // Every template whose probe golden renders calls or reasoning has a round-trip golden.
   std::size_t expected = 0;
   for (const auto& [name, o] : outcomes())
@@ -145,6 +162,31 @@ TEST(Readback, ChosenParserJsonRoundTrip) {
       EXPECT_EQ(cw::parse::message_to_json(a->message), cw::parse::message_to_json(b->message))
           << name;
     }
+  }
+}
+
+// Call shapes no dialect row has, with markers of their own, read back without a new row.
+TEST(Readback, CraftedShapesReadBack) {
+  for (const char* name :
+       {"crafted/action-tags-json", "crafted/bracket-header-json", "crafted/muse-glimmer-style"}) {
+    auto it = outcomes().find(name);
+    ASSERT_NE(it, outcomes().end()) << name;
+    const auto& c = it->second.choice;
+    EXPECT_TRUE(c.calls_read_back) << name << ": " << c.verdict;
+    ASSERT_TRUE(c.syntax) << name;
+    EXPECT_EQ(c.syntax->name(), "derived") << name;
+  }
+}
+
+// A candidate whose markers hold a call's name would pass the round trip by accident (it
+// fits only calls to that function): it is never chosen.
+TEST(Readback, NoMarkerHoldsACallName) {
+  for (const auto& [name, o] : outcomes()) {
+    if (!o.choice.syntax) continue;
+    std::string markers = o.choice.syntax->to_json().dump();
+    markers.erase(0, markers.find("\"family\""));  // the summary and name may quote calls
+    EXPECT_EQ(markers.find("get_weather"), std::string::npos) << name;
+    EXPECT_EQ(markers.find("set_alarm"), std::string::npos) << name;
   }
 }
 
