@@ -604,10 +604,12 @@ void reasoning_markers(const RoundTrip& trip, const probe::Profile& profile, std
   if (close.empty()) open.clear();
 }
 
-parse::Syntax reasoning_only(const std::string& open, const std::string& close) {
+parse::Syntax reasoning_only(const std::string& open, const std::string& close,
+                             const std::vector<std::string>& turn_ends) {
   Dialect d;
   d.think_open = open;
   d.think_close = close;
+  for (const auto& m : turn_ends) d.dropped.push_back(m);
   return parse::make_syntax(d, "derived",
                             "reasoning " + nlohmann::json(open).dump() + " .. " +
                                 nlohmann::json(close).dump() + "; no tool calls");
@@ -666,6 +668,8 @@ std::vector<parse::Syntax> derive_candidates(const RoundTrip& trip, const probe:
         d->recipient_open = b.keep(recipient_open);
         d->recipient_close = b.keep(recipient_close);
       }
+      // Text that reaches the parser past a stop (the end-of-turn markers) is not content.
+      for (const auto& m : trip.turn_ends) d->dropped.push_back(b.keep(m));
       out.push_back(parse::make_syntax(*d, "derived", describe(*d)));
     }
   }

@@ -130,6 +130,23 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
   }
   std::printf("round trip: calls %zu/%zu read back, %zu template bugs; reasoning %zu/%zu\n",
               calls_ok, calls, bugs, reasoning_ok, reasoning);
+  // Measured, not required: the same texts not cut at the end-of-turn marker (everything the
+  // template renders after the prompt), as a caller that does not stop there would pass them.
+  std::size_t uncut = 0, uncut_ok = 0;
+  for (const auto& [name, o] : outcomes()) {
+    if (!o.choice.syntax) continue;
+    for (const auto& t : o.choice.trips) {
+      bool proven = t.kind == "calls" ? o.choice.calls_read_back : o.choice.reasoning_read_back;
+      if (!t.applicable || !proven) continue;
+      cw::readback::RoundTrip whole = t;
+      whole.generated = t.full.substr(t.prompt.size());
+      auto r = cw::parse::parse(whole.generated, *o.choice.syntax,
+                                cw::readback::round_trip_tools(), o.choice.options);
+      ++uncut;
+      uncut_ok += r && cw::readback::compare(r->message, whole).empty();
+    }
+  }
+  std::printf("not cut at the end-of-turn marker: %zu/%zu read back\n", uncut_ok, uncut);
   EXPECT_GT(calls, 0u);
   EXPECT_GT(reasoning, 0u);
 }
