@@ -35,9 +35,10 @@ TEST(ProbeCli, SurveyOfAllBundledTemplates) {
   CommandResult r =
       run(std::string(CHATWIRE_CLI) + " survey " + CHATWIRE_DATA_DIR + "/templates --quiet");
   EXPECT_EQ(r.status, 0);
-  for (const char* table : {"## Turn frames by family", "## Reasoning",
-                            "## Where tool definitions go", "## Call syntax", "## Tool-result role",
-                            "## Input conventions", "## Silent failures", "## Template bugs"})
+  for (const char* table :
+       {"## Turn frames by family", "## Reasoning", "## Where tool definitions go",
+        "## Call syntax", "## Tool-result role", "## Input conventions", "## Silent failures",
+        "## Template bugs", "## Output parser and round trip"})
     EXPECT_NE(r.out.find(table), std::string::npos) << table;
   std::size_t bundled = 0;
   for (const auto& entry :
