@@ -32,7 +32,8 @@ bool have_cli() {
 
 TEST(ProbeCli, SurveyOfAllBundledTemplates) {
   ASSERT_TRUE(have_cli()) << "the CLI is not built: " << CHATWIRE_CLI;
-  CommandResult r = run(std::string(CHATWIRE_CLI) + " survey " + CHATWIRE_DATA_DIR + "/templates --quiet");
+  CommandResult r =
+      run(std::string(CHATWIRE_CLI) + " survey " + CHATWIRE_DATA_DIR + "/templates --quiet");
   EXPECT_EQ(r.status, 0);
   for (const char* table : {"## Turn frames by family", "## Reasoning",
                             "## Where tool definitions go", "## Call syntax", "## Tool-result role",
@@ -48,8 +49,8 @@ TEST(ProbeCli, SurveyOfAllBundledTemplates) {
 
 TEST(ProbeCli, ProbeJsonHasTheIssueKeys) {
   ASSERT_TRUE(have_cli()) << "the CLI is not built: " << CHATWIRE_CLI;
-  CommandResult r = run(std::string(CHATWIRE_CLI) + " probe --json --template " + CHATWIRE_DATA_DIR +
-              "/templates/Qwen--Qwen3-0.6B.jinja");
+  CommandResult r = run(std::string(CHATWIRE_CLI) + " probe --json --template " +
+                        CHATWIRE_DATA_DIR + "/templates/Qwen--Qwen3-0.6B.jinja");
   ASSERT_EQ(r.status, 0);
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["tools"]["definitions_location"], "system");

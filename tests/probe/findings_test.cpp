@@ -159,9 +159,14 @@ const Finding kFindings[] = {
               p["prefill"]["matches_generation_prompt"] == false &&
               p["prefill"]["prefix"].get<std::string>().ends_with("<think>\n\n</think>\n\n");
      }},
-    {"trl--idefics2_training", "the final assistant message is not left open: prefill fails",
+    {"trl--idefics2_training",
+     "content must be text parts; with them the frame is measured and prefill continues after "
+     "'Assistant: ' (one space more than the generation prompt)",
      [](const json& p) {
-       return p["prefill"]["supported"] == false && !p["prefill"]["error"].is_null();
+       return p["frame"]["assistant_prefix"] == "Assistant: " &&
+              p["prefill"]["supported"] == true &&
+              p["prefill"]["matches_generation_prompt"] == false &&
+              p["prefill"]["prefix"].get<std::string>().ends_with("Assistant: ");
      }},
     {"mistralai--Mistral-7B-Instruct-v0.3", "calls and definitions rendered as plain JSON",
      [](const json& p) {
