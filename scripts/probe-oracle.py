@@ -1101,7 +1101,11 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
                              "taught": sorted({t for t in taught if marker_core(t) == marker_core(m)})})
     tool_aware = tools["definitions_rendered"] or calls["rendered"]
     if tool_aware and results_["role"] is not None and results_["role"].lower() == "assistant":
-        bugs.append({"kind": "tool_result_under_assistant", "header": results_["header"]})
+        # The evidence: the result as rendered, from its header on.
+        pos = out.find(RESULT_TEXT)
+        at = out.rfind(results_["header"], 0, pos) if pos >= 0 and results_["header"] else -1
+        bugs.append({"kind": "tool_result_under_assistant", "header": results_["header"],
+                     "rendered": out[at:pos + len(RESULT_TEXT)] if at >= 0 else ""})
     # The template HTML-escapes its own call syntax or tool definitions (e.g. a plain str +
     # a |safe value, which Python's Markup.__radd__ escapes): a sentinel next to an entity
     # where the JSON around it had a quote.

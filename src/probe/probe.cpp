@@ -1428,15 +1428,19 @@ Profile probe_with(const RenderFunction& render, const std::vector<std::string>&
     }
   }
   bool tool_aware = p.tools.definitions_rendered || p.tool_calls.rendered;
-  if (tool_aware && p.tool_results.role && lower(*p.tool_results.role) == "assistant")
-    p.template_bugs.push_back({"tool_result_under_assistant",
-                               {},
-                               {},
-                               p.tool_results.header.value_or(""),
-                               {},
-                               {},
-                               {},
-                               {}});
+  if (tool_aware && p.tool_results.role && lower(*p.tool_results.role) == "assistant") {
+    // The evidence: the result as rendered, from its header on.
+    TemplateBug bug;
+    bug.kind = "tool_result_under_assistant";
+    bug.header = p.tool_results.header.value_or("");
+    const std::string result_text = std::string(S(Sentinel::result)) + " 22C and sunny";
+    const std::size_t pos = out.find(result_text);
+    const std::size_t at = pos == std::string::npos || bug.header.empty()
+                               ? std::string::npos
+                               : std::string_view(out).substr(0, pos).rfind(bug.header);
+    if (at != std::string::npos) bug.rendered = out.substr(at, pos + result_text.size() - at);
+    p.template_bugs.push_back(std::move(bug));
+  }
   // The template HTML-escapes its own call syntax or tool definitions (e.g. a plain str + a
   // |safe value, which Python's Markup.__radd__ escapes).
   const std::pair<const char*, const std::optional<std::string>*> escaped_checks[] = {

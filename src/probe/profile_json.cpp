@@ -137,6 +137,9 @@ json Profile::to_json() const {
       e["wrapped"] = bug.wrapped;
       e["as_text"] = bug.as_text;
       e["as_result"] = bug.as_result;
+    } else if (bug.kind == "tool_result_under_assistant") {
+      e["header"] = bug.header;
+      e["rendered"] = bug.rendered;
     } else if (bug.kind == "tool_result_without_role") {
       e["rendered"] = bug.rendered;
     } else if (bug.kind == "duplicate_system_block") {
