@@ -148,7 +148,7 @@ NOT_FLIPPED = {"messages", "tools", "documents", "add_generation_prompt", "bos_t
 UNDEFINED_RE = r"UndefinedError: '([A-Za-z_][A-Za-z0-9_]*)' is undefined"
 MAX_UNDEFINED = 3
 # The values each candidate variable is flipped to (JSON key, value).
-FLIP_VALUES = [("true", True), ("false", False)]
+FLIP_VALUES = [("true", True), ("false", False), ("string", "ZXVALUEXZ")]
 
 # Content part types of the multimodal measurement: (type, the part as sent).
 PART_TYPES = [
@@ -851,22 +851,33 @@ def measure_thinking_controls(r, names, reasoning):
     for name in names:
         if name in NOT_FLIPPED:
             continue
-        values, changed, effect = {}, False, False
+        values, where, effect, raised = {}, None, False, False
         for key, value in FLIP_VALUES:
             out, err = r.render(dict(variant, kwargs=dict(variant.get("kwargs", {}), **{name: value})))
             if out is None:
                 values[key] = {"error": err}
-                changed = True
+                raised = True
                 continue
             st = state(out)
             values[key] = {"changed": out != base, "prompt": st[0], "past_reasoning": st[1]}
-            changed = changed or out != base
+            if out != base and where is None:
+                where = change_site(base, out)
             effect = effect or st != base_state
         if effect:
             result["controls"].append({"name": name, "values": values})
-        elif changed:
-            result["other_variables"].append(name)
+        elif where is not None or raised:
+            result["other_variables"].append({"name": name, "where": where or "raises"})
     return result
+
+
+def change_site(base, out):
+    """Where a render first differs from the base render: "preamble" (before the first
+    question), "history" (up to the follow-up question) or "prompt" (after it)."""
+    start, _, _ = diff_region(out, base)
+    q, q2 = base.find(S["question"]), base.rfind(S["question2"])
+    if q < 0 or start < q:
+        return "preamble"
+    return "prompt" if q2 >= 0 and start >= q2 + len(S["question2"]) else "history"
 
 
 def measure_documents(r, pattern, frame):

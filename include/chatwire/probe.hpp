@@ -145,16 +145,18 @@ struct ControlValue {
   bool past_reasoning = false;       // a past turn's reasoning is rendered
 };
 struct ThinkingControl {
-  std::string name;  // the template variable
-  ControlValue true_value, false_value;
+  std::string name;                                    // the template variable
+  ControlValue true_value, false_value, string_value;  // set to true, false, "ZXVALUEXZ"
 };
 // Which template variables change the rendering (candidates: the template's own variable
-// names, flipped to true and to false one at a time) and what each does to reasoning.
+// names, set to true, false and a sentinel string one at a time) and what each does to reasoning.
 struct ThinkingControls {
   std::optional<std::string> prompt;  // with no variable set; nullopt: nothing rendered
   std::optional<bool> past_reasoning;
-  std::vector<ThinkingControl> controls;     // variables that change the reasoning state
-  std::vector<std::string> other_variables;  // variables that change the rendering otherwise
+  std::vector<ThinkingControl> controls;  // variables that change the reasoning state
+  // Variables that change the rendering otherwise, and where the first change is: "preamble"
+  // (before the first question), "history", "prompt" (after the last question), "raises".
+  std::vector<std::pair<std::string, std::string>> other_variables;
 };
 
 // Documents (RAG): `documents` = [{title, text}] with a user question.

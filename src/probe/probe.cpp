@@ -218,6 +218,9 @@ constexpr std::string_view kNotFlipped[] = {
     "joiner",    "namespace", "raise_exception", "strftime_now",
     "loop",      "caller",    "varargs",         "kwargs",
     "self"};
+// The values each candidate variable is set to (the profile's key, the value as JSON).
+constexpr std::pair<std::string_view, std::string_view> kFlipValues[] = {
+    {"true", "true"}, {"false", "false"}, {"string", "\"ZXVALUEXZ\""}};
 // A variable the template needs but transformers does not pass (e.g. `functions`): the
 // plain renders pass it as an empty string, up to this many of them.
 constexpr int kMaxUndefined = 3;
@@ -1045,6 +1048,16 @@ std::string reasoning_state(const std::string& out, const Reasoning& reasoning) 
   return "open";
 }
 
+// Where a render first differs from the base render: "preamble" (before the first question),
+// "history" (up to the follow-up question) or "prompt" (after it).
+std::string change_site(const std::string& base, const std::string& out) {
+  const std::size_t start = text::diff_region(out, base).start;
+  const std::size_t q = base.find(S(Sentinel::question)), q2 = base.rfind(S(Sentinel::question2));
+  if (q == std::string::npos || start < q) return "preamble";
+  return q2 != std::string::npos && start >= q2 + S(Sentinel::question2).size() ? "prompt"
+                                                                                : "history";
+}
+
 ThinkingControls measure_thinking_controls(Renderer& r, const std::vector<std::string>& names,
                                            const Reasoning& reasoning) {
   Chat chat = plain({{"user", Sentinel::question},
@@ -1068,27 +1081,30 @@ ThinkingControls measure_thinking_controls(Renderer& r, const std::vector<std::s
       continue;
     ThinkingControl control;
     control.name = name;
-    bool changed = false, effect = false;
-    for (bool value : {true, false}) {
-      ControlValue& v = value ? control.true_value : control.false_value;
+    std::string where;  // the first change's site; "raises" only when nothing else changed
+    bool effect = false, raised = false;
+    for (const auto& [key, value] : kFlipValues) {
+      ControlValue& v = key == "true"    ? control.true_value
+                        : key == "false" ? control.false_value
+                                         : control.string_value;
       Chat flipped = variant;
-      flipped.kwargs[name] = value;
+      flipped.kwargs[name] = json::parse(value);
       Rendered out = r.render(flipped);
       if (!out.output) {
         v.error = out.error;
-        changed = true;
+        raised = true;
         continue;
       }
       v.changed = *out.output != *base.output;
       v.prompt = reasoning_state(*out.output, reasoning);
       v.past_reasoning = past(*out.output);
-      changed = changed || v.changed;
+      if (v.changed && where.empty()) where = change_site(*base.output, *out.output);
       effect = effect || v.prompt != base_prompt || v.past_reasoning != base_past;
     }
     if (effect) {
       result.controls.push_back(std::move(control));
-    } else if (changed) {
-      result.other_variables.push_back(name);
+    } else if (!where.empty() || raised) {
+      result.other_variables.emplace_back(name, where.empty() ? "raises" : where);
     }
   }
   return result;

@@ -89,14 +89,18 @@ json Profile::to_json() const {
   };
   json controls = json::array();
   for (const auto& c : thinking_controls.controls)
-    controls.push_back(
-        {{"name", c.name},
-         {"values",
-          {{"true", control_value(c.true_value)}, {"false", control_value(c.false_value)}}}});
+    controls.push_back({{"name", c.name},
+                        {"values",
+                         {{"true", control_value(c.true_value)},
+                          {"false", control_value(c.false_value)},
+                          {"string", control_value(c.string_value)}}}});
+  json others = json::array();
+  for (const auto& [name, where] : thinking_controls.other_variables)
+    others.push_back({{"name", name}, {"where", where}});
   j["thinking_controls"] = {{"prompt", optional_string(thinking_controls.prompt)},
                             {"past_reasoning", optional_bool(thinking_controls.past_reasoning)},
                             {"controls", std::move(controls)},
-                            {"other_variables", thinking_controls.other_variables}};
+                            {"other_variables", std::move(others)}};
   j["documents"] = {{"rendered", documents.rendered},
                     {"title_rendered", documents.title_rendered},
                     {"location", documents.location},

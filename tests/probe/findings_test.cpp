@@ -222,9 +222,10 @@ const Finding kFindings[] = {
      "reasoning_effort changes the rendering but is no thinking switch; the date comes from "
      "the clock",
      [](const json& p) {
-       const json& other = p["thinking_controls"]["other_variables"];
-       return p["thinking_controls"]["controls"].empty() &&
-              std::find(other.begin(), other.end(), "reasoning_effort") != other.end() &&
+       bool effort = false;
+       for (const auto& v : p["thinking_controls"]["other_variables"])
+         effort |= v["name"] == "reasoning_effort" && v["where"] == "preamble";
+       return p["thinking_controls"]["controls"].empty() && effort &&
               p["date"]["depends_on_clock"] == true &&
               p["date"]["rendered"] == json::array({"2026-01-15", "2031-07-04"});
      }},
