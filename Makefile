@@ -54,7 +54,7 @@ test-python: python
 
 # The Jinja engine (value + jinja), the chat layer, the output parsers and the tokenizer (it parses
 # untrusted tokenizer.json files by hand) under ASan+UBSan.
-SANITIZED := value jinja chat parse tokenize
+SANITIZED := value jinja chat parse readback tokenize
 test-sanitize: bootstrap fetch-tokenizers
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHATWIRE_SANITIZE=ON \
 	  -DCHATWIRE_BENCH=OFF "-DCHATWIRE_TEST_COMPONENTS=$(subst $(space),;,$(SANITIZED))" >/dev/null

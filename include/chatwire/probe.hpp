@@ -275,15 +275,25 @@ Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
 // prompt or the template's error. probe_template uses chatwire's engine; a test can plug in
 // another renderer (e.g. the reference renderer) to check the probe's own logic.
 // The chat may also carry "documents", "kwargs" (extra template variables, which win over the
-// special tokens) and "now" (strftime_now's clock, ISO 8601). `names` are the template's
-// variable names (jinja::Template::names()), the candidates of the thinking controls.
+// special tokens) and "now" (strftime_now's clock, ISO 8601).
+using RenderFunction = std::function<Result<std::string>(const nlohmann::ordered_json& chat)>;
+// The same, with the {% generation %} spans of the render: the assistant-mask axis needs them.
 struct Rendering {
   std::string text;
   // The {% generation %} spans as [begin, end) byte offsets into text (empty when none).
   std::vector<std::pair<std::size_t, std::size_t>> generation;
 };
-using RenderFunction = std::function<Result<Rendering>(const nlohmann::ordered_json& chat)>;
+using SpanRenderFunction = std::function<Result<Rendering>(const nlohmann::ordered_json& chat)>;
+// `names` are the template's variable names (jinja::Template::names()), the candidates of the
+// thinking controls; with none, no thinking control is found. A RenderFunction without spans
+// finds no generation blocks.
+Profile probe_with(const SpanRenderFunction& render, const std::vector<std::string>& names = {});
 Profile probe_with(const RenderFunction& render, const std::vector<std::string>& names = {});
+// chatwire's engine as a RenderFunction (`tmpl` must outlive it), as probe_template uses it.
+RenderFunction template_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                 const Options& options = {});
+SpanRenderFunction template_span_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                          const Options& options = {});
 // Probes template source, with bos_token "<s>" and eos_token "</s>". Fails only when the
 // source does not compile.
 Result<Profile> probe_source(std::string_view source, const Options& options = {});

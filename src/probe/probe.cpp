@@ -402,7 +402,7 @@ std::string undefined_name(std::string_view error) {
 
 class Renderer {
  public:
-  explicit Renderer(const RenderFunction& render) : render_(render) {}
+  explicit Renderer(const SpanRenderFunction& render) : render_(render) {}
 
   Rendered render(const Chat& chat) {
     ++count;
@@ -449,7 +449,7 @@ class Renderer {
   std::size_t count = 0;
 
  private:
-  const RenderFunction& render_;
+  const SpanRenderFunction& render_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -1281,13 +1281,13 @@ bool Profile::has_silent_failure(std::string_view name) const noexcept {
   return std::find(silent_failures.begin(), silent_failures.end(), name) != silent_failures.end();
 }
 
-Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
-                       const Options& options) {
+SpanRenderFunction template_span_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                          const Options& options) {
   chat::RenderOptions render_options;
   render_options.limits = options.limits;
   render_options.now = options.now;
   render_options.validate = false;  // the probe measures the template, not the request
-  RenderFunction render = [&](const json& chat_json) -> Result<Rendering> {
+  return [&tmpl, special_tokens, render_options](const json& chat_json) -> Result<Rendering> {
     chat::ChatRequest request;
     request.messages = from_json(chat_json["messages"]);
     request.tools = chat_json["tools"].is_null() ? Value::none() : from_json(chat_json["tools"]);
@@ -1304,10 +1304,33 @@ Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
       rendering.generation.emplace_back(span.begin_byte, span.end_byte);
     return rendering;
   };
-  return probe_with(render, tmpl.names());
+}
+
+RenderFunction template_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                 const Options& options) {
+  SpanRenderFunction spans = template_span_renderer(tmpl, special_tokens, options);
+  return [spans](const json& chat_json) -> Result<std::string> {
+    auto result = spans(chat_json);
+    if (!result) return result.error();
+    return std::move(result->text);
+  };
+}
+
+Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
+                       const Options& options) {
+  return probe_with(template_span_renderer(tmpl, special_tokens, options), tmpl.names());
 }
 
 Profile probe_with(const RenderFunction& render, const std::vector<std::string>& names) {
+  return probe_with(SpanRenderFunction([&render](const json& chat_json) -> Result<Rendering> {
+                      auto result = render(chat_json);
+                      if (!result) return result.error();
+                      return Rendering{std::move(*result), {}};
+                    }),
+                    names);
+}
+
+Profile probe_with(const SpanRenderFunction& render, const std::vector<std::string>& names) {
   Renderer r(render);
   Profile p;
   measure_frame(r, p);
