@@ -838,7 +838,9 @@ def measure_thinking_controls(r, names, reasoning):
         {"role": "assistant", "content": S["answer"],
          "reasoning_content": S["reasoning_content"], "thinking": S["thinking"]},
         {"role": "user", "content": S["question2"]}], "tools": None, "add_generation_prompt": True}
-    result = {"prompt": None, "past_reasoning": None, "controls": [], "other_variables": []}
+    candidates = [n for n in names if n not in NOT_FLIPPED]
+    result = {"candidates": candidates, "prompt": None, "past_reasoning": None, "controls": [],
+              "other_variables": []}
     base, _, variant = r.render_variant(chat)
     if base is None:
         return result
@@ -848,9 +850,7 @@ def measure_thinking_controls(r, names, reasoning):
 
     base_state = state(base)
     result["prompt"], result["past_reasoning"] = base_state
-    for name in names:
-        if name in NOT_FLIPPED:
-            continue
+    for name in candidates:
         values, where, effect, raised = {}, None, False, False
         for key, value in FLIP_VALUES:
             out, err = r.render(dict(variant, kwargs=dict(variant.get("kwargs", {}), **{name: value})))

@@ -151,7 +151,9 @@ struct ThinkingControl {
 // Which template variables change the rendering (candidates: the template's own variable
 // names, set to true, false and a sentinel string one at a time) and what each does to reasoning.
 struct ThinkingControls {
-  std::optional<std::string> prompt;  // with no variable set; nullopt: nothing rendered
+  std::vector<std::string> candidates;  // the names flipped (Template::names() minus the
+                                        // renderer's own variables and the globals)
+  std::optional<std::string> prompt;    // with no variable set; nullopt: nothing rendered
   std::optional<bool> past_reasoning;
   std::vector<ThinkingControl> controls;  // variables that change the reasoning state
   // Variables that change the rendering otherwise, and where the first change is: "preamble"

@@ -1067,6 +1067,9 @@ ThinkingControls measure_thinking_controls(Renderer& r, const std::vector<std::s
   chat.messages[1]["reasoning_content"] = S(Sentinel::reasoning_content);
   chat.messages[1]["thinking"] = S(Sentinel::thinking);
   ThinkingControls result;
+  for (const auto& name : names)
+    if (std::find(std::begin(kNotFlipped), std::end(kNotFlipped), name) == std::end(kNotFlipped))
+      result.candidates.push_back(name);
   auto [base, variant] = r.render_variant(chat);
   if (!base.output) return result;
   auto past = [](const std::string& out) {
@@ -1076,9 +1079,7 @@ ThinkingControls measure_thinking_controls(Renderer& r, const std::vector<std::s
   const bool base_past = past(*base.output);
   result.prompt = base_prompt;
   result.past_reasoning = base_past;
-  for (const auto& name : names) {
-    if (std::find(std::begin(kNotFlipped), std::end(kNotFlipped), name) != std::end(kNotFlipped))
-      continue;
+  for (const auto& name : result.candidates) {
     ThinkingControl control;
     control.name = name;
     std::string where;  // the first change's site; "raises" only when nothing else changed

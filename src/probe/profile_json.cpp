@@ -97,7 +97,8 @@ json Profile::to_json() const {
   json others = json::array();
   for (const auto& [name, where] : thinking_controls.other_variables)
     others.push_back({{"name", name}, {"where", where}});
-  j["thinking_controls"] = {{"prompt", optional_string(thinking_controls.prompt)},
+  j["thinking_controls"] = {{"candidates", thinking_controls.candidates},
+                            {"prompt", optional_string(thinking_controls.prompt)},
                             {"past_reasoning", optional_bool(thinking_controls.past_reasoning)},
                             {"controls", std::move(controls)},
                             {"other_variables", std::move(others)}};
