@@ -923,7 +923,9 @@ def measure_multimodal(r):
             start, end, _ = diff_region(out, base)
             placeholder = out[start:end]
             qa, qb = out.find(S["question"]), out.find(S["question2"])
-            entry = {"status": "printed" if "'type'" in placeholder else "placeholder",
+            # A part written out as data (a Python repr or JSON of the part), not a placeholder.
+            printed = "'type'" in placeholder or '"type"' in placeholder
+            entry = {"status": "printed" if printed else "placeholder",
                      "placeholder": placeholder,
                      "in_place": qa >= 0 and qb >= 0 and qa + len(S["question"]) <= start and end <= qb}
         result["parts"][name] = entry

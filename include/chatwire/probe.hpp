@@ -172,8 +172,10 @@ struct Documents {
 
 // One content part type between two text parts of a user message.
 struct ContentPart {
-  std::string type;    // "image", "image_url", "audio", "input_audio", "video"
-  std::string status;  // "placeholder", "printed" (a Python repr), "dropped", "error", "rendered"
+  std::string type;  // "image", "image_url", "audio", "input_audio", "video"
+  // "placeholder", "printed" (the part written out as a Python repr or JSON), "dropped",
+  // "error", "rendered" (the text-only message did not render, this one did)
+  std::string status;
   std::optional<std::string> placeholder;  // what the part adds to the prompt
   bool in_place = false;                   // between the two texts, where it was sent
   std::optional<std::string> error;

@@ -1163,7 +1163,10 @@ Multimodal measure_multimodal(Renderer& r) {
       std::string placeholder = out.output->substr(d.start, d.end_a - d.start);
       std::size_t qa = out.output->find(S(Sentinel::question));
       std::size_t qb = out.output->find(S(Sentinel::question2));
-      part.status = text::contains(placeholder, "'type'") ? "printed" : "placeholder";
+      // A part written out as data (a Python repr or JSON of the part), not a placeholder.
+      const bool printed =
+          text::contains(placeholder, "'type'") || text::contains(placeholder, "\"type\"");
+      part.status = printed ? "printed" : "placeholder";
       part.in_place = qa != std::string::npos && qb != std::string::npos &&
                       qa + S(Sentinel::question).size() <= d.start && d.end_a <= qb;
       part.placeholder = std::move(placeholder);

@@ -84,6 +84,14 @@ std::string_view text_strip(std::string_view s) {
   return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
+// At most 80 bytes (cut at a character boundary, "…" appended): a table cell, not the evidence.
+std::string shorten(std::string_view s) {
+  if (s.size() <= 80) return std::string(s);
+  std::size_t cut = 80;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "…";
+}
+
 std::string stem(const std::string& name) {
   return name.ends_with(".jinja") ? name.substr(0, name.size() - 6) : name;
 }
@@ -181,7 +189,8 @@ std::string capability_tables(const std::vector<Ok>& ok) {
   // Content parts.
   md +=
       "\n## Multimodal content parts (between two text parts of a user message)\n\n| part type | "
-      "placeholder | printed as a repr | dropped silently | raises | placeholders seen |\n"
+      "placeholder | printed as data (repr/JSON) | dropped silently | raises | placeholders seen "
+      "|\n"
       "|---|---|---|---|---|---|\n";
   std::vector<std::string> types;
   for (const auto& [name, p] : ok)
@@ -205,7 +214,7 @@ std::string capability_tables(const std::vector<Ok>& ok) {
     });
     std::vector<std::string> shown;
     for (std::size_t i = 0; i < order.size() && i < 5; ++i)
-      shown.push_back(code(order[i].second) + " " + std::to_string(order[i].first));
+      shown.push_back(code(shorten(order[i].second)) + " " + std::to_string(order[i].first));
     md += "| " + type + " | " + std::to_string(status["placeholder"]) + " | " +
           std::to_string(status["printed"]) + " | " + std::to_string(status["dropped"]) + " | " +
           std::to_string(status["error"]) + " | " + join(shown) + " |\n";
