@@ -994,6 +994,19 @@ def tool_result_without_role(out, results, frame, tool_aware):
     return {"kind": "tool_result_without_role", "rendered": out[at:pos + len(RESULT_TEXT)]}
 
 
+
+# The capability axes (issue 21): one row per axis, (profile key, measurement), each measured by
+# rendering after the frame, the baseline and the reasoning markers. The same rows are
+# kCapabilityAxes in src/probe/probe.cpp.
+CAPABILITY_AXES = [
+    ("assistant_masks", lambda r, m: measure_masks(r, m["frame"], m["tool_chat"])),
+    ("thinking_controls", lambda r, m: measure_thinking_controls(r, m["names"], m["reasoning"])),
+    ("documents", lambda r, m: measure_documents(r, m["pattern"], m["frame"])),
+    ("multimodal", lambda r, m: measure_multimodal(r)),
+    ("date", lambda r, m: measure_date(r)),
+    ("bos_token", lambda r, m: measure_bos(r)),
+]
+
 def probe_template(source, special_tokens=SPECIAL_TOKENS):
     r = Renderer(source, special_tokens)
     names = template_names(source)
@@ -1082,13 +1095,11 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     profile["alternation"] = alternation
     profile["frame"] = frame
     profile["prefill"] = measure_prefill(r, frame)
-    tool_chat = conversation(conv, shape) if out is not None and shape["tool_messages"] else None
-    profile["assistant_masks"] = measure_masks(r, frame, tool_chat)
-    profile["thinking_controls"] = measure_thinking_controls(r, names, reasoning)
-    profile["documents"] = measure_documents(r, pattern, frame)
-    profile["multimodal"] = measure_multimodal(r)
-    profile["date"] = measure_date(r)
-    profile["bos_token"] = measure_bos(r)
+    measured = {"frame": frame, "pattern": pattern, "reasoning": reasoning, "names": names,
+                "tool_chat": conversation(conv, shape) if out is not None and shape["tool_messages"]
+                else None}
+    for key, measure in CAPABILITY_AXES:
+        profile[key] = measure(r, measured)
 
     silent = []
     if out is not None:

@@ -961,6 +961,9 @@ std::optional<bool> covered_text(const std::string& out, const Spans& spans, std
   return covered(spans, pos, pos + text.size());
 }
 
+// Assistant masks: whether {% generation %} blocks exist and cover exactly the assistant content
+// in training mode, and which parts they miss (content, reasoning, tool calls, the end-of-turn
+// marker). `tool_chat`: the baseline tool conversation, when it renders tool messages.
 AssistantMasks measure_masks(Renderer& r, const Frame& frame,
                              const std::optional<Chat>& tool_chat) {
   Chat chat = plain({{"user", Sentinel::question},
@@ -1058,6 +1061,10 @@ std::string change_site(const std::string& base, const std::string& out) {
                                                                                 : "history";
 }
 
+// Which template variables change the rendering, set one at a time (true, false, a string) from
+// the template's own variable names, and what each does to reasoning: opens or closes it in the
+// prompt, keeps or drops past reasoning. Variables that change the rendering otherwise are listed
+// with where they change it.
 ThinkingControls measure_thinking_controls(Renderer& r, const std::vector<std::string>& names,
                                            const Reasoning& reasoning) {
   Chat chat = plain({{"user", Sentinel::question},
@@ -1111,6 +1118,7 @@ ThinkingControls measure_thinking_controls(Renderer& r, const std::vector<std::s
   return result;
 }
 
+// Documents (RAG): whether `documents` are rendered (text, title) and where.
 Documents measure_documents(Renderer& r, const text::HeaderPattern* pattern, const Frame& frame) {
   auto [base, variant] = r.render_variant(plain({{"user", Sentinel::question}}, true));
   Chat with = variant;
@@ -1133,6 +1141,9 @@ Documents measure_documents(Renderer& r, const text::HeaderPattern* pattern, con
   return result;
 }
 
+// Which content part types render (as what placeholder, in place of the part or moved), which
+// are dropped silently and which raise: a user message of two text parts with the part between
+// them, against the same message without it.
 Multimodal measure_multimodal(Renderer& r) {
   const json q = {{"type", "text"}, {"text", S(Sentinel::question)}};
   const json q2 = {{"type", "text"}, {"text", S(Sentinel::question2)}};
@@ -1176,6 +1187,8 @@ Multimodal measure_multimodal(Renderer& r) {
   return result;
 }
 
+// Whether the prompt depends on the clock (strftime_now), rendered at two clocks, with the
+// differing text at each; and whether a `date_string` variable is written.
 DateDependence measure_date(Renderer& r) {
   Chat chat = plain({{"user", Sentinel::question}}, true);
   chat.tools = json::array({tool_definition("nested")});
@@ -1208,6 +1221,8 @@ DateDependence measure_date(Renderer& r) {
   return result;
 }
 
+// Whether the template writes bos_token itself (then the tokenizer must not add it again): a
+// prompt rendered with bos_token set to a sentinel.
 BosToken measure_bos(Renderer& r) {
   Chat chat = plain({{"user", Sentinel::question}}, true);
   chat.kwargs["bos_token"] = S(Sentinel::bos);
@@ -1255,6 +1270,39 @@ std::optional<TemplateBug> tool_result_without_role(const std::string& out, cons
   bug.rendered = out.substr(found->first, pos + result_text.size() - found->first);
   return bug;
 }
+
+// ---------------------------------------------------------------------------------------
+// The capability axes (issue 21): ONE table, one row per axis, each measured by rendering after
+// the frame, the baseline and the reasoning markers (which it may read from the profile). The
+// same rows are CAPABILITY_AXES in scripts/probe-oracle.py; the profile key is the row's name.
+// ---------------------------------------------------------------------------------------
+
+// What the earlier steps measured that an axis needs besides the profile.
+struct Measured {
+  const text::HeaderPattern* pattern;     // turn headers, from the user prefix
+  const std::vector<std::string>& names;  // the template's variable names
+  const std::optional<Chat>& tool_chat;   // the baseline tool conversation, if it has tool turns
+};
+struct CapabilityAxis {
+  std::string_view key;  // the profile key
+  void (*measure)(Renderer& r, const Measured& m, Profile& p);
+};
+constexpr CapabilityAxis kCapabilityAxes[] = {
+    {"assistant_masks",
+     [](Renderer& r, const Measured& m, Profile& p) {
+       p.assistant_masks = measure_masks(r, p.frame, m.tool_chat);
+     }},
+    {"thinking_controls",
+     [](Renderer& r, const Measured& m, Profile& p) {
+       p.thinking_controls = measure_thinking_controls(r, m.names, p.reasoning);
+     }},
+    {"documents", [](Renderer& r, const Measured& m,
+                     Profile& p) { p.documents = measure_documents(r, m.pattern, p.frame); }},
+    {"multimodal",
+     [](Renderer& r, const Measured&, Profile& p) { p.multimodal = measure_multimodal(r); }},
+    {"date", [](Renderer& r, const Measured&, Profile& p) { p.date = measure_date(r); }},
+    {"bos_token", [](Renderer& r, const Measured&, Profile& p) { p.bos_token = measure_bos(r); }},
+};
 
 }  // namespace
 
@@ -1435,12 +1483,8 @@ Profile probe_with(const SpanRenderFunction& render, const std::vector<std::stri
   }
   std::optional<Chat> tool_chat;
   if (p.renders && shape->tool_messages) tool_chat = conversation(*search.combo, *shape);
-  p.assistant_masks = measure_masks(r, p.frame, tool_chat);
-  p.thinking_controls = measure_thinking_controls(r, names, p.reasoning);
-  p.documents = measure_documents(r, pattern.get(), p.frame);
-  p.multimodal = measure_multimodal(r);
-  p.date = measure_date(r);
-  p.bos_token = measure_bos(r);
+  const Measured measured{pattern.get(), names, tool_chat};
+  for (const auto& axis : kCapabilityAxes) axis.measure(r, measured, p);
 
   if (p.renders) {
     if (p.tools.definitions_rendered && shape->tool_messages && !p.tool_calls.rendered)
