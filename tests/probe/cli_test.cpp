@@ -131,4 +131,20 @@ TEST(ProbeCli, CapabilityCardShowsTemplateBugs) {
   EXPECT_EQ(WEXITSTATUS(bad.status), 2);
 }
 
+// The survey's bug table names each bug with its rendered evidence (the crafted templates have
+// one kind each).
+TEST(ProbeCli, SurveyBugTableShowsEvidence) {
+  ASSERT_TRUE(have_cli()) << "the CLI is not built: " << CHATWIRE_CLI;
+  CommandResult r = run(std::string(CHATWIRE_CLI) + " survey " + CHATWIRE_DATA_DIR +
+                        "/goldens/probe/crafted --quiet");
+  ASSERT_EQ(r.status, 0);
+  for (const char* row :
+       {"| falcon3-style | tool_result_under_assistant | result header `<\\|assistant\\|>\\n`: "
+        "`<\\|assistant\\|>\\n<tool_response>\\nZXRESULTXZ 22C and sunny` |",
+        "| result-without-role | tool_result_without_role | the result right after the previous "
+        "turn's end: `<\\|im_end\\|>\\nZXRESULTXZ 22C and sunny` |",
+        "| marker-mismatch | instruction_history_marker_mismatch | renders `<｜tool_call_begin>`"})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+}
+
 }  // namespace
