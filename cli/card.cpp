@@ -112,59 +112,88 @@ std::string yes_no(bool b) {
   return b ? "yes" : "no";
 }
 
-// The rows, in the card's order. One table: a row = its verdict, what was measured, and the
-// request of its compatibility example.
-std::vector<Row> rows(const probe::Profile& p, const json& profile) {
-  const bool parts = convention(p, "content", "string") == "parts";
-  std::vector<Row> out;
-  const json sys = message("system", "You are a helpful assistant.", parts);
-  const json hi = message("user", "Hello!", parts);
-  const json hello = message("assistant", "Hi! How can I help?", false);
-  const json ask = message("user", "What is 2 + 2?", parts);
+// What a row builder reads: the profile (typed and as JSON) and the content shape that renders.
+struct Input {
+  const probe::Profile& p;
+  const json& profile;
+  bool parts;  // the baseline sends content as text parts
 
-  std::string frame = "family " + p.frame.family;
-  if (!p.frame.error.empty()) frame += " (a plain conversation fails: " + p.frame.error + ")";
-  out.push_back(
-      {"turn_frame", frame, p.frame.error.empty(), profile["frame"],
-       json{{"messages", json::array({sys, hi, hello, ask})}, {"add_generation_prompt", true}}});
-  out.push_back({"system_role",
-                 p.system.supported ? "supported" : "not supported: " + p.system.error,
-                 p.system.supported, profile["system"],
-                 json{{"messages", json::array({message("system", "", parts), hi})},
-                      {"add_generation_prompt", true}}});
-  out.push_back({"consecutive_roles",
-                 p.alternation.required ? "refused (strict alternation): " + p.alternation.error
-                                        : "two user turns in a row render",
-                 !p.alternation.required, profile["alternation"],
-                 json{{"messages", json::array({hi, ask})}, {"add_generation_prompt", true}}});
-  json long_messages = json::array({sys});
+  json user(std::string_view text) const { return message("user", text, parts); }
+};
+
+json reply_request(json messages) {
+  return json{{"messages", std::move(messages)}, {"add_generation_prompt", true}};
+}
+
+Row turn_frame(const Input& in) {
+  std::string verdict = "family " + in.p.frame.family;
+  if (!in.p.frame.error.empty())
+    verdict += " (a plain conversation fails: " + in.p.frame.error + ")";
+  return {{},
+          verdict,
+          in.p.frame.error.empty(),
+          in.profile["frame"],
+          reply_request(json::array(
+              {message("system", "You are a helpful assistant.", in.parts), in.user("Hello!"),
+               message("assistant", "Hi! How can I help?", false), in.user("What is 2 + 2?")}))};
+}
+
+Row system_role(const Input& in) {
+  return {{},
+          in.p.system.supported ? "supported" : "not supported: " + in.p.system.error,
+          in.p.system.supported,
+          in.profile["system"],
+          reply_request(json::array({message("system", "", in.parts), in.user("Hello!")}))};
+}
+
+Row consecutive_roles(const Input& in) {
+  return {{},
+          in.p.alternation.required ? "refused (strict alternation): " + in.p.alternation.error
+                                    : "two user turns in a row render",
+          !in.p.alternation.required,
+          in.profile["alternation"],
+          reply_request(json::array({in.user("Hello!"), in.user("What is 2 + 2?")}))};
+}
+
+// Its verdict is the render's (see capability_card).
+Row long_conversation(const Input& in) {
+  json messages = json::array({message("system", "You are a helpful assistant.", in.parts)});
   for (int turn = 1; turn <= 6; ++turn) {
-    long_messages.push_back(message("user", "Question " + std::to_string(turn) + "?", parts));
-    long_messages.push_back(message("assistant", "Answer " + std::to_string(turn) + ".", false));
+    messages.push_back(in.user("Question " + std::to_string(turn) + "?"));
+    messages.push_back(message("assistant", "Answer " + std::to_string(turn) + ".", false));
   }
-  long_messages.push_back(message("user", "One more question?", parts));
-  out.push_back({"long_conversation", "", true, json::object(),
-                 json{{"messages", long_messages}, {"add_generation_prompt", true}}});
-  out.push_back(
-      {"prefill",
-       !p.prefill.supported ? "not supported" + (p.prefill.error ? ": " + *p.prefill.error : "")
-       : p.prefill.matches_generation_prompt
-           ? "supported; continues where a generated reply starts"
-           : "supported; the template writes something else before the continued text",
-       p.prefill.supported, profile["prefill"],
-       json{{"messages", json::array({message("user", "Write a haiku about the sea.", parts),
-                                      message("assistant", "Waves fold", false)})},
-            {"continue_final_message", true}}});
+  messages.push_back(in.user("One more question?"));
+  return {{}, "", true, json::object(), reply_request(std::move(messages))};
+}
 
-  // Tools, with the input conventions the baseline found.
-  const bool flat = convention(p, "tools", "nested") == "flat";
+Row prefill(const Input& in) {
+  const probe::Prefill& f = in.p.prefill;
+  std::string verdict = !f.supported ? "not supported" + (f.error ? ": " + *f.error : "")
+                        : f.matches_generation_prompt
+                            ? "supported; continues where a generated reply starts"
+                            : "supported; the template writes something else before the "
+                              "continued text";
+  return {{},
+          verdict,
+          f.supported,
+          in.profile["prefill"],
+          json{{"messages", json::array({in.user("Write a haiku about the sea."),
+                                         message("assistant", "Waves fold", false)})},
+               {"continue_final_message", true}}};
+}
+
+// A tool round trip with the input conventions the baseline found.
+Row tools(const Input& in) {
+  const probe::Profile& p = in.p;
   json function = {{"name", "get_weather"},
                    {"description", "Get the current weather for a city."},
                    {"parameters",
                     {{"type", "object"},
                      {"properties", {{"city", {{"type", "string"}, {"description", "City"}}}}},
                      {"required", json::array({"city"})}}}};
-  json tool = flat ? function : json{{"type", "function"}, {"function", function}};
+  json tool = convention(p, "tools", "nested") == "flat"
+                  ? function
+                  : json{{"type", "function"}, {"function", function}};
   json arguments = {{"city", "Paris"}};
   if (convention(p, "arguments", "dict") == "string") arguments = "{\"city\": \"Paris\"}";
   const std::string id = convention(p, "call_id", "long") == "short"
@@ -181,103 +210,162 @@ std::vector<Row> rows(const probe::Profile& p, const json& profile) {
                  {"tool_call_id", id},
                  {"name", "get_weather"},
                  {"content", "22C and sunny"}};
-  std::string tools_verdict =
+  std::string verdict =
       !p.tools.definitions_rendered && !p.tool_calls.rendered
           ? "no tool support"
           : "definitions " + p.tools.definitions_location + "; calls " +
                 (p.tool_calls.rendered ? "rendered" : "DROPPED") + "; results " +
                 (p.tool_results.role ? "under " + *p.tool_results.role : "DROPPED");
-  out.push_back(
-      {"tools", tools_verdict,
-       p.tools.definitions_rendered && p.tool_calls.rendered && p.tool_results.rendered,
-       json{{"tools", profile["tools"]},
-            {"tool_calls", profile["tool_calls"]},
-            {"tool_results", profile["tool_results"]}},
-       json{{"messages", json::array({message("user", "Weather in Paris?", parts), call, result})},
-            {"tools", json::array({tool})},
-            {"add_generation_prompt", true}}});
-  std::vector<std::string> refused;
-  for (const auto& c : p.conventions)
-    if (c.status != probe::Status::ok) refused.push_back(c.key);
-  std::string refused_list;
-  for (const auto& r : refused) add(refused_list, ", ", r);
-  out.push_back({"input_conventions",
-                 refused.empty() ? "every convention accepted" : "not accepted: " + refused_list,
-                 refused.empty(), profile["conventions"], std::nullopt});
+  json request = {{"messages", json::array({in.user("Weather in Paris?"), call, result})},
+                  {"tools", json::array({tool})},
+                  {"add_generation_prompt", true}};
+  return {{},
+          verdict,
+          p.tools.definitions_rendered && p.tool_calls.rendered && p.tool_results.rendered,
+          json{{"tools", in.profile["tools"]},
+               {"tool_calls", in.profile["tool_calls"]},
+               {"tool_results", in.profile["tool_results"]}},
+          std::move(request)};
+}
 
-  json reasoning_turn = message("assistant", "4.", false);
-  reasoning_turn["reasoning_content"] = "2 + 2 = 4.";
-  out.push_back(
-      {"reasoning",
-       p.reasoning.style == "none"
-           ? "no reasoning markers"
-           : p.reasoning.style + " " + p.reasoning.open.value_or("") + " ... " +
-                 p.reasoning.close.value_or("") + "; past reasoning " +
-                 (p.reasoning.history_kept ? "KEPT" : "dropped") +
-                 "; the prompt opens reasoning: " + yes_no(p.reasoning.prompt_opens),
-       !p.reasoning.history_kept, profile["reasoning"],
-       json{{"messages", json::array({ask, reasoning_turn, message("user", "And 3 + 3?", parts)})},
-            {"add_generation_prompt", true}}});
+Row input_conventions(const Input& in) {
+  std::string refused;
+  for (const auto& c : in.p.conventions)
+    if (c.status != probe::Status::ok) add(refused, ", ", c.key);
+  return {{},
+          refused.empty() ? "every convention accepted" : "not accepted: " + refused,
+          refused.empty(),
+          in.profile["conventions"],
+          std::nullopt};
+}
+
+Row reasoning(const Input& in) {
+  const probe::Reasoning& r = in.p.reasoning;
+  json turn = message("assistant", "4.", false);
+  turn["reasoning_content"] = "2 + 2 = 4.";
+  std::string verdict = r.style == "none"
+                            ? "no reasoning markers"
+                            : r.style + " " + r.open.value_or("") + " ... " + r.close.value_or("") +
+                                  "; past reasoning " + (r.history_kept ? "KEPT" : "dropped") +
+                                  "; the prompt opens reasoning: " + yes_no(r.prompt_opens);
+  return {{},
+          verdict,
+          !r.history_kept,
+          in.profile["reasoning"],
+          reply_request(json::array({in.user("What is 2 + 2?"), turn, in.user("And 3 + 3?")}))};
+}
+
+Row thinking_controls(const Input& in) {
   std::string controls;
-  for (const auto& c : p.thinking_controls.controls) add(controls, ", ", c.name);
-  out.push_back({"thinking_controls", controls.empty() ? "none found" : controls, true,
-                 profile["thinking_controls"], std::nullopt});
+  for (const auto& c : in.p.thinking_controls.controls) add(controls, ", ", c.name);
+  return {{},
+          controls.empty() ? "none found" : controls,
+          true,
+          in.profile["thinking_controls"],
+          std::nullopt};
+}
 
-  // Multimodal: the first part type the template renders as a placeholder, else an image.
-  std::string part_type = "image";
-  std::string parts_verdict;
-  for (const auto& part : p.multimodal.parts) {
+// The example sends the first part type the template renders as a placeholder, else an image.
+Row multimodal(const Input& in) {
+  std::string verdict, part_type;
+  for (const auto& part : in.p.multimodal.parts) {
     std::string item = part.type + " " + part.status;
     if (part.placeholder && part.status == "placeholder") item += " " + *part.placeholder;
-    add(parts_verdict, "; ", item);
+    add(verdict, "; ", item);
+    if (part.status == "placeholder" && part_type.empty()) part_type = part.type;
   }
-  for (const auto& part : p.multimodal.parts)
-    if (part.status == "placeholder") {
-      part_type = part.type;
-      break;
-    }
+  const bool placeholders = !part_type.empty();
+  if (part_type.empty()) part_type = "image";
   json media =
       part_type == "image_url"
           ? json{{"type", "image_url"}, {"image_url", {{"url", "https://example.com/a.png"}}}}
           : json{{"type", part_type}};
-  bool placeholders = false;
-  for (const auto& part : p.multimodal.parts) placeholders |= part.status == "placeholder";
-  out.push_back(
-      {"multimodal", parts_verdict, placeholders, profile["multimodal"],
-       json{{"messages",
-             json::array({json{
-                 {"role", "user"},
-                 {"content",
-                  json::array({json{{"type", "text"}, {"text", "What is in this?"}}, media})}}})},
-            {"add_generation_prompt", true}}});
-  out.push_back(
-      {"documents", p.documents.rendered ? "rendered in " + p.documents.location : "not rendered",
-       p.documents.rendered, profile["documents"],
-       p.documents.rendered
-           ? std::optional<json>(json{
-                 {"messages", json::array({message("user", "What does the report say?", parts)})},
-                 {"documents", json::array({json{{"title", "Report"}, {"text", "Sales grew."}}})},
-                 {"add_generation_prompt", true}})
-           : std::nullopt});
+  json content = json::array({json{{"type", "text"}, {"text", "What is in this?"}}, media});
+  return {{},
+          verdict,
+          placeholders,
+          in.profile["multimodal"],
+          reply_request(json::array({json{{"role", "user"}, {"content", std::move(content)}}}))};
+}
+
+Row documents(const Input& in) {
+  const probe::Documents& d = in.p.documents;
+  std::optional<json> example;
+  if (d.rendered) {
+    example = json{{"messages", json::array({in.user("What does the report say?")})},
+                   {"documents", json::array({json{{"title", "Report"}, {"text", "Sales grew."}}})},
+                   {"add_generation_prompt", true}};
+  }
+  return {{},
+          d.rendered ? "rendered in " + d.location : "not rendered",
+          d.rendered,
+          in.profile["documents"],
+          std::move(example)};
+}
+
+Row assistant_masks(const Input& in) {
+  const probe::AssistantMasks& m = in.p.assistant_masks;
   std::string missed;
-  for (const auto& m : p.assistant_masks.missed) add(missed, ", ", m);
-  out.push_back({"assistant_masks",
-                 !p.assistant_masks.generation_blocks
-                     ? "no {% generation %} blocks (return_assistant_tokens_mask gives nothing)"
-                 : missed.empty() ? "generation blocks cover the assistant turns"
-                                  : "generation blocks miss: " + missed,
-                 p.assistant_masks.generation_blocks && missed.empty(), profile["assistant_masks"],
-                 std::nullopt});
-  out.push_back({"date",
-                 p.date.depends_on_clock ? "the prompt depends on the clock (strftime_now)"
-                 : p.date.date_string    ? "a date_string variable is written"
-                                         : "no date in the prompt",
-                 !p.date.depends_on_clock, profile["date"], std::nullopt});
-  out.push_back({"bos_token",
-                 p.bos_token.writes_bos_token
-                     ? "the template writes bos_token: the tokenizer must not add it again"
-                     : "the template does not write bos_token",
-                 true, profile["bos_token"], std::nullopt});
+  for (const auto& x : m.missed) add(missed, ", ", x);
+  return {{},
+          !m.generation_blocks
+              ? "no {% generation %} blocks (return_assistant_tokens_mask gives nothing)"
+          : missed.empty() ? "generation blocks cover the assistant turns"
+                           : "generation blocks miss: " + missed,
+          m.generation_blocks && missed.empty(),
+          in.profile["assistant_masks"],
+          std::nullopt};
+}
+
+Row date(const Input& in) {
+  return {{},
+          in.p.date.depends_on_clock ? "the prompt depends on the clock (strftime_now)"
+          : in.p.date.date_string    ? "a date_string variable is written"
+                                     : "no date in the prompt",
+          !in.p.date.depends_on_clock,
+          in.profile["date"],
+          std::nullopt};
+}
+
+Row bos_token(const Input& in) {
+  return {{},
+          in.p.bos_token.writes_bos_token
+              ? "the template writes bos_token: the tokenizer must not add it again"
+              : "the template does not write bos_token",
+          true,
+          in.profile["bos_token"],
+          std::nullopt};
+}
+
+// The card's rows: ONE table, in the card's order (the parser row, from readback, comes last).
+struct RowRule {
+  std::string_view name;
+  Row (*build)(const Input&);
+};
+constexpr RowRule kRows[] = {
+    {"turn_frame", turn_frame},
+    {"system_role", system_role},
+    {"consecutive_roles", consecutive_roles},
+    {"long_conversation", long_conversation},
+    {"prefill", prefill},
+    {"tools", tools},
+    {"input_conventions", input_conventions},
+    {"reasoning", reasoning},
+    {"thinking_controls", thinking_controls},
+    {"multimodal", multimodal},
+    {"documents", documents},
+    {"assistant_masks", assistant_masks},
+    {"date", date},
+    {"bos_token", bos_token},
+};
+
+std::vector<Row> rows(const probe::Profile& p, const json& profile) {
+  const Input in{p, profile, convention(p, "content", "string") == "parts"};
+  std::vector<Row> out;
+  for (const auto& rule : kRows) {
+    out.push_back(rule.build(in));
+    out.back().row = rule.name;
+  }
   return out;
 }
 
