@@ -44,8 +44,8 @@ TEST(ProbeCli, SurveyOfAllBundledTemplates) {
        {"## Turn frames by family", "## Reasoning", "## Where tool definitions go",
         "## Call syntax", "## Tool-result role", "## Input conventions", "## Silent failures",
         "## Template bugs", "## Assistant masks", "## Thinking controls", "## Documents (RAG)",
-        "## Multimodal content parts", "## Date dependence",
-        "## bos_token written by the template"})
+        "## Multimodal content parts", "## Date dependence", "## bos_token written by the template",
+        "## Output parser and round trip"})
     EXPECT_NE(r.out.find(table), std::string::npos) << table;
   std::size_t bundled = 0;
   for (const auto& entry :
@@ -66,6 +66,10 @@ TEST(ProbeCli, ProbeJsonHasTheIssueKeys) {
   EXPECT_EQ(j["frame"]["family"], "ChatML");
   for (const char* key : {"arguments_dict", "arguments_string", "long_call_id", "flat_tools"})
     EXPECT_TRUE(j["conventions"].contains(key)) << key;
+  // The output parser derived from the template and its round-trip verdict.
+  EXPECT_EQ(j["parser"]["verdict"], "read back");
+  EXPECT_EQ(j["parser"]["syntax"]["family"], "json");
+  EXPECT_EQ(j["parser"]["calls_read_back"], true);
 }
 
 TEST(ProbeCli, ProbeNeedsExactlyOneInput) {
