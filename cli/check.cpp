@@ -3,8 +3,10 @@
 // Exit code 0 only when everything survives.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
+#include "card.hpp"
 #include "chatwire/adapt.hpp"
 #include "commands.hpp"
 
@@ -13,8 +15,8 @@ namespace chatwire::cli {
 namespace {
 
 struct CheckArgs {
-  std::string template_file, model_dir, all_dir, call_syntax;
-  bool json_output = false, print_request = false;
+  std::string template_file, model_dir, all_dir, call_syntax, out;
+  bool json_output = false, print_request = false, card = false;
 };
 
 using json = nlohmann::ordered_json;
@@ -114,6 +116,32 @@ int run_all(const CheckArgs& args) {
   return failed == 0 && not_loaded == 0 ? 0 : 1;
 }
 
+// --card: the capability card, as Markdown (or JSON with --json) on stdout, or both files
+// (OUT.json and OUT.md) with --out OUT.
+int run_card(const CheckArgs& args) {
+  const bool model = !args.model_dir.empty();
+  auto card = capability_card(model ? args.model_dir : args.template_file, model);
+  if (!card) {
+    std::cerr << "chatwire check --card: " << card.error().to_string() << "\n";
+    return 1;
+  }
+  const std::string text = card->dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+  if (!args.out.empty()) {
+    std::ofstream json_file(args.out + ".json", std::ios::binary);
+    std::ofstream md_file(args.out + ".md", std::ios::binary);
+    json_file << text;
+    md_file << card_markdown(*card);
+    if (!json_file || !md_file) {
+      std::cerr << "chatwire check --card: cannot write " << args.out << ".json/.md\n";
+      return 1;
+    }
+    std::cout << "wrote " << args.out << ".json and " << args.out << ".md\n";
+    return 0;
+  }
+  std::cout << (args.json_output ? text : card_markdown(*card));
+  return 0;
+}
+
 }  // namespace
 
 void add_check(CLI::App& root, int& exit_code) {
@@ -128,13 +156,24 @@ void add_check(CLI::App& root, int& exit_code) {
   cmd->add_option("--call-syntax", args->call_syntax, "text syntax for calls a template drops");
   cmd->add_flag("--json", args->json_output, "JSON output");
   cmd->add_flag("--print-request", args->print_request, "print the sentinel request and exit");
+  auto* card = cmd->add_flag("--card", args->card,
+                             "the capability card (Markdown; JSON with --json; both with --out)");
+  card->excludes(a);
+  cmd->add_option("--out", args->out, "with --card: write OUT.json and OUT.md")->needs(card);
   cmd->callback([args, &exit_code] {
     if (args->print_request) {
       std::cout << adapt::sentinel_request().dump(1) << "\n";
       exit_code = 0;
       return;
     }
-    if (!args->all_dir.empty()) {
+    if (args->card) {
+      if (args->template_file.empty() && args->model_dir.empty()) {
+        std::cerr << "chatwire check --card: give --template FILE or --model DIR\n";
+        exit_code = 2;
+        return;
+      }
+      exit_code = run_card(*args);
+    } else if (!args->all_dir.empty()) {
       exit_code = run_all(*args);
     } else if (!args->template_file.empty()) {
       exit_code = run_one(*args, args->template_file, false, nullptr);

@@ -59,6 +59,30 @@ std::string summary(const probe::Profile& p) {
   std::string bugs;
   for (const auto& b : p.template_bugs) bugs += " " + b.kind;
   s += "template bugs:    " + (bugs.empty() ? std::string(" none") : bugs) + "\n";
+  s += "prefill:           " + yes(p.prefill.supported) +
+       (p.prefill.supported && !p.prefill.matches_generation_prompt
+            ? " (not where a generated reply starts)"
+            : "") +
+       "\n";
+  const auto& m = p.assistant_masks;
+  std::string missed;
+  for (const auto& x : m.missed) missed += " " + x;
+  s += "assistant masks:   " +
+       std::string(!m.generation_blocks ? "no generation blocks"
+                   : missed.empty()     ? "cover the assistant turns"
+                                        : "miss" + missed) +
+       "\n";
+  std::string controls;
+  for (const auto& c : p.thinking_controls.controls) controls += " " + c.name;
+  s += "thinking controls:" + (controls.empty() ? std::string(" none") : controls) + "\n";
+  s += "documents:         " +
+       (p.documents.rendered ? "in " + p.documents.location : std::string("not rendered")) + "\n";
+  std::string parts;
+  for (const auto& part : p.multimodal.parts) parts += " " + part.type + "=" + part.status;
+  s += "content parts:    " + parts + "\n";
+  s += "clock:             " + std::string(p.date.depends_on_clock ? "read" : "not read") +
+       ", date_string " + std::string(p.date.date_string ? "written" : "not written") + "\n";
+  s += "writes bos_token:  " + yes(p.bos_token.writes_bos_token) + "\n";
   return s;
 }
 

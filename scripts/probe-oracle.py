@@ -28,9 +28,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "oracle"))
 import hf_render  # noqa: E402
+from jinja2 import nodes  # noqa: E402
 
 PROFILE_VERSION = 1
 FROZEN_NOW = "2026-01-15T10:00:00"
+OTHER_NOW = "2031-07-04T22:30:00"  # the second clock of the date measurement
 SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
 
 # Sentinels: unique strings that cannot occur in a template by accident. Upper-case
@@ -49,6 +51,11 @@ S = {
     "tool_description": "ZXTOOLDESCXZ",
     "parameter_description": "ZXPARAMDESCXZ",
     "prefill": "ZXPREFILLXZ",
+    "answer2": "ZXANSWERTWOXZ",
+    "document_title": "ZXDOCTITLEXZ",
+    "document_text": "ZXDOCTEXTXZ",
+    "bos": "ZXBOSXZ",
+    "date": "ZXDATEXZ",
 }
 ARGUMENT_KEY = "zxcity"
 LONG_CALL_ID = "call_ZXLONGID0123456789abcdef"  # OpenAI style: call_ + 24 characters
@@ -115,13 +122,42 @@ FAMILIES = [
     ("EXAONE", "[|assistant|]"),
     ("Mistral", "[/INST]"),
     ("pipe role", "<|assistant|>"),
+    ("Alpaca", "### Response"),
     ("plain text", "assistant"),
     ("plain text", "Assistant"),
+    ("plain text", "ASSISTANT"),
 ]
+# The family of a frame whose markers match no row above but exist (the template has turn
+# markers of its own); "unknown" is left for frames with no assistant marker at all.
+OTHER_FAMILY = "other"
 
 # Reasoning openers looked for in the generation prompt when the template shows no
 # reasoning markers of its own.
 REASONING_OPENERS = ["<think>", "<seed:think>", "[THINK]", "<|channel|>analysis"]
+# ... and the closers, for the same purpose.
+REASONING_CLOSERS = ["</think>", "</seed:think>", "[/THINK]", "<|end|>"]
+
+# Names the thinking-control measurement never flips: what the renderer passes anyway and
+# the environment's own globals.
+NOT_FLIPPED = {"messages", "tools", "documents", "add_generation_prompt", "bos_token",
+               "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token",
+               "additional_special_tokens", "range", "dict", "lipsum", "cycler", "joiner",
+               "namespace", "raise_exception", "strftime_now", "loop", "caller", "varargs",
+               "kwargs", "self"}
+# The error of a template reading a variable nobody passed; render_variant passes it empty.
+UNDEFINED_RE = r"UndefinedError: '([A-Za-z_][A-Za-z0-9_]*)' is undefined"
+MAX_UNDEFINED = 3
+# The values each candidate variable is flipped to (JSON key, value).
+FLIP_VALUES = [("true", True), ("false", False), ("string", "ZXVALUEXZ")]
+
+# Content part types of the multimodal measurement: (type, the part as sent).
+PART_TYPES = [
+    ("image", {"type": "image"}),
+    ("image_url", {"type": "image_url", "image_url": {"url": "https://example.com/zx.png"}}),
+    ("audio", {"type": "audio"}),
+    ("input_audio", {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}),
+    ("video", {"type": "video"}),
+]
 
 # A literal marker: <...>, </...>, <｜...｜> or [UPPER_CASE] (used to compare the
 # markers a template's instructions teach with those it renders in history).
@@ -200,25 +236,76 @@ class Renderer:
         self.count = 0
 
     def render(self, chat):
-        """(output, None) or (None, "ErrorType: message")."""
+        """(output, None) or (None, "ErrorType: message"). The chat may carry "kwargs"
+        (template variables), "documents" and "now" (strftime_now's clock); the
+        {% generation %} spans of the last render are left in self.generation (a list of
+        (start, end), empty when none were recorded)."""
         self.count += 1
         chat = dict(chat, special_tokens_map=self.special_tokens)
-        hf_render.FROZEN_NOW = hf_render.datetime.datetime.fromisoformat(FROZEN_NOW)
+        now = chat.pop("now", FROZEN_NOW)
+        hf_render.FROZEN_NOW = hf_render.datetime.datetime.fromisoformat(now)
+        self.generation = []
         try:
-            out, _ = hf_render.render_chat(self.source, chat)
+            out, gen = hf_render.render_chat(self.source, chat)
+            self.generation = list(gen or [])
             return out, None
         except Exception as e:  # every failure is a measurement
             return None, f"{type(e).__name__}: {e}"
 
     def render_plain(self, chat):
-        """Renders a small conversation without tools; a template that fails without
-        tools (some iterate over `tools` unconditionally) gets the sentinel tool."""
-        out, err = self.render(chat)
-        if out is None and chat.get("tools") is None:
-            retry, _ = self.render(dict(chat, tools=[tool_definition("nested")]))
-            if retry is not None:
-                return retry, None
+        out, err, _ = self.render_variant(chat)
         return out, err
+
+    def render_variant(self, chat):
+        """Renders a small conversation: as given; when that fails or loses a message's text,
+        with the sentinel tool (some templates iterate over `tools` unconditionally), with
+        it flat, and with every content as text parts (some index content[0]['text']). The
+        first variant that keeps every message's text wins, else the first that renders,
+        else the first error: (output, error, the variant rendered)."""
+        first = None
+        for variant in plain_variants(chat):
+            out, err = self.render(variant)
+            # A variable the template needs but transformers does not pass (e.g. `functions`):
+            # given as an empty string, up to MAX_UNDEFINED of them.
+            for _ in range(MAX_UNDEFINED):
+                m = re.fullmatch(UNDEFINED_RE, err or "")
+                if m is None:
+                    break
+                variant = dict(variant, kwargs=dict(variant.get("kwargs", {}), **{m.group(1): ""}))
+                out, err = self.render(variant)
+            if out is not None and all(t in out for t in message_texts(variant)):
+                return out, None, variant
+            if first is None or (first[0] is None and out is not None):
+                first = (out, err, variant, self.generation)
+        self.generation = first[3]
+        return first[:3]
+
+
+def as_parts(messages):
+    """The messages with every string content as one text part."""
+    return [dict(m, content=[{"type": "text", "text": m["content"]}])
+            if isinstance(m.get("content"), str) else m for m in messages]
+
+
+def plain_variants(chat):
+    variants = [chat]
+    if chat.get("tools") is None:
+        variants.append(dict(chat, tools=[tool_definition("nested")]))
+        variants.append(dict(chat, tools=[tool_definition("flat")]))
+    variants.append(dict(chat, messages=as_parts(chat["messages"])))
+    return variants
+
+
+def message_texts(chat):
+    """The text of every message (string content, or its text parts)."""
+    texts = []
+    for m in chat["messages"]:
+        content = m.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return texts
 
 
 # ---------------------------------------------------------------------------
@@ -374,6 +461,9 @@ def measure_frame(r):
         if marker in look:
             frame["family"] = family
             break
+    else:
+        if strip(frame["assistant_prefix"] or frame["generation_prompt"] or ""):
+            frame["family"] = OTHER_FAMILY
     if u_gen is None:
         frame["error"] = err_gen
 
@@ -473,8 +563,10 @@ def classify_location(output, pos, pattern, frame, lo=0):
     return None, None
 
 
-def definitions_location(output, no_tools_output, pattern, frame):
-    pos = output.find(S["tool_description"])
+def definitions_location(output, no_tools_output, pattern, frame, key="tool_description"):
+    """Where the sentinel `key` (the tool description, a document's text) lands, and the
+    block its input adds to the prompt (the difference from the render without it)."""
+    pos = output.find(S[key])
     if pos < 0:
         return "not_rendered", None
     block = None
@@ -639,8 +731,285 @@ def user_message_read_as_tool_result(r, out, results, frame):
             "as_text": as_text, "as_result": as_result}
 
 
+# ---------------------------------------------------------------------------
+# The capability axes of issue 21 (each measured by rendering)
+
+
+def covered(spans, lo, hi):
+    """Whether every position of [lo, hi) lies in some {% generation %} span."""
+    pos = lo
+    while pos < hi:
+        nxt = max((b for a, b in spans if a <= pos < b), default=None)
+        if nxt is None:
+            return False
+        pos = nxt
+    return True
+
+
+def covered_text(out, spans, text_, start=0):
+    """None when text_ is not rendered (at or after start), else whether it is covered."""
+    pos = out.find(text_, start)
+    if pos < 0:
+        return None
+    return covered(spans, pos, pos + len(text_))
+
+
+def measure_masks(r, frame, tool_chat):
+    """Assistant masks: whether {% generation %} blocks exist and cover exactly the assistant
+    content in training mode, and which parts they miss (content, reasoning, tool calls, the
+    end-of-turn marker). tool_chat: the baseline tool conversation, or None."""
+    chat = {"messages": [
+        {"role": "user", "content": S["question"]},
+        {"role": "assistant", "content": S["answer"]},
+        {"role": "user", "content": S["question2"]},
+        {"role": "assistant", "content": S["answer2"],
+         "reasoning_content": S["reasoning_content"], "thinking": S["thinking"]}],
+        "tools": None, "add_generation_prompt": False}
+    masks = {"generation_blocks": False, "content_covered": None, "only_assistant": None,
+             "missed": [], "includes": [], "masked": []}
+    out, _ = r.render_plain(chat)
+    spans = r.generation
+    if out is None or not spans:
+        return masks
+    masks["generation_blocks"] = True
+    masks["masked"] = [out[a:b] for a, b in spans]
+    content = [covered_text(out, spans, S[k]) for k in ("answer", "answer2")]
+    masks["content_covered"] = all(c is True for c in content)
+    others = [covered_text(out, spans, S[k]) for k in ("question", "question2")]
+    missed = []
+    if not masks["content_covered"]:
+        missed.append("content")
+    if any(covered_text(out, spans, S[k]) is False for k in ("reasoning_content", "thinking")):
+        missed.append("reasoning")
+    if tool_chat is not None:
+        t_out, _ = r.render(dict(tool_chat, add_generation_prompt=False))
+        t_spans = r.generation
+        if t_out is not None:
+            if covered_text(t_out, t_spans, S["call_argument"]) is False:
+                missed.append("tool_calls")
+            others += [covered_text(t_out, t_spans, S[k]) for k in ("system", "result")]
+    end = strip(frame["assistant_suffix"] or "")
+    a2 = out.find(S["answer2"])
+    if end and a2 >= 0 and covered_text(out, spans, end, a2 + len(S["answer2"])) is False:
+        missed.append("end_of_turn")
+    masks["only_assistant"] = not any(o is True for o in others)
+    masks["missed"] = missed
+    # Covered beyond the content: the assistant header before the final answer.
+    header = strip(frame["assistant_prefix"] or "")
+    q2 = out.find(S["question2"])
+    at = out.rfind(header, q2, a2) if header and 0 <= q2 < a2 else -1
+    masks["includes"] = ["header"] if at >= 0 and covered(spans, at, at + len(header)) else []
+    return masks
+
+
+def template_names(source):
+    """Every name the template's expressions and targets mention (the C++ engine's
+    Template::names()), sorted."""
+    env, _ = hf_render.compile_template(source)
+    tree = env.parse(source)
+    names = {n.name for n in tree.find_all(nodes.Name)}
+    names |= {n.name for n in tree.find_all(nodes.Macro)}
+    names |= {n.name for n in tree.find_all(nodes.NSRef)}
+    return sorted(names)
+
+
+def reasoning_state(out, reasoning):
+    """The prompt's reasoning after the follow-up question: "open" (the prompt opens a
+    reasoning block), "closed" (it writes an opened and closed, i.e. skipped, block) or
+    "none"."""
+    at = out.rfind(S["question2"])
+    tail = out[at + len(S["question2"]):] if at >= 0 else out
+    tags = reasoning["style"] == "tags"
+    opens = [reasoning["open"]] if tags and reasoning["open"] else REASONING_OPENERS
+    closes = [reasoning["close"]] if tags and reasoning["close"] else REASONING_CLOSERS
+    ends = [tail.rfind(o) + len(o) for o in opens if o in tail]
+    if not ends:
+        return "none"
+    return "closed" if any(c in tail[max(ends):] for c in closes) else "open"
+
+
+def measure_thinking_controls(r, names, reasoning):
+    """Which template variables change the rendering, flipped one at a time (to true, to
+    false) from the template's own variable names, and what each does to reasoning: opens
+    or closes it in the prompt, keeps or drops past reasoning. Variables that change the
+    rendering otherwise are listed by name."""
+    chat = {"messages": [
+        {"role": "user", "content": S["question"]},
+        {"role": "assistant", "content": S["answer"],
+         "reasoning_content": S["reasoning_content"], "thinking": S["thinking"]},
+        {"role": "user", "content": S["question2"]}], "tools": None, "add_generation_prompt": True}
+    candidates = [n for n in names if n not in NOT_FLIPPED]
+    result = {"candidates": candidates, "prompt": None, "past_reasoning": None, "controls": [],
+              "other_variables": []}
+    base, _, variant = r.render_variant(chat)
+    if base is None:
+        return result
+
+    def state(out):
+        return reasoning_state(out, reasoning), S["reasoning_content"] in out or S["thinking"] in out
+
+    base_state = state(base)
+    result["prompt"], result["past_reasoning"] = base_state
+    for name in candidates:
+        values, where, effect, raised = {}, None, False, False
+        for key, value in FLIP_VALUES:
+            out, err = r.render(dict(variant, kwargs=dict(variant.get("kwargs", {}), **{name: value})))
+            if out is None:
+                values[key] = {"error": err}
+                raised = True
+                continue
+            st = state(out)
+            values[key] = {"changed": out != base, "prompt": st[0], "past_reasoning": st[1]}
+            if out != base and where is None:
+                where = change_site(base, out)
+            effect = effect or st != base_state
+        if effect:
+            result["controls"].append({"name": name, "values": values})
+        elif where is not None or raised:
+            result["other_variables"].append({"name": name, "where": where or "raises"})
+    return result
+
+
+def change_site(base, out):
+    """Where a render first differs from the base render: "preamble" (before the first
+    question), "history" (up to the follow-up question) or "prompt" (after it)."""
+    start, _, _ = diff_region(out, base)
+    q, q2 = base.find(S["question"]), base.rfind(S["question2"])
+    if q < 0 or start < q:
+        return "preamble"
+    return "prompt" if q2 >= 0 and start >= q2 + len(S["question2"]) else "history"
+
+
+def measure_documents(r, pattern, frame):
+    """Documents (RAG): whether `documents` are rendered (text, title) and where."""
+    chat = plain(("user", "question"), generation_prompt=True)
+    base, _, variant = r.render_variant(chat)
+    docs = [{"title": S["document_title"], "text": S["document_text"]}]
+    out, err = r.render(dict(variant, documents=docs))
+    result = {"rendered": False, "title_rendered": False, "location": "not_rendered",
+              "block": None, "error": err}
+    if out is None:
+        return result
+    result["rendered"] = S["document_text"] in out
+    result["title_rendered"] = S["document_title"] in out
+    if result["rendered"]:
+        result["location"], result["block"] = definitions_location(out, base, pattern, frame,
+                                                                   key="document_text")
+    return result
+
+
+def measure_multimodal(r):
+    """Which content part types render (as what placeholder, in place of the part or moved),
+    which are dropped silently and which raise: a user message of two text parts with the
+    part between them, against the same message without it."""
+    q = {"type": "text", "text": S["question"]}
+    q2 = {"type": "text", "text": S["question2"]}
+
+    def chat(parts):
+        return {"messages": [{"role": "user", "content": parts}], "tools": None,
+                "add_generation_prompt": True}
+    base, err, variant = r.render_variant(chat([q, q2]))
+    result = {"text_parts": base is not None and S["question"] in base and S["question2"] in base,
+              "error": err, "parts": {}}
+    for name, part in PART_TYPES:
+        out, e = r.render(dict(variant, messages=[{"role": "user", "content": [q, part, q2]}]))
+        if out is None:
+            entry = {"status": "error", "error": e}
+        elif base is None:
+            entry = {"status": "rendered"}
+        elif out == base:
+            entry = {"status": "dropped"}
+        else:
+            start, end, _ = diff_region(out, base)
+            placeholder = out[start:end]
+            qa, qb = out.find(S["question"]), out.find(S["question2"])
+            # A part written out as data (a Python repr or JSON of the part), not a placeholder.
+            printed = "'type'" in placeholder or '"type"' in placeholder
+            entry = {"status": "printed" if printed else "placeholder",
+                     "placeholder": placeholder,
+                     "in_place": qa >= 0 and qb >= 0 and qa + len(S["question"]) <= start and end <= qb}
+        result["parts"][name] = entry
+    return result
+
+
+def measure_date(r):
+    """Whether the prompt depends on the clock (strftime_now), rendered at two clocks, with
+    the differing text at each; and whether a `date_string` variable is written."""
+    chat = plain(("user", "question"), generation_prompt=True, tools=[tool_definition("nested")])
+    a, _ = r.render(chat)
+    if a is None:
+        a, _, chat = r.render_variant(dict(chat, tools=None))
+    result = {"depends_on_clock": False, "rendered": None, "date_string": False}
+    if a is None:
+        return result
+    b, _ = r.render(dict(chat, now=OTHER_NOW))
+    if b is not None and b != a:
+        start, end_a, end_b = diff_region(a, b)
+        # Widened to whole words, so that "January" and "July" are not cut to "anuary"/"uly".
+        while start > 0 and is_word_char(a[start - 1]):
+            start -= 1
+        while end_a < len(a) and is_word_char(a[end_a]):
+            end_a += 1
+        while end_b < len(b) and is_word_char(b[end_b]):
+            end_b += 1
+        result["depends_on_clock"] = True
+        result["rendered"] = [a[start:end_a], b[start:end_b]]
+    c, _ = r.render(dict(chat, kwargs=dict(chat.get("kwargs", {}), date_string=S["date"])))
+    result["date_string"] = c is not None and S["date"] in c
+    return result
+
+
+def measure_bos(r):
+    """Whether the template writes bos_token itself (then the tokenizer must not add it
+    again): a prompt rendered with bos_token set to a sentinel."""
+    chat = plain(("user", "question"), generation_prompt=True)
+    out, _, _ = r.render_variant(dict(chat, kwargs={"bos_token": S["bos"]}))
+    n = out.count(S["bos"]) if out is not None else 0
+    return {"writes_bos_token": n > 0, "at_start": out is not None and out.startswith(S["bos"]),
+            "count": n}
+
+
+def tool_result_without_role(out, results, frame, tool_aware):
+    """Tool results written with no role at all: the template has turn markers, and the
+    result follows the end of the previous turn with nothing but whitespace or punctuation
+    between (no header, no marker)."""
+    if out is None or not tool_aware or results["role"] != "section":
+        return None
+    pos = out.find(S["result"])
+    ends = [strip(e) for e in (frame["assistant_suffix"], frame["user_suffix"]) if e and strip(e)]
+    if pos < 0 or not ends or not strip(frame["assistant_prefix"] or ""):
+        return None
+    found = [(out.rfind(e, 0, pos), e) for e in ends if out.rfind(e, 0, pos) >= 0]
+    call = out.find(S["call_argument"])
+    if not found or call < 0:
+        return None
+    at, end = max(found, key=lambda f: f[0] + len(f[1]))
+    lo = at + len(end)
+    if lo < call:
+        return None
+    lead = out[lo:pos]
+    if re.search(MARKER_RE, lead) or any(c.isascii() and c.isalnum() for c in lead):
+        return None
+    # The evidence: the previous turn's end marker, then the result as rendered.
+    return {"kind": "tool_result_without_role", "rendered": out[at:pos + len(RESULT_TEXT)]}
+
+
+
+# The capability axes (issue 21): one row per axis, (profile key, measurement), each measured by
+# rendering after the frame, the baseline and the reasoning markers. The same rows are
+# kCapabilityAxes in src/probe/probe.cpp.
+CAPABILITY_AXES = [
+    ("assistant_masks", lambda r, m: measure_masks(r, m["frame"], m["tool_chat"])),
+    ("thinking_controls", lambda r, m: measure_thinking_controls(r, m["names"], m["reasoning"])),
+    ("documents", lambda r, m: measure_documents(r, m["pattern"], m["frame"])),
+    ("multimodal", lambda r, m: measure_multimodal(r)),
+    ("date", lambda r, m: measure_date(r)),
+    ("bos_token", lambda r, m: measure_bos(r)),
+]
+
 def probe_template(source, special_tokens=SPECIAL_TOKENS):
     r = Renderer(source, special_tokens)
+    names = template_names(source)
     profile = {"profile_version": PROFILE_VERSION}
     frame, system, alternation = measure_frame(r)
     pattern = header_pattern(frame["user_prefix"] or "")
@@ -726,6 +1095,11 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     profile["alternation"] = alternation
     profile["frame"] = frame
     profile["prefill"] = measure_prefill(r, frame)
+    measured = {"frame": frame, "pattern": pattern, "reasoning": reasoning, "names": names,
+                "tool_chat": conversation(conv, shape) if out is not None and shape["tool_messages"]
+                else None}
+    for key, measure in CAPABILITY_AXES:
+        profile[key] = measure(r, measured)
 
     silent = []
     if out is not None:
@@ -751,7 +1125,11 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
                              "taught": sorted({t for t in taught if marker_core(t) == marker_core(m)})})
     tool_aware = tools["definitions_rendered"] or calls["rendered"]
     if tool_aware and results_["role"] is not None and results_["role"].lower() == "assistant":
-        bugs.append({"kind": "tool_result_under_assistant", "header": results_["header"]})
+        # The evidence: the result as rendered, from its header on.
+        pos = out.find(RESULT_TEXT)
+        at = out.rfind(results_["header"], 0, pos) if pos >= 0 and results_["header"] else -1
+        bugs.append({"kind": "tool_result_under_assistant", "header": results_["header"],
+                     "rendered": out[at:pos + len(RESULT_TEXT)] if at >= 0 else ""})
     # The template HTML-escapes its own call syntax or tool definitions (e.g. a plain str +
     # a |safe value, which Python's Markup.__radd__ escapes): a sentinel next to an entity
     # where the JSON around it had a quote.
@@ -762,6 +1140,9 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     dup = duplicate_system_block(r, tools, frame)
     if dup is not None:
         bugs.append(dup)
+    no_role = tool_result_without_role(out, results_, frame, tool_aware)
+    if no_role is not None:
+        bugs.append(no_role)
     read_as_result = user_message_read_as_tool_result(r, out, results_, frame)
     if read_as_result is not None:
         bugs.append(read_as_result)

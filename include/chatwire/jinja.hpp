@@ -69,6 +69,11 @@ class Template {
   // True when the template source uses {% generation %} (transformers' own test).
   bool uses_generation() const;
 
+  // Every name the template's expressions and targets mention (variables it reads, names it
+  // sets or loops over, macro names and parameters), sorted; not attribute or filter names.
+  // The probe takes its candidate template variables from this list.
+  std::vector<std::string> names() const;
+
   Template(Template&&) noexcept;
   Template& operator=(Template&&) noexcept;
   Template(const Template&);

@@ -123,6 +123,83 @@ struct Prefill {
   std::optional<std::string> error;        // the template's error
 };
 
+// Assistant masks: transformers' return_assistant_tokens_mask reads {% generation %} blocks;
+// measured on a training render (no generation prompt) of user, assistant, user, assistant
+// (with reasoning), and of the baseline tool conversation.
+struct AssistantMasks {
+  bool generation_blocks = false;       // the training render records generation spans
+  std::optional<bool> content_covered;  // both answers lie inside spans (nullopt: no blocks)
+  std::optional<bool> only_assistant;   // no user, system or tool-result text inside a span
+  // What the spans leave out although it is rendered: "content", "reasoning", "tool_calls",
+  // "end_of_turn" (the assistant suffix after the final answer).
+  std::vector<std::string> missed;
+  std::vector<std::string> includes;  // covered beyond the content: "header"
+  std::vector<std::string> masked;    // the spans' text in the plain training render
+};
+
+// One value a candidate variable was set to, and what the prompt did.
+struct ControlValue {
+  std::optional<std::string> error;  // the template raised
+  bool changed = false;              // the rendering differs from the variable left unset
+  std::string prompt;                // reasoning state after the last question: open/closed/none
+  bool past_reasoning = false;       // a past turn's reasoning is rendered
+};
+struct ThinkingControl {
+  std::string name;                                    // the template variable
+  ControlValue true_value, false_value, string_value;  // set to true, false, "ZXVALUEXZ"
+};
+// Which template variables change the rendering (candidates: the template's own variable
+// names, set to true, false and a sentinel string one at a time) and what each does to reasoning.
+struct ThinkingControls {
+  std::vector<std::string> candidates;  // the names flipped (Template::names() minus the
+                                        // renderer's own variables and the globals)
+  std::optional<std::string> prompt;    // with no variable set; nullopt: nothing rendered
+  std::optional<bool> past_reasoning;
+  std::vector<ThinkingControl> controls;  // variables that change the reasoning state
+  // Variables that change the rendering otherwise, and where the first change is: "preamble"
+  // (before the first question), "history", "prompt" (after the last question), "raises".
+  std::vector<std::pair<std::string, std::string>> other_variables;
+};
+
+// Documents (RAG): `documents` = [{title, text}] with a user question.
+struct Documents {
+  bool rendered = false;  // the text is in the prompt
+  bool title_rendered = false;
+  std::string location = "not_rendered";  // as Tools::definitions_location
+  std::optional<std::string> block;       // the text the documents add
+  std::optional<std::string> error;       // the template raised with documents
+};
+
+// One content part type between two text parts of a user message.
+struct ContentPart {
+  std::string type;  // "image", "image_url", "audio", "input_audio", "video"
+  // "placeholder", "printed" (the part written out as a Python repr or JSON), "dropped",
+  // "error", "rendered" (the text-only message did not render, this one did)
+  std::string status;
+  std::optional<std::string> placeholder;  // what the part adds to the prompt
+  bool in_place = false;                   // between the two texts, where it was sent
+  std::optional<std::string> error;
+};
+struct Multimodal {
+  bool text_parts = false;  // a message of text parts renders with both texts
+  std::optional<std::string> error;
+  std::vector<ContentPart> parts;  // in the part-type table's order
+};
+
+// The clock: the prompt rendered at two times (strftime_now).
+struct DateDependence {
+  bool depends_on_clock = false;
+  std::optional<std::pair<std::string, std::string>> rendered;  // the differing text at each
+  bool date_string = false;  // a `date_string` variable is written into the prompt
+};
+
+// Whether the template writes bos_token itself (the tokenizer must not add it again).
+struct BosToken {
+  bool writes_bos_token = false;
+  bool at_start = false;
+  std::size_t count = 0;
+};
+
 struct SystemSupport {
   bool supported = false;
   std::string error;  // the template's error, or "renders but drops the system message"
@@ -141,7 +218,9 @@ struct TemplateBug {
   // one system message becomes a second system block after the template's own tools block:
   // `header` is the system header, `rendered` the text before the user's question),
   // "user_message_read_as_tool_result" (tool results go in user turns, and a user message
-  // wrapped in the same markers changes how the rest of the conversation renders)
+  // wrapped in the same markers changes how the rest of the conversation renders),
+  // "tool_result_without_role" (the template has turn markers, but a tool result follows the
+  // previous turn's end with no header or marker: `rendered` is that end and the result)
   std::string kind;
   std::string rendered;             // the marker rendered in history (mismatch); the escaped text
   std::vector<std::string> taught;  // the markers the instructions teach (mismatch)
@@ -165,6 +244,12 @@ struct Profile {
   Alternation alternation;
   Frame frame;
   Prefill prefill;
+  AssistantMasks assistant_masks;
+  ThinkingControls thinking_controls;
+  Documents documents;
+  Multimodal multimodal;
+  DateDependence date;
+  BosToken bos_token;
   // "tool_calls_dropped", "tools_ignored", "tool_results_dropped", "reasoning_replayed",
   // "no_tool_support"
   std::vector<std::string> silent_failures;
@@ -193,11 +278,26 @@ Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
 // {"messages": [...], "tools": [...] | null, "add_generation_prompt": bool} and returns the
 // prompt or the template's error. probe_template uses chatwire's engine; a test can plug in
 // another renderer (e.g. the reference renderer) to check the probe's own logic.
+// The chat may also carry "documents", "kwargs" (extra template variables, which win over the
+// special tokens) and "now" (strftime_now's clock, ISO 8601).
 using RenderFunction = std::function<Result<std::string>(const nlohmann::ordered_json& chat)>;
-Profile probe_with(const RenderFunction& render);
+// The same, with the {% generation %} spans of the render: the assistant-mask axis needs them.
+struct Rendering {
+  std::string text;
+  // The {% generation %} spans as [begin, end) byte offsets into text (empty when none).
+  std::vector<std::pair<std::size_t, std::size_t>> generation;
+};
+using SpanRenderFunction = std::function<Result<Rendering>(const nlohmann::ordered_json& chat)>;
+// `names` are the template's variable names (jinja::Template::names()), the candidates of the
+// thinking controls; with none, no thinking control is found. A RenderFunction without spans
+// finds no generation blocks.
+Profile probe_with(const SpanRenderFunction& render, const std::vector<std::string>& names = {});
+Profile probe_with(const RenderFunction& render, const std::vector<std::string>& names = {});
 // chatwire's engine as a RenderFunction (`tmpl` must outlive it), as probe_template uses it.
 RenderFunction template_renderer(const jinja::Template& tmpl, const Value& special_tokens,
                                  const Options& options = {});
+SpanRenderFunction template_span_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                          const Options& options = {});
 // Probes template source, with bos_token "<s>" and eos_token "</s>". Fails only when the
 // source does not compile.
 Result<Profile> probe_source(std::string_view source, const Options& options = {});

@@ -1,4 +1,6 @@
 // The public API: Template::compile / render.
+#include <algorithm>
+
 #include "chatwire/jinja.hpp"
 #include "jinja/compiled.hpp"
 #include "jinja/lexer.hpp"
@@ -44,6 +46,12 @@ Result<RenderResult> Template::render(const Value& context, const RenderOptions&
 
 bool Template::uses_generation() const {
   return impl_->uses_generation;
+}
+
+std::vector<std::string> Template::names() const {
+  std::vector<std::string> out = impl_->parsed.symbols;
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Template::Template(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}

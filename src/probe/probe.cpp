@@ -44,6 +44,11 @@ enum class Sentinel : unsigned char {
   tool_description,
   parameter_description,
   prefill,
+  answer2,
+  document_title,
+  document_text,
+  bos,
+  date,
 };
 struct SentinelEntry {
   Sentinel id;
@@ -62,6 +67,11 @@ constexpr SentinelEntry kSentinels[] = {
     {Sentinel::tool_description, "tool_description", sentinel::kToolDescription},
     {Sentinel::parameter_description, "parameter_description", "ZXPARAMDESCXZ"},
     {Sentinel::prefill, "prefill", "ZXPREFILLXZ"},
+    {Sentinel::answer2, "answer2", "ZXANSWERTWOXZ"},
+    {Sentinel::document_title, "document_title", "ZXDOCTITLEXZ"},
+    {Sentinel::document_text, "document_text", "ZXDOCTEXTXZ"},
+    {Sentinel::bos, "bos", "ZXBOSXZ"},
+    {Sentinel::date, "date", "ZXDATEXZ"},
 };
 static_assert(
     [] {
@@ -181,14 +191,54 @@ constexpr Family kFamilies[] = {
     {"EXAONE", "[|assistant|]"},
     {"Mistral", "[/INST]"},
     {"pipe role", "<|assistant|>"},
+    {"Alpaca", "### Response"},
     {"plain text", "assistant"},
     {"plain text", "Assistant"},
+    {"plain text", "ASSISTANT"},
 };
+// The family of a frame whose markers match no row above but exist (the template has turn
+// markers of its own); "unknown" is left for frames with no assistant marker at all.
+constexpr std::string_view kOtherFamily = "other";
 
 // Reasoning openers looked for in the generation prompt when the template shows no
 // reasoning markers of its own.
 constexpr std::string_view kReasoningOpeners[] = {"<think>", "<seed:think>", "[THINK]",
                                                   "<|channel|>analysis"};
+// ... and the closers, for the same purpose.
+constexpr std::string_view kReasoningClosers[] = {"</think>", "</seed:think>", "[/THINK]",
+                                                  "<|end|>"};
+
+// Names the thinking-control measurement never flips: what the renderer passes anyway and
+// the environment's own globals.
+constexpr std::string_view kNotFlipped[] = {
+    "messages",  "tools",     "documents",       "add_generation_prompt",
+    "bos_token", "eos_token", "unk_token",       "sep_token",
+    "pad_token", "cls_token", "mask_token",      "additional_special_tokens",
+    "range",     "dict",      "lipsum",          "cycler",
+    "joiner",    "namespace", "raise_exception", "strftime_now",
+    "loop",      "caller",    "varargs",         "kwargs",
+    "self"};
+// The values each candidate variable is set to (the profile's key, the value as JSON).
+constexpr std::pair<std::string_view, std::string_view> kFlipValues[] = {
+    {"true", "true"}, {"false", "false"}, {"string", "\"ZXVALUEXZ\""}};
+// A variable the template needs but transformers does not pass (e.g. `functions`): the
+// plain renders pass it as an empty string, up to this many of them.
+constexpr int kMaxUndefined = 3;
+// The second clock of the date measurement (the first is Options::now).
+constexpr std::string_view kOtherNow = "2031-07-04T22:30:00";
+
+// Content part types of the multimodal measurement.
+struct PartType {
+  std::string_view type;
+  std::string_view json;  // the part as sent
+};
+constexpr PartType kPartTypes[] = {
+    {"image", R"({"type": "image"})"},
+    {"image_url", R"({"type": "image_url", "image_url": {"url": "https://example.com/zx.png"}})"},
+    {"audio", R"({"type": "audio"})"},
+    {"input_audio", R"({"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}})"},
+    {"video", R"({"type": "video"})"},
+};
 
 // ---------------------------------------------------------------------------------------
 // The sentinel conversations
@@ -226,6 +276,9 @@ struct Chat {
   json tools = nullptr;
   bool add_generation_prompt = false;
   bool continue_final_message = false;
+  json documents = nullptr;
+  json kwargs = json::object();  // extra template variables
+  std::string now;               // strftime_now's clock; empty: the probe's own
 };
 
 Chat conversation(const Combo& combo, const Shape& shape) {
@@ -288,6 +341,7 @@ Chat plain(std::initializer_list<std::pair<std::string_view, Sentinel>> turns,
 struct Rendered {
   std::optional<std::string> output;
   std::string error;  // "Type: message" when output is empty
+  std::vector<std::pair<std::size_t, std::size_t>> generation;  // byte spans
 };
 
 json to_chat_json(const Chat& chat) {
@@ -295,37 +349,107 @@ json to_chat_json(const Chat& chat) {
          {"tools", chat.tools},
          {"add_generation_prompt", chat.add_generation_prompt}};
   if (chat.continue_final_message) j["continue_final_message"] = true;
+  if (!chat.documents.is_null()) j["documents"] = chat.documents;
+  if (!chat.kwargs.empty()) j["kwargs"] = chat.kwargs;
+  if (!chat.now.empty()) j["now"] = chat.now;
   return j;
+}
+
+// The messages with every string content as one text part.
+json as_parts(const json& messages) {
+  json out = json::array();
+  for (const auto& m : messages) {
+    json copy = m;
+    if (m.contains("content") && m["content"].is_string())
+      copy["content"] = json::array({json{{"type", "text"}, {"text", m["content"]}}});
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
+// The text of every message (string content, or its text parts).
+std::vector<std::string> message_texts(const Chat& chat) {
+  std::vector<std::string> texts;
+  for (const auto& m : chat.messages) {
+    if (!m.contains("content")) continue;
+    const json& content = m["content"];
+    if (content.is_string()) {
+      texts.push_back(content.get<std::string>());
+    } else if (content.is_array()) {
+      for (const auto& part : content)
+        if (part.is_object() && part.contains("text") && part["text"].is_string())
+          texts.push_back(part["text"].get<std::string>());
+    }
+  }
+  return texts;
+}
+
+// The variable an "UndefinedError: 'name' is undefined" names, or empty.
+std::string undefined_name(std::string_view error) {
+  constexpr std::string_view head = "UndefinedError: '", tail = "' is undefined";
+  if (!error.starts_with(head) || !error.ends_with(tail) ||
+      error.size() <= head.size() + tail.size())
+    return {};
+  std::string_view name = error.substr(head.size(), error.size() - head.size() - tail.size());
+  auto word = [](char c, bool first) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+           (!first && c >= '0' && c <= '9');
+  };
+  for (std::size_t i = 0; i < name.size(); ++i)
+    if (!word(name[i], i == 0)) return {};
+  return std::string(name);
 }
 
 class Renderer {
  public:
-  explicit Renderer(const RenderFunction& render) : render_(render) {}
+  explicit Renderer(const SpanRenderFunction& render) : render_(render) {}
 
   Rendered render(const Chat& chat) {
     ++count;
     auto result = render_(to_chat_json(chat));
-    if (!result) return {std::nullopt, result.error().type + ": " + result.error().message};
-    return {std::move(*result), {}};
+    if (!result) return {std::nullopt, result.error().type + ": " + result.error().message, {}};
+    return {std::move(result->text), {}, std::move(result->generation)};
   }
 
-  // A small conversation without tools; a template that fails without tools (some iterate
-  // over `tools` unconditionally) gets the sentinel tool.
-  Rendered render_plain(const Chat& chat) {
-    Rendered out = render(chat);
-    if (!out.output && chat.tools.is_null()) {
-      Chat retry = chat;
-      retry.tools = json::array({tool_definition("nested")});
-      Rendered again = render(retry);
-      if (again.output) return again;
+  Rendered render_plain(const Chat& chat) { return render_variant(chat).first; }
+
+  // Renders a small conversation: as given; when that fails or loses a message's text, with
+  // the sentinel tool (some templates iterate over `tools` unconditionally), with it flat, and
+  // with every content as text parts (some index content[0]['text']). The first variant that
+  // keeps every message's text wins, else the first that renders, else the first error.
+  std::pair<Rendered, Chat> render_variant(const Chat& chat) {
+    std::vector<Chat> variants{chat};
+    if (chat.tools.is_null()) {
+      variants.push_back(chat);
+      variants.back().tools = json::array({tool_definition("nested")});
+      variants.push_back(chat);
+      variants.back().tools = json::array({tool_definition("flat")});
     }
-    return out;
+    variants.push_back(chat);
+    variants.back().messages = as_parts(chat.messages);
+    std::optional<std::pair<Rendered, Chat>> first;
+    for (Chat& variant : variants) {
+      Rendered out = render(variant);
+      for (int i = 0; i < kMaxUndefined; ++i) {
+        std::string name = out.output ? std::string() : undefined_name(out.error);
+        if (name.empty()) break;
+        variant.kwargs[name] = "";
+        out = render(variant);
+      }
+      if (out.output) {
+        bool all = true;
+        for (const auto& t : message_texts(variant)) all = all && text::contains(*out.output, t);
+        if (all) return {std::move(out), std::move(variant)};
+      }
+      if (!first || (!first->first.output && out.output)) first = {std::move(out), variant};
+    }
+    return std::move(*first);
   }
 
   std::size_t count = 0;
 
  private:
-  const RenderFunction& render_;
+  const SpanRenderFunction& render_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -452,12 +576,17 @@ void measure_frame(Renderer& r, Profile& p) {
   }
   std::string look = frame.user_suffix.value_or("") +
                      first_nonempty(frame.assistant_prefix, frame.generation_prompt);
+  bool named = false;
   for (const auto& family : kFamilies) {
     if (text::contains(look, family.marker)) {
       frame.family = family.name;
+      named = true;
       break;
     }
   }
+  if (!named &&
+      !text::strip(first_nonempty(frame.assistant_prefix, frame.generation_prompt)).empty())
+    frame.family = kOtherFamily;
   if (!u_gen.output) frame.error = u_gen.error;
 
   Rendered su = r.render_plain(plain({{"system", Sentinel::system}, {"user", Sentinel::question}}));
@@ -688,10 +817,13 @@ std::optional<std::pair<std::string, text::HeaderPattern::Match>> classify_locat
   return std::pair{replace_all(header->role, S(Sentinel::call_name), "{name}"), *header};
 }
 
+// Where the sentinel `key` (the tool description, a document's text) lands, and the block its
+// input adds to the prompt (the difference from the render without it).
 std::pair<std::string, std::optional<std::string>> definitions_location(
     const std::string& output, const std::optional<std::string>& no_tools,
-    const text::HeaderPattern* pattern, const Frame& frame) {
-  std::size_t pos = output.find(S(Sentinel::tool_description));
+    const text::HeaderPattern* pattern, const Frame& frame,
+    Sentinel key = Sentinel::tool_description) {
+  std::size_t pos = output.find(S(key));
   if (pos == std::string::npos) return {"not_rendered", std::nullopt};
   std::optional<std::string> block;
   text::DiffRegion d;
@@ -802,6 +934,376 @@ std::optional<std::string> call_example(Renderer& r, const Combo& combo, const S
   return a.output->substr(d.start, d.end_a - d.start);
 }
 
+// ---------------------------------------------------------------------------------------
+// The capability axes of issue 21 (each measured by rendering)
+// ---------------------------------------------------------------------------------------
+
+using Spans = std::vector<std::pair<std::size_t, std::size_t>>;
+
+// Whether every byte of [lo, hi) lies in some {% generation %} span.
+bool covered(const Spans& spans, std::size_t lo, std::size_t hi) {
+  std::size_t pos = lo;
+  while (pos < hi) {
+    std::optional<std::size_t> next;
+    for (const auto& [a, b] : spans)
+      if (a <= pos && pos < b && (!next || b > *next)) next = b;
+    if (!next) return false;
+    pos = *next;
+  }
+  return true;
+}
+
+// nullopt when `text` is not rendered (at or after `start`), else whether it is covered.
+std::optional<bool> covered_text(const std::string& out, const Spans& spans, std::string_view text,
+                                 std::size_t start = 0) {
+  std::size_t pos = out.find(text, start);
+  if (pos == std::string::npos) return std::nullopt;
+  return covered(spans, pos, pos + text.size());
+}
+
+// Assistant masks: whether {% generation %} blocks exist and cover exactly the assistant content
+// in training mode, and which parts they miss (content, reasoning, tool calls, the end-of-turn
+// marker). `tool_chat`: the baseline tool conversation, when it renders tool messages.
+AssistantMasks measure_masks(Renderer& r, const Frame& frame,
+                             const std::optional<Chat>& tool_chat) {
+  Chat chat = plain({{"user", Sentinel::question},
+                     {"assistant", Sentinel::answer},
+                     {"user", Sentinel::question2},
+                     {"assistant", Sentinel::answer2}});
+  chat.messages[3]["reasoning_content"] = S(Sentinel::reasoning_content);
+  chat.messages[3]["thinking"] = S(Sentinel::thinking);
+  AssistantMasks masks;
+  Rendered rendered = r.render_plain(chat);
+  const Spans& spans = rendered.generation;
+  if (!rendered.output || spans.empty()) return masks;
+  const std::string& out = *rendered.output;
+  masks.generation_blocks = true;
+  for (const auto& [a, b] : spans) masks.masked.push_back(out.substr(a, b - a));
+  bool content = true;
+  for (Sentinel k : {Sentinel::answer, Sentinel::answer2})
+    content = content && covered_text(out, spans, S(k)) == std::optional<bool>(true);
+  masks.content_covered = content;
+  std::vector<std::optional<bool>> others;
+  for (Sentinel k : {Sentinel::question, Sentinel::question2})
+    others.push_back(covered_text(out, spans, S(k)));
+  if (!content) masks.missed.emplace_back("content");
+  for (Sentinel k : {Sentinel::reasoning_content, Sentinel::thinking}) {
+    if (covered_text(out, spans, S(k)) == std::optional<bool>(false)) {
+      masks.missed.emplace_back("reasoning");
+      break;
+    }
+  }
+  if (tool_chat) {
+    Chat training = *tool_chat;
+    training.add_generation_prompt = false;
+    Rendered t = r.render(training);
+    if (t.output) {
+      if (covered_text(*t.output, t.generation, S(Sentinel::call_argument)) ==
+          std::optional<bool>(false))
+        masks.missed.emplace_back("tool_calls");
+      for (Sentinel k : {Sentinel::system, Sentinel::result})
+        others.push_back(covered_text(*t.output, t.generation, S(k)));
+    }
+  }
+  const std::string end = stripped(frame.assistant_suffix);
+  const std::size_t a2 = out.find(S(Sentinel::answer2));
+  if (!end.empty() && a2 != std::string::npos &&
+      covered_text(out, spans, end, a2 + S(Sentinel::answer2).size()) == std::optional<bool>(false))
+    masks.missed.emplace_back("end_of_turn");
+  masks.only_assistant = std::none_of(others.begin(), others.end(),
+                                      [](const auto& o) { return o == std::optional<bool>(true); });
+  // Covered beyond the content: the assistant header before the final answer.
+  const std::string header = stripped(frame.assistant_prefix);
+  const std::size_t q2 = out.find(S(Sentinel::question2));
+  if (!header.empty() && q2 != std::string::npos && a2 != std::string::npos && q2 < a2) {
+    std::size_t at = std::string_view(out).substr(0, a2).rfind(header);
+    if (at != std::string::npos && at >= q2 && at + header.size() <= a2 &&
+        covered(spans, at, at + header.size()))
+      masks.includes.emplace_back("header");
+  }
+  return masks;
+}
+
+// The prompt's reasoning after the follow-up question: "open" (the prompt opens a reasoning
+// block), "closed" (it writes an opened and closed, i.e. skipped, block) or "none".
+std::string reasoning_state(const std::string& out, const Reasoning& reasoning) {
+  std::size_t at = out.rfind(S(Sentinel::question2));
+  std::string_view tail = out;
+  if (at != std::string::npos) tail = tail.substr(at + S(Sentinel::question2).size());
+  const bool tags = reasoning.style == "tags";
+  std::vector<std::string_view> opens, closes;
+  if (tags && reasoning.open && !reasoning.open->empty())
+    opens.push_back(*reasoning.open);
+  else
+    opens.assign(std::begin(kReasoningOpeners), std::end(kReasoningOpeners));
+  if (tags && reasoning.close && !reasoning.close->empty())
+    closes.push_back(*reasoning.close);
+  else
+    closes.assign(std::begin(kReasoningClosers), std::end(kReasoningClosers));
+  std::optional<std::size_t> end;
+  for (std::string_view o : opens) {
+    std::size_t hit = tail.rfind(o);
+    if (hit != std::string_view::npos && (!end || hit + o.size() > *end)) end = hit + o.size();
+  }
+  if (!end) return "none";
+  for (std::string_view c : closes)
+    if (text::contains(tail.substr(*end), c)) return "closed";
+  return "open";
+}
+
+// Where a render first differs from the base render: "preamble" (before the first question),
+// "history" (up to the follow-up question) or "prompt" (after it).
+std::string change_site(const std::string& base, const std::string& out) {
+  const std::size_t start = text::diff_region(out, base).start;
+  const std::size_t q = base.find(S(Sentinel::question)), q2 = base.rfind(S(Sentinel::question2));
+  if (q == std::string::npos || start < q) return "preamble";
+  return q2 != std::string::npos && start >= q2 + S(Sentinel::question2).size() ? "prompt"
+                                                                                : "history";
+}
+
+// Which template variables change the rendering, set one at a time (true, false, a string) from
+// the template's own variable names, and what each does to reasoning: opens or closes it in the
+// prompt, keeps or drops past reasoning. Variables that change the rendering otherwise are listed
+// with where they change it.
+ThinkingControls measure_thinking_controls(Renderer& r, const std::vector<std::string>& names,
+                                           const Reasoning& reasoning) {
+  Chat chat = plain({{"user", Sentinel::question},
+                     {"assistant", Sentinel::answer},
+                     {"user", Sentinel::question2}},
+                    true);
+  chat.messages[1]["reasoning_content"] = S(Sentinel::reasoning_content);
+  chat.messages[1]["thinking"] = S(Sentinel::thinking);
+  ThinkingControls result;
+  for (const auto& name : names)
+    if (std::find(std::begin(kNotFlipped), std::end(kNotFlipped), name) == std::end(kNotFlipped))
+      result.candidates.push_back(name);
+  auto [base, variant] = r.render_variant(chat);
+  if (!base.output) return result;
+  auto past = [](const std::string& out) {
+    return has(out, Sentinel::reasoning_content) || has(out, Sentinel::thinking);
+  };
+  const std::string base_prompt = reasoning_state(*base.output, reasoning);
+  const bool base_past = past(*base.output);
+  result.prompt = base_prompt;
+  result.past_reasoning = base_past;
+  for (const auto& name : result.candidates) {
+    ThinkingControl control;
+    control.name = name;
+    std::string where;  // the first change's site; "raises" only when nothing else changed
+    bool effect = false, raised = false;
+    for (const auto& [key, value] : kFlipValues) {
+      ControlValue& v = key == "true"    ? control.true_value
+                        : key == "false" ? control.false_value
+                                         : control.string_value;
+      Chat flipped = variant;
+      flipped.kwargs[name] = json::parse(value);
+      Rendered out = r.render(flipped);
+      if (!out.output) {
+        v.error = out.error;
+        raised = true;
+        continue;
+      }
+      v.changed = *out.output != *base.output;
+      v.prompt = reasoning_state(*out.output, reasoning);
+      v.past_reasoning = past(*out.output);
+      if (v.changed && where.empty()) where = change_site(*base.output, *out.output);
+      effect = effect || v.prompt != base_prompt || v.past_reasoning != base_past;
+    }
+    if (effect) {
+      result.controls.push_back(std::move(control));
+    } else if (!where.empty() || raised) {
+      result.other_variables.emplace_back(name, where.empty() ? "raises" : where);
+    }
+  }
+  return result;
+}
+
+// Documents (RAG): whether `documents` are rendered (text, title) and where.
+Documents measure_documents(Renderer& r, const text::HeaderPattern* pattern, const Frame& frame) {
+  auto [base, variant] = r.render_variant(plain({{"user", Sentinel::question}}, true));
+  Chat with = variant;
+  with.documents = json::array(
+      {json{{"title", S(Sentinel::document_title)}, {"text", S(Sentinel::document_text)}}});
+  Rendered out = r.render(with);
+  Documents result;
+  if (!out.output) {
+    result.error = out.error;
+    return result;
+  }
+  result.rendered = has(*out.output, Sentinel::document_text);
+  result.title_rendered = has(*out.output, Sentinel::document_title);
+  if (result.rendered) {
+    auto [location, block] =
+        definitions_location(*out.output, base.output, pattern, frame, Sentinel::document_text);
+    result.location = location;
+    result.block = block;
+  }
+  return result;
+}
+
+// Which content part types render (as what placeholder, in place of the part or moved), which
+// are dropped silently and which raise: a user message of two text parts with the part between
+// them, against the same message without it.
+Multimodal measure_multimodal(Renderer& r) {
+  const json q = {{"type", "text"}, {"text", S(Sentinel::question)}};
+  const json q2 = {{"type", "text"}, {"text", S(Sentinel::question2)}};
+  Chat chat;
+  chat.messages = json::array({json{{"role", "user"}, {"content", json::array({q, q2})}}});
+  chat.add_generation_prompt = true;
+  auto [base, variant] = r.render_variant(chat);
+  Multimodal result;
+  result.text_parts = base.output && has(*base.output, Sentinel::question) &&
+                      has(*base.output, Sentinel::question2);
+  if (!base.output) result.error = base.error;
+  for (const auto& type : kPartTypes) {
+    Chat with = variant;
+    with.messages = json::array(
+        {json{{"role", "user"}, {"content", json::array({q, json::parse(type.json), q2})}}});
+    Rendered out = r.render(with);
+    ContentPart part;
+    part.type = type.type;
+    if (!out.output) {
+      part.status = "error";
+      part.error = out.error;
+    } else if (!base.output) {
+      part.status = "rendered";
+    } else if (*out.output == *base.output) {
+      part.status = "dropped";
+    } else {
+      auto d = text::diff_region(*out.output, *base.output);
+      std::string placeholder = out.output->substr(d.start, d.end_a - d.start);
+      std::size_t qa = out.output->find(S(Sentinel::question));
+      std::size_t qb = out.output->find(S(Sentinel::question2));
+      // A part written out as data (a Python repr or JSON of the part), not a placeholder.
+      const bool printed =
+          text::contains(placeholder, "'type'") || text::contains(placeholder, "\"type\"");
+      part.status = printed ? "printed" : "placeholder";
+      part.in_place = qa != std::string::npos && qb != std::string::npos &&
+                      qa + S(Sentinel::question).size() <= d.start && d.end_a <= qb;
+      part.placeholder = std::move(placeholder);
+    }
+    result.parts.push_back(std::move(part));
+  }
+  return result;
+}
+
+// Whether the prompt depends on the clock (strftime_now), rendered at two clocks, with the
+// differing text at each; and whether a `date_string` variable is written.
+DateDependence measure_date(Renderer& r) {
+  Chat chat = plain({{"user", Sentinel::question}}, true);
+  chat.tools = json::array({tool_definition("nested")});
+  Rendered a = r.render(chat);
+  if (!a.output) {
+    Chat without = chat;
+    without.tools = nullptr;
+    std::tie(a, chat) = r.render_variant(without);
+  }
+  DateDependence result;
+  if (!a.output) return result;
+  Chat later = chat;
+  later.now = kOtherNow;
+  Rendered b = r.render(later);
+  if (b.output && *b.output != *a.output) {
+    const std::string &x = *a.output, &y = *b.output;
+    auto d = text::diff_region(x, y);
+    std::size_t start = d.start, end_a = d.end_a, end_b = d.end_b;
+    // Widened to whole words, so that "January" and "July" are not cut to "anuary"/"uly".
+    while (start > 0 && text::is_word_char(x[start - 1])) --start;
+    while (end_a < x.size() && text::is_word_char(x[end_a])) ++end_a;
+    while (end_b < y.size() && text::is_word_char(y[end_b])) ++end_b;
+    result.depends_on_clock = true;
+    result.rendered = {x.substr(start, end_a - start), y.substr(start, end_b - start)};
+  }
+  Chat dated = chat;
+  dated.kwargs["date_string"] = S(Sentinel::date);
+  Rendered c = r.render(dated);
+  result.date_string = c.output && has(*c.output, Sentinel::date);
+  return result;
+}
+
+// Whether the template writes bos_token itself (then the tokenizer must not add it again): a
+// prompt rendered with bos_token set to a sentinel.
+BosToken measure_bos(Renderer& r) {
+  Chat chat = plain({{"user", Sentinel::question}}, true);
+  chat.kwargs["bos_token"] = S(Sentinel::bos);
+  Rendered out = r.render_plain(chat);
+  BosToken result;
+  if (!out.output) return result;
+  const std::string_view bos = S(Sentinel::bos);
+  for (std::size_t at = out.output->find(bos); at != std::string::npos;
+       at = out.output->find(bos, at + bos.size()))
+    ++result.count;
+  result.writes_bos_token = result.count > 0;
+  result.at_start = out.output->starts_with(bos);
+  return result;
+}
+
+// Tool results written with no role at all: the template has turn markers, and the result
+// follows the end of the previous turn with nothing but whitespace or punctuation between
+// (no header, no marker).
+std::optional<TemplateBug> tool_result_without_role(const std::string& out, const Profile& p,
+                                                    bool tool_aware) {
+  if (!p.renders || !tool_aware || p.tool_results.role != "section") return std::nullopt;
+  const std::size_t pos = out.find(S(Sentinel::result));
+  std::vector<std::string> ends;
+  for (const auto& e : {p.frame.assistant_suffix, p.frame.user_suffix})
+    if (!stripped(e).empty()) ends.push_back(stripped(e));
+  if (pos == std::string::npos || ends.empty() || stripped(p.frame.assistant_prefix).empty())
+    return std::nullopt;
+  std::optional<std::pair<std::size_t, std::size_t>> found;  // (at, length), the latest end
+  for (const auto& e : ends) {
+    std::size_t at = std::string_view(out).substr(0, pos).rfind(e);
+    if (at == std::string::npos) continue;
+    if (!found || at + e.size() > found->first + found->second) found = {at, e.size()};
+  }
+  const std::size_t call = out.find(S(Sentinel::call_argument));
+  if (!found || call == std::string::npos) return std::nullopt;
+  const std::size_t lo = found->first + found->second;
+  if (lo < call) return std::nullopt;
+  std::string_view lead = std::string_view(out).substr(lo, pos - lo);
+  if (!text::markers(lead).empty()) return std::nullopt;
+  for (char c : lead)
+    if (text::is_word_char(c) && c != '_') return std::nullopt;
+  const std::string result_text = std::string(S(Sentinel::result)) + " 22C and sunny";
+  TemplateBug bug;
+  bug.kind = "tool_result_without_role";
+  bug.rendered = out.substr(found->first, pos + result_text.size() - found->first);
+  return bug;
+}
+
+// ---------------------------------------------------------------------------------------
+// The capability axes (issue 21): ONE table, one row per axis, each measured by rendering after
+// the frame, the baseline and the reasoning markers (which it may read from the profile). The
+// same rows are CAPABILITY_AXES in scripts/probe-oracle.py; the profile key is the row's name.
+// ---------------------------------------------------------------------------------------
+
+// What the earlier steps measured that an axis needs besides the profile.
+struct Measured {
+  const text::HeaderPattern* pattern;     // turn headers, from the user prefix
+  const std::vector<std::string>& names;  // the template's variable names
+  const std::optional<Chat>& tool_chat;   // the baseline tool conversation, if it has tool turns
+};
+struct CapabilityAxis {
+  std::string_view key;  // the profile key
+  void (*measure)(Renderer& r, const Measured& m, Profile& p);
+};
+constexpr CapabilityAxis kCapabilityAxes[] = {
+    {"assistant_masks",
+     [](Renderer& r, const Measured& m, Profile& p) {
+       p.assistant_masks = measure_masks(r, p.frame, m.tool_chat);
+     }},
+    {"thinking_controls",
+     [](Renderer& r, const Measured& m, Profile& p) {
+       p.thinking_controls = measure_thinking_controls(r, m.names, p.reasoning);
+     }},
+    {"documents", [](Renderer& r, const Measured& m,
+                     Profile& p) { p.documents = measure_documents(r, m.pattern, p.frame); }},
+    {"multimodal",
+     [](Renderer& r, const Measured&, Profile& p) { p.multimodal = measure_multimodal(r); }},
+    {"date", [](Renderer& r, const Measured&, Profile& p) { p.date = measure_date(r); }},
+    {"bos_token", [](Renderer& r, const Measured&, Profile& p) { p.bos_token = measure_bos(r); }},
+};
+
 }  // namespace
 
 std::string_view status_name(Status status) noexcept {
@@ -831,19 +1333,36 @@ bool Profile::has_silent_failure(std::string_view name) const noexcept {
   return std::find(silent_failures.begin(), silent_failures.end(), name) != silent_failures.end();
 }
 
-RenderFunction template_renderer(const jinja::Template& tmpl, const Value& special_tokens,
-                                 const Options& options) {
+SpanRenderFunction template_span_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                          const Options& options) {
   chat::RenderOptions render_options;
   render_options.limits = options.limits;
   render_options.now = options.now;
   render_options.validate = false;  // the probe measures the template, not the request
-  return [&tmpl, special_tokens, render_options](const json& chat_json) -> Result<std::string> {
+  return [&tmpl, special_tokens, render_options](const json& chat_json) -> Result<Rendering> {
     chat::ChatRequest request;
     request.messages = from_json(chat_json["messages"]);
     request.tools = chat_json["tools"].is_null() ? Value::none() : from_json(chat_json["tools"]);
     request.add_generation_prompt = chat_json["add_generation_prompt"].get<bool>();
     request.continue_final_message = chat_json.value("continue_final_message", false);
-    auto result = chat::render(tmpl, request, special_tokens, render_options);
+    if (chat_json.contains("documents")) request.documents = from_json(chat_json["documents"]);
+    if (chat_json.contains("kwargs")) request.kwargs = from_json(chat_json["kwargs"]);
+    chat::RenderOptions one = render_options;
+    if (chat_json.contains("now")) one.now = chat_json["now"].get<std::string>();
+    auto result = chat::render(tmpl, request, special_tokens, one);
+    if (!result) return result.error();
+    Rendering rendering{std::move(result->text), {}};
+    for (const auto& span : result->generation)
+      rendering.generation.emplace_back(span.begin_byte, span.end_byte);
+    return rendering;
+  };
+}
+
+RenderFunction template_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                 const Options& options) {
+  SpanRenderFunction spans = template_span_renderer(tmpl, special_tokens, options);
+  return [spans](const json& chat_json) -> Result<std::string> {
+    auto result = spans(chat_json);
     if (!result) return result.error();
     return std::move(result->text);
   };
@@ -851,14 +1370,22 @@ RenderFunction template_renderer(const jinja::Template& tmpl, const Value& speci
 
 Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
                        const Options& options) {
-  return probe_with(template_renderer(tmpl, special_tokens, options));
+  return probe_with(template_span_renderer(tmpl, special_tokens, options), tmpl.names());
 }
 
-Profile probe_with(const RenderFunction& render) {
+Profile probe_with(const RenderFunction& render, const std::vector<std::string>& names) {
+  return probe_with(SpanRenderFunction([&render](const json& chat_json) -> Result<Rendering> {
+                      auto result = render(chat_json);
+                      if (!result) return result.error();
+                      return Rendering{std::move(*result), {}};
+                    }),
+                    names);
+}
+
+Profile probe_with(const SpanRenderFunction& render, const std::vector<std::string>& names) {
   Renderer r(render);
   Profile p;
   measure_frame(r, p);
-  p.prefill = measure_prefill(r, p.frame);
   auto pattern = text::HeaderPattern::from_user_prefix(p.frame.user_prefix.value_or(""));
 
   Search search = baseline_search(r);
@@ -944,6 +1471,7 @@ Profile probe_with(const RenderFunction& render) {
   }
 
   measure_reasoning_markers(r, p);
+  p.prefill = measure_prefill(r, p.frame);
   p.reasoning.history_kept =
       p.renders && shape->tool_messages &&
       (has(out, Sentinel::reasoning_content) || has(out, Sentinel::thinking));
@@ -953,6 +1481,10 @@ Profile probe_with(const RenderFunction& render) {
   } else {
     for (std::string_view o : kReasoningOpeners) p.reasoning.prompt_opens |= text::contains(gp, o);
   }
+  std::optional<Chat> tool_chat;
+  if (p.renders && shape->tool_messages) tool_chat = conversation(*search.combo, *shape);
+  const Measured measured{pattern.get(), names, tool_chat};
+  for (const auto& axis : kCapabilityAxes) axis.measure(r, measured, p);
 
   if (p.renders) {
     if (p.tools.definitions_rendered && shape->tool_messages && !p.tool_calls.rendered)
@@ -983,15 +1515,19 @@ Profile probe_with(const RenderFunction& render) {
     }
   }
   bool tool_aware = p.tools.definitions_rendered || p.tool_calls.rendered;
-  if (tool_aware && p.tool_results.role && lower(*p.tool_results.role) == "assistant")
-    p.template_bugs.push_back({"tool_result_under_assistant",
-                               {},
-                               {},
-                               p.tool_results.header.value_or(""),
-                               {},
-                               {},
-                               {},
-                               {}});
+  if (tool_aware && p.tool_results.role && lower(*p.tool_results.role) == "assistant") {
+    // The evidence: the result as rendered, from its header on.
+    TemplateBug bug;
+    bug.kind = "tool_result_under_assistant";
+    bug.header = p.tool_results.header.value_or("");
+    const std::string result_text = std::string(S(Sentinel::result)) + " 22C and sunny";
+    const std::size_t pos = out.find(result_text);
+    const std::size_t at = pos == std::string::npos || bug.header.empty()
+                               ? std::string::npos
+                               : std::string_view(out).substr(0, pos).rfind(bug.header);
+    if (at != std::string::npos) bug.rendered = out.substr(at, pos + result_text.size() - at);
+    p.template_bugs.push_back(std::move(bug));
+  }
   // The template HTML-escapes its own call syntax or tool definitions (e.g. a plain str + a
   // |safe value, which Python's Markup.__radd__ escapes).
   const std::pair<const char*, const std::optional<std::string>*> escaped_checks[] = {
@@ -1001,6 +1537,8 @@ Profile probe_with(const RenderFunction& render) {
     if (*text && html_escaped(**text, kQuotedSentinels))
       p.template_bugs.push_back({kind, **text, {}, {}, html_unescape(**text), {}, {}, {}});
   if (auto dup = duplicate_system_block(r, p)) p.template_bugs.push_back(std::move(*dup));
+  if (auto no_role = tool_result_without_role(out, p, tool_aware))
+    p.template_bugs.push_back(std::move(*no_role));
   if (auto read = user_message_read_as_tool_result(r, out, p))
     p.template_bugs.push_back(std::move(*read));
   // The same for the messages' own text: the first line of the conversation as rendered

@@ -76,6 +76,58 @@ json Profile::to_json() const {
                   {"prefix", optional_string(prefill.prefix)},
                   {"matches_generation_prompt", prefill.matches_generation_prompt},
                   {"error", optional_string(prefill.error)}};
+  auto optional_bool = [](const std::optional<bool>& b) { return b ? json(*b) : json(nullptr); };
+  j["assistant_masks"] = {{"generation_blocks", assistant_masks.generation_blocks},
+                          {"content_covered", optional_bool(assistant_masks.content_covered)},
+                          {"only_assistant", optional_bool(assistant_masks.only_assistant)},
+                          {"missed", assistant_masks.missed},
+                          {"includes", assistant_masks.includes},
+                          {"masked", assistant_masks.masked}};
+  auto control_value = [](const ControlValue& v) {
+    if (v.error) return json{{"error", *v.error}};
+    return json{{"changed", v.changed}, {"prompt", v.prompt}, {"past_reasoning", v.past_reasoning}};
+  };
+  json controls = json::array();
+  for (const auto& c : thinking_controls.controls)
+    controls.push_back({{"name", c.name},
+                        {"values",
+                         {{"true", control_value(c.true_value)},
+                          {"false", control_value(c.false_value)},
+                          {"string", control_value(c.string_value)}}}});
+  json others = json::array();
+  for (const auto& [name, where] : thinking_controls.other_variables)
+    others.push_back({{"name", name}, {"where", where}});
+  j["thinking_controls"] = {{"candidates", thinking_controls.candidates},
+                            {"prompt", optional_string(thinking_controls.prompt)},
+                            {"past_reasoning", optional_bool(thinking_controls.past_reasoning)},
+                            {"controls", std::move(controls)},
+                            {"other_variables", std::move(others)}};
+  j["documents"] = {{"rendered", documents.rendered},
+                    {"title_rendered", documents.title_rendered},
+                    {"location", documents.location},
+                    {"block", optional_string(documents.block)},
+                    {"error", optional_string(documents.error)}};
+  json parts = json::object();
+  for (const auto& part : multimodal.parts) {
+    json e{{"status", part.status}};
+    if (part.status == "error") e["error"] = optional_string(part.error);
+    if (part.placeholder) {
+      e["placeholder"] = *part.placeholder;
+      e["in_place"] = part.in_place;
+    }
+    parts[part.type] = std::move(e);
+  }
+  j["multimodal"] = {{"text_parts", multimodal.text_parts},
+                     {"error", optional_string(multimodal.error)},
+                     {"parts", std::move(parts)}};
+  j["date"] = {
+      {"depends_on_clock", date.depends_on_clock},
+      {"rendered",
+       date.rendered ? json::array({date.rendered->first, date.rendered->second}) : json(nullptr)},
+      {"date_string", date.date_string}};
+  j["bos_token"] = {{"writes_bos_token", bos_token.writes_bos_token},
+                    {"at_start", bos_token.at_start},
+                    {"count", bos_token.count}};
   j["silent_failures"] = silent_failures;
   json bugs = json::array();
   for (const auto& bug : template_bugs) {
@@ -90,6 +142,11 @@ json Profile::to_json() const {
       e["wrapped"] = bug.wrapped;
       e["as_text"] = bug.as_text;
       e["as_result"] = bug.as_result;
+    } else if (bug.kind == "tool_result_under_assistant") {
+      e["header"] = bug.header;
+      e["rendered"] = bug.rendered;
+    } else if (bug.kind == "tool_result_without_role") {
+      e["rendered"] = bug.rendered;
     } else if (bug.kind == "duplicate_system_block") {
       e["header"] = bug.header;
       e["rendered"] = bug.rendered;

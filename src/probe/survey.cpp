@@ -77,6 +77,21 @@ std::string join(const std::vector<std::string>& items, std::string_view sep = "
   return out;
 }
 
+std::string_view text_strip(std::string_view s) {
+  const std::string_view ws = " \t\n\r\f\v";
+  std::size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+// At most 80 bytes (cut at a character boundary, "…" appended): a table cell, not the evidence.
+std::string shorten(std::string_view s) {
+  if (s.size() <= 80) return std::string(s);
+  std::size_t cut = 80;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "…";
+}
+
 std::string stem(const std::string& name) {
   return name.ends_with(".jinja") ? name.substr(0, name.size() - 6) : name;
 }
@@ -91,6 +106,144 @@ std::vector<Ok> probed(const std::vector<SurveyEntry>& entries) {
   for (const auto& e : entries)
     if (e.profile) ok.push_back({&e.name, &*e.profile});
   return ok;
+}
+
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
+
+// The tables of issue 21's capability axes: assistant masks, thinking controls, documents,
+// content parts, the clock and bos_token.
+std::string capability_tables(const std::vector<Ok>& ok) {
+  std::string md;
+  // Assistant masks.
+  md +=
+      "\n## Assistant masks ({% generation %} in training mode)\n\n| template | content covered | "
+      "only assistant text | misses | also covers |\n|---|---|---|---|---|\n";
+  std::size_t masked = 0, exact = 0;
+  for (const auto& [name, p] : ok) {
+    const AssistantMasks& m = p->assistant_masks;
+    if (!m.generation_blocks) continue;
+    ++masked;
+    exact +=
+        m.content_covered.value_or(false) && m.only_assistant.value_or(false) && m.missed.empty();
+    md += "| " + stem(*name) + " | " + yes_no(m.content_covered.value_or(false)) + " | " +
+          yes_no(m.only_assistant.value_or(false)) + " | " + join(m.missed) + " | " +
+          join(m.includes) + " |\n";
+  }
+  md += "\n" + std::to_string(masked) + " of " + std::to_string(ok.size()) +
+        " templates have generation blocks; " + std::to_string(exact) +
+        " cover exactly the assistant turns and miss nothing.\n";
+
+  // Thinking controls.
+  md +=
+      "\n## Thinking controls (template variables set to true, false, a string)\n\nPrompt: the "
+      "reasoning state the generation prompt leaves (open, closed = an empty block, none); past: "
+      "a past turn's reasoning is rendered.\n\n| template | variable | unset | = true | = false "
+      "| = a string |\n|---|---|---|---|---|---|\n";
+  auto state = [](const std::string& prompt, bool past) {
+    return "prompt " + prompt + (past ? ", past kept" : ", past dropped");
+  };
+  auto value = [&](const ControlValue& v) {
+    if (v.error) return std::string("raises");
+    return (v.changed ? "" : "(same) ") + state(v.prompt, v.past_reasoning);
+  };
+  std::map<std::string, std::size_t> control_count;
+  for (const auto& [name, p] : ok) {
+    const ThinkingControls& t = p->thinking_controls;
+    for (const auto& c : t.controls) {
+      ++control_count[c.name];
+      md += "| " + stem(*name) + " | `" + c.name + "` | " +
+            state(t.prompt.value_or("none"), t.past_reasoning.value_or(false)) + " | " +
+            value(c.true_value) + " | " + value(c.false_value) + " | " + value(c.string_value) +
+            " |\n";
+    }
+  }
+  std::vector<std::string> counts;
+  for (const auto& [name, n] : control_count)
+    counts.push_back("`" + name + "` " + std::to_string(n));
+  md += "\nControls found: " + (counts.empty() ? std::string("none") : join(counts)) + ".\n";
+  md +=
+      "\nOther template variables that change the rendering (not reasoning):\n\n| template | "
+      "variables |\n|---|---|\n";
+  for (const auto& [name, p] : ok) {
+    std::vector<std::string> vars;
+    for (const auto& [var, where] : p->thinking_controls.other_variables)
+      vars.push_back("`" + var + "` (" + where + ")");
+    if (!vars.empty()) md += "| " + stem(*name) + " | " + join(vars) + " |\n";
+  }
+
+  // Documents.
+  md += "\n## Documents (RAG)\n\n| location | count | templates |\n|---|---|---|\n";
+  std::map<std::string, std::vector<std::string>> doc_locations;
+  for (const auto& [name, p] : ok)
+    doc_locations[p->documents.error ? std::string("raises") : p->documents.location].push_back(
+        stem(*name) + (p->documents.rendered && !p->documents.title_rendered ? " (no title)" : ""));
+  for (const auto& [location, names] : doc_locations) {
+    std::string list = location == "not_rendered" && names.size() > 12
+                           ? std::to_string(names.size()) + " templates"
+                           : join(names);
+    md += "| " + location + " | " + std::to_string(names.size()) + " | " + list + " |\n";
+  }
+
+  // Content parts.
+  md +=
+      "\n## Multimodal content parts (between two text parts of a user message)\n\n| part type | "
+      "placeholder | printed as data (repr/JSON) | dropped silently | raises | placeholders seen "
+      "|\n"
+      "|---|---|---|---|---|---|\n";
+  std::vector<std::string> types;
+  for (const auto& [name, p] : ok)
+    for (const auto& part : p->multimodal.parts)
+      if (std::find(types.begin(), types.end(), part.type) == types.end())
+        types.push_back(part.type);
+  for (const auto& type : types) {
+    std::map<std::string, std::size_t> status;
+    std::map<std::string, std::size_t> seen;
+    for (const auto& [name, p] : ok)
+      for (const auto& part : p->multimodal.parts) {
+        if (part.type != type) continue;
+        ++status[part.status];
+        if (part.status == "placeholder" && part.placeholder)
+          ++seen[std::string(text_strip(*part.placeholder))];
+      }
+    std::vector<std::pair<std::size_t, std::string>> order;
+    for (const auto& [ph, n] : seen) order.emplace_back(n, ph);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::vector<std::string> shown;
+    for (std::size_t i = 0; i < order.size() && i < 5; ++i)
+      shown.push_back(code(shorten(order[i].second)) + " " + std::to_string(order[i].first));
+    md += "| " + type + " | " + std::to_string(status["placeholder"]) + " | " +
+          std::to_string(status["printed"]) + " | " + std::to_string(status["dropped"]) + " | " +
+          std::to_string(status["error"]) + " | " + join(shown) + " |\n";
+  }
+
+  // The clock and bos_token.
+  md +=
+      "\n## Date dependence\n\n| template | the clock (rendered at two times) | a `date_string` "
+      "variable is written |\n|---|---|---|\n";
+  std::size_t clock = 0;
+  std::vector<std::string> bos;
+  for (const auto& [name, p] : ok) {
+    clock += p->date.depends_on_clock;
+    if (p->bos_token.writes_bos_token)
+      bos.push_back(
+          stem(*name) + (p->bos_token.at_start ? "" : " (not at the start)") +
+          (p->bos_token.count > 1 ? " (" + std::to_string(p->bos_token.count) + " times)" : ""));
+    if (!p->date.depends_on_clock && !p->date.date_string) continue;
+    std::string c = p->date.rendered
+                        ? code(p->date.rendered->first) + " / " + code(p->date.rendered->second)
+                        : "";
+    md += "| " + stem(*name) + " | " + c + " | " + (p->date.date_string ? "yes" : "") + " |\n";
+  }
+  md += "\n" + std::to_string(clock) + " templates read the clock.\n";
+  md +=
+      "\n## bos_token written by the template\n\n" + std::to_string(bos.size()) +
+      " templates write bos_token themselves (the tokenizer must not add it again): " + join(bos) +
+      ".\n";
+  return md;
 }
 
 bool renders_tool_messages(const Profile& p) {
@@ -156,6 +309,25 @@ json survey_json(const std::vector<SurveyEntry>& entries) {
   for (const auto& [name, p] : ok)
     for (const auto& s : p->silent_failures) silent[s]++;
   summary["silent_failures"] = silent;
+  std::map<std::string, int> axes;
+  std::map<std::string, int> controls, parts;
+  for (const auto& [name, p] : ok) {
+    axes["generation_blocks"] += p->assistant_masks.generation_blocks;
+    axes["documents_rendered"] += p->documents.rendered;
+    axes["depends_on_clock"] += p->date.depends_on_clock;
+    axes["date_string"] += p->date.date_string;
+    axes["writes_bos_token"] += p->bos_token.writes_bos_token;
+    axes["prefill_supported"] += p->prefill.supported;
+    for (const auto& c : p->thinking_controls.controls) controls[c.name]++;
+    for (const auto& part : p->multimodal.parts) parts[part.type + ":" + part.status]++;
+  }
+  summary["capabilities"] = axes;
+  summary["thinking_controls"] = controls;
+  summary["content_parts"] = parts;
+  std::map<std::string, int> bugs;
+  for (const auto& [name, p] : ok)
+    for (const auto& b : p->template_bugs) bugs[b.kind]++;
+  summary["template_bugs"] = bugs;
   return json{{"templates", entries.size()},
               {"summary", std::move(summary)},
               {"profiles", std::move(profiles)}};
@@ -183,9 +355,13 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
   // 1. Turn frames by family.
   md +=
       "\n## Turn frames by family\n\n| family | templates | assistant turn prefix (most common) | "
-      "suffix |\n|---|---|---|---|\n";
+      "suffix | which (generic families) |\n|---|---|---|---|---|\n";
   std::map<std::string, std::vector<const Profile*>> by_family;
-  for (const auto& o : ok) by_family[o.profile->frame.family].push_back(o.profile);
+  std::map<std::string, std::vector<std::string>> family_names;
+  for (const auto& o : ok) {
+    by_family[o.profile->frame.family].push_back(o.profile);
+    family_names[o.profile->frame.family].push_back(stem(*o.name));
+  }
   for (const auto& [family, profiles] : by_family) {
     std::map<std::string, int> prefixes, suffixes;
     for (const auto* p : profiles) {
@@ -197,8 +373,10 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
                               [](auto& a, auto& b) { return a.second < b.second; })
           ->first;
     };
+    const bool generic = family == "other" || family == "unknown";
     md += "| " + family + " | " + std::to_string(profiles.size()) + " | " + code(most(prefixes)) +
-          " | " + code(most(suffixes)) + " |\n";
+          " | " + code(most(suffixes)) + " | " + (generic ? join(family_names[family]) : "") +
+          " |\n";
   }
 
   // 2. Reasoning.
@@ -275,6 +453,8 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
   for (const auto& [failure, names] : silent)
     md += "| " + failure + " | " + std::to_string(names.size()) + " | " + join(names) + " |\n";
 
+  md += capability_tables(ok);
+
   // 8. Template bugs.
   md += "\n## Template bugs\n\n| template | bug | detail |\n|---|---|---|\n";
   std::size_t bug_count = 0;
@@ -283,7 +463,10 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
   for (const auto& [name, p] : ok) {
     for (const auto& bug : p->template_bugs) {
       std::string detail =
-          bug.kind == "tool_result_under_assistant" ? "result header " + code(bug.header)
+          bug.kind == "tool_result_under_assistant"
+              ? "result header " + code(bug.header) + ": " + code(bug.rendered)
+          : bug.kind == "tool_result_without_role"
+              ? "the result right after the previous turn's end: " + code(bug.rendered)
           : bug.kind == "user_message_read_as_tool_result"
               ? "a user message " + code(bug.wrapped) + " changes how the rest renders"
           : bug.kind == "duplicate_system_block"

@@ -4,11 +4,14 @@
 // The template names appear only here, in the tests; the probe never looks at names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "chatwire/probe.hpp"
 
@@ -159,15 +162,131 @@ const Finding kFindings[] = {
               p["prefill"]["matches_generation_prompt"] == false &&
               p["prefill"]["prefix"].get<std::string>().ends_with("<think>\n\n</think>\n\n");
      }},
-    {"trl--idefics2_training", "the final assistant message is not left open: prefill fails",
+    {"trl--idefics2_training",
+     "content must be text parts; with them the frame is measured and prefill continues after "
+     "'Assistant: ' (one space more than the generation prompt)",
      [](const json& p) {
-       return p["prefill"]["supported"] == false && !p["prefill"]["error"].is_null();
+       return p["frame"]["assistant_prefix"] == "Assistant: " &&
+              p["prefill"]["supported"] == true &&
+              p["prefill"]["matches_generation_prompt"] == false &&
+              p["prefill"]["prefix"].get<std::string>().ends_with("Assistant: ");
      }},
     {"mistralai--Mistral-7B-Instruct-v0.3", "calls and definitions rendered as plain JSON",
      [](const json& p) {
        return p["tool_calls"]["rendered"] == true && !bug(p, "html_escaped_call") &&
               !bug(p, "html_escaped_tools") && !bug(p, "html_escaped_content");
      }},
+    // Issue 21's capability axes.
+    {"HuggingFaceTB--SmolLM3-3B",
+     "generation blocks cover both answers and their end of turn, and the assistant header too",
+     [](const json& p) {
+       const json& m = p["assistant_masks"];
+       return m["generation_blocks"] == true && m["content_covered"] == true &&
+              m["only_assistant"] == true && m["missed"].empty() &&
+              m["includes"] == json::array({"header"});
+     }},
+    {"trl--qwen3_5_think_training", "generation blocks cover the final turn's reasoning",
+     [](const json& p) {
+       const json& m = p["assistant_masks"];
+       return m["missed"].empty() && m["masked"].size() == 2 &&
+              m["masked"][1].get<std::string>().find("ZXREASONXZ") != std::string::npos;
+     }},
+    {"crafted/mask-misses", "generation blocks around the text only miss the rest",
+     [](const json& p) {
+       return p["assistant_masks"]["content_covered"] == true &&
+              p["assistant_masks"]["missed"] ==
+                  json::array({"reasoning", "tool_calls", "end_of_turn"});
+     }},
+    {"Qwen--Qwen3-0.6B", "no generation blocks; enable_thinking=false closes reasoning",
+     [](const json& p) {
+       if (p["assistant_masks"]["generation_blocks"] != false) return false;
+       for (const auto& c : p["thinking_controls"]["controls"])
+         if (c["name"] == "enable_thinking")
+           return c["values"]["false"]["prompt"] == "closed" &&
+                  c["values"]["true"]["changed"] == false;
+       return false;
+     }},
+    {"zai-org--GLM-4.7-Flash",
+     "the prompt opens reasoning; enable_thinking=false stops that, clear_thinking=false keeps "
+     "past reasoning",
+     [](const json& p) {
+       const json& t = p["thinking_controls"];
+       bool enable = false, clear = false;
+       for (const auto& c : t["controls"]) {
+         enable |= c["name"] == "enable_thinking" && c["values"]["false"]["prompt"] == "none";
+         clear |= c["name"] == "clear_thinking" && c["values"]["false"]["past_reasoning"] == true;
+       }
+       return t["prompt"] == "open" && t["past_reasoning"] == false && enable && clear;
+     }},
+    {"openai--gpt-oss-120b",
+     "reasoning_effort changes the rendering but is no thinking switch; the date comes from "
+     "the clock",
+     [](const json& p) {
+       bool effort = false;
+       for (const auto& v : p["thinking_controls"]["other_variables"])
+         effort |= v["name"] == "reasoning_effort" && v["where"] == "preamble";
+       return p["thinking_controls"]["controls"].empty() && effort &&
+              p["date"]["depends_on_clock"] == true &&
+              p["date"]["rendered"] == json::array({"2026-01-15", "2031-07-04"});
+     }},
+    {"ibm-granite--granite-3.3-2b-instruct", "documents in a turn of their own, text only",
+     [](const json& p) {
+       return p["documents"]["rendered"] == true && p["documents"]["location"] == "own_turn" &&
+              p["documents"]["title_rendered"] == false;
+     }},
+    {"ai21labs--AI21-Jamba-Large-1.6", "documents with their titles in the system turn",
+     [](const json& p) {
+       return p["documents"]["rendered"] == true && p["documents"]["location"] == "system" &&
+              p["documents"]["title_rendered"] == true;
+     }},
+    {"Qwen--Qwen2.5-VL-7B-Instruct",
+     "images and videos become vision placeholders in place; audio is dropped silently",
+     [](const json& p) {
+       const json& parts = p["multimodal"]["parts"];
+       return p["multimodal"]["text_parts"] == true &&
+              parts["image"]["placeholder"] == "<|vision_start|><|image_pad|><|vision_end|>" &&
+              parts["image"]["in_place"] == true &&
+              parts["video"]["placeholder"] == "<|vision_start|><|video_pad|><|vision_end|>" &&
+              parts["audio"]["status"] == "dropped";
+     }},
+    {"meta-llama--Llama-3.1-8B-Instruct",
+     "content parts printed as a Python repr; date_string honoured; writes bos_token itself",
+     [](const json& p) {
+       return p["multimodal"]["parts"]["image"]["status"] == "printed" &&
+              p["date"]["date_string"] == true && p["date"]["depends_on_clock"] == false &&
+              p["bos_token"]["writes_bos_token"] == true && p["bos_token"]["at_start"] == true &&
+              p["bos_token"]["count"] == 1;
+     }},
+    {"HuggingFaceTB--SmolLM3-3B", "the date comes from the clock, in words",
+     [](const json& p) {
+       return p["date"]["rendered"] == json::array({"15 January 2026", "04 July 2031"});
+     }},
+};
+
+// Issue 21: every kind of template bug, with templates that have it and templates that do not
+// (bundled ones where one exists, else the probe's crafted test templates).
+struct BugCase {
+  const char* kind;
+  std::vector<const char*> has, has_not;
+};
+
+const BugCase kBugCases[] = {
+    {"instruction_history_marker_mismatch", {"crafted/marker-mismatch"}, {"Qwen--Qwen3-0.6B"}},
+    {"tool_result_under_assistant",
+     {"crafted/result-under-assistant", "crafted/falcon3-style"},
+     {"Qwen--Qwen3-0.6B", "crafted/result-without-role"}},
+    {"tool_result_without_role",
+     {"crafted/result-without-role"},
+     {"mistralai--Mistral-7B-Instruct-v0.3", "crafted/falcon3-style"}},
+    {"html_escaped_call", {"crafted/html-escaped-call"}, {"mistralai--Mistral-7B-Instruct-v0.3"}},
+    {"html_escaped_tools", {"meetkai--functionary-medium-v3.1"}, {"crafted/html-escaped-call"}},
+    {"html_escaped_content",
+     {"crafted/html-escaped-content"},
+     {"mistralai--Mistral-7B-Instruct-v0.3"}},
+    {"duplicate_system_block",
+     {"NousResearch--Hermes-2-Pro-Llama-3-8B--tool_use"},
+     {"moonshotai--Kimi-K2-Instruct-0905"}},
+    {"user_message_read_as_tool_result", {"Qwen--Qwen3-0.6B"}, {"Qwen--QwQ-32B"}},
 };
 
 fs::path golden_path(const std::string& stem) {
@@ -194,6 +313,50 @@ TEST(SeedFindings, CppProbeReproducesThem) {
     auto profile = chatwire::probe::probe_file(template_path(f.template_stem));
     ASSERT_TRUE(profile.ok()) << f.template_stem << ": " << profile.error().to_string();
     EXPECT_TRUE(f.holds(profile->to_json())) << f.template_stem << ": " << f.what;
+  }
+}
+
+json golden(const std::string& stem) {
+  std::ifstream in(golden_path(stem));
+  return json::parse(in);
+}
+
+TEST(TemplateBugs, EachKindFoundWhereItIsAndNotWhereItIsNot) {
+  for (const auto& c : kBugCases) {
+    for (const char* stem : c.has) {
+      EXPECT_TRUE(bug(golden(stem), c.kind)) << stem << " (oracle): " << c.kind;
+      auto profile = chatwire::probe::probe_file(template_path(stem));
+      ASSERT_TRUE(profile.ok()) << stem;
+      EXPECT_TRUE(bug(profile->to_json(), c.kind)) << stem << " (C++): " << c.kind;
+    }
+    for (const char* stem : c.has_not) {
+      EXPECT_FALSE(bug(golden(stem), c.kind)) << stem << " (oracle): " << c.kind;
+      auto profile = chatwire::probe::probe_file(template_path(stem));
+      ASSERT_TRUE(profile.ok()) << stem;
+      EXPECT_FALSE(bug(profile->to_json(), c.kind)) << stem << " (C++): " << c.kind;
+    }
+  }
+}
+
+// Every kind the goldens report has a row above, and every bug carries rendered evidence.
+TEST(TemplateBugs, EveryReportedKindIsCoveredAndHasEvidence) {
+  std::set<std::string> kinds;
+  for (const auto& c : kBugCases) kinds.insert(c.kind);
+  fs::path dir = fs::path(CHATWIRE_DATA_DIR) / "goldens" / "probe";
+  for (const fs::path& d : {dir, dir / "crafted", dir / "models"}) {
+    for (const auto& e : fs::directory_iterator(d)) {
+      if (e.path().extension() != ".json") continue;
+      std::ifstream in(e.path());
+      json p = json::parse(in);
+      if (!p.contains("template_bugs")) continue;
+      for (const auto& b : p["template_bugs"]) {
+        EXPECT_TRUE(kinds.count(b["kind"].get<std::string>())) << e.path() << ": " << b["kind"];
+        bool evidence = false;
+        for (const char* key : {"rendered", "as_result", "header"})
+          evidence |= b.contains(key) && b[key].is_string() && !b[key].get<std::string>().empty();
+        EXPECT_TRUE(evidence) << e.path() << ": " << b.dump();
+      }
+    }
   }
 }
 
