@@ -454,10 +454,21 @@ bool Engine::recipient() {
   std::size_t p = pos_;
   while (p < buf_.size() && is_ws(buf_[p])) ++p;
   std::string_view rest = std::string_view(buf_).substr(p);
-  std::string_view open = d_.recipient_open;
+  // Harmony: the prompt ended with `<|start|>assistant`, so the output may begin inside that
+  // header with the recipient (` to=functions.f<|channel|>commentary json<|message|>...`).
+  std::string_view open = d_.syntax == CallSyntax::kHarmony ? "to=" : d_.recipient_open;
   if (rest.size() < open.size() && open.substr(0, rest.size()) == rest && !eof_) return false;
   if (rest.substr(0, open.size()) != open) {
     go(St::kText);
+    return true;
+  }
+  if (d_.syntax == CallSyntax::kHarmony) {
+    pos_ = p;
+    cand_ = pos_;
+    committed_ = false;
+    in_reasoning_ = false;
+    at_reasoning_start_ = false;
+    go(St::kHmHeader);
     return true;
   }
   std::size_t close = rest.find(d_.recipient_close, open.size());

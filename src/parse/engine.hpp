@@ -317,7 +317,9 @@ class Engine {
     }
     if (d_.think_open.empty() && d_.think_close.empty()) in_reasoning_ = false;
     at_reasoning_start_ = in_reasoning_;
-    if (!d_.recipient_open.empty() && !d_.recipient_close.empty()) st_ = St::kRecipient;
+    if ((!d_.recipient_open.empty() && !d_.recipient_close.empty()) ||
+        d_.syntax == CallSyntax::kHarmony)
+      st_ = St::kRecipient;
   }
 
   std::vector<Delta> feed(std::string_view chunk);
