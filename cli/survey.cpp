@@ -116,13 +116,17 @@ std::vector<ParserColumn> parser_column(const std::filesystem::path& dir,
     auto state = [](bool rendered, bool back) {
       return !rendered ? std::string("-") : back ? std::string("read back") : std::string("no");
     };
-    bool calls_applicable = false, reasoning_applicable = false;
+    // The round trip proper needs the prompt to be a prefix of the conversation; otherwise the
+    // parser was derived from the conversation's render ("history").
+    bool calls_applicable = false, reasoning_applicable = false, history = false;
     for (const auto& t : c.trips) {
-      if (t.kind == "calls") calls_applicable = t.applicable;
-      if (t.kind == "reasoning") reasoning_applicable = t.applicable;
+      if (t.kind == "calls") calls_applicable = t.applicable && t.prefix;
+      if (t.kind == "calls") history = t.applicable && !t.prefix;
+      if (t.kind == "reasoning") reasoning_applicable = t.applicable && t.prefix;
     }
     row.calls = state(calls_applicable, c.calls_read_back);
     if (calls_applicable && c.template_bug) row.calls = "template bug: " + c.template_bug->cause;
+    if (history) row.calls = c.calls_read_back ? "history: read back" : "history: no";
     row.reasoning = state(reasoning_applicable, c.reasoning_read_back);
     row.verdict = c.verdict;
     rows.push_back(std::move(row));
@@ -132,8 +136,11 @@ std::vector<ParserColumn> parser_column(const std::filesystem::path& dir,
 
 std::string parser_count_line(const std::vector<ParserColumn>& rows) {
   std::size_t calls = 0, calls_ok = 0, bugs = 0, reasoning = 0, reasoning_ok = 0;
+  std::size_t history = 0, history_ok = 0;
   for (const auto& r : rows) {
-    calls += r.calls != "-";
+    history += r.calls.starts_with("history");
+    history_ok += r.calls == "history: read back";
+    calls += r.calls != "-" && !r.calls.starts_with("history");
     calls_ok += r.calls == "read back";
     bugs += r.calls.starts_with("template bug");
     reasoning += r.reasoning != "-";
@@ -141,7 +148,9 @@ std::string parser_count_line(const std::vector<ParserColumn>& rows) {
   }
   return "calls read back " + std::to_string(calls_ok) + "/" + std::to_string(calls) + " (" +
          std::to_string(bugs) + " unreadable renders reported as template bugs), reasoning " +
-         std::to_string(reasoning_ok) + "/" + std::to_string(reasoning);
+         std::to_string(reasoning_ok) + "/" + std::to_string(reasoning) +
+         "; where the prompt is not a prefix, parsers derived from the conversation's render " +
+         std::to_string(history_ok) + "/" + std::to_string(history);
 }
 
 std::string parser_markdown(const std::vector<ParserColumn>& rows) {

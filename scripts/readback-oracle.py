@@ -89,9 +89,19 @@ def calls_turn(profile, calls, rule):
 
 
 def generated(t):
-    if t["error"] or not t["full"].startswith(t["prompt"]):
+    """What follows the prompt, or (when the prompt is not a prefix) what follows the longest
+    prefix the two renders share; None when either failed."""
+    if t["error"]:
         return None
-    return t["full"][len(t["prompt"]):]
+    prompt, full = t["prompt"], t["full"]
+    common = 0
+    while common < len(prompt) and common < len(full) and prompt[common] == full[common]:
+        common += 1
+    if common < len(prompt):  # back to the start of the marker or word they diverge in
+        while common > 0 and common < len(full) and not (
+                full[common] in "<[" or full[common - 1] in " \n\t>]"):
+            common -= 1
+    return full[common:]
 
 
 def round_trips(source, profile):
@@ -111,8 +121,6 @@ def round_trips(source, profile):
             if g is not None and calls == 2 and NAMES[1] not in g:
                 continue
             if g is not None or calls == 1:
-                break
-            if not t["error"]:
                 break
         out.append(t)
     if profile["reasoning"]["style"] != "none":

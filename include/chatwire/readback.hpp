@@ -32,14 +32,20 @@ namespace chatwire::readback {
 // One rendered round trip.
 struct RoundTrip {
   std::string kind;         // "calls" (two tool calls, reasoning first) or "reasoning" (+ answer)
-  bool applicable = false;  // rendered, and the prompt is a prefix of the conversation
-  std::string why_not;      // when not applicable: the template's error or "not a prefix"
+  bool applicable = false;  // rendered, and the turn's text could be cut out of the render
+  // The prompt is a prefix of the conversation: `generated` is exactly what follows the prompt
+  // (the round trip proper). When it is not (the template rewrites history, e.g. drops past
+  // reasoning), `generated` is the render after the longest prefix the two share: the
+  // template's own writing of the turn, still enough to derive and prove a parser.
+  bool prefix = false;
+  std::string why_not;      // when not applicable: the template's error
   std::string prompt;       // the conversation without the turn, with the generation prompt
   std::string full;         // the conversation with the turn
   std::string generated;    // full minus prompt, cut at the first end-of-turn marker
+  std::size_t turn_at = 0;  // where `generated` starts in `full`
   std::string end_marker;   // the marker it was cut at ("" = not cut)
   std::vector<std::string> turn_ends;  // every end-of-turn marker it would be cut at
-  std::size_t calls = 0;    // calls in the turn: 2, or 1 where the template takes one per turn
+  std::size_t calls = 0;  // calls in the turn: 2, or 1 where the template takes one per turn
   std::vector<std::string> call_ids;  // the ids the turn's calls carried
   // The id rule that renders: "long" (call_ + 24), "short" (9 alphanumerics), or "named"
   // (functions.NAME:index, where the template writes the id in place of the name).

@@ -32,8 +32,8 @@ bool same_message(const parse::Message& a, const parse::Message& b) {
 }
 
 // "" when `syntax` reads `trip` back one-shot and streamed, else the first difference.
-std::string check(const parse::Syntax& syntax, const RoundTrip& trip,
-                  const parse::Options& options) {
+std::string check(const parse::Syntax& syntax, const RoundTrip& trip, parse::Options options) {
+  options.reasoning_prefilled = trip.reasoning_prefilled;
   auto whole = parse::parse(trip.generated, syntax, round_trip_tools(), options);
   if (!whole) return whole.error().message;
   if (auto diff = compare(whole->message, trip); !diff.empty()) return trip.kind + ": " + diff;
@@ -143,8 +143,8 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
   // Content and reasoning only.
   std::vector<const RoundTrip*> text_trips;
   if (reasoning) text_trips.push_back(reasoning);
-  parse::Syntax text = reasoning_only(open, close, choice.trips.empty() ? std::vector<std::string>{}
-                                                                       : choice.trips[0].turn_ends);
+  parse::Syntax text = reasoning_only(
+      open, close, choice.trips.empty() ? std::vector<std::string>{} : choice.trips[0].turn_ends);
   bool text_ok = attempt("derived", text, text_trips);
   if (text_ok) {
     choice.syntax = text;
@@ -193,7 +193,7 @@ Json ParserChoice::to_json() const {
                            {"rendered", template_bug->rendered}};
   Json trips_json = Json::array();
   for (const auto& t : trips) {
-    Json j = {{"kind", t.kind}, {"applicable", t.applicable}};
+    Json j = {{"kind", t.kind}, {"applicable", t.applicable}, {"prefix", t.prefix}};
     if (!t.applicable) j["why_not"] = t.why_not;
     if (t.kind == "calls") j["calls"] = t.calls;
     if (!t.end_marker.empty()) j["end_marker"] = t.end_marker;

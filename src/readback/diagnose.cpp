@@ -68,7 +68,7 @@ std::optional<UnreadableCalls> diagnose_unreadable(const RoundTrip& trip) {
   if (!trip.applicable || trip.expected.tool_calls.empty()) return std::nullopt;
   std::string_view g = trip.generated;
   if (g.find(trip.expected.tool_calls[0].name) == std::string_view::npos) {
-    std::string_view rest = std::string_view(trip.full).substr(trip.prompt.size());
+    std::string_view rest = std::string_view(trip.full).substr(trip.turn_at);
     if (auto at = rest.find(trip.expected.tool_calls[0].name); at != std::string_view::npos)
       return UnreadableCalls{"calls_after_turn_end", around(rest, at, 0), trip.generated};
     return std::nullopt;

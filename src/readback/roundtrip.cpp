@@ -130,12 +130,26 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   }
   trip.prompt = std::move(*prompt);
   trip.full = std::move(*full);
-  if (trip.full.compare(0, trip.prompt.size(), trip.prompt) != 0) {
-    trip.why_not = "the prompt is not a prefix of the rendered conversation";
-    return trip;
+  trip.prefix = trip.full.compare(0, trip.prompt.size(), trip.prompt) == 0;
+  std::size_t common = trip.prompt.size();
+  if (!trip.prefix) {
+    common = 0;
+    while (common < trip.prompt.size() && common < trip.full.size() &&
+           trip.prompt[common] == trip.full[common])
+      ++common;
+    // Back to the start of the marker or word the two diverge in (`<|t` of `<|turn>` and
+    // `<|tool_call>` is neither's).
+    auto boundary = [&](std::size_t i) {
+      if (i == 0 || i >= trip.full.size()) return true;
+      char c = trip.full[i], prev = trip.full[i - 1];
+      return c == '<' || c == '[' || prev == ' ' || prev == '\n' || prev == '\t' || prev == '>' ||
+             prev == ']';
+    };
+    while (common > 0 && !boundary(common)) --common;
   }
   trip.applicable = true;
-  std::string_view generated = std::string_view(trip.full).substr(trip.prompt.size());
+  trip.turn_at = common;
+  std::string_view generated = std::string_view(trip.full).substr(common);
   std::size_t cut = generated.size();
   for (const auto& m : ends) {
     std::size_t at = generated.find(m);
@@ -146,7 +160,15 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   }
   trip.generated = std::string(generated.substr(0, cut));
   trip.turn_ends = ends;
-  trip.reasoning_prefilled = p.reasoning.prompt_opens;
+  // Past a shared prefix the text is inside reasoning when that prefix ends with the opener.
+  if (trip.prefix) {
+    trip.reasoning_prefilled = p.reasoning.prompt_opens;
+  } else {
+    std::string_view before = trim(std::string_view(trip.full).substr(0, common));
+    std::string_view open = trim(p.reasoning.open.value_or(""));
+    trip.reasoning_prefilled = !open.empty() && before.size() >= open.size() &&
+                               before.substr(before.size() - open.size()) == open;
+  }
   return trip;
 }
 
@@ -172,7 +194,6 @@ std::vector<RoundTrip> round_trips(const probe::RenderFunction& render,
       if (trip.applicable && calls == 2 && trip.generated.find(kCallNames[1]) == std::string::npos)
         continue;
       if (trip.applicable || calls == 1) break;
-      if (trip.why_not.find("not a prefix") != std::string::npos) break;
     }
     trip.id_rule = id_rule;
     for (std::size_t i = 0; trip.applicable && i < trip.calls; ++i) {

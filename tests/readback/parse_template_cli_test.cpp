@@ -34,7 +34,7 @@ TEST(ParseTemplateCli, EveryBundledTemplateRoundTrip) {
     auto loaded = cw::readback::choose_parser_file(e.path());
     if (!loaded) continue;
     for (const auto& trip : loaded->choice.trips) {
-      if (!trip.applicable) continue;
+      if (!trip.applicable || !trip.prefix) continue;
       bool expect_ok = trip.kind == "calls" ? loaded->choice.calls_read_back
                                             : loaded->choice.reasoning_read_back;
       std::ofstream(dir / "in.txt", std::ios::binary) << trip.generated;
