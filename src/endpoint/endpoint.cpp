@@ -151,6 +151,21 @@ std::string measured_dialect(const probe::Profile& profile) {
   return "";
 }
 
+// The marker that opens reasoning, for telling whether a prompt ends inside it: the one the probe
+// measured around the current turn's reasoning; else, where the probe found that the generation
+// prompt opens reasoning, the generation prompt's last marker (QwQ's "<|im_start|>assistant\n
+// <think>\n"), unless that marker closes something ("...<think>\n\n</think>\n\n").
+std::string reasoning_open_marker(const probe::Profile& profile) {
+  if (profile.reasoning.open && !strip(*profile.reasoning.open).empty())
+    return std::string(strip(*profile.reasoning.open));
+  if (!profile.reasoning.prompt_opens || !profile.frame.generation_prompt) return "";
+  const std::string_view prompt = strip(*profile.frame.generation_prompt);
+  if (!prompt.ends_with('>')) return "";
+  const auto open = prompt.rfind('<');
+  if (open == std::string_view::npos || prompt.substr(open).starts_with("</")) return "";
+  return std::string(prompt.substr(open));
+}
+
 // ---------------------------------------------------------------------------------------
 // Endpoint
 // ---------------------------------------------------------------------------------------
@@ -199,6 +214,7 @@ Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options)
           "tool calls of this template cannot be read back (no parser returns its own sentinel "
           "call): generations are served as content only");
   }
+  impl->open_marker = reasoning_open_marker(profile);
   impl->call_ids = !profile.accepts("long_call_id") && profile.accepts("short_call_id")
                        ? CallIdStyle::short9
                        : CallIdStyle::openai;
@@ -332,11 +348,8 @@ Result<Prompt> prepare_json(const Endpoint::Impl& impl, const json& request,
   prompt.dialect = impl.dialect;
   prompt.call_ids = impl.call_ids;
   prompt.enable_thinking = enable_thinking(adapted->request.kwargs);
-  const auto& reasoning = impl.profile.reasoning;
-  if (reasoning.open && !strip(*reasoning.open).empty() && prompt.enable_thinking != false) {
-    const std::string_view tail = strip(prompt.text);
-    prompt.reasoning_prefilled = tail.ends_with(strip(*reasoning.open));
-  }
+  if (!impl.open_marker.empty() && prompt.enable_thinking != false)
+    prompt.reasoning_prefilled = strip(prompt.text).ends_with(impl.open_marker);
   if (auto tools = request.find("tools");
       tools != request.end() && tools->is_array() && !tools->empty())
     prompt.tools_json = tools->dump();

@@ -22,6 +22,7 @@ struct Endpoint::Impl {
   std::vector<std::uint32_t> stop_ids;
   std::vector<std::string> stop_strings;
   std::optional<std::string> end_marker;  // the template's end-of-turn marker, measured
+  std::string open_marker;  // opens reasoning ("" = unknown): reasoning_open_marker()
   std::vector<std::string> warnings;
   chat::InputLimits input;
 };
@@ -30,7 +31,8 @@ struct Endpoint::Impl {
 Result<Prompt> prepare_json(const Endpoint::Impl& impl, const nlohmann::ordered_json& request,
                             const PrepareOptions& options);
 
-// The interim parser choice (see endpoint.cpp).
+// The interim parser choice and the reasoning marker (see endpoint.cpp).
 std::string measured_dialect(const probe::Profile& profile);
+std::string reasoning_open_marker(const probe::Profile& profile);
 
 }  // namespace chatwire::endpoint
