@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chatwire/readback.hpp"
 #include "commands.hpp"
 #include "io.hpp"
 #include "json_writer.hpp"
@@ -128,7 +129,8 @@ void add_parse(CLI::App& root, int& exit_code) {
   auto* cmd = root.add_subcommand(
       "parse", "Parse model output (stdin) into an OpenAI assistant message or streaming deltas");
   struct Args {
-    std::string dialect, tools_path;
+    std::string dialect, tools_path, template_path, model_dir;
+    bool explain = false;
     bool reasoning_prefilled = false, batch = false, list = false;
     std::string thinking;
     std::size_t stream = 0;
@@ -137,6 +139,12 @@ void add_parse(CLI::App& root, int& exit_code) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--dialect", args->dialect, "output dialect (see --list)");
+  cmd->add_option("--template", args->template_path,
+                  "the parser comes from this chat template (derived and proven by a round trip)");
+  cmd->add_option("--model", args->model_dir,
+                  "the parser comes from this model directory's chat template");
+  cmd->add_flag("--explain", args->explain,
+                "with --template/--model: print the parser choice (JSON) instead of parsing");
   cmd->add_option("--tools", args->tools_path,
                   "JSON file: the request's tools array (types XML-style arguments)");
   cmd->add_flag("--reasoning-prefilled", args->reasoning_prefilled,
@@ -192,8 +200,43 @@ void add_parse(CLI::App& root, int& exit_code) {
       exit_code = 0;
       return;
     }
-    if (args->dialect.empty()) {
-      std::fprintf(stderr, "chatwire parse: --dialect is required (or --batch / --list)\n");
+    // The parser: a dialect row by name, or the one derived from the template.
+    std::optional<parse::Syntax> syntax;
+    parse::Options options;
+    if (!args->template_path.empty() || !args->model_dir.empty()) {
+      auto loaded = !args->model_dir.empty() ? readback::choose_parser_model(args->model_dir)
+                                             : readback::choose_parser_file(args->template_path);
+      if (!loaded) {
+        std::fprintf(stderr, "chatwire parse: %s\n", loaded.error().to_string().c_str());
+        exit_code = 1;
+        return;
+      }
+      if (args->explain) {
+        write_json(io::out(), loaded->choice.to_json());
+        io::out().put('\n');
+        io::out().flush();
+        exit_code = 0;
+        return;
+      }
+      if (loaded->choice.verdict != "read back")
+        std::fprintf(stderr, "warning: %s\n", loaded->choice.verdict.c_str());
+      syntax = loaded->choice.syntax;
+      options = loaded->choice.options;
+      if (!syntax) syntax = *parse::Syntax::from_json(Json::object());  // plain content
+    }
+    if (!args->dialect.empty()) {
+      auto named = parse::Syntax::named(args->dialect);
+      if (!named) {
+        std::fprintf(stderr, "chatwire parse: %s\n", named.error().to_string().c_str());
+        exit_code = 1;
+        return;
+      }
+      syntax = *named;
+    }
+    if (!syntax) {
+      std::fprintf(stderr,
+                   "chatwire parse: --template, --model or --dialect is required (or --batch / "
+                   "--list)\n");
       exit_code = 2;
       return;
     }
@@ -207,8 +250,7 @@ void add_parse(CLI::App& root, int& exit_code) {
       }
       tools = std::move(*t);
     }
-    parse::Options options;
-    options.reasoning_prefilled = args->reasoning_prefilled;
+    if (args->reasoning_prefilled) options.reasoning_prefilled = true;
     if (!args->thinking.empty()) options.enable_thinking = args->thinking == "on";
     std::string read_error;
     auto read = io::WholeInput::read(0, args->max_input_bytes, read_error);
@@ -222,7 +264,7 @@ void add_parse(CLI::App& root, int& exit_code) {
     std::vector<parse::Warning> warnings;
     if (!args->stream) {
       // One shot: the parser that collects no deltas, as parse::parse in a program.
-      auto result = parse::parse(input, args->dialect, tools, options);
+      auto result = parse::parse(input, *syntax, tools, options);
       if (!result) {
         std::fprintf(stderr, "chatwire parse: %s\n", result.error().to_string().c_str());
         exit_code = 1;
@@ -232,7 +274,7 @@ void add_parse(CLI::App& root, int& exit_code) {
       out.put('\n');
       warnings = std::move(result->warnings);
     } else {
-      auto stream = parse::StreamParser::create(args->dialect, tools, options);
+      auto stream = parse::StreamParser::create(*syntax, tools, options);
       if (!stream) {
         std::fprintf(stderr, "chatwire parse: %s\n", stream.error().to_string().c_str());
         exit_code = 1;

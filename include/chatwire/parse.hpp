@@ -90,9 +90,37 @@ struct DialectInfo {
 const std::vector<DialectInfo>& dialects();
 bool has_dialect(std::string_view name);
 
+struct SyntaxData;  // src/parse/internal.hpp: a dialect description and the strings it owns
+
+// A parser description: a row of the dialect table (Syntax::named) or one derived from a
+// template's own renders (chatwire/readback.hpp). Immutable and cheap to copy (shared).
+class Syntax {
+ public:
+  static Result<Syntax> named(std::string_view dialect);
+  // The JSON to_json() writes; errors name the field.
+  static Result<Syntax> from_json(const Json& json);
+
+  const std::string& name() const noexcept;     // the table row, or "derived"
+  const std::string& summary() const noexcept;  // family and markers, one line
+  std::string_view family() const noexcept;     // "json", "header_json", "xml", "pythonic", ...
+  bool has_tool_calls() const noexcept;
+  bool has_reasoning() const noexcept;
+  // Every field that differs from an empty dialect: {"name", "family", "think_open", ...}.
+  Json to_json() const;
+
+  explicit Syntax(std::shared_ptr<const SyntaxData> data) : data_(std::move(data)) {}
+  const SyntaxData& data() const noexcept { return *data_; }
+  const std::shared_ptr<const SyntaxData>& shared() const noexcept { return data_; }
+
+ private:
+  std::shared_ptr<const SyntaxData> data_;
+};
+
 // One-shot parse. Errors only for an unknown dialect or tools that are not a JSON array;
 // malformed model output is never an error (see Warning).
 Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools = {},
+                          const Options& options = {});
+Result<ParseResult> parse(std::string_view text, const Syntax& syntax, const Json& tools = {},
                           const Options& options = {});
 
 class Engine;
@@ -102,6 +130,8 @@ class Engine;
 class StreamParser {
  public:
   static Result<StreamParser> create(std::string_view dialect, const Json& tools = {},
+                                     const Options& options = {});
+  static Result<StreamParser> create(const Syntax& syntax, const Json& tools = {},
                                      const Options& options = {});
   StreamParser(StreamParser&&) noexcept;
   StreamParser& operator=(StreamParser&&) noexcept;

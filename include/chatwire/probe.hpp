@@ -204,6 +204,9 @@ Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
 // another renderer (e.g. the reference renderer) to check the probe's own logic.
 using RenderFunction = std::function<Result<std::string>(const nlohmann::ordered_json& chat)>;
 Profile probe_with(const RenderFunction& render);
+// chatwire's engine as a RenderFunction (`tmpl` must outlive it), as probe_template uses it.
+RenderFunction template_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                 const Options& options = {});
 // Probes template source, with bos_token "<s>" and eos_token "</s>". Fails only when the
 // source does not compile.
 Result<Profile> probe_source(std::string_view source, const Options& options = {});

@@ -309,8 +309,11 @@ class Emitter {
 
 class Engine {
  public:
-  Engine(const Dialect& dialect, Json tools, Options options)
-      : d_(dialect), tools_(std::move(tools)), opt_(std::move(options)) {
+  Engine(std::shared_ptr<const SyntaxData> syntax, Json tools, Options options)
+      : syntax_(std::move(syntax)),
+        d_(syntax_->dialect),
+        tools_(std::move(tools)),
+        opt_(std::move(options)) {
     build_markers();
     em_.validate_limit = opt_.max_validated_argument_bytes;
     if (opt_.reasoning_prefilled) {
@@ -424,6 +427,7 @@ class Engine {
         if (!d_.call_open.empty()) triggers_.push_back(d_.call_open);
         break;
       case CallSyntax::kPythonic:
+      case CallSyntax::kKeyValue:
         for (const auto& s : d_.pythonic_sections) triggers_.push_back(s.open);
         break;
       case CallSyntax::kHarmony:
@@ -764,6 +768,7 @@ class Engine {
         go(St::kBetweenCalls);
         break;
       case CallSyntax::kPythonic:
+      case CallSyntax::kKeyValue:
         py_close_ = d_.pythonic_sections[index].close;
         pos_ += hit.len;
         mark_ = pos_;
@@ -1108,6 +1113,11 @@ class Engine {
     if (!skip_ws()) {
       pos_ = save;
       return false;
+    }
+    // Several call objects in one section, one per line (MiniMax-M1's <tool_calls>).
+    if (!jo_bare_ && pos_ < buf_.size() && buf_[pos_] == '{') {
+      go(St::kJoBody);
+      return true;
     }
     Tri t = take(jo_close_);
     if (t == Tri::kMore) {
@@ -1811,7 +1821,15 @@ class Engine {
   bool py_emit(std::string_view body, bool unterminated) {
     std::vector<PyCall> calls;
     std::string error;
-    if (!parse_python_calls(body, calls, error, opt_.max_json_depth)) {
+    if (d_.syntax == CallSyntax::kKeyValue) {
+      PyCall call;
+      if (!parse_key_value_call(body, d_.kv_prefix, d_.kv_quote, call, error,
+                                opt_.max_json_depth)) {
+        fallback("not_a_call", "not a key-value call: " + error);
+        return true;
+      }
+      calls.push_back(std::move(call));
+    } else if (!parse_python_calls(body, calls, error, opt_.max_json_depth)) {
       fallback("not_a_call", "not a Python call list: " + error);
       return true;
     }
@@ -1907,6 +1925,7 @@ class Engine {
   }
 
   // ---- state ----
+  std::shared_ptr<const SyntaxData> syntax_;  // keeps the dialect's strings alive
   const Dialect& d_;
   Json tools_;
   Options opt_;
@@ -1975,31 +1994,37 @@ bool has_dialect(std::string_view name) {
 }
 
 namespace {
-Result<std::unique_ptr<Engine>> make_engine(std::string_view dialect, const Json& tools,
+Result<std::unique_ptr<Engine>> make_engine(const Syntax& syntax, const Json& tools,
                                             const Options& options) {
-  const Dialect* d = find_dialect(dialect);
-  if (!d) {
-    std::string names;
-    for (const auto& info : dialect_table())
-      names += (names.empty() ? "" : ", ") + std::string(info.name);
-    return Error{"ValueError",
-                 "unknown dialect '" + std::string(dialect) + "' (known: " + names + ")", 0, 0,
-                 "dialect"};
-  }
   if (!tools.is_null() && !tools.is_array())
     return Error{"ValueError", "tools must be a JSON array of tool definitions", 0, 0, "tools"};
-  return std::make_unique<Engine>(*d, tools, options);
+  return std::make_unique<Engine>(syntax.shared(), tools, options);
 }
-}  // namespace
-
-Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools,
-                          const Options& options) {
-  auto engine = make_engine(dialect, tools, options);
+Result<std::unique_ptr<Engine>> make_engine(std::string_view dialect, const Json& tools,
+                                            const Options& options) {
+  auto syntax = Syntax::named(dialect);
+  if (!syntax) return syntax.error();
+  return make_engine(*syntax, tools, options);
+}
+template <typename SyntaxOrName>
+Result<ParseResult> parse_with(std::string_view text, const SyntaxOrName& syntax, const Json& tools,
+                               const Options& options) {
+  auto engine = make_engine(syntax, tools, options);
   if (!engine) return engine.error();
   (*engine)->one_shot();
   (*engine)->feed(text);
   (*engine)->finish();
   return (*engine)->take_result();
+}
+}  // namespace
+
+Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools,
+                          const Options& options) {
+  return parse_with(text, dialect, tools, options);
+}
+Result<ParseResult> parse(std::string_view text, const Syntax& syntax, const Json& tools,
+                          const Options& options) {
+  return parse_with(text, syntax, tools, options);
 }
 
 StreamParser::StreamParser(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
@@ -2010,6 +2035,12 @@ StreamParser::~StreamParser() = default;
 Result<StreamParser> StreamParser::create(std::string_view dialect, const Json& tools,
                                           const Options& options) {
   auto engine = make_engine(dialect, tools, options);
+  if (!engine) return engine.error();
+  return StreamParser(std::move(*engine));
+}
+Result<StreamParser> StreamParser::create(const Syntax& syntax, const Json& tools,
+                                          const Options& options) {
+  auto engine = make_engine(syntax, tools, options);
   if (!engine) return engine.error();
   return StreamParser(std::move(*engine));
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@ enum class CallSyntax {
   kHeaderJson,  // marker, name (and id) header, separator, JSON arguments, end marker
   kXmlParams,   // marker, name, then one element per parameter; values typed by the tool schema
   kPythonic,    // [f(a=1), g(b='x')] (bare at the start of the output, or inside markers)
+  kKeyValue,    // call:f{a:<q>x<q>,b:1} inside markers, strings between quote tokens (Gemma 4)
   kHarmony,     // gpt-oss channels and recipients
 };
 
@@ -95,10 +97,26 @@ struct Dialect {
   // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
   std::vector<Section> pythonic_sections;
   bool pythonic_bare = false;
+
+  // kKeyValue (sections in pythonic_sections): the text before the name and the string quote.
+  std::string_view kv_prefix;  // "call:"
+  std::string_view kv_quote;   // "<|\"|>", "<escape>"
 };
 
 const std::vector<Dialect>& dialect_table();
 const Dialect* find_dialect(std::string_view name);
+
+// The data behind a public Syntax: a dialect whose views point either at the static table's
+// literals or at strings this object owns (a derived dialect's markers).
+struct SyntaxData {
+  Dialect dialect;
+  std::string name, summary;
+  std::deque<std::string> strings;  // a deque: growing it never moves the stored strings
+  std::string_view keep(std::string_view text) { return strings.emplace_back(text); }
+};
+// Wraps a dialect whose views must stay valid: its strings are copied into the result.
+Syntax make_syntax(const Dialect& dialect, std::string name, std::string summary);
+std::string_view family_name(CallSyntax syntax) noexcept;
 
 // ---- values (values.cpp) ----
 
@@ -131,5 +149,9 @@ struct PyCall {
 };
 bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
                         std::size_t max_depth);
+// One key-value call: `prefix name{key:value,...}`, values quoted by `quote` (strings), nested
+// {..} / [..], or bare literals (true, 3, null; anything else is a string).
+bool parse_key_value_call(std::string_view text, std::string_view prefix, std::string_view quote,
+                          PyCall& call, std::string& error, std::size_t max_depth);
 
 }  // namespace chatwire::parse

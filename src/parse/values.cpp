@@ -490,6 +490,8 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
         Json v = Json::parse(t);
         if (!v.is_string()) return std::string(t);
       }
+      // Python literals, as templates render Python booleans with `{{ value }}`.
+      if (t == "True" || t == "False") return t == "True" ? "true" : "false";
     }
     return as_string();
   }
@@ -611,6 +613,147 @@ bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::
     return false;
   }
   return !calls.empty();
+}
+
+}  // namespace chatwire::parse
+
+namespace chatwire::parse {
+
+namespace {
+
+struct KeyValueReader {
+  std::string_view s;
+  std::string_view quote;
+  std::size_t max_depth;
+  std::size_t pos = 0;
+  std::string error;
+
+  void skip_ws() {
+    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\n' || s[pos] == '\t' || s[pos] == '\r'))
+      ++pos;
+  }
+  bool fail(std::string what) {
+    error = what + " at offset " + std::to_string(pos);
+    return false;
+  }
+  bool starts(std::string_view t) const { return s.substr(pos, t.size()) == t; }
+
+  // A value up to one of `ends` (not consumed), as JSON text appended to out.
+  bool value(std::string& out, std::string_view ends, std::size_t depth) {
+    if (depth > max_depth) return fail("nesting deeper than max_json_depth");
+    skip_ws();
+    if (!quote.empty() && starts(quote)) {
+      pos += quote.size();
+      std::size_t end = s.find(quote, pos);
+      if (end == std::string_view::npos) return fail("unterminated string");
+      append_json_quoted(out, s.substr(pos, end - pos));
+      pos = end + quote.size();
+      return true;
+    }
+    if (pos < s.size() && s[pos] == '{') return object(out, depth + 1);
+    if (pos < s.size() && s[pos] == '[') {
+      ++pos;
+      out += '[';
+      skip_ws();
+      bool first = true;
+      while (pos < s.size() && s[pos] != ']') {
+        if (!first) {
+          if (s[pos] != ',') return fail("expected ',' or ']'");
+          ++pos;
+          out += ", ";
+        }
+        first = false;
+        if (!value(out, ",]", depth + 1)) return false;
+        skip_ws();
+      }
+      if (pos >= s.size()) return fail("unterminated list");
+      ++pos;
+      out += ']';
+      return true;
+    }
+    std::size_t start = pos;
+    while (pos < s.size() && ends.find(s[pos]) == std::string_view::npos) ++pos;
+    std::string_view raw = s.substr(start, pos - start);
+    while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n')) raw.remove_suffix(1);
+    if (raw.empty()) return fail("missing value");
+    auto literal = Json::parse(raw, nullptr, false);
+    if (!literal.is_discarded() && !literal.is_object() && !literal.is_array())
+      out += literal.dump();
+    else if (raw == "True" || raw == "False" || raw == "None")
+      out += raw == "True" ? "true" : raw == "False" ? "false" : "null";
+    else
+      append_json_quoted(out, raw);
+    return true;
+  }
+
+  bool object(std::string& out, std::size_t depth) {
+    ++pos;  // '{'
+    out += '{';
+    skip_ws();
+    bool first = true;
+    while (pos < s.size() && s[pos] != '}') {
+      if (!first) {
+        if (s[pos] != ',') return fail("expected ',' or '}'");
+        ++pos;
+        out += ", ";
+        skip_ws();
+      }
+      first = false;
+      std::size_t colon = s.find(':', pos);
+      if (colon == std::string_view::npos) return fail("expected 'key:'");
+      std::string_view key = s.substr(pos, colon - pos);
+      while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
+      if (!quote.empty() && key.size() >= 2 * quote.size() && key.substr(0, quote.size()) == quote)
+        key = key.substr(quote.size(), key.size() - 2 * quote.size());
+      append_json_quoted(out, key);
+      out += ": ";
+      pos = colon + 1;
+      if (!value(out, ",}", depth)) return false;
+      skip_ws();
+    }
+    if (pos >= s.size()) return fail("unterminated object");
+    ++pos;
+    out += '}';
+    return true;
+  }
+};
+
+}  // namespace
+
+bool parse_key_value_call(std::string_view text, std::string_view prefix, std::string_view quote,
+                          PyCall& call, std::string& error, std::size_t max_depth) {
+  KeyValueReader r{text, quote, max_depth, 0, {}};
+  r.skip_ws();
+  if (!r.starts(prefix)) {
+    error = "expected '" + std::string(prefix) + "' before the function name";
+    return false;
+  }
+  r.pos += prefix.size();
+  std::size_t brace = text.find('{', r.pos);
+  if (brace == std::string_view::npos) {
+    error = "expected '{' after the function name";
+    return false;
+  }
+  std::string_view name = text.substr(r.pos, brace - r.pos);
+  while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+  if (name.empty()) {
+    error = "empty function name";
+    return false;
+  }
+  r.pos = brace;
+  std::string args;
+  if (!r.object(args, 1)) {
+    error = r.error;
+    return false;
+  }
+  r.skip_ws();
+  if (r.pos != text.size()) {
+    error = "text after the call at offset " + std::to_string(r.pos);
+    return false;
+  }
+  call.name = std::string(name);
+  call.arguments = std::move(args);
+  return true;
 }
 
 }  // namespace chatwire::parse

@@ -839,13 +839,13 @@ bool Profile::has_silent_failure(std::string_view name) const noexcept {
   return std::find(silent_failures.begin(), silent_failures.end(), name) != silent_failures.end();
 }
 
-Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
-                       const Options& options) {
+RenderFunction template_renderer(const jinja::Template& tmpl, const Value& special_tokens,
+                                 const Options& options) {
   chat::RenderOptions render_options;
   render_options.limits = options.limits;
   render_options.now = options.now;
   render_options.validate = false;  // the probe measures the template, not the request
-  RenderFunction render = [&](const json& chat_json) -> Result<std::string> {
+  return [&tmpl, special_tokens, render_options](const json& chat_json) -> Result<std::string> {
     chat::ChatRequest request;
     request.messages = from_json(chat_json["messages"]);
     request.tools = chat_json["tools"].is_null() ? Value::none() : from_json(chat_json["tools"]);
@@ -855,7 +855,11 @@ Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
     if (!result) return result.error();
     return std::move(result->text);
   };
-  return probe_with(render);
+}
+
+Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
+                       const Options& options) {
+  return probe_with(template_renderer(tmpl, special_tokens, options));
 }
 
 Profile probe_with(const RenderFunction& render) {

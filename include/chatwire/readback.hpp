@@ -1,0 +1,124 @@
+// Reading back what a template writes: the output parser is derived from the template's own
+// renders, not picked by a model name, and it is accepted only when it returns the template's
+// own calls and reasoning exactly (the round trip).
+//
+//   auto profile = chatwire::probe::probe_template(tmpl, tokens);
+//   auto render = chatwire::probe::template_renderer(tmpl, tokens);
+//   auto choice = chatwire::readback::choose_parser(render, profile, {"</s>"});
+//   if (choice.syntax) parse::parse(model_output, *choice.syntax, tools, choice.options);
+//
+// The round trip: a conversation whose last assistant turn makes two tool calls (a string
+// with quotes and non-ASCII, an integer, a boolean; reasoning first where the template renders
+// it) is rendered with and without that turn; the text the model would generate is the
+// difference, cut at the first end-of-turn marker (where a serving loop stops). A parser
+// candidate is derived per syntax family from where the known names and values sit in that
+// text (its markers exactly as rendered), then run on it, one-shot and streamed; the first
+// that gives both calls back (JSON-equal arguments, in order, no stray content) and the
+// reasoning is chosen. scripts/readback-oracle.py renders the same conversations through the
+// reference renderer; tests/readback/ checks every bundled template against those texts.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chatwire/parse.hpp"
+#include "chatwire/probe.hpp"
+
+namespace chatwire::readback {
+
+// One rendered round trip.
+struct RoundTrip {
+  std::string kind;         // "calls" (two tool calls, reasoning first) or "reasoning" (+ answer)
+  bool applicable = false;  // rendered, and the prompt is a prefix of the conversation
+  std::string why_not;      // when not applicable: the template's error or "not a prefix"
+  std::string prompt;       // the conversation without the turn, with the generation prompt
+  std::string full;         // the conversation with the turn
+  std::string generated;    // full minus prompt, cut at the first end-of-turn marker
+  std::string end_marker;   // the marker it was cut at ("" = not cut)
+  std::size_t calls = 0;    // calls in the turn: 2, or 1 where the template takes one per turn
+  std::vector<std::string> call_ids;  // the ids the turn's calls carried
+  // The id rule that renders: "long" (call_ + 24), "short" (9 alphanumerics), or "named"
+  // (functions.NAME:index, where the template writes the id in place of the name).
+  std::string id_rule;
+  parse::Message expected;           // what parsing `generated` must give
+  bool reasoning_prefilled = false;  // the prompt leaves a reasoning block open
+};
+
+// The fixed tools of the round trip (get_weather(city: string, days: integer),
+// set_alarm(enabled: boolean)) as a JSON array.
+const parse::Json& round_trip_tools();
+
+// Renders the round trips ("calls" where the template renders tool calls, "reasoning" where it
+// renders reasoning) with the profile's input conventions. `end_markers` adds markers (e.g.
+// the eos token) to the ones measured from the frame.
+std::vector<RoundTrip> round_trips(const probe::RenderFunction& render,
+                                   const probe::Profile& profile,
+                                   const std::vector<std::string>& end_markers = {});
+
+// Whether `message` is what `trip` expects; "" when it is, else what differs.
+std::string compare(const parse::Message& message, const RoundTrip& trip);
+
+struct Candidate {
+  std::string origin;  // "derived" or "table"
+  parse::Syntax syntax;
+  std::string verdict;  // "" = passed every trip, else the first difference
+};
+
+// A template whose own rendering of a call cannot be read by any parser: the cause and the
+// evidence (the rendered snippet), found by looking at how the known values were written.
+struct UnreadableCalls {
+  // "unquoted_string" (a string argument written without quotes), "unescaped_quote" (quoted,
+  // but its own quotes not escaped), "python_repr_arguments" (a Python dict repr, not JSON),
+  // "quoted_non_string" (an integer or boolean written as a string), "html_escaped" (entities
+  // in the call), "calls_after_turn_end" (the calls follow the end-of-turn marker)
+  std::string cause;
+  std::string evidence;  // the rendered text around the value
+  std::string rendered;  // the whole generated text
+};
+std::optional<UnreadableCalls> diagnose_unreadable(const RoundTrip& calls_trip);
+
+struct ParserChoice {
+  // The parser to run on this template's output; nullopt = plain content (nothing to parse).
+  // When calls cannot be read back it parses reasoning only and `calls_read_back` is false.
+  std::optional<parse::Syntax> syntax;
+  bool calls_rendered = false;   // the template renders tool calls at all
+  bool calls_read_back = false;  // proven on the "calls" round trip
+  bool reasoning_rendered = false;
+  bool reasoning_read_back = false;
+  // The parse options the prompt implies (reasoning already opened by the generation prompt).
+  parse::Options options;
+  // "read back", or why not (e.g. "tool calls of this template cannot be read back: ...").
+  std::string verdict;
+  std::vector<RoundTrip> trips;
+  std::vector<Candidate> tried;  // every candidate, in the order tried
+  // Set when calls are rendered, not read back, and the rendering itself is the reason.
+  std::optional<UnreadableCalls> template_bug;
+  parse::Json to_json() const;  // {syntax, calls_read_back, ..., verdict, trips: [...]}
+};
+
+// Derives parser candidates from the round trips and proves them. Never throws; a template
+// whose renders fail gets a choice that says so.
+ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Profile& profile,
+                           const std::vector<std::string>& end_markers = {});
+
+// The choice for a .jinja file (special tokens <s> and </s>) or for a model directory's
+// template (the one transformers picks when tools are given, with the directory's special
+// tokens); the eos token is an end-of-turn marker. The profile is probed on the way.
+struct LoadedChoice {
+  probe::Profile profile;
+  ParserChoice choice;
+};
+Result<LoadedChoice> choose_parser_file(const std::filesystem::path& file,
+                                        const probe::Options& options = {});
+Result<LoadedChoice> choose_parser_model(const std::filesystem::path& dir,
+                                         const probe::Options& options = {});
+
+// The candidates derived from one "calls" round trip, family by family (the derivation table
+// in src/readback/derive.cpp), with the reasoning markers the profile measured.
+std::vector<parse::Syntax> derive_candidates(const RoundTrip& calls_trip,
+                                             const probe::Profile& profile);
+
+}  // namespace chatwire::readback

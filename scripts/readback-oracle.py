@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""The round-trip texts of every bundled template, rendered by the reference renderer.
+
+For each data/templates/*.jinja whose probe golden (data/goldens/probe/) says it renders tool
+calls or reasoning, builds the same conversations as src/readback/roundtrip.cpp (keep the two
+in step) and writes data/goldens/readback/<name>.json: per round trip its kind, the number of
+calls, the id rule, and the prompt and full renders (or the template's error).
+tests/readback/ checks that chatwire renders the same texts and reads every one back.
+
+  python3 scripts/readback-oracle.py        # PATH python3 with Jinja2 (scripts/oracle/)
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "oracle"))
+import hf_render  # noqa: E402
+
+FROZEN_NOW = "2026-01-15T10:00:00"  # the probe's clock (probe::Options::now)
+SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
+SYSTEM = "You are a helpful assistant."
+QUESTION = "What is the weather in São Paulo, and set my alarm?"
+REASONING = "The user wants the forecast, then the alarm."
+ANSWER = "It will be sunny for three days."
+NAMES = ["get_weather", "set_alarm"]
+ARGUMENT_TEXTS = ['{"city": "São Paulo \\"SP\\"", "days": 3}', '{"enabled": true}']
+LONG_IDS = ["call_ABCDEFGHIJKLMNOPQRSTUVWX", "call_BCDEFGHIJKLMNOPQRSTUVWXY"]
+SHORT_IDS = ["A1b2C3d4E", "F5g6H7i8J"]
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather",
+     "description": "Get the weather forecast for a city.",
+     "parameters": {"type": "object", "properties": {
+         "city": {"type": "string", "description": "City name"},
+         "days": {"type": "integer", "description": "Number of days"}},
+         "required": ["city", "days"]}}},
+    {"type": "function", "function": {"name": "set_alarm",
+     "description": "Turn the alarm on or off.",
+     "parameters": {"type": "object", "properties": {
+         "enabled": {"type": "boolean", "description": "On or off"}},
+         "required": ["enabled"]}}},
+]
+
+
+def call_id(rule, i):
+    if rule == "named":
+        return f"functions.{NAMES[i]}:{i}"
+    return SHORT_IDS[i] if rule == "short" else LONG_IDS[i]
+
+
+def render(source, chat):
+    hf_render.FROZEN_NOW = hf_render.datetime.datetime.fromisoformat(FROZEN_NOW)
+    try:
+        out, _ = hf_render.render_chat(source, dict(chat, special_tokens_map=SPECIAL_TOKENS))
+        return out, None
+    except Exception as e:  # the template's error is part of the measurement
+        return None, f"{type(e).__name__}: {e}"
+
+
+def trip(source, profile, kind, turn):
+    conv = profile["baseline"]["conversation"]
+    messages = []
+    if conv in ("full", "no_tool_messages"):
+        messages.append({"role": "system", "content": SYSTEM})
+    messages.append({"role": "user", "content": QUESTION})
+    prompt, e1 = render(source, {"messages": messages, "tools": TOOLS, "add_generation_prompt": True})
+    full, e2 = render(source, {"messages": messages + [turn], "tools": TOOLS,
+                               "add_generation_prompt": False})
+    return {"kind": kind, "prompt": prompt, "full": full, "error": e1 or e2}
+
+
+def calls_turn(profile, calls, rule):
+    conventions = profile["baseline"].get("conventions", {})
+    string_args = conventions.get("arguments", "dict") == "string"
+    turn = {"role": "assistant",
+            "content": None if conventions.get("call_content", "empty") == "null" else "",
+            "tool_calls": [{"id": call_id(rule, i), "type": "function",
+                            "function": {"name": NAMES[i],
+                                         "arguments": ARGUMENT_TEXTS[i] if string_args
+                                         else json.loads(ARGUMENT_TEXTS[i])}}
+                           for i in range(calls)]}
+    if profile["reasoning"]["style"] != "none":
+        turn[profile["reasoning"].get("field") or "reasoning_content"] = REASONING
+    return turn
+
+
+def generated(t):
+    if t["error"] or not t["full"].startswith(t["prompt"]):
+        return None
+    return t["full"][len(t["prompt"]):]
+
+
+def round_trips(source, profile):
+    out = []
+    if profile["tool_calls"]["rendered"]:
+        rule = profile["baseline"].get("conventions", {}).get("call_id", "long")
+        for calls in (2, 1):
+            t = trip(source, profile, "calls", calls_turn(profile, calls, rule))
+            g = generated(t)
+            if g is not None and NAMES[0] not in g and call_id(rule, 0) in g:
+                rule = "named"
+                t = trip(source, profile, "calls", calls_turn(profile, calls, rule))
+                g = generated(t)
+            t.update(calls=calls, id_rule=rule)
+            # The prefix test is on the whole render; the C++ side also cuts at end markers,
+            # which never removes the second name when this one keeps it.
+            if g is not None and calls == 2 and NAMES[1] not in g:
+                continue
+            if g is not None or calls == 1:
+                break
+            if not t["error"]:
+                break
+        out.append(t)
+    if profile["reasoning"]["style"] != "none":
+        field = profile["reasoning"].get("field") or "reasoning_content"
+        out.append(trip(source, profile, "reasoning",
+                        {"role": "assistant", "content": ANSWER, field: REASONING}))
+    return out
+
+
+def main():
+    templates = os.path.join(ROOT, "data", "templates")
+    out_dir = os.path.join(ROOT, "data", "goldens", "readback")
+    os.makedirs(out_dir, exist_ok=True)
+    names = sorted(f[:-len(".jinja")] for f in os.listdir(templates) if f.endswith(".jinja"))
+    for name in names:
+        with open(os.path.join(ROOT, "data", "goldens", "probe", name + ".json"), encoding="utf-8") as f:
+            profile = json.load(f)
+        path = os.path.join(out_dir, name + ".json")
+        if not profile.get("renders"):
+            if os.path.exists(path):
+                os.remove(path)
+            continue
+        with open(os.path.join(templates, name + ".jinja"), encoding="utf-8") as f:
+            source = f.read()
+        trips = round_trips(source, profile)
+        if not trips:
+            if os.path.exists(path):
+                os.remove(path)
+            continue
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(json.dumps({"template": name + ".jinja", "trips": trips},
+                               ensure_ascii=False, indent=1) + "\n")
+    print(f"{len(os.listdir(out_dir))} round-trip goldens in {out_dir}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+// Choosing the output parser: candidates derived from the template's renders first, then the
+// hand-written dialect rows (for behaviour a render cannot show); the first that reads back
+// every round trip exactly, one-shot and streamed in several chunkings, is chosen.
+#include "readback/internal.hpp"
+
+namespace chatwire::readback {
+
+void reasoning_markers(const RoundTrip& trip, const probe::Profile& profile, std::string& open,
+                       std::string& close);
+parse::Syntax reasoning_only(const std::string& open, const std::string& close);
+
+namespace {
+
+// Chunk sizes the streamed parse is checked with (1 = every byte boundary).
+constexpr std::size_t kChunkings[] = {1, 3, 7, 64};
+
+std::string join_message(const parse::Message& m) {
+  std::string out = parse::message_to_json(m).dump();
+  return out.size() > 400 ? out.substr(0, 400) + "..." : out;
+}
+
+bool same_message(const parse::Message& a, const parse::Message& b) {
+  if (a.content != b.content || a.reasoning_content != b.reasoning_content ||
+      a.tool_calls.size() != b.tool_calls.size())
+    return false;
+  for (std::size_t i = 0; i < a.tool_calls.size(); ++i)
+    if (a.tool_calls[i].name != b.tool_calls[i].name ||
+        a.tool_calls[i].arguments != b.tool_calls[i].arguments)
+      return false;
+  return true;
+}
+
+// "" when `syntax` reads `trip` back one-shot and streamed, else the first difference.
+std::string check(const parse::Syntax& syntax, const RoundTrip& trip,
+                  const parse::Options& options) {
+  auto whole = parse::parse(trip.generated, syntax, round_trip_tools(), options);
+  if (!whole) return whole.error().message;
+  if (auto diff = compare(whole->message, trip); !diff.empty()) return trip.kind + ": " + diff;
+  for (std::size_t n : kChunkings) {
+    auto stream = parse::StreamParser::create(syntax, round_trip_tools(), options);
+    if (!stream) return stream.error().message;
+    std::string_view g = trip.generated;
+    for (std::size_t at = 0; at < g.size(); at += n) stream->feed(g.substr(at, n));
+    stream->finish();
+    if (!same_message(stream->message(), whole->message))
+      return trip.kind + ": streamed in chunks of " + std::to_string(n) + " bytes gives " +
+             join_message(stream->message());
+  }
+  return "";
+}
+
+std::string check_all(const parse::Syntax& syntax, const std::vector<const RoundTrip*>& trips,
+                      const parse::Options& options) {
+  for (const RoundTrip* t : trips)
+    if (auto v = check(syntax, *t, options); !v.empty()) return v;
+  return "";
+}
+
+// A table row with the template's measured reasoning markers (the row's own when it has none
+// measured).
+parse::Syntax with_reasoning(const parse::Syntax& row, const std::string& open,
+                             const std::string& close) {
+  parse::Dialect d = row.data().dialect;
+  if (!close.empty()) {
+    d.think_open = open;
+    d.think_close = close;
+  }
+  return parse::make_syntax(d, row.name(), row.summary());
+}
+
+}  // namespace
+
+std::string compare(const parse::Message& m, const RoundTrip& trip) {
+  const parse::Message& want = trip.expected;
+  if (trim(m.content) != trim(want.content))
+    return "content " + nlohmann::json(m.content).dump() + ", expected " +
+           nlohmann::json(want.content).dump();
+  if (trim(m.reasoning_content) != trim(want.reasoning_content))
+    return "reasoning " + nlohmann::json(m.reasoning_content).dump() + ", expected " +
+           nlohmann::json(want.reasoning_content).dump();
+  if (m.tool_calls.size() != want.tool_calls.size())
+    return std::to_string(m.tool_calls.size()) + " tool calls, expected " +
+           std::to_string(want.tool_calls.size()) + ": " + join_message(m);
+  for (std::size_t i = 0; i < m.tool_calls.size(); ++i) {
+    const auto& got = m.tool_calls[i];
+    const auto& exp = want.tool_calls[i];
+    if (got.name != exp.name)
+      return "tool_calls[" + std::to_string(i) + "] is '" + got.name + "', expected '" + exp.name +
+             "'";
+    auto a = nlohmann::json::parse(got.arguments, nullptr, false);
+    if (a.is_discarded() || a != nlohmann::json::parse(exp.arguments))
+      return "tool_calls[" + std::to_string(i) + "].arguments " + got.arguments + ", expected " +
+             exp.arguments;
+  }
+  return "";
+}
+
+ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Profile& profile,
+                           const std::vector<std::string>& end_markers) {
+  ParserChoice choice;
+  choice.trips = round_trips(render, profile, end_markers);
+  choice.options.reasoning_prefilled = profile.reasoning.prompt_opens;
+  const RoundTrip* calls = nullptr;
+  const RoundTrip* reasoning = nullptr;
+  for (const auto& t : choice.trips) {
+    if (t.kind == "calls") choice.calls_rendered = true;
+    if (t.kind == "reasoning") choice.reasoning_rendered = t.applicable;
+    if (!t.applicable) continue;
+    (t.kind == "calls" ? calls : reasoning) = &t;
+  }
+  std::string open, close;
+  if (calls) reasoning_markers(*calls, profile, open, close);
+  if (close.empty() && reasoning) reasoning_markers(*reasoning, profile, open, close);
+
+  std::vector<const RoundTrip*> all;
+  for (const RoundTrip* t : {calls, reasoning})
+    if (t) all.push_back(t);
+  auto attempt = [&](std::string origin, const parse::Syntax& syntax,
+                     const std::vector<const RoundTrip*>& trips) {
+    std::string verdict = check_all(syntax, trips, choice.options);
+    choice.tried.push_back({std::move(origin), syntax, verdict});
+    return verdict.empty();
+  };
+
+  if (calls) {
+    std::vector<std::pair<std::string, parse::Syntax>> candidates;
+    for (auto& s : derive_candidates(*calls, profile)) candidates.emplace_back("derived", s);
+    for (const auto& info : parse::dialects()) {
+      auto row = parse::Syntax::named(info.name);
+      if (!row->has_tool_calls()) continue;
+      candidates.emplace_back("table", with_reasoning(*row, open, close));
+    }
+    for (const auto& [origin, syntax] : candidates) {
+      if (!attempt(origin, syntax, all)) continue;
+      choice.syntax = syntax;
+      choice.calls_read_back = true;
+      choice.reasoning_read_back = reasoning != nullptr;
+      choice.verdict = "read back";
+      return choice;
+    }
+  }
+  // Content and reasoning only.
+  std::vector<const RoundTrip*> text_trips;
+  if (reasoning) text_trips.push_back(reasoning);
+  parse::Syntax text = reasoning_only(open, close);
+  bool text_ok = attempt("derived", text, text_trips);
+  if (text_ok) {
+    choice.syntax = text;
+    choice.reasoning_read_back = reasoning != nullptr;
+  }
+  std::string why;
+  if (calls) choice.template_bug = diagnose_unreadable(*calls);
+  if (choice.calls_rendered) {
+    why = "tool calls of this template cannot be read back: ";
+    if (choice.template_bug) {
+      why += "the template writes them unreadably (" + choice.template_bug->cause + ": " +
+             nlohmann::json(choice.template_bug->evidence).dump() + ")";
+    } else if (!calls) {
+      why += choice.trips[0].why_not;
+    } else {
+      std::string first;
+      for (const auto& c : choice.tried)
+        if (c.origin == "derived" && c.syntax.has_tool_calls()) {
+          first = c.verdict;
+          break;
+        }
+      why += first.empty() ? "no parser could be derived from the rendered calls" : first;
+    }
+  }
+  if (choice.reasoning_rendered && !text_ok) {
+    why += std::string(why.empty() ? "" : "; ") + "reasoning cannot be read back";
+    if (reasoning) why += ": " + choice.tried.back().verdict;
+  }
+  choice.verdict = why.empty() ? "read back" : why;
+  return choice;
+}
+
+Json ParserChoice::to_json() const {
+  Json out = Json::object();
+  out["syntax"] = syntax ? syntax->to_json() : Json();
+  out["calls_rendered"] = calls_rendered;
+  out["calls_read_back"] = calls_read_back;
+  out["reasoning_rendered"] = reasoning_rendered;
+  out["reasoning_read_back"] = reasoning_read_back;
+  out["reasoning_prefilled"] = options.reasoning_prefilled;
+  out["verdict"] = verdict;
+  if (template_bug)
+    out["template_bug"] = {{"kind", "unreadable_calls"},
+                           {"cause", template_bug->cause},
+                           {"evidence", template_bug->evidence},
+                           {"rendered", template_bug->rendered}};
+  Json trips_json = Json::array();
+  for (const auto& t : trips) {
+    Json j = {{"kind", t.kind}, {"applicable", t.applicable}};
+    if (!t.applicable) j["why_not"] = t.why_not;
+    if (t.kind == "calls") j["calls"] = t.calls;
+    if (!t.end_marker.empty()) j["end_marker"] = t.end_marker;
+    if (t.applicable) j["generated"] = t.generated;
+    trips_json.push_back(std::move(j));
+  }
+  out["trips"] = std::move(trips_json);
+  Json tried_json = Json::array();
+  for (const auto& c : tried)
+    tried_json.push_back({{"origin", c.origin},
+                          {"summary", c.syntax.summary()},
+                          {"verdict", c.verdict.empty() ? "read back" : c.verdict}});
+  out["tried"] = std::move(tried_json);
+  return out;
+}
+
+}  // namespace chatwire::readback

@@ -1,0 +1,29 @@
+// Internal pieces of readback: text helpers shared by the round trip and the derivation.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatwire/readback.hpp"
+#include "parse/internal.hpp"
+
+namespace chatwire::readback {
+
+using Json = parse::Json;
+
+inline std::string_view trim(std::string_view s) {
+  constexpr std::string_view ws = " \t\n\r\f\v";
+  auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+// The end-of-turn markers the round trip cuts at: the literal markers of the measured
+// assistant suffix (the whole suffix when it has none), then `extra`.
+std::vector<std::string> turn_end_markers(const probe::Profile& p,
+                                          const std::vector<std::string>& extra);
+
+}  // namespace chatwire::readback

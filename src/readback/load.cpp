@@ -1,0 +1,55 @@
+// The parser choice for a template file or a model directory: compile, probe, choose.
+#include <fstream>
+#include <sstream>
+
+#include "chatwire/chat.hpp"
+#include "readback/internal.hpp"
+
+namespace chatwire::readback {
+
+namespace {
+
+Result<LoadedChoice> choose(const jinja::Template& tmpl, const Value& tokens,
+                            const probe::Options& options) {
+  LoadedChoice out;
+  out.profile = probe::probe_template(tmpl, tokens, options);
+  std::vector<std::string> ends;
+  if (const Value* eos = tokens.dict_find("eos_token"); eos && eos->is_string())
+    ends.emplace_back(eos->as_string());
+  out.choice = choose_parser(probe::template_renderer(tmpl, tokens, options), out.profile, ends);
+  return out;
+}
+
+}  // namespace
+
+Result<LoadedChoice> choose_parser_file(const std::filesystem::path& file,
+                                        const probe::Options& options) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error{"FileNotFoundError", "cannot read " + file.string(), 0, 0, file.string()};
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  jinja::CompileOptions compile;
+  compile.limits = options.limits;
+  auto tmpl = jinja::Template::compile(buffer.str(), compile);
+  if (!tmpl) return tmpl.error();
+  Value tokens = Value::dict_unchecked(
+      {{Value("bos_token"), Value("<s>")}, {Value("eos_token"), Value("</s>")}});
+  auto out = choose(*tmpl, tokens, options);
+  if (out) out->profile.name = file.filename().string();
+  return out;
+}
+
+Result<LoadedChoice> choose_parser_model(const std::filesystem::path& dir,
+                                         const probe::Options& options) {
+  jinja::CompileOptions compile;
+  compile.limits = options.limits;
+  auto model = chat::Model::load(dir, compile);
+  if (!model) return model.error();
+  auto tmpl = model->select(std::nullopt, /*tools_given=*/true);
+  if (!tmpl) return tmpl.error();
+  auto out = choose(**tmpl, model->special_tokens(), options);
+  if (out) out->profile.name = dir.filename().string();
+  return out;
+}
+
+}  // namespace chatwire::readback

@@ -1,0 +1,198 @@
+// The round-trip conversations and the text a model trained on the template would generate.
+// scripts/readback-oracle.py builds the same conversations (keep the two in step).
+#include <regex>
+
+#include "readback/internal.hpp"
+
+namespace chatwire::readback {
+
+namespace {
+
+constexpr const char* kSystem = "You are a helpful assistant.";
+constexpr const char* kQuestion = "What is the weather in São Paulo, and set my alarm?";
+constexpr const char* kReasoning = "The user wants the forecast, then the alarm.";
+constexpr const char* kAnswer = "It will be sunny for three days.";
+// The two calls: a string with quotes and non-ASCII, an integer, a boolean.
+constexpr const char* kCallNames[] = {"get_weather", "set_alarm"};
+constexpr const char* kArgumentTexts[] = {R"({"city": "São Paulo \"SP\"", "days": 3})",
+                                          R"({"enabled": true})"};
+// OpenAI-style ids, or 9 alphanumerics where the template wants those (probe axis call_id).
+constexpr const char* kLongIds[] = {"call_ABCDEFGHIJKLMNOPQRSTUVWX",
+                                    "call_BCDEFGHIJKLMNOPQRSTUVWXY"};
+constexpr const char* kShortIds[] = {"A1b2C3d4E", "F5g6H7i8J"};
+
+std::string convention(const probe::Profile& p, std::string_view axis, std::string fallback) {
+  for (const auto& [a, v] : p.baseline.conventions)
+    if (a == axis) return v;
+  return fallback;
+}
+
+Json base_messages(const probe::Profile& p) {
+  Json messages = Json::array();
+  const std::string& shape = p.baseline.conversation;
+  if (shape == "full" || shape == "no_tool_messages")
+    messages.push_back({{"role", "system"}, {"content", kSystem}});
+  messages.push_back({{"role", "user"}, {"content", kQuestion}});
+  return messages;
+}
+
+std::string reasoning_field(const probe::Profile& p) {
+  return p.reasoning.field.value_or("reasoning_content");
+}
+
+// The id of call i under an id rule: "long" (OpenAI style), "short" (9 alphanumerics) or
+// "named" ("functions.NAME:i", for templates that write the id where the name goes).
+std::string call_id(const std::string& rule, std::size_t i) {
+  if (rule == "named") return std::string("functions.") + kCallNames[i] + ":" + std::to_string(i);
+  return rule == "short" ? kShortIds[i] : kLongIds[i];
+}
+
+Json calls_turn(const probe::Profile& p, std::size_t calls, const std::string& id_rule) {
+  bool string_args = convention(p, "arguments", "dict") == "string";
+  Json turn = {{"role", "assistant"}};
+  turn["content"] = convention(p, "call_content", "empty") == "null" ? Json() : Json("");
+  Json list = Json::array();
+  for (std::size_t i = 0; i < calls; ++i) {
+    Json args = Json::parse(kArgumentTexts[i]);
+    list.push_back(
+        {{"id", call_id(id_rule, i)},
+         {"type", "function"},
+         {"function",
+          {{"name", kCallNames[i]}, {"arguments", string_args ? Json(kArgumentTexts[i]) : args}}}});
+  }
+  turn["tool_calls"] = std::move(list);
+  if (p.reasoning.style != "none") turn[reasoning_field(p)] = kReasoning;
+  return turn;
+}
+
+Json reasoning_turn(const probe::Profile& p) {
+  Json turn = {{"role", "assistant"}, {"content", kAnswer}};
+  turn[reasoning_field(p)] = kReasoning;
+  return turn;
+}
+
+// A literal marker inside a frame suffix: <...>, <｜...｜>, [UPPER] or [|word|].
+const std::regex& marker_regex() {
+  static const std::regex re(R"(<[^<> \t\n\r\f\v]{1,64}>|\[[A-Z_]{2,32}\]|\[\|[a-z_]{1,32}\|\])");
+  return re;
+}
+
+}  // namespace
+
+const Json& round_trip_tools() {
+  static const Json tools = Json::parse(R"([
+    {"type": "function", "function": {"name": "get_weather",
+      "description": "Get the weather forecast for a city.",
+      "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "City name"},
+        "days": {"type": "integer", "description": "Number of days"}},
+        "required": ["city", "days"]}}},
+    {"type": "function", "function": {"name": "set_alarm",
+      "description": "Turn the alarm on or off.",
+      "parameters": {"type": "object", "properties": {
+        "enabled": {"type": "boolean", "description": "On or off"}},
+        "required": ["enabled"]}}}])");
+  return tools;
+}
+
+std::vector<std::string> turn_end_markers(const probe::Profile& p,
+                                          const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  auto add = [&](std::string m) {
+    if (!m.empty() && std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  };
+  std::string suffix = std::string(trim(p.frame.assistant_suffix.value_or("")));
+  bool any = false;
+  for (std::sregex_iterator it(suffix.begin(), suffix.end(), marker_regex()), end; it != end;
+       ++it) {
+    add(it->str());
+    any = true;
+  }
+  if (!any) add(suffix);
+  for (const auto& m : extra) add(m);
+  return out;
+}
+
+RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile& p,
+                      std::string kind, const Json& turn, const std::vector<std::string>& ends) {
+  RoundTrip trip;
+  trip.kind = std::move(kind);
+  Json messages = base_messages(p);
+  Json tools = round_trip_tools();
+  auto prompt = render({{"messages", messages}, {"tools", tools}, {"add_generation_prompt", true}});
+  Json with_turn = messages;
+  with_turn.push_back(turn);
+  auto full = render({{"messages", with_turn}, {"tools", tools}, {"add_generation_prompt", false}});
+  if (!prompt || !full) {
+    const Error& e = !prompt ? prompt.error() : full.error();
+    trip.why_not = e.type + ": " + e.message;
+    return trip;
+  }
+  trip.prompt = std::move(*prompt);
+  trip.full = std::move(*full);
+  if (trip.full.compare(0, trip.prompt.size(), trip.prompt) != 0) {
+    trip.why_not = "the prompt is not a prefix of the rendered conversation";
+    return trip;
+  }
+  trip.applicable = true;
+  std::string_view generated = std::string_view(trip.full).substr(trip.prompt.size());
+  std::size_t cut = generated.size();
+  for (const auto& m : ends) {
+    std::size_t at = generated.find(m);
+    if (at != std::string_view::npos && at < cut) {
+      cut = at;
+      trip.end_marker = m;
+    }
+  }
+  trip.generated = std::string(generated.substr(0, cut));
+  trip.reasoning_prefilled = p.reasoning.prompt_opens;
+  return trip;
+}
+
+std::vector<RoundTrip> round_trips(const probe::RenderFunction& render,
+                                   const probe::Profile& profile,
+                                   const std::vector<std::string>& end_markers) {
+  std::vector<RoundTrip> out;
+  const auto ends = turn_end_markers(profile, end_markers);
+  if (profile.tool_calls.rendered) {
+    // Two calls; a template that refuses or drops the second one gets one call per turn. A
+    // template that writes the call id instead of the name gets ids that carry the name.
+    RoundTrip trip;
+    std::string id_rule = convention(profile, "call_id", "long");
+    for (std::size_t calls : {2u, 1u}) {
+      trip = render_trip(render, profile, "calls", calls_turn(profile, calls, id_rule), ends);
+      trip.calls = calls;
+      if (trip.applicable && trip.generated.find(kCallNames[0]) == std::string::npos &&
+          trip.generated.find(call_id(id_rule, 0)) != std::string::npos) {
+        id_rule = "named";
+        trip = render_trip(render, profile, "calls", calls_turn(profile, calls, id_rule), ends);
+        trip.calls = calls;
+      }
+      if (trip.applicable && calls == 2 && trip.generated.find(kCallNames[1]) == std::string::npos)
+        continue;
+      if (trip.applicable || calls == 1) break;
+      if (trip.why_not.find("not a prefix") != std::string::npos) break;
+    }
+    trip.id_rule = id_rule;
+    for (std::size_t i = 0; trip.applicable && i < trip.calls; ++i) {
+      trip.expected.tool_calls.push_back({"", kCallNames[i], kArgumentTexts[i]});
+      trip.call_ids.push_back(call_id(id_rule, i));
+    }
+    if (trip.generated.find(kReasoning) != std::string::npos)
+      trip.expected.reasoning_content = kReasoning;
+    out.push_back(std::move(trip));
+  }
+  if (profile.reasoning.style != "none") {
+    RoundTrip trip = render_trip(render, profile, "reasoning", reasoning_turn(profile), ends);
+    if (trip.applicable && trip.generated.find(kReasoning) == std::string::npos) {
+      trip.applicable = false;
+      trip.why_not = "the reasoning is not in the generated text";
+    }
+    trip.expected.content = kAnswer;
+    trip.expected.reasoning_content = kReasoning;
+    out.push_back(std::move(trip));
+  }
+  return out;
+}
+
+}  // namespace chatwire::readback

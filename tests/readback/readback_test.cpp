@@ -1,0 +1,160 @@
+// The round trip on every bundled template: chatwire renders the same round-trip texts as the
+// reference renderer (data/goldens/readback/, scripts/readback-oracle.py), and the parser
+// derived from the template's own renders reads its calls and reasoning back, or the template
+// writes them unreadably and the choice says why with the rendered evidence.
+#include "chatwire/readback.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace cw = chatwire;
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const fs::path kData = CHATWIRE_DATA_DIR;
+
+struct Outcome {
+  cw::probe::Profile profile;
+  cw::readback::ParserChoice choice;
+};
+
+// Every bundled template's choice, computed once for all tests.
+const std::map<std::string, Outcome>& outcomes() {
+  static const std::map<std::string, Outcome> all = [] {
+    std::map<std::string, Outcome> out;
+    for (const auto& e : fs::directory_iterator(kData / "templates")) {
+      if (e.path().extension() != ".jinja") continue;
+      auto loaded = cw::readback::choose_parser_file(e.path());
+      if (!loaded) continue;  // a template that does not compile: covered by the probe tests
+      out.emplace(e.path().stem().string(),
+                  Outcome{std::move(loaded->profile), std::move(loaded->choice)});
+    }
+    return out;
+  }();
+  return all;
+}
+
+const cw::readback::RoundTrip* find_trip(const cw::readback::ParserChoice& c,
+                                         const std::string& kind) {
+  for (const auto& t : c.trips)
+    if (t.kind == kind) return &t;
+  return nullptr;
+}
+
+TEST(Readback, RoundTripTextsEqualTheReference) {
+  std::size_t goldens = 0;
+  for (const auto& e : fs::directory_iterator(kData / "goldens" / "readback")) {
+    ++goldens;
+    Json golden = Json::parse(read(e.path()));
+    std::string name = e.path().stem().string();
+    auto it = outcomes().find(name);
+    ASSERT_NE(it, outcomes().end()) << name;
+    for (const auto& g : golden["trips"]) {
+      std::string kind = g["kind"];
+      const auto* trip = find_trip(it->second.choice, kind);
+      ASSERT_NE(trip, nullptr) << name << " " << kind;
+      if (kind == "calls") {
+        EXPECT_EQ(trip->calls, g["calls"].get<std::size_t>()) << name;
+        EXPECT_EQ(trip->id_rule, g["id_rule"].get<std::string>()) << name;
+      }
+      if (!g["error"].is_null()) {
+        EXPECT_FALSE(trip->applicable) << name << " " << kind;
+        EXPECT_NE(trip->why_not.find(g["error"].get<std::string>().substr(0, 20)),
+                  std::string::npos)
+            << name << " " << kind << ": " << trip->why_not;
+        continue;
+      }
+      EXPECT_EQ(trip->prompt, g["prompt"].get<std::string>()) << name << " " << kind;
+      EXPECT_EQ(trip->full, g["full"].get<std::string>()) << name << " " << kind;
+    }
+  }
+  // Every template whose probe golden renders calls or reasoning has a round-trip golden.
+  std::size_t expected = 0;
+  for (const auto& [name, o] : outcomes())
+    if (o.profile.renders && (o.profile.tool_calls.rendered || o.profile.reasoning.style != "none"))
+      ++expected;
+  EXPECT_EQ(goldens, expected);
+}
+
+TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
+  std::size_t calls = 0, calls_ok = 0, bugs = 0, reasoning = 0, reasoning_ok = 0;
+  for (const auto& [name, o] : outcomes()) {
+    const auto& c = o.choice;
+    const auto* ct = find_trip(c, "calls");
+    const auto* rt = find_trip(c, "reasoning");
+    if (ct && ct->applicable) {
+      ++calls;
+      calls_ok += c.calls_read_back;
+      bugs += !c.calls_read_back && c.template_bug.has_value();
+      EXPECT_TRUE(c.calls_read_back || c.template_bug) << name << ": " << c.verdict;
+      if (c.calls_read_back) {
+        EXPECT_TRUE(c.syntax && c.syntax->has_tool_calls()) << name;
+      }
+    }
+    if (rt && rt->applicable) {
+      ++reasoning;
+      reasoning_ok += c.reasoning_read_back;
+      EXPECT_TRUE(c.reasoning_read_back) << name << ": " << c.verdict;
+    }
+  }
+  std::printf("round trip: calls %zu/%zu read back, %zu template bugs; reasoning %zu/%zu\n",
+              calls_ok, calls, bugs, reasoning_ok, reasoning);
+  EXPECT_GT(calls, 0u);
+  EXPECT_GT(reasoning, 0u);
+}
+
+// A template bug is reported only where the parser fails, with the rendered evidence.
+TEST(Readback, TemplateBugsCarryEvidence) {
+  for (const auto& [name, o] : outcomes()) {
+    const auto& c = o.choice;
+    if (!c.template_bug) continue;
+    EXPECT_FALSE(c.calls_read_back) << name;
+    EXPECT_FALSE(c.template_bug->evidence.empty()) << name;
+    EXPECT_NE(c.verdict.find(c.template_bug->cause), std::string::npos) << name;
+  }
+}
+
+// The chosen parser survives its JSON form (a server caches it with the profile).
+TEST(Readback, ChosenParserJsonRoundTrip) {
+  for (const auto& [name, o] : outcomes()) {
+    const auto& c = o.choice;
+    if (!c.syntax) continue;
+    auto back = cw::parse::Syntax::from_json(c.syntax->to_json());
+    ASSERT_TRUE(back) << name << ": " << back.error().message;
+    EXPECT_EQ(back->to_json(), c.syntax->to_json()) << name;
+    for (const auto& t : c.trips) {
+      if (!t.applicable) continue;
+      auto a =
+          cw::parse::parse(t.generated, *c.syntax, cw::readback::round_trip_tools(), c.options);
+      auto b = cw::parse::parse(t.generated, *back, cw::readback::round_trip_tools(), c.options);
+      ASSERT_TRUE(a && b) << name;
+      EXPECT_EQ(cw::parse::message_to_json(a->message), cw::parse::message_to_json(b->message))
+          << name;
+    }
+  }
+}
+
+TEST(Readback, SyntaxFromJsonNamesTheBadField) {
+  auto bad = cw::parse::Syntax::from_json(Json{{"family", "json"}, {"sections", "x"}});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("sections"), std::string::npos);
+  auto family = cw::parse::Syntax::from_json(Json{{"family", "nope"}});
+  ASSERT_FALSE(family);
+  EXPECT_NE(family.error().message.find("family"), std::string::npos);
+}
+
+}  // namespace
