@@ -11,7 +11,9 @@
 //
 // load() reads the chat layer's templates and special tokens, tokenizer.json when present,
 // generation_config.json (eos_token_id, an int or a list) for the stop ids, and probes the
-// template once (or loads a cached profile, see profile_json()). prepare() validates the request
+// template once (or loads a cached profile, see profile_json()) and derives the output parser from
+// the template's own renders, proven by the round trip (chatwire/readback.hpp; or a dialect by
+// name). prepare() validates the request
 // (errors name the field path), adapts it to what the template renders (driven by the probe's
 // measurements, as adapt does), renders it through chat::render and tokenizes it as
 // transformers does (add_special_tokens=False: the template writes its own BOS). A generation
@@ -50,11 +52,14 @@ struct LoadOptions {
   // Which of several named templates to serve; nullopt = the one transformers chooses when
   // tools are given (the one the probe measures). One Endpoint serves one template.
   std::optional<std::string> template_name;
-  // The output parser by dialect name (parse::dialects()), overriding the measured choice.
+  // The output parser by dialect name (parse::dialects()), overriding the parser derived from
+  // the template (readback::choose_parser).
   std::string dialect;
-  // A cached profile (the text of an earlier Endpoint's profile_json()); empty = probe now.
-  // It must be the profile of the same template: nothing here can tell.
+  // A cached profile and parser (the texts of an earlier Endpoint's profile_json() and
+  // parser_json()); empty = probe / derive now. They must come from the same template:
+  // nothing here can tell.
   std::string profile_json;
+  std::string parser_json;
 };
 
 struct PrepareOptions {
@@ -96,7 +101,8 @@ struct Prompt {
   // The parser state the prompt implies.
   bool reasoning_prefilled = false;     // the prompt ends inside an opened reasoning block
   std::optional<bool> enable_thinking;  // the request's enable_thinking (false: no reasoning)
-  std::string dialect;                  // the output parser; "" = content only
+  std::string dialect;  // the output parser: a dialect or "derived"; "" = content only
+  bool tool_calls_read_back = false;  // false: calls this template renders are served as content
   CallIdStyle call_ids = CallIdStyle::openai;
   std::string tools_json;  // the request's tools as JSON text ("" = none), for the parser
 };
@@ -179,7 +185,11 @@ class Endpoint {
   const tokenize::Tokenizer* tokenizer() const noexcept;  // nullptr without tokenizer.json
   const probe::Profile& profile() const noexcept;         // include chatwire/probe.hpp
   std::string profile_json() const;                       // to cache: LoadOptions::profile_json
-  std::string_view dialect() const noexcept;              // "" = tool calls are not read back
+  // The output parser: derived from the template's own renders and proven by the round trip
+  // (readback::choose_parser), or named by LoadOptions::dialect.
+  std::string_view dialect() const noexcept;   // a dialect name or "derived"; "" = plain content
+  bool tool_calls_read_back() const noexcept;  // false: calls are served as content (warnings())
+  std::string parser_json() const;             // to cache: LoadOptions::parser_json
   CallIdStyle call_ids() const noexcept;
   std::span<const std::uint32_t> stop_ids() const noexcept;
   std::span<const std::string> stop_strings() const noexcept;

@@ -13,6 +13,7 @@
 #include "chatwire/adapt.hpp"
 #include "chatwire/parse.hpp"
 #include "chatwire/probe.hpp"
+#include "chatwire/readback.hpp"
 #include "chatwire/tokenized.hpp"
 #include "endpoint/internal.hpp"
 
@@ -114,42 +115,8 @@ Adaptation convert(const adapt::Adaptation& a) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
-// The parser choice.
+// The parser state.
 // ---------------------------------------------------------------------------------------
-
-// Until the parser is derived from the template (issue 16, section 2: readback), it is chosen
-// by measurement: the first dialect that reads the template's own rendering of the sentinel call
-// back as exactly that call (as rendered in history, or after the generation prompt, for forms
-// whose header the prompt opens: Harmony's "<|start|>assistant" + " to=functions.x..."). "" when
-// none does (content only, with a warning).
-std::string measured_dialect(const probe::Profile& profile) {
-  if (!profile.tool_calls.example) {
-    return profile.reasoning.open == "<think>" ? "think" : "";
-  }
-  const json tools =
-      json::parse(R"([{"type": "function", "function": {"name": ")" +
-                  std::string(probe::sentinel::kFunctionName) +
-                  R"(", "parameters": {"type": "object", "properties": {")" +
-                  std::string(probe::sentinel::kArgumentKey) + R"(": {"type": "string"}}}}}])");
-  const json expected = {
-      {std::string(probe::sentinel::kArgumentKey), std::string(probe::sentinel::kArgumentValue)}};
-  std::vector<std::string> texts = {*profile.tool_calls.example};
-  if (profile.frame.generation_prompt && !profile.frame.generation_prompt->empty())
-    texts.push_back(*profile.frame.generation_prompt + *profile.tool_calls.example);
-  const auto reads_back = [&](std::string_view dialect, const std::string& text) {
-    auto parsed = parse::parse(text, dialect, tools);
-    if (!parsed || parsed->message.tool_calls.size() != 1) return false;
-    const auto& call = parsed->message.tool_calls[0];
-    if (call.name != probe::sentinel::kFunctionName || !strip(parsed->message.content).empty())
-      return false;
-    json arguments = json::parse(call.arguments, nullptr, false);
-    return !arguments.is_discarded() && arguments == expected;
-  };
-  for (const auto& text : texts)
-    for (const auto& dialect : parse::dialects())
-      if (reads_back(dialect.name, text)) return std::string(dialect.name);
-  return "";
-}
 
 // The marker that opens reasoning, for telling whether a prompt ends inside it: the one the probe
 // measured around the current turn's reasoning; else, where the probe found that the generation
@@ -171,6 +138,85 @@ std::string reasoning_open_marker(const probe::Profile& profile) {
 // ---------------------------------------------------------------------------------------
 
 Endpoint::Endpoint(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+// The output parser: the dialect named by LoadOptions::dialect; else a cached choice
+// (LoadOptions::parser_json); else derived from the template's own renders and proven by the
+// round trip (readback::choose_parser, with the stop strings as end-of-turn markers). When the
+// template's calls cannot be read back, the parser reads reasoning only (or nothing) and the
+// Endpoint serves content, with the verdict as a warning: never a silent guess.
+Status choose_parser(Endpoint::Impl& impl, const LoadOptions& options) {
+  ParserChoice& parser = impl.parser;
+  if (!options.dialect.empty()) {
+    auto syntax = parse::Syntax::named(options.dialect);
+    if (!syntax)
+      return Error{"ValueError", "unknown dialect '" + options.dialect + "'", 0, 0, "dialect"};
+    parser.syntax = std::move(*syntax);
+    parser.calls_read_back = parser.syntax->has_tool_calls();
+    parser.verdict = "named by LoadOptions::dialect";
+    return Status{std::monostate{}};
+  }
+  if (!options.parser_json.empty()) {
+    auto cached = parse_json_text(options.parser_json, options.input.max_json_depth, "parser");
+    if (!cached) return cached.error();
+    auto loaded = parser_from_json(*cached);
+    if (!loaded) return loaded.error();
+    parser = std::move(*loaded);
+    return Status{std::monostate{}};
+  }
+  auto choice =
+      readback::choose_parser(probe::template_renderer(*impl.tmpl, impl.model->special_tokens()),
+                              impl.profile, impl.stop_strings);
+  parser.syntax = std::move(choice.syntax);
+  parser.calls_read_back = choice.calls_read_back;
+  parser.verdict = choice.verdict;
+  if (choice.calls_rendered && !choice.calls_read_back) {
+    parser.warning = choice.verdict.empty()
+                         ? std::string("tool calls of this template cannot be read back")
+                         : choice.verdict;
+    if (choice.template_bug)
+      parser.warning += " (template bug: " + choice.template_bug->cause + ": " +
+                        choice.template_bug->evidence + ")";
+    parser.warning += "; tool calls are served as content";
+    impl.warnings.push_back(parser.warning);
+  }
+  return Status{std::monostate{}};
+}
+
+json parser_to_json(const ParserChoice& parser) {
+  return {{"syntax", parser.syntax ? parser.syntax->to_json() : json(nullptr)},
+          {"calls_read_back", parser.calls_read_back},
+          {"verdict", parser.verdict},
+          {"warning", parser.warning}};
+}
+
+Result<ParserChoice> parser_from_json(const json& j) {
+  const auto bad = [](const std::string& path, const std::string& what) {
+    return Error{"ValueError", "parser JSON: " + what, 0, 0, path};
+  };
+  if (!j.is_object()) return bad("", "must be an object");
+  ParserChoice out;
+  auto syntax = j.find("syntax");
+  if (syntax == j.end()) return bad("syntax", "is missing");
+  if (!syntax->is_null()) {
+    auto loaded = parse::Syntax::from_json(*syntax);
+    if (!loaded) {
+      Error e = loaded.error();
+      e.path = e.path.empty() ? "syntax" : "syntax." + e.path;
+      return e;
+    }
+    out.syntax = std::move(*loaded);
+  }
+  for (const char* key : {"verdict", "warning"}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return bad(key, "must be a string");
+    (std::string_view(key) == "verdict" ? out.verdict : out.warning) = it->get<std::string>();
+  }
+  auto read_back = j.find("calls_read_back");
+  if (read_back == j.end() || !read_back->is_boolean())
+    return bad("calls_read_back", "must be a boolean");
+  out.calls_read_back = read_back->get<bool>();
+  return out;
+}
 
 Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options) {
   auto impl = std::make_shared<Impl>();
@@ -203,17 +249,6 @@ Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options)
   }
   const probe::Profile& profile = impl->profile;
 
-  if (!options.dialect.empty()) {
-    if (!parse::has_dialect(options.dialect))
-      return Error{"ValueError", "unknown dialect '" + options.dialect + "'", 0, 0, "dialect"};
-    impl->dialect = options.dialect;
-  } else {
-    impl->dialect = measured_dialect(profile);
-    if (impl->dialect.empty() && profile.tool_calls.example)
-      impl->warnings.push_back(
-          "tool calls of this template cannot be read back (no parser returns its own sentinel "
-          "call): generations are served as content only");
-  }
   impl->open_marker = reasoning_open_marker(profile);
   impl->call_ids = !profile.accepts("long_call_id") && profile.accepts("short_call_id")
                        ? CallIdStyle::short9
@@ -242,6 +277,8 @@ Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options)
     for (auto id : impl->stop_ids)
       if (auto token = tokenizer->id_to_token(id); token && tokenizer->is_special(id))
         add_unique(impl->stop_strings, *token);
+
+  if (auto st = choose_parser(*impl, options); !st) return st.error();
   return Endpoint(std::move(impl));
 }
 
@@ -258,7 +295,13 @@ std::string Endpoint::profile_json() const {
   return impl_->profile.to_json().dump();
 }
 std::string_view Endpoint::dialect() const noexcept {
-  return impl_->dialect;
+  return impl_->parser.syntax ? std::string_view(impl_->parser.syntax->name()) : std::string_view();
+}
+bool Endpoint::tool_calls_read_back() const noexcept {
+  return impl_->parser.calls_read_back;
+}
+std::string Endpoint::parser_json() const {
+  return parser_to_json(impl_->parser).dump();
 }
 CallIdStyle Endpoint::call_ids() const noexcept {
   return impl_->call_ids;
@@ -345,7 +388,8 @@ Result<Prompt> prepare_json(const Endpoint::Impl& impl, const json& request,
 
   prompt.stop_ids = impl.stop_ids;
   prompt.stop_strings = impl.stop_strings;
-  prompt.dialect = impl.dialect;
+  prompt.dialect = impl.parser.syntax ? impl.parser.syntax->name() : std::string();
+  prompt.tool_calls_read_back = impl.parser.calls_read_back;
   prompt.call_ids = impl.call_ids;
   prompt.enable_thinking = enable_thinking(adapted->request.kwargs);
   if (!impl.open_marker.empty() && prompt.enable_thinking != false)
@@ -353,9 +397,8 @@ Result<Prompt> prepare_json(const Endpoint::Impl& impl, const json& request,
   if (auto tools = request.find("tools");
       tools != request.end() && tools->is_array() && !tools->empty())
     prompt.tools_json = tools->dump();
-  if (prompt.dialect.empty() && request.contains("tools") && impl.profile.tool_calls.example)
-    prompt.warnings.push_back(
-        "tool calls of this template cannot be read back: the response is served as content");
+  if (!impl.parser.warning.empty() && request.contains("tools"))
+    prompt.warnings.push_back(impl.parser.warning);
   return prompt;
 }
 
@@ -595,7 +638,7 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
   g->style = prompt.call_ids;
   std::random_device seed;
   g->random.seed((static_cast<std::uint64_t>(seed()) << 32) ^ seed());
-  if (!prompt.dialect.empty()) {
+  if (impl_->parser.syntax) {  // the Endpoint's parser: a prompt is prepared by its Endpoint
     json tools = json::array();
     if (!prompt.tools_json.empty()) {
       auto parsed = parse_json_text(prompt.tools_json, impl_->input.max_json_depth, "tools");
@@ -606,7 +649,7 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
     options.reasoning_prefilled = prompt.reasoning_prefilled;
     if (prompt.enable_thinking == false) options.enable_thinking = false;
     options.id_prefix = std::string(kParserIdPrefix);
-    auto parser = parse::StreamParser::create(prompt.dialect, tools, options);
+    auto parser = parse::StreamParser::create(*impl_->parser.syntax, tools, options);
     if (!parser) return parser.error();
     g->parser.emplace(std::move(*parser));
   }

@@ -42,6 +42,7 @@ json to_json(const Prompt& prompt) {
   j["stop_strings"] = prompt.stop_strings;
   j["parser"] = {
       {"dialect", prompt.dialect.empty() ? json(nullptr) : json(prompt.dialect)},
+      {"tool_calls_read_back", prompt.tool_calls_read_back},
       {"reasoning_prefilled", prompt.reasoning_prefilled},
       {"enable_thinking", prompt.enable_thinking ? json(*prompt.enable_thinking) : json(nullptr)},
       {"call_ids", prompt.call_ids == CallIdStyle::short9 ? "short9" : "openai"}};

@@ -143,6 +143,15 @@ TEST(EndpointLoad, CachedProfile) {
   Endpoint cached = load(kData / "models" / "endpoint" / "qwen3", options);
   EXPECT_EQ(cached.profile().to_json(), probed.profile().to_json());
   EXPECT_EQ(cached.dialect(), probed.dialect());
+  options.parser_json = probed.parser_json();
+  Endpoint both = load(kData / "models" / "endpoint" / "qwen3", options);
+  EXPECT_EQ(both.parser_json(), probed.parser_json());
+  EXPECT_TRUE(both.tool_calls_read_back());
+  options.parser_json = "{\"syntax\": 5}";
+  auto bad_parser = Endpoint::load(kData / "models" / "endpoint" / "qwen3", options);
+  ASSERT_FALSE(bad_parser);
+  EXPECT_EQ(bad_parser.error().path.substr(0, 6), "syntax") << bad_parser.error().to_string();
+  options.parser_json.clear();
   json r = user("Weather in Paris?");
   r["tools"] = kTools;
   auto a = probed.prepare(r.dump()), b = cached.prepare(r.dump());
@@ -161,21 +170,41 @@ TEST(EndpointLoad, CachedProfile) {
 }
 
 // Mistral Nemo's template raises on OpenAI-style ids and takes 9 alphanumerics: the calls a
-// generation reads back get such ids, distinct within the response.
+// generation reads back get such ids, distinct within the response. Its prompt is not a prefix
+// of its rendered conversation, so no parser is proven on it: the Endpoint says so and serves
+// the calls as content, unless the caller names a dialect.
 TEST(EndpointGeneration, ToolCallIdsFollowTheTemplatesRule) {
   TempModel m("mistralai--Mistral-Nemo-Instruct-2407");
-  Endpoint ep = load(m.dir);
-  EXPECT_EQ(ep.call_ids(), chatwire::endpoint::CallIdStyle::short9);
-  ASSERT_FALSE(ep.dialect().empty());
   json r = user("Weather in Paris and Rome?");
   r["tools"] = kTools;
+  const std::string output =
+      R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}},)"
+      R"( {"name": "get_weather", "arguments": {"city": "Rome"}}])";
+  {
+    Endpoint derived = load(m.dir);
+    EXPECT_FALSE(derived.tool_calls_read_back());
+    ASSERT_FALSE(derived.warnings().empty());
+    EXPECT_NE(derived.warnings().back().find("cannot be read back"), std::string::npos);
+    auto prompt = derived.prepare(r.dump());
+    ASSERT_TRUE(prompt) << prompt.error().to_string();
+    EXPECT_FALSE(prompt->tool_calls_read_back);
+    EXPECT_FALSE(prompt->warnings.empty());
+    auto gen = derived.start(*prompt);
+    ASSERT_TRUE(gen->push_text(output));
+    ASSERT_TRUE(gen->finish());
+    EXPECT_EQ(gen->message().content, output);
+    EXPECT_TRUE(gen->message().tool_calls.empty());
+  }
+  chatwire::endpoint::LoadOptions named;
+  named.dialect = "mistral_v03";
+  Endpoint ep = load(m.dir, named);
+  EXPECT_EQ(ep.call_ids(), chatwire::endpoint::CallIdStyle::short9);
+  EXPECT_EQ(ep.dialect(), "mistral_v03");
   auto prompt = ep.prepare(r.dump());
   ASSERT_TRUE(prompt) << prompt.error().to_string();
   auto gen = ep.start(*prompt);
   ASSERT_TRUE(gen);
-  ASSERT_TRUE(
-      gen->push_text(R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}},)"
-                     R"( {"name": "get_weather", "arguments": {"city": "Rome"}}])"));
+  ASSERT_TRUE(gen->push_text(output));
   ASSERT_TRUE(gen->finish());
   const auto& calls = gen->message().tool_calls;
   ASSERT_EQ(calls.size(), 2u);
@@ -192,10 +221,14 @@ TEST(EndpointGeneration, ToolCallIdsFollowTheTemplatesRule) {
 }
 
 // The parser state the prompt implies: QwQ's generation prompt opens <think>, so the output
-// starts inside the reasoning; Qwen3 with enable_thinking=false closes it in the prompt.
+// starts inside the reasoning (QwQ's own renders prove no parser: its prompt is not a prefix of
+// its conversation, so the dialect is named); Qwen3 with enable_thinking=false closes it in the
+// prompt.
 TEST(EndpointGeneration, ParserStateFromThePrompt) {
   TempModel qwq("Qwen--QwQ-32B");
-  Endpoint ep = load(qwq.dir);
+  chatwire::endpoint::LoadOptions hermes;
+  hermes.dialect = "hermes";
+  Endpoint ep = load(qwq.dir, hermes);
   auto prompt = ep.prepare(user("2+2?").dump());
   ASSERT_TRUE(prompt) << prompt.error().to_string();
   EXPECT_TRUE(prompt->reasoning_prefilled);

@@ -58,14 +58,16 @@ std::string test_name(const testing::TestParamInfo<Case>& info) {
   return s;
 }
 
-// One Endpoint per directory, loaded once and shared (as a server would).
-const Endpoint& endpoint(const std::string& model) {
+// One Endpoint per directory (and named dialect), loaded once and shared (as a server would).
+const Endpoint& endpoint(const std::string& model, const std::string& dialect) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<Endpoint>> loaded;
   std::lock_guard lock(mutex);
-  auto& slot = loaded[model];
+  auto& slot = loaded[model + "/" + dialect];
   if (!slot) {
-    auto e = Endpoint::load(kData / "models" / "endpoint" / model);
+    chatwire::endpoint::LoadOptions options;
+    options.dialect = dialect;
+    auto e = Endpoint::load(kData / "models" / "endpoint" / model, options);
     if (!e) ADD_FAILURE() << model << ": " << e.error().to_string();
     slot = std::make_unique<Endpoint>(std::move(*e));
   }
@@ -132,7 +134,7 @@ class EndpointEndToEnd : public testing::TestWithParam<Case> {};
 
 TEST_P(EndpointEndToEnd, RequestToIdsToMessage) {
   const json& g = GetParam().golden;
-  const Endpoint& ep = endpoint(g["model"]);
+  const Endpoint& ep = endpoint(g["model"], g.value("dialect", ""));
   chatwire::endpoint::PrepareOptions options;
   options.now = g["now"];
   auto prompt = ep.prepare(g["request"].dump(), options);
