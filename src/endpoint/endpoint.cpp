@@ -228,15 +228,6 @@ Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options)
   impl->tmpl = *tmpl;
   impl->input = options.input;
 
-  std::error_code ec;
-  if (fs::is_regular_file(dir / "tokenizer.json", ec)) {
-    auto tokenizer = tokenize::Tokenizer::load_dir(dir.string(), options.tokenizer);
-    if (!tokenizer) return tokenizer.error();
-    impl->tokenizer.emplace(std::move(*tokenizer));
-  } else {
-    impl->warnings.push_back("no tokenizer.json: prompts are text only and generations take text");
-  }
-
   if (!options.profile_json.empty()) {
     auto parsed = parse_json_text(options.profile_json, options.input.max_json_depth, "profile");
     if (!parsed) return parsed.error();
@@ -248,6 +239,21 @@ Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options)
     impl->profile.name = dir.filename().string();
   }
   const probe::Profile& profile = impl->profile;
+  // A cached parser is checked before the (slow) tokenizer load, so a bad cache fails fast.
+  if (!options.parser_json.empty() && options.dialect.empty()) {
+    auto cached = parse_json_text(options.parser_json, options.input.max_json_depth, "parser");
+    if (!cached) return cached.error();
+    if (auto loaded = parser_from_json(*cached); !loaded) return loaded.error();
+  }
+
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "tokenizer.json", ec)) {
+    auto tokenizer = tokenize::Tokenizer::load_dir(dir.string(), options.tokenizer);
+    if (!tokenizer) return tokenizer.error();
+    impl->tokenizer.emplace(std::move(*tokenizer));
+  } else {
+    impl->warnings.push_back("no tokenizer.json: prompts are text only and generations take text");
+  }
 
   impl->open_marker = reasoning_open_marker(profile);
   impl->call_ids = !profile.accepts("long_call_id") && profile.accepts("short_call_id")

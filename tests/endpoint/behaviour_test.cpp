@@ -16,6 +16,7 @@
 #include "chatwire/endpoint.hpp"
 #include "chatwire/endpoint_json.hpp"
 #include "chatwire/probe.hpp"
+#include "endpoint/shared.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
@@ -36,8 +37,7 @@ Endpoint load(const fs::path& dir, const chatwire::endpoint::LoadOptions& option
 }
 
 const Endpoint& qwen3() {
-  static const Endpoint e = load(kData / "models" / "endpoint" / "qwen3");
-  return e;
+  return shared_endpoint("qwen3");
 }
 
 // A model directory made in a temporary folder from a bundled template (no tokenizer.json).
@@ -135,18 +135,18 @@ TEST(EndpointLoad, GenerationConfig) {
   EXPECT_EQ(ep.error().type, "JSONDecodeError");
 }
 
-// A profile saved by one Endpoint loads into another, which then prepares the same prompts.
+// A profile and parser saved by one Endpoint load into another (no probe, no derivation),
+// which then prepares the same prompts; a bad cache fails before the tokenizer is read.
 TEST(EndpointLoad, CachedProfile) {
   const Endpoint& probed = qwen3();
   chatwire::endpoint::LoadOptions options;
   options.profile_json = probed.profile_json();
+  options.parser_json = probed.parser_json();
   Endpoint cached = load(kData / "models" / "endpoint" / "qwen3", options);
   EXPECT_EQ(cached.profile().to_json(), probed.profile().to_json());
   EXPECT_EQ(cached.dialect(), probed.dialect());
-  options.parser_json = probed.parser_json();
-  Endpoint both = load(kData / "models" / "endpoint" / "qwen3", options);
-  EXPECT_EQ(both.parser_json(), probed.parser_json());
-  EXPECT_TRUE(both.tool_calls_read_back());
+  EXPECT_EQ(cached.parser_json(), probed.parser_json());
+  EXPECT_TRUE(cached.tool_calls_read_back());
   options.parser_json = "{\"syntax\": 5}";
   auto bad_parser = Endpoint::load(kData / "models" / "endpoint" / "qwen3", options);
   ASSERT_FALSE(bad_parser);
@@ -274,7 +274,7 @@ TEST(EndpointPrepare, ModesMasksAndClock) {
   ASSERT_TRUE(c) << c.error().to_string();
   EXPECT_EQ(c->text, p->text);
   // The clock: gpt-oss writes the date; the real one unless `now` is given.
-  Endpoint oss = load(kData / "models" / "endpoint" / "gpt-oss");
+  const Endpoint& oss = shared_endpoint("gpt-oss");
   PrepareOptions fixed;
   fixed.now = "2031-02-03T04:05:06";
   auto dated = oss.prepare(user("Hi").dump(), fixed);

@@ -22,6 +22,7 @@
 
 #include "chatwire/endpoint_json.hpp"
 #include "chatwire/probe.hpp"
+#include "endpoint/shared.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
@@ -56,22 +57,6 @@ std::string test_name(const testing::TestParamInfo<Case>& info) {
   std::string s;
   for (char c : info.param.name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return s;
-}
-
-// One Endpoint per directory (and named dialect), loaded once and shared (as a server would).
-const Endpoint& endpoint(const std::string& model, const std::string& dialect) {
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<Endpoint>> loaded;
-  std::lock_guard lock(mutex);
-  auto& slot = loaded[model + "/" + dialect];
-  if (!slot) {
-    chatwire::endpoint::LoadOptions options;
-    options.dialect = dialect;
-    auto e = Endpoint::load(kData / "models" / "endpoint" / model, options);
-    if (!e) ADD_FAILURE() << model << ": " << e.error().to_string();
-    slot = std::make_unique<Endpoint>(std::move(*e));
-  }
-  return *slot;
 }
 
 // Everything the deltas of one generation say, assembled as a client assembles a stream.
@@ -134,13 +119,18 @@ class EndpointEndToEnd : public testing::TestWithParam<Case> {};
 
 TEST_P(EndpointEndToEnd, RequestToIdsToMessage) {
   const json& g = GetParam().golden;
-  const Endpoint& ep = endpoint(g["model"], g.value("dialect", ""));
+  const Endpoint& ep = shared_endpoint(g["model"], g.value("dialect", ""));
   chatwire::endpoint::PrepareOptions options;
   options.now = g["now"];
   auto prompt = ep.prepare(g["request"].dump(), options);
   ASSERT_TRUE(prompt) << prompt.error().to_string();
   EXPECT_EQ(prompt->text, g["prompt"]["text"].get<std::string>());
   EXPECT_EQ(prompt->ids, g["prompt"]["ids"].get<std::vector<std::uint32_t>>());
+  // No double BOS: the template writes its own, and encoding adds none (add_special_tokens=False).
+  if (auto bos = ep.tokenizer()->bos_token())
+    if (auto bos_id = ep.tokenizer()->token_to_id(*bos); bos_id && prompt->ids.size() > 1) {
+      EXPECT_FALSE(prompt->ids[0] == *bos_id && prompt->ids[1] == *bos_id);
+    }
   std::vector<std::string> codes;
   for (const auto& a : prompt->adaptations) codes.push_back(a.code);
   EXPECT_EQ(codes, g["adaptations"].get<std::vector<std::string>>());
