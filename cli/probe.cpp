@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "chatwire/readback.hpp"
 #include "commands.hpp"
 
 namespace chatwire::cli {
@@ -61,6 +62,15 @@ std::string summary(const probe::Profile& p) {
   return s;
 }
 
+// The output parser chosen from the template's renders and its round-trip verdict.
+std::string parser_summary(const readback::ParserChoice& c) {
+  std::string s = "output parser:     ";
+  s +=
+      c.syntax ? c.syntax->name() + " " + c.syntax->summary() : std::string("none (plain content)");
+  s += "\nround trip:        " + c.verdict + "\n";
+  return s;
+}
+
 }  // namespace
 
 void add_probe(CLI::App& root, int& exit_code) {
@@ -88,17 +98,20 @@ void add_probe(CLI::App& root, int& exit_code) {
     }
     probe::Options options;
     options.now = args->now;
-    auto profile = template_file->empty() ? probe::probe_model(*model_dir, options)
-                                          : probe::probe_file(*template_file, options);
-    if (!profile) {
-      std::fprintf(stderr, "chatwire probe: %s\n", profile.error().to_string().c_str());
+    auto loaded = template_file->empty() ? readback::choose_parser_model(*model_dir, options)
+                                         : readback::choose_parser_file(*template_file, options);
+    if (!loaded) {
+      std::fprintf(stderr, "chatwire probe: %s\n", loaded.error().to_string().c_str());
       exit_code = 1;
       return;
     }
-    write_out(args->json ? profile->to_json().dump(
-                               1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-                               "\n"
-                         : summary(*profile));
+    if (args->json) {
+      auto json = loaded->profile.to_json();
+      json["parser"] = loaded->choice.to_json();
+      write_out(json.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+    } else {
+      write_out(summary(loaded->profile) + parser_summary(loaded->choice));
+    }
     exit_code = 0;
   });
 }

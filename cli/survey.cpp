@@ -12,6 +12,7 @@
 
 #include "chatwire/adapt.hpp"
 #include "chatwire/probe.hpp"
+#include "chatwire/readback.hpp"
 #include "commands.hpp"
 
 namespace chatwire::cli {
@@ -89,6 +90,88 @@ nlohmann::ordered_json adapt_json(const std::vector<AdaptColumn>& rows) {
   return {{"summary", count_line(rows)}, {"templates", std::move(templates)}};
 }
 
+// The output parser column: the parser derived from each template's renders and whether its
+// own calls and reasoning come back (the round trip; readback is built on the probe).
+struct ParserColumn {
+  std::string name, parser = "-", calls = "-", reasoning = "-", verdict;
+};
+
+std::vector<ParserColumn> parser_column(const std::filesystem::path& dir,
+                                        const std::vector<probe::SurveyEntry>& entries) {
+  std::vector<ParserColumn> rows;
+  for (const auto& e : entries) {
+    std::filesystem::path path = dir / e.name;
+    if (!std::filesystem::exists(path)) path = dir;
+    auto loaded = std::filesystem::is_directory(path) ? readback::choose_parser_model(path)
+                                                      : readback::choose_parser_file(path);
+    ParserColumn row;
+    row.name = e.name;
+    if (!loaded) {
+      row.verdict = loaded.error().to_string();
+      rows.push_back(std::move(row));
+      continue;
+    }
+    const auto& c = loaded->choice;
+    if (c.syntax) row.parser = c.syntax->name() + " " + std::string(c.syntax->family());
+    auto state = [](bool rendered, bool back) {
+      return !rendered ? std::string("-") : back ? std::string("read back") : std::string("no");
+    };
+    bool calls_applicable = false, reasoning_applicable = false;
+    for (const auto& t : c.trips) {
+      if (t.kind == "calls") calls_applicable = t.applicable;
+      if (t.kind == "reasoning") reasoning_applicable = t.applicable;
+    }
+    row.calls = state(calls_applicable, c.calls_read_back);
+    if (calls_applicable && c.template_bug) row.calls = "template bug: " + c.template_bug->cause;
+    row.reasoning = state(reasoning_applicable, c.reasoning_read_back);
+    row.verdict = c.verdict;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string parser_count_line(const std::vector<ParserColumn>& rows) {
+  std::size_t calls = 0, calls_ok = 0, bugs = 0, reasoning = 0, reasoning_ok = 0;
+  for (const auto& r : rows) {
+    calls += r.calls != "-";
+    calls_ok += r.calls == "read back";
+    bugs += r.calls.starts_with("template bug");
+    reasoning += r.reasoning != "-";
+    reasoning_ok += r.reasoning == "read back";
+  }
+  return "calls read back " + std::to_string(calls_ok) + "/" + std::to_string(calls) + " (" +
+         std::to_string(bugs) + " unreadable renders reported as template bugs), reasoning " +
+         std::to_string(reasoning_ok) + "/" + std::to_string(reasoning);
+}
+
+std::string parser_markdown(const std::vector<ParserColumn>& rows) {
+  std::string out = "\n## Output parser and round trip\n\n";
+  out +=
+      "The parser derived from each template's own renders of two calls and of reasoning "
+      "(`chatwire parse --template`), proven by parsing them back: " +
+      parser_count_line(rows) +
+      ".\n\n| template | parser | calls | reasoning | verdict |\n|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    std::string verdict = r.verdict;
+    for (char& c : verdict)
+      if (c == '|' || c == '\n') c = ' ';
+    if (verdict.size() > 160) verdict = verdict.substr(0, 160) + "...";
+    out += "| " + r.name + " | " + r.parser + " | " + r.calls + " | " + r.reasoning + " | " +
+           verdict + " |\n";
+  }
+  return out;
+}
+
+nlohmann::ordered_json parser_json(const std::vector<ParserColumn>& rows) {
+  nlohmann::ordered_json templates = nlohmann::ordered_json::object();
+  for (const auto& r : rows)
+    templates[r.name] = {{"parser", r.parser},
+                         {"calls", r.calls},
+                         {"reasoning", r.reasoning},
+                         {"verdict", r.verdict}};
+  return {{"summary", parser_count_line(rows)}, {"templates", std::move(templates)}};
+}
+
 }  // namespace
 
 void add_survey(CLI::App& root, int& exit_code) {
@@ -125,13 +208,15 @@ void add_survey(CLI::App& root, int& exit_code) {
     };
     auto entries = probe::survey(*dir, {}, progress);
     auto column = adapt_column(*dir, entries);
+    auto parsers = parser_column(*dir, entries);
     std::string out;
     if (*format == "json") {
       auto j = probe::survey_json(entries);
       j["raw_vs_adapted"] = adapt_json(column);
+      j["output_parser"] = parser_json(parsers);
       out = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
     } else {
-      out = probe::survey_markdown(entries) + adapt_markdown(column);
+      out = probe::survey_markdown(entries) + adapt_markdown(column) + parser_markdown(parsers);
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);

@@ -2,13 +2,16 @@
 """The round-trip texts of every bundled template, rendered by the reference renderer.
 
 For each data/templates/*.jinja whose probe golden (data/goldens/probe/) says it renders tool
-calls or reasoning, builds the same conversations as src/readback/roundtrip.cpp (keep the two
+calls or reasoning (and each crafted data/readback/crafted/*.jinja, probed here by
+scripts/probe-oracle.py's algorithm), builds the same conversations as src/readback/roundtrip.cpp (keep the two
 in step) and writes data/goldens/readback/<name>.json: per round trip its kind, the number of
-calls, the id rule, and the prompt and full renders (or the template's error).
+calls, the id rule, and the prompt and full renders (or the template's error); crafted ones go
+to data/goldens/readback/crafted/.
 tests/readback/ checks that chatwire renders the same texts and reads every one back.
 
   python3 scripts/readback-oracle.py        # PATH python3 with Jinja2 (scripts/oracle/)
 """
+import importlib.util
 import json
 import os
 import sys
@@ -119,6 +122,17 @@ def round_trips(source, profile):
     return out
 
 
+def write_golden(path, name, source, profile):
+    trips = round_trips(source, profile) if profile.get("renders") else []
+    if not trips:
+        if os.path.exists(path):
+            os.remove(path)
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"template": name + ".jinja", "trips": trips},
+                           ensure_ascii=False, indent=1) + "\n")
+
+
 def main():
     templates = os.path.join(ROOT, "data", "templates")
     out_dir = os.path.join(ROOT, "data", "goldens", "readback")
@@ -127,22 +141,25 @@ def main():
     for name in names:
         with open(os.path.join(ROOT, "data", "goldens", "probe", name + ".json"), encoding="utf-8") as f:
             profile = json.load(f)
-        path = os.path.join(out_dir, name + ".json")
-        if not profile.get("renders"):
-            if os.path.exists(path):
-                os.remove(path)
-            continue
         with open(os.path.join(templates, name + ".jinja"), encoding="utf-8") as f:
             source = f.read()
-        trips = round_trips(source, profile)
-        if not trips:
-            if os.path.exists(path):
-                os.remove(path)
+        write_golden(os.path.join(out_dir, name + ".json"), name, source, profile)
+    # Crafted templates: probed by the oracle probe, since they have no probe golden.
+    spec = importlib.util.spec_from_file_location("probe_oracle", os.path.join(HERE, "probe-oracle.py"))
+    probe_oracle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe_oracle)
+    crafted = os.path.join(ROOT, "data", "readback", "crafted")
+    crafted_out = os.path.join(out_dir, "crafted")
+    os.makedirs(crafted_out, exist_ok=True)
+    for f in sorted(os.listdir(crafted)):
+        if not f.endswith(".jinja"):
             continue
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(json.dumps({"template": name + ".jinja", "trips": trips},
-                               ensure_ascii=False, indent=1) + "\n")
-    print(f"{len(os.listdir(out_dir))} round-trip goldens in {out_dir}", file=sys.stderr)
+        path = os.path.join(crafted, f)
+        with open(path, encoding="utf-8") as src:
+            source = src.read()
+        write_golden(os.path.join(crafted_out, f[:-len(".jinja")] + ".json"), f[:-len(".jinja")],
+                     source, probe_oracle.probe_path(path))
+    print(f"round-trip goldens in {out_dir}", file=sys.stderr)
 
 
 if __name__ == "__main__":

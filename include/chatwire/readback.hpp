@@ -38,6 +38,7 @@ struct RoundTrip {
   std::string full;         // the conversation with the turn
   std::string generated;    // full minus prompt, cut at the first end-of-turn marker
   std::string end_marker;   // the marker it was cut at ("" = not cut)
+  std::vector<std::string> turn_ends;  // every end-of-turn marker it would be cut at
   std::size_t calls = 0;    // calls in the turn: 2, or 1 where the template takes one per turn
   std::vector<std::string> call_ids;  // the ids the turn's calls carried
   // The id rule that renders: "long" (call_ + 24), "short" (9 alphanumerics), or "named"

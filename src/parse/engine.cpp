@@ -325,6 +325,7 @@ class Engine {
     }
     if (d_.think_open.empty() && d_.think_close.empty()) in_reasoning_ = false;
     at_reasoning_start_ = in_reasoning_;
+    if (!d_.recipient_open.empty() && !d_.recipient_close.empty()) st_ = St::kRecipient;
   }
 
   std::vector<Delta> feed(std::string_view chunk) {
@@ -368,6 +369,7 @@ class Engine {
 
  private:
   enum class St {
+    kRecipient,  // the start of the output, where a recipient header may stand
     kText,
     // JSON call objects
     kJoOpen,
@@ -591,6 +593,8 @@ class Engine {
       return true;
     }
     switch (st_) {
+      case St::kRecipient:
+        return recipient();
       case St::kText:
         return text();
       case St::kJoOpen:
@@ -1289,6 +1293,14 @@ class Engine {
     }
     std::string header(trim(std::string_view(buf_).substr(mark_, hit.at - mark_)));
     pos_ = hit.at + hit.len;
+    if (d_.id_first && hit.tag == 2 && !hj_id_done_) {
+      // `id<id_marker>name<header_end>`: the id came first; the name follows.
+      id_ = std::move(header);
+      hj_id_done_ = true;
+      mark_ = pos_;
+      return true;
+    }
+    hj_id_done_ = false;
     if (!d_.content_name.empty() && header == d_.content_name) {
       // Functionary's "all" recipient: what follows is content.
       in_reasoning_ = false;
@@ -1329,7 +1341,7 @@ class Engine {
       fallback("not_a_call", "call header is not a function name");
       return true;
     }
-    if (hit.tag == 2) {
+    if (hit.tag == 2 && !d_.id_first) {
       mark_ = pos_;
       go(St::kHjId);
       return true;
@@ -1859,6 +1871,30 @@ class Engine {
     return py_emit(body, false);
   }
 
+  // ---- a recipient header at the start: `to=name<|message|>` is skipped ----
+  bool recipient() {
+    constexpr std::size_t kLongest = 256;  // a header longer than this is text
+    std::size_t p = pos_;
+    while (p < buf_.size() && is_ws(buf_[p])) ++p;
+    std::string_view rest = std::string_view(buf_).substr(p);
+    std::string_view open = d_.recipient_open;
+    if (rest.size() < open.size() && open.substr(0, rest.size()) == rest && !eof_) return false;
+    if (rest.substr(0, open.size()) != open) {
+      go(St::kText);
+      return true;
+    }
+    std::size_t close = rest.find(d_.recipient_close, open.size());
+    if (close == std::string_view::npos || close > kLongest) {
+      if (!eof_ && rest.size() < kLongest + d_.recipient_close.size()) return false;
+      go(St::kText);
+      return true;
+    }
+    std::string name(trim(rest.substr(open.size(), close - open.size())));
+    if (valid_name(name)) pos_ = p + close + d_.recipient_close.size();
+    go(St::kText);
+    return true;
+  }
+
   // ---- harmony ----
   bool hm_header() {
     if (at("<|start|>") == Tri::kYes && pos_ == cand_) {
@@ -1939,7 +1975,7 @@ class Engine {
   std::size_t cand_ = kNone;  // start of a call block not yet known to be one
   std::size_t total_ = 0;
   bool eof_ = false, finished_ = false, overflow_ = false, started_ = false;
-  St st_ = St::kText;
+  St st_ = St::kText;  // kRecipient at the start when the dialect has a recipient header
 
   bool in_reasoning_ = false, at_reasoning_start_ = false;
   bool content_start_ = true, after_call_ = false;
@@ -1973,6 +2009,7 @@ class Engine {
   std::string_view py_close_;
   int py_depth_ = 0;
   char py_quote_ = 0;
+  bool hj_id_done_ = false;  // id_first: the id of the header being read is taken
   bool py_escape_ = false, py_checked_ = false;
   // harmony
   Route hm_route_ = Route::kContent;

@@ -43,6 +43,8 @@ struct Section {
   std::string_view close;
 };
 
+// Every field is also a row of a field table in syntax.cpp (its JSON form, and the copy a
+// derived Syntax owns): a field missing there would point into freed memory.
 struct Dialect {
   std::string_view name;
   std::string_view summary;
@@ -50,7 +52,10 @@ struct Dialect {
   // Reasoning.
   std::string_view think_open;  // "" = the dialect has no reasoning block
   std::string_view think_close;
-  bool starts_in_reasoning = false;       // default when neither prefilled nor enable_thinking
+  bool starts_in_reasoning = false;  // default when neither prefilled nor enable_thinking
+  // A recipient header the output may begin with (`to=get_weather<|message|>`): layout, since
+  // the calls that follow name themselves.
+  std::string_view recipient_open, recipient_close;
   bool call_ends_reasoning = true;        // a call marker inside reasoning closes it (Qwen3)
   std::vector<std::string_view> dropped;  // framing tokens removed from text wherever they appear
 
@@ -77,6 +82,7 @@ struct Dialect {
   // kHeaderJson.
   std::vector<std::string_view> header_end;  // ends the name header (first one that occurs)
   std::string_view id_marker;                // separates name and id in the header (Mistral)
+  bool id_first = false;                     // ... id first, then the name (Solar Open)
   std::string_view type_separator;           // "function<sep>name": the name follows it
   bool id_in_header = false;                 // the header is the id "functions.name:0" (Kimi)
   bool fenced_args = false;                  // arguments inside ```json ... ``` (DeepSeek V3)

@@ -18,6 +18,8 @@ struct TextField {
 constexpr TextField kTextFields[] = {
     {"think_open", &Dialect::think_open},
     {"think_close", &Dialect::think_close},
+    {"recipient_open", &Dialect::recipient_open},
+    {"recipient_close", &Dialect::recipient_close},
     {"section_open", &Dialect::section_open},
     {"section_close", &Dialect::section_close},
     {"call_open", &Dialect::call_open},
@@ -46,6 +48,7 @@ constexpr FlagField kFlagFields[] = {
     {"builtin_calls", &Dialect::builtin_calls},
     {"args_required", &Dialect::args_required},
     {"id_in_header", &Dialect::id_in_header},
+    {"id_first", &Dialect::id_first},
     {"fenced_args", &Dialect::fenced_args},
     {"header_at_start", &Dialect::header_at_start},
     {"json_list_calls", &Dialect::json_list_calls},

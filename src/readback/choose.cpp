@@ -7,7 +7,8 @@ namespace chatwire::readback {
 
 void reasoning_markers(const RoundTrip& trip, const probe::Profile& profile, std::string& open,
                        std::string& close);
-parse::Syntax reasoning_only(const std::string& open, const std::string& close);
+parse::Syntax reasoning_only(const std::string& open, const std::string& close,
+                             const std::vector<std::string>& turn_ends);
 
 namespace {
 
@@ -142,7 +143,8 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
   // Content and reasoning only.
   std::vector<const RoundTrip*> text_trips;
   if (reasoning) text_trips.push_back(reasoning);
-  parse::Syntax text = reasoning_only(open, close);
+  parse::Syntax text = reasoning_only(open, close, choice.trips.empty() ? std::vector<std::string>{}
+                                                                       : choice.trips[0].turn_ends);
   bool text_ok = attempt("derived", text, text_trips);
   if (text_ok) {
     choice.syntax = text;
@@ -203,7 +205,8 @@ Json ParserChoice::to_json() const {
   for (const auto& c : tried)
     tried_json.push_back({{"origin", c.origin},
                           {"summary", c.syntax.summary()},
-                          {"verdict", c.verdict.empty() ? "read back" : c.verdict}});
+                          {"verdict", c.verdict.empty() ? "read back" : c.verdict},
+                          {"syntax", c.syntax.to_json()}});
   out["tried"] = std::move(tried_json);
   return out;
 }

@@ -257,6 +257,24 @@ std::optional<Dialect> fit_header_json(std::string_view s, const std::vector<Kno
   d.header_end = {b.keep(sep)};
   std::string_view before = s.substr(0, calls[0].name_at);
   std::string_view after = s.substr(calls.back().args_end);
+  // The id before the name: `opener id<id_marker>name<header_end>`.
+  std::vector<std::size_t> id_at;
+  if (d.id_marker.empty() && !known[0].id.empty()) {
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      std::size_t from = i == 0 ? 0 : calls[i - 1].args_end;
+      std::size_t at = s.substr(0, calls[i].name_at).rfind(known[i].id);
+      if (at == std::string_view::npos || at < from) break;
+      id_at.push_back(at);
+    }
+    if (id_at.size() == calls.size()) {
+      std::size_t id_end = id_at[0] + known[0].id.size();
+      d.id_marker = b.keep(trim(s.substr(id_end, calls[0].name_at - id_end)));
+      if (d.id_marker.empty()) return std::nullopt;
+      d.id_first = true;
+      before = s.substr(0, id_at[0]);
+      for (std::size_t i = 0; i < calls.size(); ++i) calls[i].name_at = id_at[i];
+    }
+  }
   auto strip_fence = [&](std::string_view t) {
     std::string_view u = trim(t);
     if (!fence.empty() && u.substr(0, fence.size()) == fence) {
@@ -535,6 +553,7 @@ std::string describe(const Dialect& d) {
     if (!v.empty()) out += std::string(" ") + key + "=" + nlohmann::json(v).dump();
   };
   add("think", d.think_open);
+  add("recipient", d.recipient_open);
   for (const auto& s : d.sections) add("open", s.open), add("close", s.close);
   for (const auto& s : d.pythonic_sections) add("open", s.open), add("close", s.close);
   add("section", d.section_open);
@@ -547,6 +566,24 @@ std::string describe(const Dialect& d) {
   add("prefix", d.kv_prefix);
   add("quote", d.kv_quote);
   return out;
+}
+
+// A marker holding a call's name or id fits only that call: such a candidate would pass the
+// round trip by accident, so it is not one.
+bool names_in_markers(const Dialect& d, const std::vector<Known>& known) {
+  std::vector<std::string_view> markers = {d.section_open, d.section_close, d.call_open,
+                                           d.call_close,   d.id_marker,     d.param_open,
+                                           d.value_open,   d.value_close,   d.kv_prefix};
+  for (const auto& s : d.sections) markers.insert(markers.end(), {s.open, s.close});
+  for (const auto& s : d.pythonic_sections) markers.insert(markers.end(), {s.open, s.close});
+  for (auto v : d.header_end) markers.push_back(v);
+  for (auto v : d.dropped) markers.push_back(v);
+  for (auto m : markers)
+    for (const Known& k : known)
+      if (m.find(k.name) != std::string_view::npos ||
+          (!k.id.empty() && m.find(k.id) != std::string_view::npos))
+        return true;
+  return false;
 }
 
 }  // namespace
@@ -567,10 +604,12 @@ void reasoning_markers(const RoundTrip& trip, const probe::Profile& profile, std
   if (close.empty()) open.clear();
 }
 
-parse::Syntax reasoning_only(const std::string& open, const std::string& close) {
+parse::Syntax reasoning_only(const std::string& open, const std::string& close,
+                             const std::vector<std::string>& turn_ends) {
   Dialect d;
   d.think_open = open;
   d.think_close = close;
+  for (const auto& m : turn_ends) d.dropped.push_back(m);
   return parse::make_syntax(d, "derived",
                             "reasoning " + nlohmann::json(open).dump() + " .. " +
                                 nlohmann::json(close).dump() + "; no tool calls");
@@ -599,13 +638,40 @@ std::vector<parse::Syntax> derive_candidates(const RoundTrip& trip, const probe:
   } else if (!close.empty()) {  // an empty reasoning block before the calls
     if (auto c = s.find(close); c != std::string_view::npos) s = s.substr(c + close.size());
   }
-  for (const auto& fitter : kFitters) {
-    Builder b;
-    auto d = fitter.fit(s, known, b);
-    if (!d) continue;
-    d->think_open = b.keep(open);
-    d->think_close = b.keep(close);
-    out.push_back(parse::make_syntax(*d, "derived", describe(*d)));
+  // A recipient header before the calls (`to=get_weather<|message|>`): a plain word, the first
+  // call's name, then a marker.
+  std::string recipient_open, recipient_close;
+  std::string_view unstripped = s;
+  {
+    std::string_view t = trim(s);
+    std::size_t at = t.find(known[0].name);
+    std::string_view word = at == std::string_view::npos ? "" : t.substr(0, at);
+    bool plain = !word.empty() && word.size() <= 32 &&
+                 word.find_first_of(" \t\n<>[]{}\"'") == std::string_view::npos;
+    std::string_view marker = plain ? leading_marker(t.substr(at + known[0].name.size())) : "";
+    if (plain && !marker.empty() && t.substr(at + known[0].name.size(), marker.size()) == marker) {
+      recipient_open = std::string(word);
+      recipient_close = std::string(marker);
+      s = t.substr(at + known[0].name.size() + marker.size());
+    }
+  }
+  // Every fitter on the text as it is, then (when it has one) without the recipient header.
+  for (bool strip : {false, true}) {
+    if (strip && recipient_open.empty()) break;
+    for (const auto& fitter : kFitters) {
+      Builder b;
+      auto d = fitter.fit(strip ? s : unstripped, known, b);
+      if (!d || names_in_markers(*d, known)) continue;
+      d->think_open = b.keep(open);
+      d->think_close = b.keep(close);
+      if (strip) {
+        d->recipient_open = b.keep(recipient_open);
+        d->recipient_close = b.keep(recipient_close);
+      }
+      // Text that reaches the parser past a stop (the end-of-turn markers) is not content.
+      for (const auto& m : trip.turn_ends) d->dropped.push_back(b.keep(m));
+      out.push_back(parse::make_syntax(*d, "derived", describe(*d)));
+    }
   }
   return out;
 }

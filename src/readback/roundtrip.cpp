@@ -145,6 +145,7 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
     }
   }
   trip.generated = std::string(generated.substr(0, cut));
+  trip.turn_ends = ends;
   trip.reasoning_prefilled = p.reasoning.prompt_opens;
   return trip;
 }

@@ -32,11 +32,13 @@ bool have_cli() {
 
 TEST(ProbeCli, SurveyOfAllBundledTemplates) {
   ASSERT_TRUE(have_cli()) << "the CLI is not built: " << CHATWIRE_CLI;
-  CommandResult r = run(std::string(CHATWIRE_CLI) + " survey " + CHATWIRE_DATA_DIR + "/templates --quiet");
+  CommandResult r =
+      run(std::string(CHATWIRE_CLI) + " survey " + CHATWIRE_DATA_DIR + "/templates --quiet");
   EXPECT_EQ(r.status, 0);
-  for (const char* table : {"## Turn frames by family", "## Reasoning",
-                            "## Where tool definitions go", "## Call syntax", "## Tool-result role",
-                            "## Input conventions", "## Silent failures", "## Template bugs"})
+  for (const char* table :
+       {"## Turn frames by family", "## Reasoning", "## Where tool definitions go",
+        "## Call syntax", "## Tool-result role", "## Input conventions", "## Silent failures",
+        "## Template bugs", "## Output parser and round trip"})
     EXPECT_NE(r.out.find(table), std::string::npos) << table;
   std::size_t bundled = 0;
   for (const auto& entry :
@@ -48,8 +50,8 @@ TEST(ProbeCli, SurveyOfAllBundledTemplates) {
 
 TEST(ProbeCli, ProbeJsonHasTheIssueKeys) {
   ASSERT_TRUE(have_cli()) << "the CLI is not built: " << CHATWIRE_CLI;
-  CommandResult r = run(std::string(CHATWIRE_CLI) + " probe --json --template " + CHATWIRE_DATA_DIR +
-              "/templates/Qwen--Qwen3-0.6B.jinja");
+  CommandResult r = run(std::string(CHATWIRE_CLI) + " probe --json --template " +
+                        CHATWIRE_DATA_DIR + "/templates/Qwen--Qwen3-0.6B.jinja");
   ASSERT_EQ(r.status, 0);
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["tools"]["definitions_location"], "system");
@@ -57,6 +59,10 @@ TEST(ProbeCli, ProbeJsonHasTheIssueKeys) {
   EXPECT_EQ(j["frame"]["family"], "ChatML");
   for (const char* key : {"arguments_dict", "arguments_string", "long_call_id", "flat_tools"})
     EXPECT_TRUE(j["conventions"].contains(key)) << key;
+  // The output parser derived from the template and its round-trip verdict.
+  EXPECT_EQ(j["parser"]["verdict"], "read back");
+  EXPECT_EQ(j["parser"]["syntax"]["family"], "json");
+  EXPECT_EQ(j["parser"]["calls_read_back"], true);
 }
 
 TEST(ProbeCli, ProbeNeedsExactlyOneInput) {

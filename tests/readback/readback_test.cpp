@@ -32,17 +32,32 @@ struct Outcome {
   cw::readback::ParserChoice choice;
 };
 
-// Every bundled template's choice, computed once for all tests.
+// The template sets and their round-trip goldens: the bundled templates, and templates crafted
+// here with call shapes no bundled one has (names are prefixed "crafted/").
+struct TemplateSet {
+  fs::path templates, goldens;
+  std::string prefix;
+};
+const std::vector<TemplateSet>& sets() {
+  static const std::vector<TemplateSet> all = {
+      {kData / "templates", kData / "goldens" / "readback", ""},
+      {kData / "readback" / "crafted", kData / "goldens" / "readback" / "crafted", "crafted/"},
+  };
+  return all;
+}
+
+// Every template's choice, computed once for all tests.
 const std::map<std::string, Outcome>& outcomes() {
   static const std::map<std::string, Outcome> all = [] {
     std::map<std::string, Outcome> out;
-    for (const auto& e : fs::directory_iterator(kData / "templates")) {
-      if (e.path().extension() != ".jinja") continue;
-      auto loaded = cw::readback::choose_parser_file(e.path());
-      if (!loaded) continue;  // a template that does not compile: covered by the probe tests
-      out.emplace(e.path().stem().string(),
-                  Outcome{std::move(loaded->profile), std::move(loaded->choice)});
-    }
+    for (const auto& set : sets())
+      for (const auto& e : fs::directory_iterator(set.templates)) {
+        if (e.path().extension() != ".jinja") continue;
+        auto loaded = cw::readback::choose_parser_file(e.path());
+        if (!loaded) continue;  // a template that does not compile: covered by the probe tests
+        out.emplace(set.prefix + e.path().stem().string(),
+                    Outcome{std::move(loaded->profile), std::move(loaded->choice)});
+      }
     return out;
   }();
   return all;
@@ -57,31 +72,33 @@ const cw::readback::RoundTrip* find_trip(const cw::readback::ParserChoice& c,
 
 TEST(Readback, RoundTripTextsEqualTheReference) {
   std::size_t goldens = 0;
-  for (const auto& e : fs::directory_iterator(kData / "goldens" / "readback")) {
-    ++goldens;
-    Json golden = Json::parse(read(e.path()));
-    std::string name = e.path().stem().string();
-    auto it = outcomes().find(name);
-    ASSERT_NE(it, outcomes().end()) << name;
-    for (const auto& g : golden["trips"]) {
-      std::string kind = g["kind"];
-      const auto* trip = find_trip(it->second.choice, kind);
-      ASSERT_NE(trip, nullptr) << name << " " << kind;
-      if (kind == "calls") {
-        EXPECT_EQ(trip->calls, g["calls"].get<std::size_t>()) << name;
-        EXPECT_EQ(trip->id_rule, g["id_rule"].get<std::string>()) << name;
+  for (const auto& set : sets())
+    for (const auto& e : fs::directory_iterator(set.goldens)) {
+      if (e.path().extension() != ".json") continue;
+      ++goldens;
+      Json golden = Json::parse(read(e.path()));
+      std::string name = set.prefix + e.path().stem().string();
+      auto it = outcomes().find(name);
+      ASSERT_NE(it, outcomes().end()) << name;
+      for (const auto& g : golden["trips"]) {
+        std::string kind = g["kind"];
+        const auto* trip = find_trip(it->second.choice, kind);
+        ASSERT_NE(trip, nullptr) << name << " " << kind;
+        if (kind == "calls") {
+          EXPECT_EQ(trip->calls, g["calls"].get<std::size_t>()) << name;
+          EXPECT_EQ(trip->id_rule, g["id_rule"].get<std::string>()) << name;
+        }
+        if (!g["error"].is_null()) {
+          EXPECT_FALSE(trip->applicable) << name << " " << kind;
+          EXPECT_NE(trip->why_not.find(g["error"].get<std::string>().substr(0, 20)),
+                    std::string::npos)
+              << name << " " << kind << ": " << trip->why_not;
+          continue;
+        }
+        EXPECT_EQ(trip->prompt, g["prompt"].get<std::string>()) << name << " " << kind;
+        EXPECT_EQ(trip->full, g["full"].get<std::string>()) << name << " " << kind;
       }
-      if (!g["error"].is_null()) {
-        EXPECT_FALSE(trip->applicable) << name << " " << kind;
-        EXPECT_NE(trip->why_not.find(g["error"].get<std::string>().substr(0, 20)),
-                  std::string::npos)
-            << name << " " << kind << ": " << trip->why_not;
-        continue;
-      }
-      EXPECT_EQ(trip->prompt, g["prompt"].get<std::string>()) << name << " " << kind;
-      EXPECT_EQ(trip->full, g["full"].get<std::string>()) << name << " " << kind;
     }
-  }
   // Every template whose probe golden renders calls or reasoning has a round-trip golden.
   std::size_t expected = 0;
   for (const auto& [name, o] : outcomes())
@@ -113,6 +130,23 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
   }
   std::printf("round trip: calls %zu/%zu read back, %zu template bugs; reasoning %zu/%zu\n",
               calls_ok, calls, bugs, reasoning_ok, reasoning);
+  // Measured, not required: the same texts not cut at the end-of-turn marker (everything the
+  // template renders after the prompt), as a caller that does not stop there would pass them.
+  std::size_t uncut = 0, uncut_ok = 0;
+  for (const auto& [name, o] : outcomes()) {
+    if (!o.choice.syntax) continue;
+    for (const auto& t : o.choice.trips) {
+      bool proven = t.kind == "calls" ? o.choice.calls_read_back : o.choice.reasoning_read_back;
+      if (!t.applicable || !proven) continue;
+      cw::readback::RoundTrip whole = t;
+      whole.generated = t.full.substr(t.prompt.size());
+      auto r = cw::parse::parse(whole.generated, *o.choice.syntax,
+                                cw::readback::round_trip_tools(), o.choice.options);
+      ++uncut;
+      uncut_ok += r && cw::readback::compare(r->message, whole).empty();
+    }
+  }
+  std::printf("not cut at the end-of-turn marker: %zu/%zu read back\n", uncut_ok, uncut);
   EXPECT_GT(calls, 0u);
   EXPECT_GT(reasoning, 0u);
 }
@@ -145,6 +179,31 @@ TEST(Readback, ChosenParserJsonRoundTrip) {
       EXPECT_EQ(cw::parse::message_to_json(a->message), cw::parse::message_to_json(b->message))
           << name;
     }
+  }
+}
+
+// Call shapes no dialect row has, with markers of their own, read back without a new row.
+TEST(Readback, CraftedShapesReadBack) {
+  for (const char* name :
+       {"crafted/action-tags-json", "crafted/bracket-header-json", "crafted/muse-glimmer-style"}) {
+    auto it = outcomes().find(name);
+    ASSERT_NE(it, outcomes().end()) << name;
+    const auto& c = it->second.choice;
+    EXPECT_TRUE(c.calls_read_back) << name << ": " << c.verdict;
+    ASSERT_TRUE(c.syntax) << name;
+    EXPECT_EQ(c.syntax->name(), "derived") << name;
+  }
+}
+
+// A candidate whose markers hold a call's name would pass the round trip by accident (it
+// fits only calls to that function): it is never chosen.
+TEST(Readback, NoMarkerHoldsACallName) {
+  for (const auto& [name, o] : outcomes()) {
+    if (!o.choice.syntax) continue;
+    std::string markers = o.choice.syntax->to_json().dump();
+    markers.erase(0, markers.find("\"family\""));  // the summary and name may quote calls
+    EXPECT_EQ(markers.find("get_weather"), std::string::npos) << name;
+    EXPECT_EQ(markers.find("set_alarm"), std::string::npos) << name;
   }
 }
 
