@@ -43,8 +43,7 @@ void chatwire_string_free(char* s);
 
 /* Loads a checkpoint directory. options_json (NULL = defaults):
  *   {"dialect": "hermes", "template_name": "tool_use", "profile_json": "<cached profile>"} */
-chatwire_endpoint* chatwire_endpoint_load(const char* dir, const char* options_json,
-                                          char** error);
+chatwire_endpoint* chatwire_endpoint_load(const char* dir, const char* options_json, char** error);
 void chatwire_endpoint_free(chatwire_endpoint* endpoint);
 /* The probe profile as JSON, to cache and pass back as "profile_json". */
 char* chatwire_endpoint_profile_json(const chatwire_endpoint* endpoint);
@@ -68,10 +67,10 @@ chatwire_generation* chatwire_start(const chatwire_endpoint* endpoint,
                                     const chatwire_prompt* prompt, char** error);
 void chatwire_generation_free(chatwire_generation* generation);
 /* Each returns the OpenAI deltas that became certain, as a JSON array (possibly "[]"). */
-char* chatwire_generation_push(chatwire_generation* generation, const uint32_t* ids,
-                               size_t count, char** error);
-char* chatwire_generation_push_text(chatwire_generation* generation, const char* text,
-                                    size_t size, char** error);
+char* chatwire_generation_push(chatwire_generation* generation, const uint32_t* ids, size_t count,
+                               char** error);
+char* chatwire_generation_push_text(chatwire_generation* generation, const char* text, size_t size,
+                                    char** error);
 char* chatwire_generation_finish(chatwire_generation* generation, char** error);
 /* The assistant message so far (complete after finish), as JSON. */
 char* chatwire_generation_message(const chatwire_generation* generation);
