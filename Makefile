@@ -52,13 +52,15 @@ test-release: build fetch-tokenizers
 test-python: python
 	PYTHONPATH=$(BUILD)/python $(PYTHON) -m pytest -p no:cacheprovider -q tests/python
 
-# The Jinja engine (value + jinja), the chat layer, the output parsers and the tokenizer (it parses
-# untrusted tokenizer.json files by hand) under ASan+UBSan.
-SANITIZED := value jinja chat parse readback tokenize
+# The Jinja engine (value + jinja), the chat layer, the output parsers, the tokenizer (it parses
+# untrusted tokenizer.json files by hand) and the Endpoint (untrusted requests and model output)
+# under ASan+UBSan.
+SANITIZED := value jinja chat parse readback tokenize endpoint
 test-sanitize: bootstrap fetch-tokenizers
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHATWIRE_SANITIZE=ON \
 	  -DCHATWIRE_BENCH=OFF "-DCHATWIRE_TEST_COMPONENTS=$(subst $(space),;,$(SANITIZED))" >/dev/null
-	cmake --build $(ASAN_BUILD) -j $(JOBS) --target chatwire_cli $(addprefix --target test_,$(SANITIZED))
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target chatwire_cli $(addprefix --target test_,$(SANITIZED)) \
+	  $(if $(filter endpoint,$(SANITIZED)),--target test_endpoint_c)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 

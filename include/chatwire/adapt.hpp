@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chatwire/chat.hpp"
 #include "chatwire/error.hpp"
 #include "chatwire/jinja.hpp"
 #include "chatwire/probe.hpp"
@@ -48,10 +49,14 @@ struct Options {
   bool verify = true;
   jinja::Limits limits;
   std::string now = "2026-01-15T10:00:00";  // strftime_now's clock during verification
+  // The verification render goes through chat::render with these (see adapt_request).
+  std::optional<chat::Mode> mode;  // overrides add_generation_prompt/continue_final_message
+  bool assistant_mask = false;     // warn when the template has no {% generation %} blocks
 };
 
 struct Adapted {
-  nlohmann::ordered_json context;  // the template variables to render with
+  // The template variables to render with: chat::template_variables of the adapted request.
+  nlohmann::ordered_json context;
   std::vector<Adaptation> adaptations;
   std::vector<std::string> warnings;
   std::string rendered;  // the verification render (empty when Options::verify is false)
@@ -67,6 +72,24 @@ struct Adapted {
 // template cannot carry a piece of the request, with the field path and the reason).
 Result<Adapted> adapt(const nlohmann::ordered_json& request, const probe::Profile& profile,
                       const jinja::Template& tmpl, const Options& options = {});
+
+// The adapted request as the chat layer takes it: one request path, so modes,
+// continue_final_message, assistant masks and chat_template_kwargs work with adaptation too.
+// `request.kwargs` holds the request's template variables (chat_template_kwargs and the
+// non-OpenAI fields); the special tokens are Options::special_tokens, passed to chat::render.
+struct AdaptedRequest {
+  chat::ChatRequest request;
+  std::vector<Adaptation> adaptations;
+  std::vector<std::string> warnings;
+  // The verification render (chat::render with Options::mode/assistant_mask/now/limits);
+  // nullopt when Options::verify is false.
+  std::optional<chat::ChatResult> rendered;
+};
+// What adapt() does, returning the chat request instead of its JSON context. The request's
+// add_generation_prompt defaults to true unless continue_final_message is set.
+Result<AdaptedRequest> adapt_request(const nlohmann::ordered_json& request,
+                                     const probe::Profile& profile, const jinja::Template& tmpl,
+                                     const Options& options = {});
 
 // The names of the call-syntax table.
 std::vector<std::string> call_syntax_names();

@@ -99,6 +99,11 @@ struct ChatResult {
 Result<ChatResult> render(const jinja::Template& tmpl, const ChatRequest& request,
                           const Value& special_tokens, const RenderOptions& options = {});
 
+// The variables render() passes to the template (before continue_final_message and a mode
+// change them): special tokens, special_tokens_map, kwargs, then messages, tools, documents and
+// add_generation_prompt; a later duplicate key wins.
+Value template_variables(const ChatRequest& request, const Value& special_tokens);
+
 // A checkpoint directory's chat templates and special tokens, loaded once.
 class Model {
  public:

@@ -263,7 +263,16 @@ struct Profile {
   bool has_silent_failure(std::string_view name) const noexcept;
   // The profile as JSON, the same keys as scripts/probe-oracle.py writes.
   nlohmann::ordered_json to_json() const;
+  // The inverse of to_json, so a server can cache a profile: from_json(p.to_json()).to_json()
+  // equals p.to_json(). Errors (ValueError, the path names the key) for a wrong
+  // profile_version, a missing key or a value of the wrong type; unknown keys are ignored.
+  static Result<Profile> from_json(const nlohmann::ordered_json& json);
 };
+
+// The axis and value of a convention key ("long_call_id" -> {"call_id", "long"}); nullopt
+// for a key the probe-axis table does not have.
+std::optional<std::pair<std::string_view, std::string_view>> convention_axis(
+    std::string_view key) noexcept;
 
 struct Options {
   jinja::Limits limits;

@@ -664,56 +664,40 @@ constexpr AdaptationPass kAdaptations[] = {
     {"wrap_text_parts", wrap_text_parts},
 };
 
-// Structural checks of the OpenAI request, with field paths.
+// The request's checks, with field paths: chat::validate (the chat layer's one validator of
+// message, tool-call, tool and document shapes), after the few rules of the OpenAI wire shape
+// that the passes rely on (calls nested under "function") and the OpenAI-only fields.
 Status check_request(const json& request) {
   if (!request.is_object()) return request_error("", "the request is not a JSON object");
-  auto it = request.find("messages");
-  if (it == request.end() || !it->is_array() || it->empty())
-    return request_error("messages", "must be a non-empty list of messages");
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const json& m = (*it)[i];
-    std::string path = msg_path(i);
-    if (!m.is_object()) return request_error(path, "must be an object");
-    if (!m.contains("role") || !m["role"].is_string() || m["role"].get<std::string>().empty())
-      return request_error(path + ".role", "must be a non-empty string");
-    if (m.contains("content")) {
-      const json& c = m["content"];
-      if (!(c.is_string() || c.is_null() || c.is_array()))
-        return request_error(path + ".content", "must be a string, a list of parts or null");
-      if (c.is_array())
-        for (std::size_t k = 0; k < c.size(); ++k)
-          if (!c[k].is_object() || !c[k].contains("type") || !c[k]["type"].is_string())
-            return request_error(path + ".content[" + std::to_string(k) + "]",
-                                 "must be an object with a string \"type\"");
-    }
-    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
-      if (!m["tool_calls"].is_array()) return request_error(path + ".tool_calls", "must be a list");
+  auto messages = request.find("messages");
+  if (messages != request.end() && messages->is_array())
+    for (std::size_t i = 0; i < messages->size(); ++i) {
+      const json& m = (*messages)[i];
+      if (!m.is_object() || !m.contains("tool_calls") || !m["tool_calls"].is_array()) continue;
       for (std::size_t j = 0; j < m["tool_calls"].size(); ++j) {
         const json& call = m["tool_calls"][j];
-        std::string cpath = path + ".tool_calls[" + std::to_string(j) + "]";
-        if (!call.is_object() || !call.contains("function") || !call["function"].is_object())
-          return request_error(cpath + ".function", "must be an object");
-        const json& fn = call["function"];
-        if (!fn.contains("name") || !fn["name"].is_string() ||
-            fn["name"].get<std::string>().empty())
-          return request_error(cpath + ".function.name", "must be a non-empty string");
-        if (fn.contains("arguments") &&
-            !(fn["arguments"].is_string() || fn["arguments"].is_object()))
-          return request_error(cpath + ".function.arguments", "must be a JSON string or an object");
+        if (call.is_object() && !(call.contains("function") && call["function"].is_object()))
+          return request_error(msg_path(i) + ".tool_calls[" + std::to_string(j) + "].function",
+                               "must be an object (OpenAI tool calls nest name and arguments "
+                               "under \"function\")");
       }
     }
-  }
-  auto tools = request.find("tools");
-  if (tools != request.end() && !tools->is_null()) {
-    if (!tools->is_array()) return request_error("tools", "must be a list");
-    for (std::size_t k = 0; k < tools->size(); ++k)
-      if (!(*tools)[k].is_object())
-        return request_error("tools[" + std::to_string(k) + "]", "must be an object");
+  for (const char* key : {"add_generation_prompt", "continue_final_message"}) {
+    auto it = request.find(key);
+    if (it != request.end() && !it->is_null() && !it->is_boolean())
+      return request_error(key, "must be true or false");
   }
   auto kwargs = request.find("chat_template_kwargs");
   if (kwargs != request.end() && !kwargs->is_null() && !kwargs->is_object())
     return request_error("chat_template_kwargs", "must be an object");
-  return kOk;
+  chat::ChatRequest shape;
+  if (messages == request.end())
+    return request_error("messages", "is required (a list of messages)");
+  shape.messages = from_json(*messages);
+  if (auto tools = request.find("tools"); tools != request.end()) shape.tools = from_json(*tools);
+  if (auto documents = request.find("documents"); documents != request.end())
+    shape.documents = from_json(*documents);
+  return chat::validate(shape);
 }
 
 }  // namespace
@@ -722,9 +706,9 @@ namespace {
 
 // `tools_as_text` (non-null): the definitions are only written into the system prompt and
 // `tools` is passed as this value, None or [] (the plain-conversation fallback below).
-Result<Adapted> adapt_impl(const json& request, const probe::Profile& profile,
-                           const jinja::Template& tmpl, const Options& options,
-                           const json* tools_as_text);
+Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& profile,
+                                  const jinja::Template& tmpl, const Options& options,
+                                  const json* tools_as_text);
 
 // The probe's baseline search renders its tool conversation; a template can refuse every
 // shape of it (it raises on `tools`, on tool messages or on a content shape) and still render a
@@ -732,8 +716,8 @@ Result<Adapted> adapt_impl(const json& request, const probe::Profile& profile,
 // in plain turns (definitions in the system prompt, calls in the assistant content, results as
 // user turns, tools = None) in each content shape, with and without a system turn; the first
 // variant that renders every piece wins.
-Result<Adapted> plain_text_fallback(const json& request, const probe::Profile& profile,
-                                    const jinja::Template& tmpl, const Options& options) {
+Result<AdaptedRequest> plain_text_fallback(const json& request, const probe::Profile& profile,
+                                           const jinja::Template& tmpl, const Options& options) {
   const json no_tools[] = {json(nullptr), json::array()};
   for (const json& tools_value : no_tools)
     for (bool parts : {false, true})
@@ -764,7 +748,7 @@ Result<Adapted> plain_text_fallback(const json& request, const probe::Profile& p
                        "tool definitions, calls and results written as text in plain turns; "
                        "tools passed as " +
                            std::string(tools_value.is_null() ? "None" : "[]")});
-        if (!options.verify) adapted->rendered.clear();
+        if (!options.verify) adapted->rendered.reset();
         return adapted;
       }
   return Error{"CannotRepresent",
@@ -773,18 +757,48 @@ Result<Adapted> plain_text_fallback(const json& request, const probe::Profile& p
 
 }  // namespace
 
-Result<Adapted> adapt(const json& request, const probe::Profile& profile,
-                      const jinja::Template& tmpl, const Options& options) {
+Result<AdaptedRequest> adapt_request(const json& request, const probe::Profile& profile,
+                                     const jinja::Template& tmpl, const Options& options) {
   if (auto st = check_request(request); !st) return st.error();
   if (!profile.renders) return plain_text_fallback(request, profile, tmpl, options);
   return adapt_impl(request, profile, tmpl, options, nullptr);
 }
 
+Result<Adapted> adapt(const json& request, const probe::Profile& profile,
+                      const jinja::Template& tmpl, const Options& options) {
+  auto adapted = adapt_request(request, profile, tmpl, options);
+  if (!adapted) return adapted.error();
+  Adapted out;
+  auto context = to_json(chat::template_variables(adapted->request, options.special_tokens));
+  if (!context) return context.error();
+  out.context = std::move(*context);
+  out.adaptations = std::move(adapted->adaptations);
+  out.warnings = std::move(adapted->warnings);
+  if (adapted->rendered) out.rendered = std::move(adapted->rendered->text);
+  return out;
+}
+
 namespace {
 
-Result<Adapted> adapt_impl(const json& request, const probe::Profile& profile,
-                           const jinja::Template& tmpl, const Options& options,
-                           const json* tools_as_text) {
+// The request's own template variables: every field that is not an OpenAI parameter, then
+// chat_template_kwargs (they win), as transformers' apply_chat_template(**kwargs) takes them.
+Value request_kwargs(const json& request) {
+  json kwargs = json::object();
+  for (auto& [k, v] : request.items())
+    if (!is_openai_parameter(k)) kwargs[k] = v;
+  if (request.contains("chat_template_kwargs") && request["chat_template_kwargs"].is_object())
+    for (auto& [k, v] : request["chat_template_kwargs"].items()) kwargs[k] = v;
+  return from_json(kwargs);
+}
+
+bool flag(const json& request, const char* key, bool absent) {
+  auto it = request.find(key);
+  return it == request.end() || !it->is_boolean() ? absent : it->get<bool>();
+}
+
+Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& profile,
+                                  const jinja::Template& tmpl, const Options& options,
+                                  const json* tools_as_text) {
   Work w{profile, options, json::array(), nullptr, nullptr, Adapted{}};
   w.messages = request["messages"];
   for (auto& m : w.messages)
@@ -794,61 +808,60 @@ Result<Adapted> adapt_impl(const json& request, const probe::Profile& profile,
   for (const auto& pass : kAdaptations)
     if (auto st = pass.run(w); !st) return st.error();
 
-  // The context, as transformers builds it: special tokens, then extra variables (they win),
-  // then messages/tools/documents/add_generation_prompt.
-  json context = json::object();
-  if (auto tokens = to_json(options.special_tokens); tokens && tokens->is_object())
-    for (auto& [k, v] : tokens->items()) context[k] = v;
-  for (auto& [k, v] : request.items())
-    if (!is_openai_parameter(k)) context[k] = v;
-  if (request.contains("chat_template_kwargs") && request["chat_template_kwargs"].is_object())
-    for (auto& [k, v] : request["chat_template_kwargs"].items()) context[k] = v;
-  context["messages"] = w.messages;
+  AdaptedRequest out;
+  chat::ChatRequest& chat_request = out.request;
+  chat_request.messages = from_json(w.messages);
   const bool has_tools = w.tools.is_array();
-  context["tools"] = tools_as_text != nullptr ? *tools_as_text : w.tools;
-  context["documents"] = request.contains("documents") ? request["documents"] : json(nullptr);
-  context["add_generation_prompt"] = request.value("add_generation_prompt", true);
-  w.out.context = std::move(context);
+  chat_request.tools = from_json(tools_as_text != nullptr ? *tools_as_text : w.tools);
+  if (request.contains("documents")) chat_request.documents = from_json(request["documents"]);
+  chat_request.continue_final_message = flag(request, "continue_final_message", false);
+  chat_request.add_generation_prompt =
+      flag(request, "add_generation_prompt", !chat_request.continue_final_message);
+  chat_request.kwargs = request_kwargs(request);
+  out.adaptations = std::move(w.out.adaptations);
+  out.warnings = std::move(w.out.warnings);
+  if (!options.verify) return out;
 
-  if (options.verify) {
-    jinja::RenderOptions render_options;
-    render_options.limits = options.limits;
-    render_options.now = options.now;
-    auto rendered = tmpl.render(from_json(w.out.context), render_options);
-    if (!rendered) {
-      // The probe measured null call content on a turn that still had its reasoning; with
-      // past reasoning dropped, some templates index into the content (None[0].thinking).
-      // Measured here: if the render raises and null content is present, "" and then one
-      // empty text part are tried.
-      std::vector<std::size_t> nulls;
-      json& messages = w.out.context["messages"];
-      for (std::size_t i = 0; i < messages.size(); ++i)
-        if (messages[i].contains("content") && messages[i]["content"].is_null()) nulls.push_back(i);
-      const json replacements[] = {json(""), json::array({json{{"type", "text"}, {"text", ""}}})};
-      for (const json& replacement : replacements) {
-        if (nulls.empty() || rendered) break;
-        for (std::size_t i : nulls) messages[i]["content"] = replacement;
-        auto retried = tmpl.render(from_json(w.out.context), render_options);
-        if (!retried) continue;
-        std::string changed;
-        for (std::size_t i : nulls) changed += (changed.empty() ? "" : ", ") + msg_path(i);
-        w.record(
-            "null_content_replaced",
-            "the adapted request raised " + rendered.error().to_string() + " with null content",
-            changed + ": null content passed as " + replacement.dump());
-        rendered = std::move(retried);
-      }
-      if (!rendered)
-        for (std::size_t i : nulls) messages[i]["content"] = nullptr;
+  chat::RenderOptions render_options;
+  render_options.limits = options.limits;
+  render_options.now = options.now;
+  render_options.mode = options.mode;
+  render_options.assistant_mask = options.assistant_mask;
+  render_options.validate = false;  // check_request ran; the passes keep the shapes valid
+  auto rendered = chat::render(tmpl, chat_request, options.special_tokens, render_options);
+  if (!rendered) {
+    // The probe measured null call content on a turn that still had its reasoning; with
+    // past reasoning dropped, some templates index into the content (None[0].thinking).
+    // Measured here: if the render raises and null content is present, "" and then one
+    // empty text part are tried.
+    std::vector<std::size_t> nulls;
+    json messages = w.messages;
+    for (std::size_t i = 0; i < messages.size(); ++i)
+      if (messages[i].contains("content") && messages[i]["content"].is_null()) nulls.push_back(i);
+    const json replacements[] = {json(""), json::array({json{{"type", "text"}, {"text", ""}}})};
+    for (const json& replacement : replacements) {
+      if (nulls.empty() || rendered) break;
+      for (std::size_t i : nulls) messages[i]["content"] = replacement;
+      chat::ChatRequest retry = chat_request;
+      retry.messages = from_json(messages);
+      auto retried = chat::render(tmpl, retry, options.special_tokens, render_options);
+      if (!retried) continue;
+      std::string changed;
+      for (std::size_t i : nulls) changed += (changed.empty() ? "" : ", ") + msg_path(i);
+      out.adaptations.push_back(
+          {"null_content_replaced",
+           "the adapted request raised " + rendered.error().to_string() + " with null content",
+           changed + ": null content passed as " + replacement.dump()});
+      chat_request.messages = std::move(retry.messages);
+      rendered = std::move(retried);
     }
-    if (!rendered)
-      return Error{"CannotRepresent",
-                   "the adapted request does not render: " + rendered.error().to_string(), 0, 0,
-                   ""};
-    w.out.rendered = std::move(rendered->output);
-    if (auto st = verify_survivors(request, w.out.rendered, has_tools); !st) return st.error();
   }
-  return std::move(w.out);
+  if (!rendered)
+    return Error{"CannotRepresent",
+                 "the adapted request does not render: " + rendered.error().to_string(), 0, 0, ""};
+  if (auto st = verify_survivors(request, rendered->text, has_tools); !st) return st.error();
+  out.rendered = std::move(*rendered);
+  return out;
 }
 
 }  // namespace

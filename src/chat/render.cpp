@@ -153,6 +153,35 @@ Status apply_mode(Mode mode, const ChatRequest& request, bool& agp, bool& cfm,
 
 }  // namespace
 
+namespace {
+
+// Template variables in transformers' order: special tokens, the request's overrides, extra
+// keyword variables, then the four it always passes. A later duplicate key wins (Python dict).
+// The one place a context is assembled (adapt's context comes from here too).
+Value variables(const ChatRequest& request, const Value& special_tokens, Value messages,
+                bool add_generation_prompt) {
+  std::vector<std::pair<Value, Value>> entries;
+  auto add_all = [&entries](const Value& dict) {
+    if (!dict.is_dict()) return;
+    for (const auto& entry : dict.dict_entries()) entries.push_back(entry);
+  };
+  add_all(special_tokens);
+  add_all(request.special_tokens_map);
+  add_all(request.kwargs);
+  entries.emplace_back(Value("messages"), std::move(messages));
+  entries.emplace_back(Value("tools"), request.tools);
+  entries.emplace_back(Value("documents"), request.documents);
+  entries.emplace_back(Value("add_generation_prompt"), Value(add_generation_prompt));
+  // Every key comes from a dict or is a literal string, so all are hashable.
+  return Value::dict_unchecked(std::move(entries));
+}
+
+}  // namespace
+
+Value template_variables(const ChatRequest& request, const Value& special_tokens) {
+  return variables(request, special_tokens, request.messages, request.add_generation_prompt);
+}
+
 Result<ChatResult> render(const jinja::Template& tmpl, const ChatRequest& request,
                           const Value& special_tokens, const RenderOptions& options) {
   ChatResult result;
@@ -184,22 +213,7 @@ Result<ChatResult> render(const jinja::Template& tmpl, const ChatRequest& reques
     final_message = std::move(marked->final_message);
   }
 
-  // Template variables in transformers' order: special tokens, the request's overrides, extra
-  // keyword variables, then the four it always passes. A later duplicate key wins (Python dict).
-  std::vector<std::pair<Value, Value>> variables;
-  auto add_all = [&variables](const Value& dict) {
-    if (!dict.is_dict()) return;
-    for (const auto& entry : dict.dict_entries()) variables.push_back(entry);
-  };
-  add_all(special_tokens);
-  add_all(request.special_tokens_map);
-  add_all(request.kwargs);
-  variables.emplace_back(Value("messages"), std::move(messages));
-  variables.emplace_back(Value("tools"), request.tools);
-  variables.emplace_back(Value("documents"), request.documents);
-  variables.emplace_back(Value("add_generation_prompt"), Value(agp));
-  // Every key comes from a dict or is a literal string, so all are hashable.
-  const Value context = Value::dict_unchecked(std::move(variables));
+  const Value context = variables(request, special_tokens, std::move(messages), agp);
 
   jinja::RenderOptions render_options;
   render_options.limits = options.limits;

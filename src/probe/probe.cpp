@@ -1318,6 +1318,14 @@ std::string_view status_name(Status status) noexcept {
   return "error";
 }
 
+std::optional<std::pair<std::string_view, std::string_view>> convention_axis(
+    std::string_view key) noexcept {
+  for (const Axis& axis : kAxes)
+    for (const AxisValue& v : axis.values)
+      if (v.key == key) return std::pair{axis.name, v.value};
+  return std::nullopt;
+}
+
 const Convention* Profile::convention(std::string_view key) const noexcept {
   for (const auto& c : conventions)
     if (c.key == key) return &c;

@@ -269,7 +269,7 @@ TEST(Adapt, RequestErrorsWithFieldPaths) {
       {{{"messages", {{{"content", "x"}}}}}, "messages[0].role"},
       {{{"messages", {{{"role", "user"}, {"content", 5}}}}}, "messages[0].content"},
       {{{"messages", {{{"role", "user"}, {"content", {{{"text", "x"}}}}}}}},
-       "messages[0].content[0]"},
+       "messages[0].content[0].type"},
       {{{"messages", {{{"role", "assistant"}, {"tool_calls", {{{"id", "a"}}}}}}}},
        "messages[0].tool_calls[0].function"},
       {{{"messages", {{{"role", "assistant"}, {"tool_calls", {{{"function", {{"name", ""}}}}}}}}}},

@@ -103,6 +103,10 @@ TEST_P(ProbeVsOracle, AcceptanceKeys) {
   }
   ASSERT_TRUE(profile.ok()) << profile.error().to_string();
   json mine = profile->to_json();
+  // A cached profile loads back to the same measurements (Profile::from_json).
+  auto back = chatwire::probe::Profile::from_json(mine);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(back->to_json(), mine);
   EXPECT_EQ(mine["renders"], golden["renders"]);
   EXPECT_EQ(mine["tools"]["definitions_rendered"], golden["tools"]["definitions_rendered"]);
   EXPECT_EQ(mine["tool_calls"]["rendered"], golden["tool_calls"]["rendered"]);

@@ -1,0 +1,205 @@
+// chatwire's Endpoint: one object per checkpoint directory that runs the whole path, from an
+// OpenAI chat-completions request to prompt ids, and from generated ids back to OpenAI deltas
+// and the final assistant message.
+//
+//   auto ep = chatwire::endpoint::Endpoint::load("path/to/checkpoint");   // once, shared
+//   auto prompt = ep->prepare(request_json_text);                          // per request
+//   // prompt->ids to the inference engine; stop at prompt->stop_ids / stop_strings
+//   auto gen = ep->start(*prompt);
+//   for (auto chunk : generated) for (auto& d : *gen->push(chunk)) send(d);  // OpenAI deltas
+//   gen->finish();  gen->message();                                         // the final message
+//
+// load() reads the chat layer's templates and special tokens, tokenizer.json when present,
+// generation_config.json (eos_token_id, an int or a list) for the stop ids, and probes the
+// template once (or loads a cached profile, see profile_json()) and derives the output parser from
+// the template's own renders, proven by the round trip (chatwire/readback.hpp; or a dialect by
+// name). prepare() validates the request
+// (errors name the field path), adapts it to what the template renders (driven by the probe's
+// measurements, as adapt does), renders it through chat::render and tokenizes it as
+// transformers does (add_special_tokens=False: the template writes its own BOS). A generation
+// runs the streaming detokenizer and the incremental output parser.
+//
+// A loaded Endpoint is immutable and safe to use from many threads at once; a Generation
+// belongs to one thread. Nothing here throws: failures are Error values. This header does not
+// include nlohmann/json; JSON forms of these types are in chatwire/endpoint_json.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatwire/chat.hpp"
+#include "chatwire/error.hpp"
+#include "chatwire/jinja.hpp"
+#include "chatwire/tokenize.hpp"
+
+namespace chatwire::probe {
+struct Profile;
+}
+
+namespace chatwire::endpoint {
+
+struct LoadOptions {
+  jinja::CompileOptions compile;
+  chat::InputLimits input;  // every file read (templates, configs, generation_config.json)
+  tokenize::LoadOptions tokenizer;
+  // Which of several named templates to serve; nullopt = the one transformers chooses when
+  // tools are given (the one the probe measures). One Endpoint serves one template.
+  std::optional<std::string> template_name;
+  // The output parser by dialect name (parse::dialects()), overriding the parser derived from
+  // the template (readback::choose_parser).
+  std::string dialect;
+  // A cached profile and parser (the texts of an earlier Endpoint's profile_json() and
+  // parser_json()); empty = probe / derive now. They must come from the same template:
+  // nothing here can tell.
+  std::string profile_json;
+  std::string parser_json;
+};
+
+struct PrepareOptions {
+  // Overrides the request's add_generation_prompt / continue_final_message.
+  std::optional<chat::Mode> mode;
+  std::string now;               // strftime_now's clock, ISO 8601; empty = the real local time
+  bool tokenize = true;          // fill Prompt::ids (needs tokenizer.json)
+  bool assistant_mask = false;   // fill Prompt::assistant_masks (needs tokenizer.json)
+  jinja::Limits limits;          // of the render
+  std::string call_syntax;       // adapt::Options::call_syntax ("" = the template's own)
+  std::size_t max_tools = 4096;  // tools in one request
+};
+
+// One change the adapter made to the request, and the probe measurement behind it.
+struct Adaptation {
+  std::string code;     // e.g. "arguments_to_dict", "short_call_ids", "system_into_user"
+  std::string finding;  // e.g. "conventions.arguments_string: error (TypeError: ...)"
+  std::string detail;   // what was changed, with request field paths
+};
+
+// How a generation's tool-call ids are made, measured on the template.
+enum class CallIdStyle : unsigned char {
+  openai,  // "call_" + 24 random alphanumerics
+  short9,  // 9 random alphanumerics: the template rejects OpenAI-style ids and takes these
+};
+
+struct Prompt {
+  std::string text;                               // the rendered prompt
+  std::vector<std::uint32_t> ids;                 // its tokens (empty without a tokenizer)
+  std::vector<std::uint8_t> assistant_masks;      // with PrepareOptions::assistant_mask
+  std::vector<jinja::GenerationSpan> generation;  // the {% generation %} spans
+  std::vector<Adaptation> adaptations;
+  std::vector<std::string> warnings;
+  // Where generation stops: generation_config.json's eos_token_id (or the tokenizer's EOS when
+  // there is none) and the template's end-of-turn marker (the probe's frame) when it is one
+  // token; the same as text, for engines that stop on strings.
+  std::vector<std::uint32_t> stop_ids;
+  std::vector<std::string> stop_strings;
+  // The parser state the prompt implies.
+  bool reasoning_prefilled = false;     // the prompt ends inside an opened reasoning block
+  std::optional<bool> enable_thinking;  // the request's enable_thinking (false: no reasoning)
+  std::string dialect;  // the output parser: a dialect or "derived"; "" = content only
+  bool tool_calls_read_back = false;  // false: calls this template renders are served as content
+  CallIdStyle call_ids = CallIdStyle::openai;
+  std::string tools_json;  // the request's tools as JSON text ("" = none), for the parser
+};
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text
+};
+
+struct Message {                  // the final assistant message
+  std::string content;            // "" = none
+  std::string reasoning_content;  // "" = none
+  std::vector<ToolCall> tool_calls;
+};
+
+struct ToolCallDelta {
+  std::size_t index = 0;  // the call's position in this response
+  std::string id;         // on the call's first delta only
+  std::string name;       // on the call's first delta only
+  std::string arguments;  // a fragment
+};
+
+struct Delta {  // one OpenAI streaming delta
+  std::string content;
+  std::string reasoning_content;
+  std::vector<ToolCallDelta> tool_calls;
+};
+
+// What the parser decided about malformed output (text is never dropped) or why the
+// generation stopped.
+struct Warning {
+  std::string code;
+  std::string message;
+  std::size_t offset = 0;
+};
+
+// One response being generated: push what the model generates, get OpenAI deltas back. The
+// concatenated deltas equal message() whatever the chunking. A stop id or stop string ends the
+// generation (it is not part of the message); input after it is ignored.
+class Generation {
+ public:
+  Generation(Generation&&) noexcept;
+  Generation& operator=(Generation&&) noexcept;
+  ~Generation();
+
+  // Generated token ids (decoded by the streaming detokenizer). Error: an unknown id, or no
+  // tokenizer.
+  Result<std::vector<Delta>> push(std::span<const std::uint32_t> ids);
+  // Generated text, for engines that return text.
+  Result<std::vector<Delta>> push_text(std::string_view text);
+  // Ends the generation: flushes what the detokenizer and the parser held back.
+  Result<std::vector<Delta>> finish();
+
+  const Message& message() const;  // complete after finish()
+  std::vector<Warning> warnings() const;
+  bool stopped() const;  // a stop id or stop string was generated
+  // "tool_calls" when the message has calls, else "stop" when stopped, else "length".
+  std::string_view finish_reason() const;
+
+  struct Impl;
+
+ private:
+  friend class Endpoint;
+  explicit Generation(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class Endpoint {
+ public:
+  static Result<Endpoint> load(const std::filesystem::path& dir, const LoadOptions& options = {});
+
+  // `openai_request` is the JSON text of a chat-completions request. Errors: RequestError
+  // (with the field path), CannotRepresent (the template cannot carry a piece of it), the
+  // template's own errors, LimitError.
+  Result<Prompt> prepare(std::string_view openai_request, const PrepareOptions& options = {}) const;
+  Result<Generation> start(const Prompt& prompt) const;
+
+  const chat::Model& model() const noexcept;
+  const tokenize::Tokenizer* tokenizer() const noexcept;  // nullptr without tokenizer.json
+  const probe::Profile& profile() const noexcept;         // include chatwire/probe.hpp
+  std::string profile_json() const;                       // to cache: LoadOptions::profile_json
+  // The output parser: derived from the template's own renders and proven by the round trip
+  // (readback::choose_parser), or named by LoadOptions::dialect.
+  std::string_view dialect() const noexcept;   // a dialect name or "derived"; "" = plain content
+  bool tool_calls_read_back() const noexcept;  // false: calls are served as content (warnings())
+  std::string parser_json() const;             // to cache: LoadOptions::parser_json
+  CallIdStyle call_ids() const noexcept;
+  std::span<const std::uint32_t> stop_ids() const noexcept;
+  std::span<const std::string> stop_strings() const noexcept;
+  const std::vector<std::string>& warnings() const noexcept;  // found while loading
+
+  struct Impl;
+
+ private:
+  explicit Endpoint(std::shared_ptr<const Impl> impl);
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace chatwire::endpoint

@@ -1,0 +1,665 @@
+// The Endpoint: load a checkpoint once; prepare (validate -> adapt -> chat::render -> tokenize);
+// generations (stream decode -> stop -> parse -> OpenAI deltas).
+#include "chatwire/endpoint.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "chatwire/adapt.hpp"
+#include "chatwire/parse.hpp"
+#include "chatwire/probe.hpp"
+#include "chatwire/readback.hpp"
+#include "chatwire/tokenized.hpp"
+#include "endpoint/internal.hpp"
+
+namespace chatwire::endpoint {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr std::string_view kWhitespace = " \t\r\n";
+
+std::string_view strip(std::string_view s) {
+  const auto b = s.find_first_not_of(kWhitespace);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(kWhitespace) - b + 1);
+}
+
+Error limit_error(const std::string& what, std::size_t limit, const std::string& path = {}) {
+  return Error{"LimitError", what + " exceeds the limit (" + std::to_string(limit) + ")", 0, 0,
+               path};
+}
+
+// A file of the model directory; nullopt when it does not exist.
+Result<std::optional<std::string>> read_optional_file(const fs::path& file, std::size_t limit) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return std::optional<std::string>();
+  const auto size = fs::file_size(file, ec);
+  if (ec) return Error{"OSError", "cannot read " + file.string() + ": " + ec.message(), 0, 0, {}};
+  if (size > limit) return limit_error(file.filename().string() + " size", limit);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error{"OSError", "cannot read " + file.string(), 0, 0, {}};
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return std::optional<std::string>(buffer.str());
+}
+
+// JSON text with a nesting limit; a syntax error names the byte position.
+Result<json> parse_json_text(std::string_view text, std::size_t max_depth,
+                             const std::string& what) {
+  bool too_deep = false;
+  const auto depth_check = [&](int depth, json::parse_event_t, json&) {
+    if (static_cast<std::size_t>(depth) > max_depth) too_deep = true;
+    return !too_deep;
+  };
+  json parsed;
+  try {
+    parsed = json::parse(text.begin(), text.end(), depth_check);
+  } catch (const json::exception& e) {
+    if (too_deep) return limit_error(what + " nesting", max_depth);
+    return Error{"JSONDecodeError", what + " is not valid JSON: " + e.what(), 0, 0, {}};
+  }
+  if (too_deep) return limit_error(what + " nesting", max_depth);
+  return parsed;
+}
+
+// generation_config.json's eos_token_id: an int or a list of ints; nullopt without the file or
+// the key.
+Result<std::optional<std::vector<std::uint32_t>>> read_generation_config(
+    const fs::path& dir, const chat::InputLimits& limits) {
+  using Ids = std::optional<std::vector<std::uint32_t>>;
+  auto text = read_optional_file(dir / "generation_config.json", limits.max_file_bytes);
+  if (!text) return text.error();
+  if (!*text) return Ids();
+  auto config = parse_json_text(**text, limits.max_json_depth, "generation_config.json");
+  if (!config) return config.error();
+  const auto bad = [](const std::string& path) {
+    return Error{"ValueError",
+                 "generation_config.json: eos_token_id must be a token id or a list of them", 0, 0,
+                 path};
+  };
+  if (!config->is_object()) return bad("");
+  auto it = config->find("eos_token_id");
+  if (it == config->end() || it->is_null()) return Ids();
+  std::vector<std::uint32_t> ids;
+  const auto add = [&](const json& v, const std::string& path) -> Status {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0xFFFFFFFFu) return bad(path);
+    ids.push_back(static_cast<std::uint32_t>(v.get<std::uint64_t>()));
+    return Status{std::monostate{}};
+  };
+  if (it->is_array()) {
+    for (std::size_t i = 0; i < it->size(); ++i)
+      if (auto s = add((*it)[i], "eos_token_id[" + std::to_string(i) + "]"); !s) return s.error();
+  } else if (auto s = add(*it, "eos_token_id"); !s) {
+    return s.error();
+  }
+  return Ids(std::move(ids));
+}
+
+template <typename T>
+void add_unique(std::vector<T>& list, T value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(std::move(value));
+}
+
+Adaptation convert(const adapt::Adaptation& a) {
+  return Adaptation{a.code, a.finding, a.detail};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// The parser state.
+// ---------------------------------------------------------------------------------------
+
+// The marker that opens reasoning, for telling whether a prompt ends inside it: the one the probe
+// measured around the current turn's reasoning; else, where the probe found that the generation
+// prompt opens reasoning, the generation prompt's last marker (QwQ's "<|im_start|>assistant\n
+// <think>\n"), unless that marker closes something ("...<think>\n\n</think>\n\n").
+std::string reasoning_open_marker(const probe::Profile& profile) {
+  if (profile.reasoning.open && !strip(*profile.reasoning.open).empty())
+    return std::string(strip(*profile.reasoning.open));
+  if (!profile.reasoning.prompt_opens || !profile.frame.generation_prompt) return "";
+  const std::string_view prompt = strip(*profile.frame.generation_prompt);
+  if (!prompt.ends_with('>')) return "";
+  const auto open = prompt.rfind('<');
+  if (open == std::string_view::npos || prompt.substr(open).starts_with("</")) return "";
+  return std::string(prompt.substr(open));
+}
+
+// ---------------------------------------------------------------------------------------
+// Endpoint
+// ---------------------------------------------------------------------------------------
+
+Endpoint::Endpoint(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+// The output parser: the dialect named by LoadOptions::dialect; else a cached choice
+// (LoadOptions::parser_json); else derived from the template's own renders and proven by the
+// round trip (readback::choose_parser, with the stop strings as end-of-turn markers). When the
+// template's calls cannot be read back, the parser reads reasoning only (or nothing) and the
+// Endpoint serves content, with the verdict as a warning: never a silent guess.
+Status choose_parser(Endpoint::Impl& impl, const LoadOptions& options) {
+  ParserChoice& parser = impl.parser;
+  if (!options.dialect.empty()) {
+    auto syntax = parse::Syntax::named(options.dialect);
+    if (!syntax)
+      return Error{"ValueError", "unknown dialect '" + options.dialect + "'", 0, 0, "dialect"};
+    parser.syntax = std::move(*syntax);
+    parser.calls_read_back = parser.syntax->has_tool_calls();
+    parser.verdict = "named by LoadOptions::dialect";
+    return Status{std::monostate{}};
+  }
+  if (!options.parser_json.empty()) {
+    auto cached = parse_json_text(options.parser_json, options.input.max_json_depth, "parser");
+    if (!cached) return cached.error();
+    auto loaded = parser_from_json(*cached);
+    if (!loaded) return loaded.error();
+    parser = std::move(*loaded);
+    return Status{std::monostate{}};
+  }
+  auto choice =
+      readback::choose_parser(probe::template_renderer(*impl.tmpl, impl.model->special_tokens()),
+                              impl.profile, impl.stop_strings);
+  parser.syntax = std::move(choice.syntax);
+  parser.calls_read_back = choice.calls_read_back;
+  parser.verdict = choice.verdict;
+  if (choice.calls_rendered && !choice.calls_read_back) {
+    parser.warning = choice.verdict.empty()
+                         ? std::string("tool calls of this template cannot be read back")
+                         : choice.verdict;
+    if (choice.template_bug)
+      parser.warning += " (template bug: " + choice.template_bug->cause + ": " +
+                        choice.template_bug->evidence + ")";
+    parser.warning += "; tool calls are served as content";
+    impl.warnings.push_back(parser.warning);
+  }
+  return Status{std::monostate{}};
+}
+
+json parser_to_json(const ParserChoice& parser) {
+  return {{"syntax", parser.syntax ? parser.syntax->to_json() : json(nullptr)},
+          {"calls_read_back", parser.calls_read_back},
+          {"verdict", parser.verdict},
+          {"warning", parser.warning}};
+}
+
+Result<ParserChoice> parser_from_json(const json& j) {
+  const auto bad = [](const std::string& path, const std::string& what) {
+    return Error{"ValueError", "parser JSON: " + what, 0, 0, path};
+  };
+  if (!j.is_object()) return bad("", "must be an object");
+  ParserChoice out;
+  auto syntax = j.find("syntax");
+  if (syntax == j.end()) return bad("syntax", "is missing");
+  if (!syntax->is_null()) {
+    auto loaded = parse::Syntax::from_json(*syntax);
+    if (!loaded) {
+      Error e = loaded.error();
+      e.path = e.path.empty() ? "syntax" : "syntax." + e.path;
+      return e;
+    }
+    out.syntax = std::move(*loaded);
+  }
+  for (const char* key : {"verdict", "warning"}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return bad(key, "must be a string");
+    (std::string_view(key) == "verdict" ? out.verdict : out.warning) = it->get<std::string>();
+  }
+  auto read_back = j.find("calls_read_back");
+  if (read_back == j.end() || !read_back->is_boolean())
+    return bad("calls_read_back", "must be a boolean");
+  out.calls_read_back = read_back->get<bool>();
+  return out;
+}
+
+Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options) {
+  auto impl = std::make_shared<Impl>();
+  auto model = chat::Model::load(dir, options.compile, options.input);
+  if (!model) return model.error();
+  impl->model.emplace(std::move(*model));
+  auto tmpl = impl->model->select(options.template_name, /*tools_given=*/true);
+  if (!tmpl) return tmpl.error();
+  impl->tmpl = *tmpl;
+  impl->input = options.input;
+
+  if (!options.profile_json.empty()) {
+    auto parsed = parse_json_text(options.profile_json, options.input.max_json_depth, "profile");
+    if (!parsed) return parsed.error();
+    auto profile = probe::Profile::from_json(*parsed);
+    if (!profile) return profile.error();
+    impl->profile = std::move(*profile);
+  } else {
+    impl->profile = probe::probe_template(*impl->tmpl, impl->model->special_tokens());
+    impl->profile.name = dir.filename().string();
+  }
+  const probe::Profile& profile = impl->profile;
+  // A cached parser is checked before the (slow) tokenizer load, so a bad cache fails fast.
+  if (!options.parser_json.empty() && options.dialect.empty()) {
+    auto cached = parse_json_text(options.parser_json, options.input.max_json_depth, "parser");
+    if (!cached) return cached.error();
+    if (auto loaded = parser_from_json(*cached); !loaded) return loaded.error();
+  }
+
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "tokenizer.json", ec)) {
+    auto tokenizer = tokenize::Tokenizer::load_dir(dir.string(), options.tokenizer);
+    if (!tokenizer) return tokenizer.error();
+    impl->tokenizer.emplace(std::move(*tokenizer));
+  } else {
+    impl->warnings.push_back("no tokenizer.json: prompts are text only and generations take text");
+  }
+
+  impl->open_marker = reasoning_open_marker(profile);
+  impl->call_ids = !profile.accepts("long_call_id") && profile.accepts("short_call_id")
+                       ? CallIdStyle::short9
+                       : CallIdStyle::openai;
+
+  // Stops: generation_config.json (or the tokenizer's EOS), then the measured end-of-turn marker.
+  auto eos = read_generation_config(dir, options.input);
+  if (!eos) return eos.error();
+  const tokenize::Tokenizer* tokenizer = impl->tokenizer ? &*impl->tokenizer : nullptr;
+  if (*eos) {
+    for (auto id : **eos) add_unique(impl->stop_ids, id);
+  } else if (tokenizer != nullptr) {
+    if (auto token = tokenizer->eos_token())
+      if (auto id = tokenizer->token_to_id(*token)) add_unique(impl->stop_ids, *id);
+  }
+  if (profile.frame.assistant_suffix) {
+    const std::string marker(strip(*profile.frame.assistant_suffix));
+    if (!marker.empty()) {
+      impl->end_marker = marker;
+      add_unique(impl->stop_strings, marker);
+      if (tokenizer != nullptr)
+        if (auto id = tokenizer->token_to_id(marker)) add_unique(impl->stop_ids, *id);
+    }
+  }
+  if (tokenizer != nullptr)
+    for (auto id : impl->stop_ids)
+      if (auto token = tokenizer->id_to_token(id); token && tokenizer->is_special(id))
+        add_unique(impl->stop_strings, *token);
+
+  if (auto st = choose_parser(*impl, options); !st) return st.error();
+  return Endpoint(std::move(impl));
+}
+
+const chat::Model& Endpoint::model() const noexcept {
+  return *impl_->model;
+}
+const tokenize::Tokenizer* Endpoint::tokenizer() const noexcept {
+  return impl_->tokenizer ? &*impl_->tokenizer : nullptr;
+}
+const probe::Profile& Endpoint::profile() const noexcept {
+  return impl_->profile;
+}
+std::string Endpoint::profile_json() const {
+  return impl_->profile.to_json().dump();
+}
+std::string_view Endpoint::dialect() const noexcept {
+  return impl_->parser.syntax ? std::string_view(impl_->parser.syntax->name()) : std::string_view();
+}
+bool Endpoint::tool_calls_read_back() const noexcept {
+  return impl_->parser.calls_read_back;
+}
+std::string Endpoint::parser_json() const {
+  return parser_to_json(impl_->parser).dump();
+}
+CallIdStyle Endpoint::call_ids() const noexcept {
+  return impl_->call_ids;
+}
+std::span<const std::uint32_t> Endpoint::stop_ids() const noexcept {
+  return impl_->stop_ids;
+}
+std::span<const std::string> Endpoint::stop_strings() const noexcept {
+  return impl_->stop_strings;
+}
+const std::vector<std::string>& Endpoint::warnings() const noexcept {
+  return impl_->warnings;
+}
+
+// ---------------------------------------------------------------------------------------
+// prepare
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+Error request_error(std::string path, std::string message) {
+  return Error{"RequestError", std::move(message), 0, 0, std::move(path)};
+}
+
+// The request's enable_thinking (top level or chat_template_kwargs, as the template sees it).
+std::optional<bool> enable_thinking(const Value& kwargs) {
+  const Value* v = kwargs.is_dict() ? kwargs.dict_find(Value("enable_thinking")) : nullptr;
+  if (v == nullptr || !v->is_bool()) return std::nullopt;
+  return v->as_bool();
+}
+
+}  // namespace
+
+Result<Prompt> prepare_json(const Endpoint::Impl& impl, const json& request,
+                            const PrepareOptions& options) {
+  if (!request.is_object()) return request_error("", "the request is not a JSON object");
+  if (request.contains("chat_template"))
+    return request_error("chat_template",
+                         "an Endpoint serves one template, chosen when it is loaded "
+                         "(LoadOptions::template_name)");
+  if (auto tools = request.find("tools");
+      tools != request.end() && tools->is_array() && tools->size() > options.max_tools)
+    return limit_error("the number of tools", options.max_tools, "tools");
+
+  adapt::Options adapt_options;
+  adapt_options.call_syntax = options.call_syntax;
+  adapt_options.special_tokens = impl.model->special_tokens();
+  adapt_options.verify = true;
+  adapt_options.limits = options.limits;
+  adapt_options.now = options.now;  // "" = the real clock
+  adapt_options.mode = options.mode;
+  adapt_options.assistant_mask = options.assistant_mask;
+  auto adapted = adapt::adapt_request(request, impl.profile, *impl.tmpl, adapt_options);
+  if (!adapted) return adapted.error();
+
+  Prompt prompt;
+  chat::ChatResult& rendered = *adapted->rendered;
+  for (const auto& a : adapted->adaptations) prompt.adaptations.push_back(convert(a));
+  prompt.warnings = std::move(adapted->warnings);
+  for (auto& w : rendered.warnings) prompt.warnings.push_back(std::move(w));
+  rendered.warnings.clear();
+
+  const tokenize::Tokenizer* tokenizer = impl.tokenizer ? &*impl.tokenizer : nullptr;
+  if ((options.tokenize || options.assistant_mask) && tokenizer == nullptr)
+    prompt.warnings.push_back("no tokenizer.json: the prompt is not tokenized");
+  if (tokenizer != nullptr && options.assistant_mask) {
+    // transformers' apply_chat_template(tokenize=True, return_assistant_tokens_mask=True).
+    auto tokenized = chat::tokenize_rendered(std::move(rendered), *tokenizer);
+    if (!tokenized) return tokenized.error();
+    prompt.text = std::move(tokenized->chat.text);
+    prompt.generation = std::move(tokenized->chat.generation);
+    prompt.ids = std::move(tokenized->input_ids);
+    prompt.assistant_masks = std::move(tokenized->assistant_masks);
+  } else {
+    prompt.text = std::move(rendered.text);
+    prompt.generation = std::move(rendered.generation);
+    if (tokenizer != nullptr && options.tokenize) {
+      // add_special_tokens=False, as transformers: the template writes its own BOS.
+      auto ids = tokenizer->encode_ids(prompt.text, /*add_special_tokens=*/false);
+      if (!ids) return ids.error();
+      prompt.ids = std::move(*ids);
+    }
+  }
+
+  prompt.stop_ids = impl.stop_ids;
+  prompt.stop_strings = impl.stop_strings;
+  prompt.dialect = impl.parser.syntax ? impl.parser.syntax->name() : std::string();
+  prompt.tool_calls_read_back = impl.parser.calls_read_back;
+  prompt.call_ids = impl.call_ids;
+  prompt.enable_thinking = enable_thinking(adapted->request.kwargs);
+  if (!impl.open_marker.empty() && prompt.enable_thinking != false)
+    prompt.reasoning_prefilled = strip(prompt.text).ends_with(impl.open_marker);
+  if (auto tools = request.find("tools");
+      tools != request.end() && tools->is_array() && !tools->empty())
+    prompt.tools_json = tools->dump();
+  if (!impl.parser.warning.empty() && request.contains("tools"))
+    prompt.warnings.push_back(impl.parser.warning);
+  return prompt;
+}
+
+Result<Prompt> Endpoint::prepare(std::string_view openai_request,
+                                 const PrepareOptions& options) const {
+  const chat::InputLimits& limits = impl_->input;
+  if (openai_request.size() > limits.max_request_bytes)
+    return limit_error("the request size", limits.max_request_bytes);
+  auto request = parse_json_text(openai_request, limits.max_json_depth, "the request");
+  if (!request) return request.error();
+  try {
+    return prepare_json(*impl_, *request, options);
+  } catch (const std::exception& e) {  // a shape the checks missed: an error, never a crash
+    return Error{
+        "RequestError", std::string("the request could not be read: ") + e.what(), 0, 0, {}};
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Generation
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+// Ids the parser makes up start with this (never a character a model writes in an id), so the
+// Endpoint can tell them from the ids a model wrote itself (Mistral, Kimi), which are kept.
+constexpr std::string_view kParserIdPrefix = "\x1f";
+
+constexpr std::string_view kAlphanumerics =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+}  // namespace
+
+struct Generation::Impl {
+  std::optional<tokenize::DecodeStream> decoder;
+  std::optional<parse::StreamParser> parser;  // nullopt: content only
+  std::vector<std::uint32_t> stop_ids;
+  std::vector<std::string> stop_strings;
+  std::string held;  // a suffix that may still become a stop string
+  bool stopped = false, finished = false;
+  CallIdStyle style = CallIdStyle::openai;
+  std::mt19937_64 random;
+  std::vector<std::string> ids;  // by call index
+  std::set<std::string> used_ids;
+  parse::Message plain;  // the content-only message
+  mutable Message message;
+  mutable bool message_stale = true;
+  std::vector<Warning> own_warnings;
+
+  std::string new_id() {
+    for (;;) {
+      std::string id = style == CallIdStyle::short9 ? std::string() : std::string("call_");
+      const std::size_t n = style == CallIdStyle::short9 ? 9 : 24;
+      std::uniform_int_distribution<std::size_t> pick(0, kAlphanumerics.size() - 1);
+      for (std::size_t i = 0; i < n; ++i) id += kAlphanumerics[pick(random)];
+      if (used_ids.insert(id).second) return id;
+    }
+  }
+  // The id of call `index`: the model's own when it wrote one (and it is new), else a new one.
+  const std::string& id_for(std::size_t index, const std::string& parser_id) {
+    while (ids.size() <= index) {
+      const std::string& source = ids.size() == index ? parser_id : std::string();
+      if (!source.empty() && !source.starts_with(kParserIdPrefix) && used_ids.insert(source).second)
+        ids.push_back(source);
+      else
+        ids.push_back(new_id());
+    }
+    return ids[index];
+  }
+
+  // Cuts `text` at the first stop string; holds back a suffix that may begin one.
+  std::string scan(std::string_view text) {
+    std::string buffer = std::move(held);
+    held.clear();
+    buffer.append(text);
+    std::size_t cut = std::string::npos;
+    for (const auto& s : stop_strings) cut = std::min(cut, buffer.find(s));
+    if (cut != std::string::npos) {
+      stopped = true;
+      buffer.resize(cut);
+      return buffer;
+    }
+    std::size_t keep = 0;
+    for (const auto& s : stop_strings)
+      for (std::size_t k = std::min(s.size() - 1, buffer.size()); k > keep; --k)
+        if (std::string_view(buffer).substr(buffer.size() - k) ==
+            std::string_view(s).substr(0, k)) {
+          keep = k;
+          break;
+        }
+    held = buffer.substr(buffer.size() - keep);
+    buffer.resize(buffer.size() - keep);
+    return buffer;
+  }
+
+  std::vector<Delta> convert(std::vector<parse::Delta> deltas) {
+    std::vector<Delta> out;
+    out.reserve(deltas.size());
+    for (auto& d : deltas) {
+      Delta e{std::move(d.content), std::move(d.reasoning_content), {}};
+      for (auto& c : d.tool_calls) {
+        ToolCallDelta t{c.index, {}, std::move(c.name), std::move(c.arguments)};
+        if (!c.id.empty()) t.id = id_for(c.index, c.id);
+        e.tool_calls.push_back(std::move(t));
+      }
+      out.push_back(std::move(e));
+    }
+    if (!out.empty()) message_stale = true;
+    return out;
+  }
+
+  std::vector<Delta> feed(std::string_view text) {
+    if (text.empty()) return {};
+    if (parser) return convert(parser->feed(text));
+    plain.content.append(text);
+    message_stale = true;
+    return {Delta{std::string(text), {}, {}}};
+  }
+
+  // Text generated; `final` when nothing follows it (a stop id or the end).
+  std::vector<Delta> take(std::string_view text, bool final) {
+    std::string emitted = scan(text);
+    if (final || stopped) {
+      emitted += held;  // what was held can no longer become a stop string
+      held.clear();
+    }
+    return feed(emitted);
+  }
+
+  const parse::Message& parsed() const { return parser ? parser->message() : plain; }
+};
+
+Generation::Generation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Generation::Generation(Generation&&) noexcept = default;
+Generation& Generation::operator=(Generation&&) noexcept = default;
+Generation::~Generation() = default;
+
+namespace {
+
+Error finished_error() {
+  return Error{"ValueError", "the generation has finished", 0, 0, {}};
+}
+
+void append(std::vector<Delta>& to, std::vector<Delta> from) {
+  for (auto& d : from) to.push_back(std::move(d));
+}
+
+}  // namespace
+
+Result<std::vector<Delta>> Generation::push(std::span<const std::uint32_t> ids) {
+  Impl& g = *impl_;
+  if (g.finished) return finished_error();
+  if (!g.decoder)
+    return Error{"ValueError", "the Endpoint has no tokenizer.json: use push_text", 0, 0, {}};
+  if (g.stopped) return std::vector<Delta>{};
+  std::string text;
+  bool stop_id = false;
+  for (auto id : ids) {
+    if (std::find(g.stop_ids.begin(), g.stop_ids.end(), id) != g.stop_ids.end()) {
+      auto rest = g.decoder->finish();
+      if (!rest) return rest.error();
+      text += *rest;
+      stop_id = true;
+      break;
+    }
+    auto piece = g.decoder->push(id);
+    if (!piece) return piece.error();
+    text += *piece;
+  }
+  auto deltas = g.take(text, stop_id);
+  if (stop_id) g.stopped = true;
+  return deltas;
+}
+
+Result<std::vector<Delta>> Generation::push_text(std::string_view text) {
+  Impl& g = *impl_;
+  if (g.finished) return finished_error();
+  if (g.stopped) return std::vector<Delta>{};
+  return g.take(text, false);
+}
+
+Result<std::vector<Delta>> Generation::finish() {
+  Impl& g = *impl_;
+  if (g.finished) return finished_error();
+  std::vector<Delta> out;
+  std::string rest;
+  if (!g.stopped && g.decoder) {
+    auto tail = g.decoder->finish();
+    if (!tail) return tail.error();
+    rest = std::move(*tail);
+  }
+  if (!g.stopped) append(out, g.take(rest, true));
+  if (g.parser) append(out, g.convert(g.parser->finish()));
+  g.finished = true;
+  g.message_stale = true;
+  return out;
+}
+
+const Message& Generation::message() const {
+  Impl& g = *impl_;
+  if (g.message_stale) {
+    const parse::Message& m = g.parsed();
+    g.message.content = m.content;
+    g.message.reasoning_content = m.reasoning_content;
+    g.message.tool_calls.clear();
+    for (std::size_t i = 0; i < m.tool_calls.size(); ++i)
+      g.message.tool_calls.push_back(
+          {g.id_for(i, m.tool_calls[i].id), m.tool_calls[i].name, m.tool_calls[i].arguments});
+    g.message_stale = false;
+  }
+  return g.message;
+}
+
+std::vector<Warning> Generation::warnings() const {
+  std::vector<Warning> out = impl_->own_warnings;
+  if (impl_->parser)
+    for (const auto& w : impl_->parser->warnings()) out.push_back({w.code, w.message, w.offset});
+  return out;
+}
+
+bool Generation::stopped() const {
+  return impl_->stopped;
+}
+
+std::string_view Generation::finish_reason() const {
+  if (!impl_->parsed().tool_calls.empty()) return "tool_calls";
+  return impl_->stopped ? "stop" : "length";
+}
+
+Result<Generation> Endpoint::start(const Prompt& prompt) const {
+  auto g = std::make_unique<Generation::Impl>();
+  if (impl_->tokenizer) g->decoder.emplace(*impl_->tokenizer);
+  g->stop_ids = prompt.stop_ids;
+  g->stop_strings.clear();
+  for (const auto& s : prompt.stop_strings)
+    if (!s.empty()) g->stop_strings.push_back(s);
+  g->style = prompt.call_ids;
+  std::random_device seed;
+  g->random.seed((static_cast<std::uint64_t>(seed()) << 32) ^ seed());
+  if (impl_->parser.syntax) {  // the Endpoint's parser: a prompt is prepared by its Endpoint
+    json tools = json::array();
+    if (!prompt.tools_json.empty()) {
+      auto parsed = parse_json_text(prompt.tools_json, impl_->input.max_json_depth, "tools");
+      if (!parsed) return parsed.error();
+      tools = std::move(*parsed);
+    }
+    parse::Options options;
+    options.reasoning_prefilled = prompt.reasoning_prefilled;
+    if (prompt.enable_thinking == false) options.enable_thinking = false;
+    options.id_prefix = std::string(kParserIdPrefix);
+    auto parser = parse::StreamParser::create(*impl_->parser.syntax, tools, options);
+    if (!parser) return parser.error();
+    g->parser.emplace(std::move(*parser));
+  }
+  return Generation(std::move(g));
+}
+
+}  // namespace chatwire::endpoint

@@ -1,0 +1,57 @@
+// JSON forms of the Endpoint's types: the parser's printers, so the wire shapes are the ones
+// `chatwire parse` writes.
+#include "chatwire/endpoint_json.hpp"
+
+#include "chatwire/parse.hpp"
+
+namespace chatwire::endpoint {
+
+using json = nlohmann::ordered_json;
+
+json to_json(const Message& message) {
+  parse::Message m{message.content, message.reasoning_content, {}};
+  for (const auto& c : message.tool_calls) m.tool_calls.push_back({c.id, c.name, c.arguments});
+  return parse::message_to_json(m);
+}
+
+json to_json(const Delta& delta) {
+  parse::Delta d{delta.content, delta.reasoning_content, {}};
+  for (const auto& c : delta.tool_calls)
+    d.tool_calls.push_back({c.index, c.id, c.name, c.arguments});
+  return parse::delta_to_json(d);
+}
+
+json to_json(const std::vector<Warning>& warnings) {
+  json out = json::array();
+  for (const auto& w : warnings)
+    out.push_back({{"code", w.code}, {"message", w.message}, {"offset", w.offset}});
+  return out;
+}
+
+json to_json(const Prompt& prompt) {
+  json j;
+  j["text"] = prompt.text;
+  j["ids"] = prompt.ids;
+  if (!prompt.assistant_masks.empty()) j["assistant_masks"] = prompt.assistant_masks;
+  json adaptations = json::array();
+  for (const auto& a : prompt.adaptations)
+    adaptations.push_back({{"code", a.code}, {"finding", a.finding}, {"detail", a.detail}});
+  j["adaptations"] = std::move(adaptations);
+  j["warnings"] = prompt.warnings;
+  j["stop_ids"] = prompt.stop_ids;
+  j["stop_strings"] = prompt.stop_strings;
+  j["parser"] = {
+      {"dialect", prompt.dialect.empty() ? json(nullptr) : json(prompt.dialect)},
+      {"tool_calls_read_back", prompt.tool_calls_read_back},
+      {"reasoning_prefilled", prompt.reasoning_prefilled},
+      {"enable_thinking", prompt.enable_thinking ? json(*prompt.enable_thinking) : json(nullptr)},
+      {"call_ids", prompt.call_ids == CallIdStyle::short9 ? "short9" : "openai"}};
+  return j;
+}
+
+Result<Prompt> prepare(const Endpoint& endpoint, const json& request,
+                       const PrepareOptions& options) {
+  return endpoint.prepare(request.dump(-1, ' ', false, json::error_handler_t::replace), options);
+}
+
+}  // namespace chatwire::endpoint

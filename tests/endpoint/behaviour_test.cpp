@@ -1,0 +1,357 @@
+// The Endpoint's rules one at a time: field-path errors and limits on untrusted requests and
+// configs, the cached profile, the measured tool-call id rule, the parser state a prompt implies,
+// modes and masks, stops, and sharing one Endpoint between threads.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chatwire/endpoint.hpp"
+#include "chatwire/endpoint_json.hpp"
+#include "chatwire/probe.hpp"
+#include "endpoint/shared.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+using chatwire::endpoint::Endpoint;
+using chatwire::endpoint::PrepareOptions;
+
+namespace {
+
+const fs::path kData = CHATWIRE_DATA_DIR;
+
+Endpoint load(const fs::path& dir, const chatwire::endpoint::LoadOptions& options = {}) {
+  auto e = Endpoint::load(dir, options);
+  if (!e) {
+    ADD_FAILURE() << dir << ": " << e.error().to_string();
+    std::abort();
+  }
+  return std::move(*e);
+}
+
+const Endpoint& qwen3() {
+  return shared_endpoint("qwen3");
+}
+
+// A model directory made in a temporary folder from a bundled template (no tokenizer.json).
+struct TempModel {
+  fs::path dir;
+  explicit TempModel(const std::string& template_stem, const json& generation_config = nullptr) {
+    static int counter = 0;
+    dir = fs::temp_directory_path() /
+          ("chatwire-endpoint-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::create_directories(dir);
+    fs::copy_file(kData / "templates" / (template_stem + ".jinja"), dir / "chat_template.jinja");
+    std::ofstream(dir / "tokenizer_config.json") << R"({"bos_token": "<s>", "eos_token": "</s>"})";
+    if (!generation_config.is_null())
+      std::ofstream(dir / "generation_config.json") << generation_config.dump();
+  }
+  ~TempModel() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+json user(const std::string& text) {
+  return json{{"messages", {{{"role", "user"}, {"content", text}}}}};
+}
+
+const json kTools = json::parse(R"([{"type": "function", "function": {"name": "get_weather",
+  "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])");
+
+TEST(EndpointRequest, ErrorsNameTheField) {
+  const Endpoint& ep = qwen3();
+  struct Case {
+    std::string request;
+    std::string type, path;
+  };
+  const std::vector<Case> cases = {
+      {"{", "JSONDecodeError", ""},
+      {"[]", "RequestError", ""},
+      {"{}", "RequestError", "messages"},
+      {R"({"messages": []})", "RequestError", "messages"},
+      {R"({"messages": [{"content": "x"}]})", "RequestError", "messages[0].role"},
+      {R"({"messages": [{"role": "user", "content": 5}]})", "RequestError", "messages[0].content"},
+      {R"({"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}]})", "RequestError",
+       "messages[0].tool_calls[0].function"},
+      {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f",
+         "arguments": "not json"}}]}]})",
+       "RequestError", "messages[0].tool_calls[0].function.arguments"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tools": 3})", "RequestError", "tools"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "add_generation_prompt": "yes"})",
+       "RequestError", "add_generation_prompt"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "chat_template": "tool_use"})",
+       "RequestError", "chat_template"},
+      {std::string(100000, '[') + std::string(100000, ']'), "LimitError", ""},
+  };
+  for (const auto& c : cases) {
+    auto p = ep.prepare(c.request);
+    ASSERT_FALSE(p) << c.request.substr(0, 200);
+    EXPECT_EQ(p.error().type, c.type) << c.request.substr(0, 200) << ": " << p.error().to_string();
+    EXPECT_EQ(p.error().path, c.path) << c.request.substr(0, 200) << ": " << p.error().to_string();
+  }
+  PrepareOptions few_tools;
+  few_tools.max_tools = 0;
+  json r = user("x");
+  r["tools"] = kTools;
+  auto p = ep.prepare(r.dump(), few_tools);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().type, "LimitError");
+  EXPECT_EQ(p.error().path, "tools");
+}
+
+TEST(EndpointLoad, GenerationConfig) {
+  {
+    TempModel m("Qwen--Qwen3-0.6B", json{{"eos_token_id", 7}});
+    Endpoint ep = load(m.dir);
+    EXPECT_EQ(std::vector<std::uint32_t>(ep.stop_ids().begin(), ep.stop_ids().end()),
+              std::vector<std::uint32_t>{7});
+    EXPECT_EQ(std::vector<std::string>(ep.stop_strings().begin(), ep.stop_strings().end()),
+              std::vector<std::string>{"<|im_end|>"});  // the probe's end-of-turn marker
+  }
+  const std::vector<std::pair<json, std::string>> bad = {
+      {json{{"eos_token_id", "x"}}, "eos_token_id"},
+      {json{{"eos_token_id", {1, -2}}}, "eos_token_id[1]"},
+      {json{{"eos_token_id", 1ll << 40}}, "eos_token_id"},
+      {json::array(), ""},
+  };
+  for (const auto& [config, path] : bad) {
+    TempModel m("Qwen--Qwen3-0.6B", config);
+    auto ep = Endpoint::load(m.dir);
+    ASSERT_FALSE(ep) << config.dump();
+    EXPECT_EQ(ep.error().path, path) << ep.error().to_string();
+  }
+  TempModel broken("Qwen--Qwen3-0.6B");
+  std::ofstream(broken.dir / "generation_config.json") << "{not json";
+  auto ep = Endpoint::load(broken.dir);
+  ASSERT_FALSE(ep);
+  EXPECT_EQ(ep.error().type, "JSONDecodeError");
+}
+
+// A profile and parser saved by one Endpoint load into another (no probe, no derivation),
+// which then prepares the same prompts; a bad cache fails before the tokenizer is read.
+TEST(EndpointLoad, CachedProfile) {
+  const Endpoint& probed = qwen3();
+  chatwire::endpoint::LoadOptions options;
+  options.profile_json = probed.profile_json();
+  options.parser_json = probed.parser_json();
+  Endpoint cached = load(kData / "models" / "endpoint" / "qwen3", options);
+  EXPECT_EQ(cached.profile().to_json(), probed.profile().to_json());
+  EXPECT_EQ(cached.dialect(), probed.dialect());
+  EXPECT_EQ(cached.parser_json(), probed.parser_json());
+  EXPECT_TRUE(cached.tool_calls_read_back());
+  options.parser_json = "{\"syntax\": 5}";
+  auto bad_parser = Endpoint::load(kData / "models" / "endpoint" / "qwen3", options);
+  ASSERT_FALSE(bad_parser);
+  EXPECT_EQ(bad_parser.error().path.substr(0, 6), "syntax") << bad_parser.error().to_string();
+  options.parser_json.clear();
+  json r = user("Weather in Paris?");
+  r["tools"] = kTools;
+  auto a = probed.prepare(r.dump()), b = cached.prepare(r.dump());
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->text, b->text);
+  EXPECT_EQ(a->ids, b->ids);
+  options.profile_json = "{\"profile_version\": 1}";
+  auto bad = Endpoint::load(kData / "models" / "endpoint" / "qwen3", options);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().path, "renders");
+  options.profile_json.clear();
+  options.dialect = "no-such-dialect";
+  auto unknown = Endpoint::load(kData / "models" / "endpoint" / "qwen3", options);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().path, "dialect");
+}
+
+// Mistral Nemo's template raises on OpenAI-style ids and takes 9 alphanumerics: the calls a
+// generation reads back get such ids, distinct within the response. Its prompt is not a prefix
+// of its rendered conversation, so no parser is proven on it: the Endpoint says so and serves
+// the calls as content, unless the caller names a dialect.
+TEST(EndpointGeneration, ToolCallIdsFollowTheTemplatesRule) {
+  TempModel m("mistralai--Mistral-Nemo-Instruct-2407");
+  json r = user("Weather in Paris and Rome?");
+  r["tools"] = kTools;
+  const std::string output =
+      R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}},)"
+      R"( {"name": "get_weather", "arguments": {"city": "Rome"}}])";
+  {
+    Endpoint derived = load(m.dir);
+    EXPECT_FALSE(derived.tool_calls_read_back());
+    ASSERT_FALSE(derived.warnings().empty());
+    EXPECT_NE(derived.warnings().back().find("cannot be read back"), std::string::npos);
+    auto prompt = derived.prepare(r.dump());
+    ASSERT_TRUE(prompt) << prompt.error().to_string();
+    EXPECT_FALSE(prompt->tool_calls_read_back);
+    EXPECT_FALSE(prompt->warnings.empty());
+    auto gen = derived.start(*prompt);
+    ASSERT_TRUE(gen->push_text(output));
+    ASSERT_TRUE(gen->finish());
+    EXPECT_EQ(gen->message().content, output);
+    EXPECT_TRUE(gen->message().tool_calls.empty());
+  }
+  chatwire::endpoint::LoadOptions named;
+  named.dialect = "mistral_v03";
+  Endpoint ep = load(m.dir, named);
+  EXPECT_EQ(ep.call_ids(), chatwire::endpoint::CallIdStyle::short9);
+  EXPECT_EQ(ep.dialect(), "mistral_v03");
+  auto prompt = ep.prepare(r.dump());
+  ASSERT_TRUE(prompt) << prompt.error().to_string();
+  auto gen = ep.start(*prompt);
+  ASSERT_TRUE(gen);
+  ASSERT_TRUE(gen->push_text(output));
+  ASSERT_TRUE(gen->finish());
+  const auto& calls = gen->message().tool_calls;
+  ASSERT_EQ(calls.size(), 2u);
+  for (const auto& c : calls) {
+    EXPECT_EQ(c.id.size(), 9u) << c.id;
+    for (char ch : c.id) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(ch))) << c.id;
+  }
+  EXPECT_NE(calls[0].id, calls[1].id);
+  EXPECT_EQ(gen->finish_reason(), "tool_calls");
+  // Without a tokenizer.json a generation takes text only.
+  EXPECT_FALSE(ep.start(*prompt)->push(std::vector<std::uint32_t>{1, 2}));
+  // Qwen3 takes OpenAI-style ids: call_ + 24 alphanumerics.
+  EXPECT_EQ(qwen3().call_ids(), chatwire::endpoint::CallIdStyle::openai);
+}
+
+// The parser state the prompt implies: QwQ's generation prompt opens <think>, so the output
+// starts inside the reasoning (QwQ's own renders prove no parser: its prompt is not a prefix of
+// its conversation, so the dialect is named); Qwen3 with enable_thinking=false closes it in the
+// prompt.
+TEST(EndpointGeneration, ParserStateFromThePrompt) {
+  TempModel qwq("Qwen--QwQ-32B");
+  chatwire::endpoint::LoadOptions hermes;
+  hermes.dialect = "hermes";
+  Endpoint ep = load(qwq.dir, hermes);
+  auto prompt = ep.prepare(user("2+2?").dump());
+  ASSERT_TRUE(prompt) << prompt.error().to_string();
+  EXPECT_TRUE(prompt->reasoning_prefilled);
+  auto gen = ep.start(*prompt);
+  ASSERT_TRUE(gen->push_text("Four, surely.\n</think>\n\n4"));
+  ASSERT_TRUE(gen->finish());
+  EXPECT_EQ(gen->message().reasoning_content, "Four, surely.\n");
+  EXPECT_EQ(gen->message().content, "\n\n4");
+
+  json off = user("2+2?");
+  off["chat_template_kwargs"] = {{"enable_thinking", false}};
+  auto closed = qwen3().prepare(off.dump());
+  ASSERT_TRUE(closed) << closed.error().to_string();
+  EXPECT_TRUE(closed->text.ends_with("<think>\n\n</think>\n\n")) << closed->text;
+  EXPECT_EQ(closed->enable_thinking, false);
+  EXPECT_FALSE(closed->reasoning_prefilled);
+  auto plain = qwen3().start(*closed);
+  ASSERT_TRUE(plain->push_text("4<|im_end|>"));
+  ASSERT_TRUE(plain->finish());
+  EXPECT_EQ(plain->message().content, "4");
+  EXPECT_EQ(plain->message().reasoning_content, "");
+  EXPECT_TRUE(plain->stopped());
+}
+
+TEST(EndpointPrepare, ModesMasksAndClock) {
+  json r = {{"messages",
+             {{{"role", "user"}, {"content", "Hi"}}, {{"role", "assistant"}, {"content", "Hel"}}}}};
+  PrepareOptions prefill;
+  prefill.mode = chatwire::chat::Mode::prefill;
+  auto p = qwen3().prepare(r.dump(), prefill);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_TRUE(p->text.ends_with("Hel")) << p->text;
+  PrepareOptions training;
+  training.mode = chatwire::chat::Mode::training;
+  training.assistant_mask = true;
+  auto t = qwen3().prepare(r.dump(), training);
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(t->assistant_masks.size(), t->ids.size());
+  EXPECT_FALSE(t->warnings.empty());  // this template has no {% generation %} blocks
+  // continue_final_message in the request works through adaptation too.
+  r["continue_final_message"] = true;
+  auto c = qwen3().prepare(r.dump());
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c->text, p->text);
+  // The clock: gpt-oss writes the date; the real one unless `now` is given.
+  const Endpoint& oss = shared_endpoint("gpt-oss");
+  PrepareOptions fixed;
+  fixed.now = "2031-02-03T04:05:06";
+  auto dated = oss.prepare(user("Hi").dump(), fixed);
+  ASSERT_TRUE(dated);
+  EXPECT_NE(dated->text.find("2031-02-03"), std::string::npos);
+  auto today = oss.prepare(user("Hi").dump());
+  ASSERT_TRUE(today);
+  EXPECT_EQ(today->text.find("2031-02-03"), std::string::npos);
+}
+
+// Hostile output never crashes: random bytes as text, ids beyond the vocabulary (an error).
+TEST(EndpointGeneration, HostileOutput) {
+  json r = user("x");
+  r["tools"] = kTools;
+  auto prompt = qwen3().prepare(r.dump());
+  ASSERT_TRUE(prompt);
+  std::mt19937 random(7);
+  for (int round = 0; round < 20; ++round) {
+    auto gen = qwen3().start(*prompt);
+    std::string text;
+    for (int i = 0; i < 400; ++i) {
+      static const std::string pieces[] = {
+          "<tool_call>", "</tool_call>", "<think>", "</think>", "{\"name\": ", "\"", "{",
+          "}",           "<|im_",        "end|>",   "\xff",     "\xc3",        "a"};
+      text += pieces[random() % std::size(pieces)];
+    }
+    for (std::size_t i = 0; i < text.size(); i += 1 + random() % 9)
+      ASSERT_TRUE(gen->push_text(std::string_view(text).substr(i, 1 + random() % 9)));
+    ASSERT_TRUE(gen->finish());
+    EXPECT_FALSE(gen->push_text("more")) << "a finished generation refuses input";
+  }
+  auto gen = qwen3().start(*prompt);
+  EXPECT_FALSE(gen->push(std::vector<std::uint32_t>{4000000000u}));
+}
+
+// One Endpoint, many threads: every thread gets the same prompt and the same message.
+TEST(EndpointThreads, SharedEndpoint) {
+  const Endpoint& ep = qwen3();
+  json r = user("Weather in Paris?");
+  r["tools"] = kTools;
+  auto reference = ep.prepare(r.dump());
+  ASSERT_TRUE(reference);
+  const std::string output =
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+      "\"Paris\"}}\n</tool_call>";
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        auto p = ep.prepare(r.dump());
+        if (!p || p->ids != reference->ids) return;
+        auto gen = ep.start(*p);
+        auto ids = ep.tokenizer()->encode_ids(output);
+        if (!gen || !ids || !gen->push(*ids) || !gen->finish()) return;
+        if (gen->message().tool_calls.size() != 1) return;
+      }
+      ok[t] = 1;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, std::vector<int>(4, 1));
+}
+
+TEST(EndpointJson, WireShapes) {
+  json r = user("Hi");
+  auto p = qwen3().prepare(r.dump());
+  ASSERT_TRUE(p);
+  json j = chatwire::endpoint::to_json(*p);
+  EXPECT_EQ(j["text"], p->text);
+  EXPECT_EQ(j["parser"]["dialect"], std::string(qwen3().dialect()));
+  chatwire::endpoint::Message m{"hi", "", {{"call_1", "f", "{}"}}};
+  EXPECT_EQ(chatwire::endpoint::to_json(m).dump(),
+            R"({"role":"assistant","content":"hi","tool_calls":[{"id":"call_1","type":"function",)"
+            R"("function":{"name":"f","arguments":"{}"}}]})");
+  auto q = chatwire::endpoint::prepare(qwen3(), r);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->text, p->text);
+}
+
+}  // namespace
