@@ -94,6 +94,15 @@ def generated(t):
     if t["error"]:
         return None
     prompt, full = t["prompt"], t["full"]
+    if full.startswith(prompt):
+        return full[len(prompt):]
+    # A template that moves text when the turn follows: the turn starts after the question and
+    # the prompt's own text after it, where the conversation has them (roundtrip.cpp).
+    q_prompt, q_full = prompt.rfind(QUESTION), full.rfind(QUESTION)
+    if q_prompt >= 0 and q_full >= 0:
+        tail = prompt[q_prompt:]
+        if full[q_full:q_full + len(tail)] == tail:
+            return full[q_full + len(tail):]
     common = 0
     while common < len(prompt) and common < len(full) and prompt[common] == full[common]:
         common += 1

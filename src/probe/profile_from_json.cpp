@@ -75,6 +75,15 @@ class Reader {
       out.push_back(v[i].get<std::string>());
     }
   }
+  void read(const char* key, std::optional<bool>& out) const {
+    const json& v = get(key);
+    if (v.is_null())
+      out.reset();
+    else if (v.is_boolean())
+      out = v.get<bool>();
+    else
+      fail(at(key), "must be a boolean or null");
+  }
   // Optional keys: read only when present.
   template <typename T>
   void read_if(const char* key, T& out) const {
@@ -132,12 +141,85 @@ void read_bug(const Reader& r, TemplateBug& bug) {
     r.read("wrapped", bug.wrapped);
     r.read("as_text", bug.as_text);
     r.read("as_result", bug.as_result);
-  } else if (bug.kind == "duplicate_system_block") {
+  } else if (bug.kind == "duplicate_system_block" || bug.kind == "tool_result_under_assistant") {
     r.read("header", bug.header);
+    r.read("rendered", bug.rendered);
+  } else if (bug.kind == "tool_result_without_role") {
     r.read("rendered", bug.rendered);
   } else {
     r.read("header", bug.header);
   }
+}
+
+void read_control_value(const Reader& r, ControlValue& v) {
+  if (r.has("error")) {
+    std::string e;
+    r.read("error", e);
+    v.error = std::move(e);
+    return;
+  }
+  r.read("changed", v.changed);
+  r.read("prompt", v.prompt);
+  r.read("past_reasoning", v.past_reasoning);
+}
+
+void read_thinking_controls(const Reader& r, std::optional<Error>& error, ThinkingControls& t) {
+  r.read("candidates", t.candidates);
+  r.read("prompt", t.prompt);
+  r.read("past_reasoning", t.past_reasoning);
+  const json& controls = r.raw("controls");
+  if (!controls.is_array()) return r.fail(r.at("controls"), "must be a list");
+  for (std::size_t i = 0; i < controls.size(); ++i) {
+    Reader c(controls[i], r.at("controls[" + std::to_string(i) + "]"), error);
+    ThinkingControl control;
+    c.read("name", control.name);
+    Reader values = c.child("values");
+    read_control_value(values.child("true"), control.true_value);
+    read_control_value(values.child("false"), control.false_value);
+    read_control_value(values.child("string"), control.string_value);
+    t.controls.push_back(std::move(control));
+  }
+  const json& others = r.raw("other_variables");
+  if (!others.is_array()) return r.fail(r.at("other_variables"), "must be a list");
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    Reader o(others[i], r.at("other_variables[" + std::to_string(i) + "]"), error);
+    std::string name, where;
+    o.read("name", name);
+    o.read("where", where);
+    t.other_variables.emplace_back(std::move(name), std::move(where));
+  }
+}
+
+void read_multimodal(const Reader& r, std::optional<Error>& error, Multimodal& m) {
+  r.read("text_parts", m.text_parts);
+  r.read("error", m.error);
+  const json& parts = r.raw("parts");
+  if (!parts.is_object()) return r.fail(r.at("parts"), "must be an object");
+  for (const auto& [type, entry] : parts.items()) {
+    Reader e(entry, r.at("parts." + type), error);
+    ContentPart part;
+    part.type = type;
+    e.read("status", part.status);
+    if (part.status == "error") e.read("error", part.error);
+    if (e.has("placeholder")) {
+      std::string placeholder;
+      e.read("placeholder", placeholder);
+      part.placeholder = std::move(placeholder);
+      e.read("in_place", part.in_place);
+    }
+    m.parts.push_back(std::move(part));
+  }
+}
+
+void read_date(const Reader& r, DateDependence& d) {
+  r.read("depends_on_clock", d.depends_on_clock);
+  const json& rendered = r.raw("rendered");
+  if (rendered.is_array() && rendered.size() == 2 && rendered[0].is_string() &&
+      rendered[1].is_string())
+    d.rendered = std::make_pair(rendered[0].get<std::string>(), rendered[1].get<std::string>());
+  else if (!rendered.is_null())
+    r.fail(r.at("rendered"), "must be a pair of strings or null");
+  r.read("date_string", d.date_string);
 }
 
 }  // namespace
@@ -228,6 +310,31 @@ Result<Profile> Profile::from_json(const json& j) {
   prefill.read("prefix", p.prefill.prefix);
   prefill.read("matches_generation_prompt", p.prefill.matches_generation_prompt);
   prefill.read("error", p.prefill.error);
+
+  Reader masks = r.child("assistant_masks");
+  masks.read("generation_blocks", p.assistant_masks.generation_blocks);
+  masks.read("content_covered", p.assistant_masks.content_covered);
+  masks.read("only_assistant", p.assistant_masks.only_assistant);
+  masks.read("missed", p.assistant_masks.missed);
+  masks.read("includes", p.assistant_masks.includes);
+  masks.read("masked", p.assistant_masks.masked);
+
+  read_thinking_controls(r.child("thinking_controls"), error, p.thinking_controls);
+
+  Reader documents = r.child("documents");
+  documents.read("rendered", p.documents.rendered);
+  documents.read("title_rendered", p.documents.title_rendered);
+  documents.read("location", p.documents.location);
+  documents.read("block", p.documents.block);
+  documents.read("error", p.documents.error);
+
+  read_multimodal(r.child("multimodal"), error, p.multimodal);
+  read_date(r.child("date"), p.date);
+
+  Reader bos = r.child("bos_token");
+  bos.read("writes_bos_token", p.bos_token.writes_bos_token);
+  bos.read("at_start", p.bos_token.at_start);
+  bos.read("count", p.bos_token.count);
 
   r.read("silent_failures", p.silent_failures);
   const json& bugs = r.raw("template_bugs");

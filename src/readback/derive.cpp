@@ -578,11 +578,15 @@ bool names_in_markers(const Dialect& d, const std::vector<Known>& known) {
   for (const auto& s : d.pythonic_sections) markers.insert(markers.end(), {s.open, s.close});
   for (auto v : d.header_end) markers.push_back(v);
   for (auto v : d.dropped) markers.push_back(v);
-  for (auto m : markers)
+  for (auto m : markers) {
     for (const Known& k : known)
       if (m.find(k.name) != std::string_view::npos ||
           (!k.id.empty() && m.find(k.id) != std::string_view::npos))
         return true;
+    // Nor may a marker hold the conversation's own text (a question the template moved).
+    for (std::string_view text : conversation_texts())
+      if (m.find(text.substr(0, 12)) != std::string_view::npos) return true;
+  }
   return false;
 }
 

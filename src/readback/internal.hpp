@@ -21,6 +21,9 @@ inline std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
+// The messages' texts of the round-trip conversation (system, question, reasoning, answer).
+const std::vector<std::string_view>& conversation_texts();
+
 // The end-of-turn markers the round trip cuts at: the literal markers of the measured
 // assistant suffix (the whole suffix when it has none), then `extra`.
 std::vector<std::string> turn_end_markers(const probe::Profile& p,

@@ -79,6 +79,11 @@ const std::regex& marker_regex() {
 
 }  // namespace
 
+const std::vector<std::string_view>& conversation_texts() {
+  static const std::vector<std::string_view> texts = {kSystem, kQuestion, kReasoning, kAnswer};
+  return texts;
+}
+
 const Json& round_trip_tools() {
   static const Json tools = Json::parse(R"([
     {"type": "function", "function": {"name": "get_weather",
@@ -132,7 +137,20 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   trip.full = std::move(*full);
   trip.prefix = trip.full.compare(0, trip.prompt.size(), trip.prompt) == 0;
   std::size_t common = trip.prompt.size();
-  if (!trip.prefix) {
+  // A template that moves text when the turn follows (Mistral puts the system message into the
+  // last user turn) shares less: the turn starts after the question and the prompt's own text
+  // after the question (the generation prompt, `[/INST]`), where the conversation has them.
+  std::size_t q_prompt = trip.prompt.rfind(kQuestion), q_full = trip.full.rfind(kQuestion);
+  bool moved = false;
+  if (!trip.prefix && q_prompt != std::string::npos && q_full != std::string::npos) {
+    std::string_view tail = std::string_view(trip.prompt).substr(q_prompt);
+    if (std::string_view(trip.full).substr(q_full, tail.size()) == tail &&
+        q_full + tail.size() > 0) {
+      common = q_full + tail.size();
+      moved = true;
+    }
+  }
+  if (!trip.prefix && !moved) {
     common = 0;
     while (common < trip.prompt.size() && common < trip.full.size() &&
            trip.prompt[common] == trip.full[common])

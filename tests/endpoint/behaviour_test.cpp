@@ -171,8 +171,9 @@ TEST(EndpointLoad, CachedProfile) {
 
 // Mistral Nemo's template raises on OpenAI-style ids and takes 9 alphanumerics: the calls a
 // generation reads back get such ids, distinct within the response. Its prompt is not a prefix
-// of its rendered conversation, so no parser is proven on it: the Endpoint says so and serves
-// the calls as content, unless the caller names a dialect.
+// of its rendered conversation; the parser is derived and proven on the conversation's own
+// render of the calls (readback), so the calls come back without naming a dialect, and a named
+// dialect still overrides.
 TEST(EndpointGeneration, ToolCallIdsFollowTheTemplatesRule) {
   TempModel m("mistralai--Mistral-Nemo-Instruct-2407");
   json r = user("Weather in Paris and Rome?");
@@ -182,18 +183,17 @@ TEST(EndpointGeneration, ToolCallIdsFollowTheTemplatesRule) {
       R"( {"name": "get_weather", "arguments": {"city": "Rome"}}])";
   {
     Endpoint derived = load(m.dir);
-    EXPECT_FALSE(derived.tool_calls_read_back());
-    ASSERT_FALSE(derived.warnings().empty());
-    EXPECT_NE(derived.warnings().back().find("cannot be read back"), std::string::npos);
+    EXPECT_TRUE(derived.tool_calls_read_back());
     auto prompt = derived.prepare(r.dump());
     ASSERT_TRUE(prompt) << prompt.error().to_string();
-    EXPECT_FALSE(prompt->tool_calls_read_back);
-    EXPECT_FALSE(prompt->warnings.empty());
+    EXPECT_TRUE(prompt->tool_calls_read_back);
     auto gen = derived.start(*prompt);
     ASSERT_TRUE(gen->push_text(output));
     ASSERT_TRUE(gen->finish());
-    EXPECT_EQ(gen->message().content, output);
-    EXPECT_TRUE(gen->message().tool_calls.empty());
+    const auto& calls = gen->message().tool_calls;
+    ASSERT_EQ(calls.size(), 2u);
+    for (const auto& c : calls) EXPECT_EQ(c.id.size(), 9u) << c.id;
+    EXPECT_NE(calls[0].id, calls[1].id);
   }
   chatwire::endpoint::LoadOptions named;
   named.dialect = "mistral_v03";
