@@ -183,7 +183,8 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
     trip.reasoning_prefilled = p.reasoning.prompt_opens;
   } else {
     std::string_view before = trim(std::string_view(trip.full).substr(0, common));
-    std::string_view open = trim(p.reasoning.open.value_or(""));
+    const std::string open_marker = p.reasoning.open.value_or("");  // `open` views it
+    std::string_view open = trim(open_marker);
     trip.reasoning_prefilled = !open.empty() && before.size() >= open.size() &&
                                before.substr(before.size() - open.size()) == open;
   }
