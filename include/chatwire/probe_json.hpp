@@ -1,7 +1,0 @@
-// JSON (nlohmann) forms of chatwire/probe.hpp's types, kept apart so that header does not pull in
-// nlohmann/json.
-#pragma once
-
-#include <nlohmann/json.hpp>
-
-#include "chatwire/probe.hpp"
