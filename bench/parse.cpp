@@ -1,11 +1,11 @@
 // Output parser throughput: one-shot and 1-byte streaming on outputs of 10 KB, 100 KB and 1 MB
 // whose bulk is one long string argument (a model writing a file). The time per byte must stay
 // flat as the output grows (linear total work), in every syntax family.
-#include "chatwire/parse.hpp"
-
 #include <benchmark/benchmark.h>
 
 #include <string>
+
+#include "chatwire/parse_json.hpp"
 
 namespace {
 
@@ -64,7 +64,7 @@ void BM_OneShot(benchmark::State& state) {
 void BM_Stream1Byte(benchmark::State& state) {
   auto [dialect, text] = make_output(static_cast<int>(state.range(0)), state.range(1));
   for (auto _ : state) {
-    auto stream = parse::StreamParser::create(dialect, tools());
+    auto stream = parse::stream_parser(dialect, tools());
     std::size_t deltas = 0;
     for (char c : text) deltas += stream->feed(std::string_view(&c, 1)).size();
     deltas += stream->finish().size();

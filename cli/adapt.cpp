@@ -1,11 +1,11 @@
 // `chatwire adapt`: an OpenAI request → the template variables that make one template render
 // all of it, with the adaptations applied and the probe findings behind them.
-#include "chatwire/adapt.hpp"
-
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "chatwire/adapt_json.hpp"
+#include "chatwire/value_json.hpp"
 #include "commands.hpp"
 
 namespace chatwire::cli {

@@ -14,8 +14,9 @@
 
 #include "chatwire/chat.hpp"
 #include "chatwire/jinja.hpp"
-#include "chatwire/probe.hpp"
-#include "chatwire/readback.hpp"
+#include "chatwire/probe_json.hpp"
+#include "chatwire/readback_json.hpp"
+#include "chatwire/value_json.hpp"
 
 namespace chatwire::cli {
 
@@ -400,7 +401,7 @@ Result<json> capability_card(const std::filesystem::path& path, bool model) {
   if (!target) return target.error();
   probe::Profile p = probe::probe_template(*target->with_tools, target->special_tokens);
   p.name = target->name;
-  json profile = p.to_json();
+  json profile = probe::to_json(p);
 
   json card = json::object();
   card["card_version"] = kCardVersion;
@@ -433,7 +434,7 @@ Result<json> capability_card(const std::filesystem::path& path, bool model) {
   if (tokens.contains("eos_token")) ends.push_back(tokens["eos_token"]);
   auto choice = readback::choose_parser(
       probe::template_renderer(*target->with_tools, target->special_tokens), p, ends);
-  json parser = choice.to_json();
+  json parser = readback::to_json(choice);
   json row = {{"row", "parser"},
               {"verdict", choice.verdict},
               {"ok", (!choice.calls_rendered || choice.calls_read_back) &&

@@ -7,7 +7,8 @@
 #include <iostream>
 
 #include "card.hpp"
-#include "chatwire/adapt.hpp"
+#include "chatwire/adapt_json.hpp"
+#include "chatwire/value_json.hpp"
 #include "commands.hpp"
 
 namespace chatwire::cli {

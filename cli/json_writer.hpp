@@ -14,7 +14,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "chatwire/parse.hpp"
+#include "chatwire/parse_json.hpp"
 #include "io.hpp"
 #include "util/utf8.hpp"
 

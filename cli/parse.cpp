@@ -1,13 +1,12 @@
 // `chatwire parse`: model output -> OpenAI assistant message (or streaming deltas), and a JSON
 // Lines batch mode that also checks chunking invariance.
-#include "chatwire/parse.hpp"
-
 #include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "chatwire/readback.hpp"
+#include "chatwire/parse_json.hpp"
+#include "chatwire/readback_json.hpp"
 #include "commands.hpp"
 #include "io.hpp"
 #include "json_writer.hpp"
@@ -108,7 +107,7 @@ Json batch_line(std::string_view line) {
       if (!size_json.is_number_unsigned() || size_json.get<std::size_t>() == 0)
         return fail("ValueError", "chunk_sizes: each must be a positive integer");
       std::size_t size = size_json.get<std::size_t>();
-      auto stream = parse::StreamParser::create(dialect, tools, options);
+      auto stream = parse::stream_parser(dialect, tools, options);
       std::vector<parse::Delta> deltas;
       for (std::size_t i = 0; i < input.size(); i += size) {
         auto d = stream->feed(std::string_view(input).substr(i, size));
@@ -212,7 +211,7 @@ void add_parse(CLI::App& root, int& exit_code) {
         return;
       }
       if (args->explain) {
-        write_json(io::out(), loaded->choice.to_json());
+        write_json(io::out(), readback::to_json(loaded->choice));
         io::out().put('\n');
         io::out().flush();
         exit_code = 0;
@@ -222,7 +221,7 @@ void add_parse(CLI::App& root, int& exit_code) {
         std::fprintf(stderr, "warning: %s\n", loaded->choice.verdict.c_str());
       syntax = loaded->choice.syntax;
       options = loaded->choice.options;
-      if (!syntax) syntax = *parse::Syntax::from_json(Json::object());  // plain content
+      if (!syntax) syntax = *parse::syntax_from_json(Json::object());  // plain content
     }
     if (!args->dialect.empty()) {
       auto named = parse::Syntax::named(args->dialect);
@@ -274,7 +273,7 @@ void add_parse(CLI::App& root, int& exit_code) {
       out.put('\n');
       warnings = std::move(result->warnings);
     } else {
-      auto stream = parse::StreamParser::create(*syntax, tools, options);
+      auto stream = parse::stream_parser(*syntax, tools, options);
       if (!stream) {
         std::fprintf(stderr, "chatwire parse: %s\n", stream.error().to_string().c_str());
         exit_code = 1;

@@ -1,12 +1,11 @@
 // `chatwire probe`: measures one template (a .jinja file or a model directory) with sentinel
 // conversations and prints its profile: what it keeps, drops and rejects.
-#include "chatwire/probe.hpp"
-
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "chatwire/readback.hpp"
+#include "chatwire/probe_json.hpp"
+#include "chatwire/readback_json.hpp"
 #include "commands.hpp"
 
 namespace chatwire::cli {
@@ -130,8 +129,8 @@ void add_probe(CLI::App& root, int& exit_code) {
       return;
     }
     if (args->json) {
-      auto json = loaded->profile.to_json();
-      json["parser"] = loaded->choice.to_json();
+      auto json = probe::to_json(loaded->profile);
+      json["parser"] = readback::to_json(loaded->choice);
       write_out(json.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     } else {
       write_out(summary(loaded->profile) + parser_summary(loaded->choice));

@@ -8,12 +8,13 @@
 #include <utility>
 #include <vector>
 
-#include "chatwire/adapt.hpp"
+#include "chatwire/adapt_json.hpp"
 #include "chatwire/chat.hpp"
 #include "chatwire/jinja.hpp"
 #include "chatwire/tokenize.hpp"
 #include "chatwire/tokenized.hpp"
 #include "chatwire/value.hpp"
+#include "chatwire/value_json.hpp"
 #include "commands.hpp"
 #include "io.hpp"
 

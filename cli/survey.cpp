@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "chatwire/adapt.hpp"
-#include "chatwire/probe.hpp"
-#include "chatwire/readback.hpp"
+#include "chatwire/adapt_json.hpp"
+#include "chatwire/probe_json.hpp"
+#include "chatwire/readback_json.hpp"
 #include "commands.hpp"
 
 namespace chatwire::cli {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "chatwire/parse.hpp"
+#include "chatwire/parse_json.hpp"
 
 namespace {
 
@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   auto one = parse::parse(text, dialect, fuzz_tools(), options);
   check(one.ok());
-  auto stream = parse::StreamParser::create(dialect, fuzz_tools(), options);
+  auto stream = parse::stream_parser(dialect, fuzz_tools(), options);
   check(stream.ok());
   parse::Message assembled;
   auto apply = [&assembled](const std::vector<parse::Delta>& deltas) {

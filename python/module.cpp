@@ -22,13 +22,14 @@
 #include <variant>
 #include <vector>
 
-#include "chatwire/adapt.hpp"
+#include "chatwire/adapt_json.hpp"
 #include "chatwire/chat.hpp"
 #include "chatwire/error.hpp"
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 #include "chatwire/tokenize.hpp"
 #include "chatwire/tokenized.hpp"
 #include "chatwire/value.hpp"
+#include "chatwire/value_json.hpp"
 
 namespace py = pybind11;
 using namespace chatwire;
@@ -761,7 +762,7 @@ py::object probe_path(const std::string& template_or_dir) {
     } else {
       profile = unwrap(probe::probe_source(template_or_dir));
     }
-    json = profile.to_json();
+    json = probe::to_json(profile);
   }
   return json_to_py(json);
 }

@@ -2,9 +2,10 @@
 // that make a given template render every piece of the conversation, driven only by the
 // probe's measurements of that template (probe::Profile), never by its name.
 //
-//   auto profile = chatwire::probe::probe_file("template.jinja");
-//   auto adapted = chatwire::adapt::adapt(request_json, *profile);
-//   // adapted->context: messages/tools/documents/add_generation_prompt/... to render with
+//   auto target = chatwire::adapt::load_template_file("template.jinja");
+//   auto adapted = chatwire::adapt::adapt_request(request_json_text, target->profile,
+//                                                 *target->tmpl);
+//   // adapted->request: the chat::ChatRequest to render (chat::render)
 //   // adapted->adaptations: what was changed, and the probe finding behind each change
 //
 // After adapting, the context is rendered once and every piece of the request (system text,
@@ -16,7 +17,6 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +26,9 @@
 #include "chatwire/jinja.hpp"
 #include "chatwire/probe.hpp"
 #include "chatwire/value.hpp"
+
+// The request as nlohmann JSON (adapt, adapt_request) and the acceptance check (check,
+// CheckReport): chatwire/adapt_json.hpp.
 
 namespace chatwire::adapt {
 
@@ -48,30 +51,13 @@ struct Options {
   // Render the adapted context and refuse (CannotRepresent) when a piece is still lost.
   bool verify = true;
   jinja::Limits limits;
+  // adapt_request(request_json): the size and nesting of the request's JSON text.
+  chat::InputLimits input;
   std::string now = "2026-01-15T10:00:00";  // strftime_now's clock during verification
   // The verification render goes through chat::render with these (see adapt_request).
   std::optional<chat::Mode> mode;  // overrides add_generation_prompt/continue_final_message
   bool assistant_mask = false;     // warn when the template has no {% generation %} blocks
 };
-
-struct Adapted {
-  // The template variables to render with: chat::template_variables of the adapted request.
-  nlohmann::ordered_json context;
-  std::vector<Adaptation> adaptations;
-  std::vector<std::string> warnings;
-  std::string rendered;  // the verification render (empty when Options::verify is false)
-};
-
-// `request` is the OpenAI request object: messages (system/developer/user/assistant/tool;
-// assistant tool_calls with function.arguments a JSON string; reasoning_content; content a
-// string, a list of text parts or null), tools (nested {"type":"function","function":{..}}),
-// add_generation_prompt (default true), chat_template_kwargs and any other field that is not
-// an OpenAI sampling parameter (e.g. enable_thinking, reasoning_effort) as template
-// variables. `tmpl` is the template the profile measured; it is used for verification.
-// Errors: RequestError (malformed request, with the field path), CannotRepresent (the
-// template cannot carry a piece of the request, with the field path and the reason).
-Result<Adapted> adapt(const nlohmann::ordered_json& request, const probe::Profile& profile,
-                      const jinja::Template& tmpl, const Options& options = {});
 
 // The adapted request as the chat layer takes it: one request path, so modes,
 // continue_final_message, assistant masks and chat_template_kwargs work with adaptation too.
@@ -85,23 +71,21 @@ struct AdaptedRequest {
   // nullopt when Options::verify is false.
   std::optional<chat::ChatResult> rendered;
 };
-// What adapt() does, returning the chat request instead of its JSON context. The request's
-// add_generation_prompt defaults to true unless continue_final_message is set.
-Result<AdaptedRequest> adapt_request(const nlohmann::ordered_json& request,
-                                     const probe::Profile& profile, const jinja::Template& tmpl,
-                                     const Options& options = {});
+// `request_json` is the OpenAI request as JSON text (see adapt() in chatwire/adapt_json.hpp for
+// the fields read). The request's add_generation_prompt defaults to true unless
+// continue_final_message is set. Errors: RequestError (not JSON, or malformed, with the field
+// path), CannotRepresent (the template cannot carry a piece of the request, with the field
+// path and the reason).
+Result<AdaptedRequest> adapt_request(std::string_view request_json, const probe::Profile& profile,
+                                     const jinja::Template& tmpl, const Options& options = {});
 
 // The names of the call-syntax table.
 std::vector<std::string> call_syntax_names();
 
 // ---------------------------------------------------------------------------------------
-// The acceptance check: a sentinel tool conversation in OpenAI wire shape, adapted and
-// rendered; each sentinel must survive, and past reasoning must not.
+// The acceptance check's sentinels (the check itself, check/CheckReport, is in
+// chatwire/adapt_json.hpp).
 // ---------------------------------------------------------------------------------------
-
-// The sentinel request (JSON string arguments, an OpenAI-style call id, nested tools,
-// reasoning on a past assistant turn).
-nlohmann::ordered_json sentinel_request();
 
 struct SentinelResult {
   std::string name;      // "system", "question", "tool_description", "call_name", ...
@@ -111,27 +95,8 @@ struct SentinelResult {
   bool ok() const { return present == expected; }
 };
 
-struct CheckReport {
-  bool passed = false;   // every sentinel as expected
-  bool refused = false;  // adapt refused (the reason is in `error`)
-  std::string error;     // adapt's error, or the render error
-  std::vector<SentinelResult> sentinels;
-  std::vector<Adaptation> adaptations;
-  std::vector<std::string> warnings;
-  nlohmann::ordered_json context;  // the adapted context (null when refused)
-  nlohmann::ordered_json to_json() const;
-};
-
 // Looks for each sentinel of sentinel_request() in `rendered`.
 std::vector<SentinelResult> find_sentinels(std::string_view rendered);
-
-// Adapts sentinel_request() for the template and renders it with chatwire's engine.
-CheckReport check(const probe::Profile& profile, const jinja::Template& tmpl,
-                  const Options& options = {});
-
-// The raw request (no adaptation, OpenAI wire shape passed as transformers takes it)
-// rendered and checked the same way: the "before" column of the survey.
-CheckReport check_raw(const jinja::Template& tmpl, const Options& options = {});
 
 // ---------------------------------------------------------------------------------------
 // Loading what the adapter needs: the template, its special tokens and its probe profile.

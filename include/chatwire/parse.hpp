@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,9 +17,10 @@
 
 #include "chatwire/error.hpp"
 
-namespace chatwire::parse {
+// JSON forms (nlohmann) of these types, and tools given as a nlohmann array:
+// chatwire/parse_json.hpp.
 
-using Json = nlohmann::ordered_json;
+namespace chatwire::parse {
 
 struct ToolCall {
   std::string id;
@@ -90,6 +90,28 @@ struct DialectInfo {
 const std::vector<DialectInfo>& dialects();
 bool has_dialect(std::string_view name);
 
+struct ToolsData;  // src/parse/internal.hpp: the tools array, read once
+
+// The request's tools (the OpenAI `tools` array), read once and shared by every parse of a
+// request: XML and pythonic arguments are typed by their parameter schemas, and a header call
+// that names no function is attributed by its argument keys. Default: no tools.
+class Tools {
+ public:
+  Tools() = default;
+  // `json_text` is a JSON array of tool definitions (or null = none). Errors: ValueError with
+  // field "tools" for text that is not JSON or not an array.
+  static Result<Tools> from_json_text(std::string_view json_text);
+
+  bool empty() const noexcept;
+  std::size_t size() const noexcept;
+
+  explicit Tools(std::shared_ptr<const ToolsData> data) : data_(std::move(data)) {}
+  const ToolsData* data() const noexcept { return data_.get(); }
+
+ private:
+  std::shared_ptr<const ToolsData> data_;
+};
+
 struct SyntaxData;  // src/parse/internal.hpp: a dialect description and the strings it owns
 
 // A parser description: a row of the dialect table (Syntax::named) or one derived from a
@@ -97,16 +119,18 @@ struct SyntaxData;  // src/parse/internal.hpp: a dialect description and the str
 class Syntax {
  public:
   static Result<Syntax> named(std::string_view dialect);
-  // The JSON to_json() writes; errors name the field.
-  static Result<Syntax> from_json(const Json& json);
+  // The JSON text to_json_text() writes (chatwire/parse_json.hpp: the nlohmann forms); errors
+  // name the field.
+  static Result<Syntax> from_json_text(std::string_view json_text);
 
   const std::string& name() const noexcept;     // the table row, or "derived"
   const std::string& summary() const noexcept;  // family and markers, one line
   std::string_view family() const noexcept;     // "json", "header_json", "xml", "pythonic", ...
   bool has_tool_calls() const noexcept;
   bool has_reasoning() const noexcept;
-  // Every field that differs from an empty dialect: {"name", "family", "think_open", ...}.
-  Json to_json() const;
+  // Every field that differs from an empty dialect: {"name", "family", "think_open", ...};
+  // indent < 0 = one line.
+  std::string to_json_text(int indent = -1) const;
 
   explicit Syntax(std::shared_ptr<const SyntaxData> data) : data_(std::move(data)) {}
   const SyntaxData& data() const noexcept { return *data_; }
@@ -116,11 +140,11 @@ class Syntax {
   std::shared_ptr<const SyntaxData> data_;
 };
 
-// One-shot parse. Errors only for an unknown dialect or tools that are not a JSON array;
-// malformed model output is never an error (see Warning).
-Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools = {},
+// One-shot parse. Errors only for an unknown dialect; malformed model output is never an error
+// (see Warning).
+Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Tools& tools = {},
                           const Options& options = {});
-Result<ParseResult> parse(std::string_view text, const Syntax& syntax, const Json& tools = {},
+Result<ParseResult> parse(std::string_view text, const Syntax& syntax, const Tools& tools = {},
                           const Options& options = {});
 
 class Engine;
@@ -129,9 +153,9 @@ class Engine;
 // flushes what was held back. The concatenation of all deltas equals parse(full text).
 class StreamParser {
  public:
-  static Result<StreamParser> create(std::string_view dialect, const Json& tools = {},
+  static Result<StreamParser> create(std::string_view dialect, const Tools& tools = {},
                                      const Options& options = {});
-  static Result<StreamParser> create(const Syntax& syntax, const Json& tools = {},
+  static Result<StreamParser> create(const Syntax& syntax, const Tools& tools = {},
                                      const Options& options = {});
   StreamParser(StreamParser&&) noexcept;
   StreamParser& operator=(StreamParser&&) noexcept;
@@ -148,9 +172,9 @@ class StreamParser {
   std::unique_ptr<Engine> engine_;
 };
 
-// JSON forms used by the CLI and the tests.
-Json message_to_json(const Message& message);  // {role, content, reasoning_content?, tool_calls?}
-Json delta_to_json(const Delta& delta);        // {content?, reasoning_content?, tool_calls?}
-Json warnings_to_json(const std::vector<Warning>& warnings);
+// The OpenAI JSON text of a message ({role, content, reasoning_content?, tool_calls?}) and of
+// a delta ({content?, reasoning_content?, tool_calls?}), one line.
+std::string message_to_json_text(const Message& message);
+std::string delta_to_json_text(const Delta& delta);
 
 }  // namespace chatwire::parse

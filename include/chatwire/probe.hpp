@@ -6,7 +6,7 @@
 //
 //   auto profile = chatwire::probe::probe_file("template.jinja");      // or probe_model(dir)
 //   if (profile && !profile->tool_calls.rendered) ...                  // e.g. calls dropped
-//   std::cout << profile->to_json().dump(1);
+//   std::cout << profile->to_json_text(1);
 //
 // The probe is measurement, never a lookup table: nothing in it is keyed on a template's
 // name or hash. scripts/probe-oracle.py runs the same algorithm through the reference
@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -261,12 +260,14 @@ struct Profile {
   // True when the convention renders without losing anything (status ok).
   bool accepts(std::string_view key) const noexcept;
   bool has_silent_failure(std::string_view name) const noexcept;
-  // The profile as JSON, the same keys as scripts/probe-oracle.py writes.
-  nlohmann::ordered_json to_json() const;
-  // The inverse of to_json, so a server can cache a profile: from_json(p.to_json()).to_json()
-  // equals p.to_json(). Errors (ValueError, the path names the key) for a wrong
-  // profile_version, a missing key or a value of the wrong type; unknown keys are ignored.
-  static Result<Profile> from_json(const nlohmann::ordered_json& json);
+  // The profile as JSON text, the same keys as scripts/probe-oracle.py writes (indent < 0 = one
+  // line); chatwire/probe_json.hpp has the nlohmann form, to_json(profile).
+  std::string to_json_text(int indent = -1) const;
+  // The inverse of to_json_text, so a server can cache a profile:
+  // from_json_text(p.to_json_text()) is p. Errors (ValueError, the path names the key) for text
+  // that is not JSON, a wrong profile_version, a missing key or a value of the wrong type;
+  // unknown keys are ignored.
+  static Result<Profile> from_json_text(std::string_view json_text);
 };
 
 // The axis and value of a convention key ("long_call_id" -> {"call_id", "long"}); nullopt
@@ -283,30 +284,7 @@ struct Options {
 // eos_token, ...); the sentinel conversations are rendered as transformers does.
 Profile probe_template(const jinja::Template& tmpl, const Value& special_tokens,
                        const Options& options = {});
-// The probe over any renderer: `render` gets a transformers-style chat request
-// {"messages": [...], "tools": [...] | null, "add_generation_prompt": bool} and returns the
-// prompt or the template's error. probe_template uses chatwire's engine; a test can plug in
-// another renderer (e.g. the reference renderer) to check the probe's own logic.
-// The chat may also carry "documents", "kwargs" (extra template variables, which win over the
-// special tokens) and "now" (strftime_now's clock, ISO 8601).
-using RenderFunction = std::function<Result<std::string>(const nlohmann::ordered_json& chat)>;
-// The same, with the {% generation %} spans of the render: the assistant-mask axis needs them.
-struct Rendering {
-  std::string text;
-  // The {% generation %} spans as [begin, end) byte offsets into text (empty when none).
-  std::vector<std::pair<std::size_t, std::size_t>> generation;
-};
-using SpanRenderFunction = std::function<Result<Rendering>(const nlohmann::ordered_json& chat)>;
-// `names` are the template's variable names (jinja::Template::names()), the candidates of the
-// thinking controls; with none, no thinking control is found. A RenderFunction without spans
-// finds no generation blocks.
-Profile probe_with(const SpanRenderFunction& render, const std::vector<std::string>& names = {});
-Profile probe_with(const RenderFunction& render, const std::vector<std::string>& names = {});
-// chatwire's engine as a RenderFunction (`tmpl` must outlive it), as probe_template uses it.
-RenderFunction template_renderer(const jinja::Template& tmpl, const Value& special_tokens,
-                                 const Options& options = {});
-SpanRenderFunction template_span_renderer(const jinja::Template& tmpl, const Value& special_tokens,
-                                          const Options& options = {});
+// The probe over any renderer (probe_with, template_renderer): chatwire/probe_json.hpp.
 // Probes template source, with bos_token "<s>" and eos_token "</s>". Fails only when the
 // source does not compile.
 Result<Profile> probe_source(std::string_view source, const Options& options = {});
@@ -337,7 +315,8 @@ std::vector<SurveyEntry> survey(
 // definitions go, call syntax (verbatim), tool-result roles, accepted input conventions
 // (counts), silent failures and template bugs.
 std::string survey_markdown(const std::vector<SurveyEntry>& entries);
-// {"templates": N, "profiles": {name: profile|{"error": ...}}, "summary": {...}}
-nlohmann::ordered_json survey_json(const std::vector<SurveyEntry>& entries);
+// The survey as JSON text: {"templates": N, "profiles": {name: profile|{"error": ...}},
+// "summary": {...}} (chatwire/probe_json.hpp: survey_json, the nlohmann form).
+std::string survey_json_text(const std::vector<SurveyEntry>& entries, int indent = -1);
 
 }  // namespace chatwire::probe

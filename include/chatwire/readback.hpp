@@ -2,9 +2,8 @@
 // renders, not picked by a model name, and it is accepted only when it returns the template's
 // own calls and reasoning exactly (the round trip).
 //
-//   auto profile = chatwire::probe::probe_template(tmpl, tokens);
-//   auto render = chatwire::probe::template_renderer(tmpl, tokens);
-//   auto choice = chatwire::readback::choose_parser(render, profile, {"</s>"});
+//   auto loaded = chatwire::readback::choose_parser_file("template.jinja");
+//   const auto& choice = loaded->choice;
 //   if (choice.syntax) parse::parse(model_output, *choice.syntax, tools, choice.options);
 //
 // The round trip: a conversation whose last assistant turn makes two tool calls (a string
@@ -55,15 +54,11 @@ struct RoundTrip {
 };
 
 // The fixed tools of the round trip (get_weather(city: string, days: integer),
-// set_alarm(enabled: boolean)) as a JSON array.
-const parse::Json& round_trip_tools();
+// set_alarm(enabled: boolean)); chatwire/readback_json.hpp has them as a JSON array.
+const parse::Tools& round_trip_tools();
 
-// Renders the round trips ("calls" where the template renders tool calls, "reasoning" where it
-// renders reasoning) with the profile's input conventions. `end_markers` adds markers (e.g.
-// the eos token) to the ones measured from the frame.
-std::vector<RoundTrip> round_trips(const probe::RenderFunction& render,
-                                   const probe::Profile& profile,
-                                   const std::vector<std::string>& end_markers = {});
+// The round trips are rendered through a probe::RenderFunction: round_trips() in
+// chatwire/readback_json.hpp.
 
 // Whether `message` is what `trip` expects; "" when it is, else what differs.
 std::string compare(const parse::Message& message, const RoundTrip& trip);
@@ -103,13 +98,12 @@ struct ParserChoice {
   std::vector<Candidate> tried;  // every candidate, in the order tried
   // Set when calls are rendered, not read back, and the rendering itself is the reason.
   std::optional<UnreadableCalls> template_bug;
-  parse::Json to_json() const;  // {syntax, calls_read_back, ..., verdict, trips: [...]}
+  // {syntax, calls_read_back, ..., verdict, trips: [...]} (indent < 0 = one line); the nlohmann
+  // form is to_json(choice) in chatwire/readback_json.hpp.
+  std::string to_json_text(int indent = -1) const;
 };
 
-// Derives parser candidates from the round trips and proves them. Never throws; a template
-// whose renders fail gets a choice that says so.
-ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Profile& profile,
-                           const std::vector<std::string>& end_markers = {});
+// choose_parser(render, profile): the choice over any renderer, in chatwire/readback_json.hpp.
 
 // The choice for a .jinja file (special tokens <s> and </s>) or for a model directory's
 // template (the one transformers picks when tools are given, with the directory's special

@@ -17,7 +17,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -737,11 +736,7 @@ struct JsonParseOptions {
 };
 Result<Value> parse_json(std::string_view text, const JsonParseOptions& options = {});
 
-// nlohmann interop (other components use nlohmann for I/O); callers of to_json include
-// <nlohmann/json.hpp> themselves (this header only forward-declares it). Undefined/Object values →
-// TypeError as in dump_json. Strings that are not valid UTF-8 (lone surrogates) are
-// converted with U+FFFD replacement because nlohmann requires UTF-8.
-Value from_json(const nlohmann::ordered_json& json);
-Result<nlohmann::ordered_json> to_json(const Value& v);
+// JSON conversion to and from nlohmann::ordered_json: chatwire/value_json.hpp (this header does
+// not pull in nlohmann).
 
 }  // namespace chatwire

@@ -1,8 +1,6 @@
 // The adapter: an OpenAI request becomes the template variables that make one template render
 // every piece of it. Each adaptation is a pass in ONE table (kAdaptations) that reads the
 // probe's measurements of the template; nothing here looks at a template's name.
-#include "chatwire/adapt.hpp"
-
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -12,6 +10,8 @@
 
 #include "adapt/call_syntax.hpp"
 #include "adapt/verify.hpp"
+#include "chatwire/adapt_json.hpp"
+#include "chatwire/value_json.hpp"
 
 namespace chatwire::adapt {
 
@@ -762,6 +762,31 @@ Result<AdaptedRequest> adapt_request(const json& request, const probe::Profile& 
   if (auto st = check_request(request); !st) return st.error();
   if (!profile.renders) return plain_text_fallback(request, profile, tmpl, options);
   return adapt_impl(request, profile, tmpl, options, nullptr);
+}
+
+Result<AdaptedRequest> adapt_request(std::string_view request_json, const probe::Profile& profile,
+                                     const jinja::Template& tmpl, const Options& options) {
+  if (request_json.size() > options.input.max_request_bytes)
+    return request_error("", "the request is " + std::to_string(request_json.size()) +
+                                 " bytes, over the limit of " +
+                                 std::to_string(options.input.max_request_bytes));
+  // A nesting limit before anything recurses over the request (untrusted input).
+  bool too_deep = false;
+  const auto depth_check = [&](int depth, json::parse_event_t, json&) {
+    if (static_cast<std::size_t>(depth) > options.input.max_json_depth) too_deep = true;
+    return !too_deep;
+  };
+  json request;
+  try {
+    request = json::parse(request_json.begin(), request_json.end(), depth_check);
+  } catch (const json::exception& e) {
+    if (!too_deep)
+      return request_error("", std::string("the request is not valid JSON: ") + e.what());
+  }
+  if (too_deep)
+    return request_error("", "the request nests deeper than the limit of " +
+                                 std::to_string(options.input.max_json_depth));
+  return adapt_request(request, profile, tmpl, options);
 }
 
 Result<Adapted> adapt(const json& request, const probe::Profile& profile,

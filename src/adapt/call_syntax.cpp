@@ -3,8 +3,8 @@
 #include <iterator>
 #include <vector>
 
-#include "chatwire/adapt.hpp"
-#include "chatwire/value.hpp"
+#include "chatwire/adapt_json.hpp"
+#include "chatwire/value_json.hpp"
 
 namespace chatwire::adapt {
 

@@ -4,7 +4,8 @@
 #include <string>
 #include <utility>
 
-#include "chatwire/adapt.hpp"
+#include "chatwire/adapt_json.hpp"
+#include "chatwire/value_json.hpp"
 
 namespace chatwire::adapt {
 

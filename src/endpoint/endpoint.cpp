@@ -10,10 +10,10 @@
 #include <sstream>
 #include <utility>
 
-#include "chatwire/adapt.hpp"
-#include "chatwire/parse.hpp"
-#include "chatwire/probe.hpp"
-#include "chatwire/readback.hpp"
+#include "chatwire/adapt_json.hpp"
+#include "chatwire/parse_json.hpp"
+#include "chatwire/probe_json.hpp"
+#include "chatwire/readback_json.hpp"
 #include "chatwire/tokenized.hpp"
 #include "endpoint/internal.hpp"
 
@@ -183,7 +183,7 @@ Status choose_parser(Endpoint::Impl& impl, const LoadOptions& options) {
 }
 
 json parser_to_json(const ParserChoice& parser) {
-  return {{"syntax", parser.syntax ? parser.syntax->to_json() : json(nullptr)},
+  return {{"syntax", parser.syntax ? parse::to_json(*parser.syntax) : json(nullptr)},
           {"calls_read_back", parser.calls_read_back},
           {"verdict", parser.verdict},
           {"warning", parser.warning}};
@@ -198,7 +198,7 @@ Result<ParserChoice> parser_from_json(const json& j) {
   auto syntax = j.find("syntax");
   if (syntax == j.end()) return bad("syntax", "is missing");
   if (!syntax->is_null()) {
-    auto loaded = parse::Syntax::from_json(*syntax);
+    auto loaded = parse::syntax_from_json(*syntax);
     if (!loaded) {
       Error e = loaded.error();
       e.path = e.path.empty() ? "syntax" : "syntax." + e.path;
@@ -231,7 +231,7 @@ Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options)
   if (!options.profile_json.empty()) {
     auto parsed = parse_json_text(options.profile_json, options.input.max_json_depth, "profile");
     if (!parsed) return parsed.error();
-    auto profile = probe::Profile::from_json(*parsed);
+    auto profile = probe::profile_from_json(*parsed);
     if (!profile) return profile.error();
     impl->profile = std::move(*profile);
   } else {
@@ -298,7 +298,7 @@ const probe::Profile& Endpoint::profile() const noexcept {
   return impl_->profile;
 }
 std::string Endpoint::profile_json() const {
-  return impl_->profile.to_json().dump();
+  return impl_->profile.to_json_text();
 }
 std::string_view Endpoint::dialect() const noexcept {
   return impl_->parser.syntax ? std::string_view(impl_->parser.syntax->name()) : std::string_view();
@@ -655,7 +655,7 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
     options.reasoning_prefilled = prompt.reasoning_prefilled;
     if (prompt.enable_thinking == false) options.enable_thinking = false;
     options.id_prefix = std::string(kParserIdPrefix);
-    auto parser = parse::StreamParser::create(*impl_->parser.syntax, tools, options);
+    auto parser = parse::stream_parser(*impl_->parser.syntax, tools, options);
     if (!parser) return parser.error();
     g->parser.emplace(std::move(*parser));
   }

@@ -2,7 +2,8 @@
 // `chatwire parse` writes.
 #include "chatwire/endpoint_json.hpp"
 
-#include "chatwire/parse.hpp"
+#include "chatwire/parse_json.hpp"
+#include "chatwire/value_json.hpp"
 
 namespace chatwire::endpoint {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "chatwire/endpoint.hpp"
-#include "chatwire/parse.hpp"
-#include "chatwire/probe.hpp"
+#include "chatwire/parse_json.hpp"
+#include "chatwire/probe_json.hpp"
 
 namespace chatwire::endpoint {
 

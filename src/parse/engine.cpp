@@ -499,21 +499,19 @@ bool has_dialect(std::string_view name) {
 }
 
 namespace {
-Result<std::unique_ptr<Engine>> make_engine(const Syntax& syntax, const Json& tools,
+Result<std::unique_ptr<Engine>> make_engine(const Syntax& syntax, const Tools& tools,
                                             const Options& options) {
-  if (!tools.is_null() && !tools.is_array())
-    return Error{"ValueError", "tools must be a JSON array of tool definitions", 0, 0, "tools"};
-  return std::make_unique<Engine>(syntax.shared(), tools, options);
+  return std::make_unique<Engine>(syntax.shared(), tools_json(tools), options);
 }
-Result<std::unique_ptr<Engine>> make_engine(std::string_view dialect, const Json& tools,
+Result<std::unique_ptr<Engine>> make_engine(std::string_view dialect, const Tools& tools,
                                             const Options& options) {
   auto syntax = Syntax::named(dialect);
   if (!syntax) return syntax.error();
   return make_engine(*syntax, tools, options);
 }
 template <typename SyntaxOrName>
-Result<ParseResult> parse_with(std::string_view text, const SyntaxOrName& syntax, const Json& tools,
-                               const Options& options) {
+Result<ParseResult> parse_with(std::string_view text, const SyntaxOrName& syntax,
+                               const Tools& tools, const Options& options) {
   auto engine = make_engine(syntax, tools, options);
   if (!engine) return engine.error();
   (*engine)->one_shot();
@@ -523,11 +521,11 @@ Result<ParseResult> parse_with(std::string_view text, const SyntaxOrName& syntax
 }
 }  // namespace
 
-Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools,
+Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Tools& tools,
                           const Options& options) {
   return parse_with(text, dialect, tools, options);
 }
-Result<ParseResult> parse(std::string_view text, const Syntax& syntax, const Json& tools,
+Result<ParseResult> parse(std::string_view text, const Syntax& syntax, const Tools& tools,
                           const Options& options) {
   return parse_with(text, syntax, tools, options);
 }
@@ -537,13 +535,13 @@ StreamParser::StreamParser(StreamParser&&) noexcept = default;
 StreamParser& StreamParser::operator=(StreamParser&&) noexcept = default;
 StreamParser::~StreamParser() = default;
 
-Result<StreamParser> StreamParser::create(std::string_view dialect, const Json& tools,
+Result<StreamParser> StreamParser::create(std::string_view dialect, const Tools& tools,
                                           const Options& options) {
   auto engine = make_engine(dialect, tools, options);
   if (!engine) return engine.error();
   return StreamParser(std::move(*engine));
 }
-Result<StreamParser> StreamParser::create(const Syntax& syntax, const Json& tools,
+Result<StreamParser> StreamParser::create(const Syntax& syntax, const Tools& tools,
                                           const Options& options) {
   auto engine = make_engine(syntax, tools, options);
   if (!engine) return engine.error();
@@ -561,64 +559,6 @@ const Message& StreamParser::message() const {
 }
 const std::vector<Warning>& StreamParser::warnings() const {
   return engine_->warnings();
-}
-
-namespace {
-// Model output may hold invalid UTF-8; JSON output replaces it instead of failing.
-Json text_json(const std::string& s) {
-  return s;
-}
-}  // namespace
-
-Json message_to_json(const Message& message) {
-  Json j = Json::object();
-  j["role"] = "assistant";
-  j["content"] = message.content.empty() ? Json(nullptr) : text_json(message.content);
-  if (!message.reasoning_content.empty())
-    j["reasoning_content"] = text_json(message.reasoning_content);
-  if (!message.tool_calls.empty()) {
-    Json calls = Json::array();
-    for (const auto& c : message.tool_calls) {
-      Json call = Json::object();
-      call["id"] = c.id;
-      call["type"] = "function";
-      call["function"] = Json{{"name", c.name}, {"arguments", c.arguments}};
-      calls.push_back(std::move(call));
-    }
-    j["tool_calls"] = std::move(calls);
-  }
-  return j;
-}
-
-Json delta_to_json(const Delta& delta) {
-  Json j = Json::object();
-  if (!delta.reasoning_content.empty()) j["reasoning_content"] = delta.reasoning_content;
-  if (!delta.content.empty()) j["content"] = delta.content;
-  if (!delta.tool_calls.empty()) {
-    Json calls = Json::array();
-    for (const auto& t : delta.tool_calls) {
-      Json call = Json::object();
-      call["index"] = t.index;
-      if (!t.id.empty()) {
-        call["id"] = t.id;
-        call["type"] = "function";
-      }
-      Json fn = Json::object();
-      if (!t.name.empty()) fn["name"] = t.name;
-      fn["arguments"] = t.arguments;
-      call["function"] = std::move(fn);
-      calls.push_back(std::move(call));
-    }
-    j["tool_calls"] = std::move(calls);
-  }
-  return j;
-}
-
-Json warnings_to_json(const std::vector<Warning>& warnings) {
-  Json out = Json::array();
-  for (const auto& w : warnings)
-    out.push_back(Json{{"code", w.code}, {"message", w.message}, {"offset", w.offset}});
-  return out;
 }
 
 }  // namespace chatwire::parse

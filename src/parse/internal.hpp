@@ -9,9 +9,14 @@
 #include <string_view>
 #include <vector>
 
-#include "chatwire/parse.hpp"
+#include "chatwire/parse_json.hpp"
 
 namespace chatwire::parse {
+
+// What a Tools holds: the array as given (the engine reads parameter schemas and names from it).
+struct ToolsData {
+  Json json;
+};
 
 // How the calls of a dialect are written. Each kind is one state machine in engine.cpp.
 enum class CallSyntax {

@@ -187,12 +187,13 @@ bool Syntax::has_reasoning() const noexcept {
   return !data_->dialect.think_open.empty() || !data_->dialect.think_close.empty();
 }
 
-Json Syntax::to_json() const {
-  const Dialect& d = data_->dialect;
+Json to_json(const Syntax& syntax) {
+  const SyntaxData& data = syntax.data();
+  const Dialect& d = data.dialect;
   const Dialect empty;
   Json out = Json::object();
-  out["name"] = data_->name;
-  out["summary"] = data_->summary;
+  out["name"] = data.name;
+  out["summary"] = data.summary;
   out["family"] = family_name(d.syntax);
   for (const auto& f : kTextFields)
     if (!(d.*f.member).empty()) out[f.key] = d.*f.member;
@@ -215,7 +216,7 @@ Json Syntax::to_json() const {
   return out;
 }
 
-Result<Syntax> Syntax::from_json(const Json& json) {
+Result<Syntax> syntax_from_json(const Json& json) {
   if (!json.is_object()) return field_error("", "a parser is a JSON object");
   auto data = std::make_shared<SyntaxData>();
   Dialect& d = data->dialect;
@@ -271,6 +272,16 @@ Result<Syntax> Syntax::from_json(const Json& json) {
   d.name = data->name;
   d.summary = data->summary;
   return Syntax(std::move(data));
+}
+
+std::string Syntax::to_json_text(int indent) const {
+  return to_json(*this).dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+Result<Syntax> Syntax::from_json_text(std::string_view json_text) {
+  Json json = Json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  if (json.is_discarded())
+    return field_error("", "a parser is a JSON object (the text is not JSON)");
+  return syntax_from_json(json);
 }
 
 }  // namespace chatwire::parse

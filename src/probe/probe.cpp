@@ -1,8 +1,6 @@
 // The probe: renders sentinel conversations through the chat layer and reads the template's
 // behaviour from the output. scripts/probe-oracle.py is the same algorithm over the
 // reference renderer; keep the two in step (tests/probe/ compares them on every template).
-#include "chatwire/probe.hpp"
-
 #include <algorithm>
 #include <array>
 #include <fstream>
@@ -15,6 +13,8 @@
 #include <vector>
 
 #include "chatwire/chat.hpp"
+#include "chatwire/probe_json.hpp"
+#include "chatwire/value_json.hpp"
 #include "probe/text.hpp"
 
 namespace chatwire::probe {

@@ -1,11 +1,11 @@
-// JSON -> Profile: the inverse of Profile::to_json (profile_json.cpp), so a profile computed
+// JSON -> Profile: the inverse of to_json(Profile) (profile_json.cpp), so a profile computed
 // once can be cached and loaded back. One function per section, in to_json's order; a new
 // profile field is one line here and one in to_json.
 #include <cstdint>
 #include <string>
 #include <utility>
 
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 
 namespace chatwire::probe {
 
@@ -224,7 +224,7 @@ void read_date(const Reader& r, DateDependence& d) {
 
 }  // namespace
 
-Result<Profile> Profile::from_json(const json& j) {
+Result<Profile> profile_from_json(const json& j) {
   std::optional<Error> error;
   Reader r(j, "", error);
   Profile p;
@@ -350,6 +350,12 @@ Result<Profile> Profile::from_json(const json& j) {
   r.read("renders_used", p.renders_used);
   if (error) return *error;
   return p;
+}
+
+Result<Profile> Profile::from_json_text(std::string_view json_text) {
+  json j = json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  if (j.is_discarded()) return profile_error("", "the profile is not valid JSON");
+  return profile_from_json(j);
 }
 
 }  // namespace chatwire::probe

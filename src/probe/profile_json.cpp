@@ -1,5 +1,5 @@
 // Profile -> JSON, with the keys and order scripts/probe-oracle.py writes.
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 
 namespace chatwire::probe {
 
@@ -13,31 +13,32 @@ json optional_string(const std::optional<std::string>& s) {
 
 }  // namespace
 
-json Profile::to_json() const {
+json to_json(const Profile& p) {
   json j;
-  if (!name.empty()) j["template"] = name;
+  if (!p.name.empty()) j["template"] = p.name;
   j["profile_version"] = kProfileVersion;
-  j["renders"] = renders;
+  j["renders"] = p.renders;
 
   json b;
-  b["conversation"] = baseline.conversation.empty() ? json(nullptr) : json(baseline.conversation);
-  if (baseline.conventions.empty()) {
+  b["conversation"] =
+      p.baseline.conversation.empty() ? json(nullptr) : json(p.baseline.conversation);
+  if (p.baseline.conventions.empty()) {
     b["conventions"] = nullptr;
   } else {
     b["conventions"] = json::object();
-    for (const auto& [axis, value] : baseline.conventions) b["conventions"][axis] = value;
+    for (const auto& [axis, value] : p.baseline.conventions) b["conventions"][axis] = value;
   }
-  b["kept"] = baseline.kept;
-  b["lost"] = baseline.lost;
-  if (!renders) b["error"] = baseline.error.empty() ? json(nullptr) : json(baseline.error);
-  if (renders && baseline.conversation != "full")
-    b["full_conversation_error"] = baseline.full_conversation_error.empty()
+  b["kept"] = p.baseline.kept;
+  b["lost"] = p.baseline.lost;
+  if (!p.renders) b["error"] = p.baseline.error.empty() ? json(nullptr) : json(p.baseline.error);
+  if (p.renders && p.baseline.conversation != "full")
+    b["full_conversation_error"] = p.baseline.full_conversation_error.empty()
                                        ? json(nullptr)
-                                       : json(baseline.full_conversation_error);
+                                       : json(p.baseline.full_conversation_error);
   j["baseline"] = std::move(b);
 
   json c = json::object();
-  for (const auto& conv : conventions) {
+  for (const auto& conv : p.conventions) {
     json e{{"status", status_name(conv.status)}};
     if (conv.status == Status::error)
       e["error"] = conv.error.empty() ? json(nullptr) : json(conv.error);
@@ -47,68 +48,68 @@ json Profile::to_json() const {
   j["conventions"] = std::move(c);
 
   j["tools"] = {
-      {"definitions_rendered", tools.definitions_rendered},
-      {"definitions_location", tools.definitions_location},
-      {"definitions_block", optional_string(tools.definitions_block)},
-      {"parameter_description_required", optional_string(tools.parameter_description_required)}};
-  j["tool_calls"] = {{"rendered", tool_calls.rendered},
-                     {"example", optional_string(tool_calls.example)},
-                     {"id_rendered", tool_calls.id_rendered}};
-  j["tool_results"] = {{"rendered", tool_results.rendered},
-                       {"role", optional_string(tool_results.role)},
-                       {"header", optional_string(tool_results.header)}};
+      {"definitions_rendered", p.tools.definitions_rendered},
+      {"definitions_location", p.tools.definitions_location},
+      {"definitions_block", optional_string(p.tools.definitions_block)},
+      {"parameter_description_required", optional_string(p.tools.parameter_description_required)}};
+  j["tool_calls"] = {{"rendered", p.tool_calls.rendered},
+                     {"example", optional_string(p.tool_calls.example)},
+                     {"id_rendered", p.tool_calls.id_rendered}};
+  j["tool_results"] = {{"rendered", p.tool_results.rendered},
+                       {"role", optional_string(p.tool_results.role)},
+                       {"header", optional_string(p.tool_results.header)}};
   j["reasoning"] = {
-      {"history_kept", reasoning.history_kept},    {"style", reasoning.style},
-      {"field", optional_string(reasoning.field)}, {"open", optional_string(reasoning.open)},
-      {"close", optional_string(reasoning.close)}, {"prompt_opens", reasoning.prompt_opens}};
-  j["system"] = {{"supported", system.supported}};
-  if (!system.error.empty()) j["system"]["error"] = system.error;
-  j["alternation"] = {{"required", alternation.required}};
-  if (!alternation.error.empty()) j["alternation"]["error"] = alternation.error;
-  j["frame"] = {{"generation_prompt", optional_string(frame.generation_prompt)},
-                {"assistant_prefix", optional_string(frame.assistant_prefix)},
-                {"assistant_suffix", optional_string(frame.assistant_suffix)},
-                {"user_prefix", optional_string(frame.user_prefix)},
-                {"user_suffix", optional_string(frame.user_suffix)},
-                {"family", frame.family}};
-  if (!frame.error.empty()) j["frame"]["error"] = frame.error;
-  j["prefill"] = {{"supported", prefill.supported},
-                  {"prefix", optional_string(prefill.prefix)},
-                  {"matches_generation_prompt", prefill.matches_generation_prompt},
-                  {"error", optional_string(prefill.error)}};
+      {"history_kept", p.reasoning.history_kept},    {"style", p.reasoning.style},
+      {"field", optional_string(p.reasoning.field)}, {"open", optional_string(p.reasoning.open)},
+      {"close", optional_string(p.reasoning.close)}, {"prompt_opens", p.reasoning.prompt_opens}};
+  j["system"] = {{"supported", p.system.supported}};
+  if (!p.system.error.empty()) j["system"]["error"] = p.system.error;
+  j["alternation"] = {{"required", p.alternation.required}};
+  if (!p.alternation.error.empty()) j["alternation"]["error"] = p.alternation.error;
+  j["frame"] = {{"generation_prompt", optional_string(p.frame.generation_prompt)},
+                {"assistant_prefix", optional_string(p.frame.assistant_prefix)},
+                {"assistant_suffix", optional_string(p.frame.assistant_suffix)},
+                {"user_prefix", optional_string(p.frame.user_prefix)},
+                {"user_suffix", optional_string(p.frame.user_suffix)},
+                {"family", p.frame.family}};
+  if (!p.frame.error.empty()) j["frame"]["error"] = p.frame.error;
+  j["prefill"] = {{"supported", p.prefill.supported},
+                  {"prefix", optional_string(p.prefill.prefix)},
+                  {"matches_generation_prompt", p.prefill.matches_generation_prompt},
+                  {"error", optional_string(p.prefill.error)}};
   auto optional_bool = [](const std::optional<bool>& b) { return b ? json(*b) : json(nullptr); };
-  j["assistant_masks"] = {{"generation_blocks", assistant_masks.generation_blocks},
-                          {"content_covered", optional_bool(assistant_masks.content_covered)},
-                          {"only_assistant", optional_bool(assistant_masks.only_assistant)},
-                          {"missed", assistant_masks.missed},
-                          {"includes", assistant_masks.includes},
-                          {"masked", assistant_masks.masked}};
+  j["assistant_masks"] = {{"generation_blocks", p.assistant_masks.generation_blocks},
+                          {"content_covered", optional_bool(p.assistant_masks.content_covered)},
+                          {"only_assistant", optional_bool(p.assistant_masks.only_assistant)},
+                          {"missed", p.assistant_masks.missed},
+                          {"includes", p.assistant_masks.includes},
+                          {"masked", p.assistant_masks.masked}};
   auto control_value = [](const ControlValue& v) {
     if (v.error) return json{{"error", *v.error}};
     return json{{"changed", v.changed}, {"prompt", v.prompt}, {"past_reasoning", v.past_reasoning}};
   };
   json controls = json::array();
-  for (const auto& c : thinking_controls.controls)
+  for (const auto& c : p.thinking_controls.controls)
     controls.push_back({{"name", c.name},
                         {"values",
                          {{"true", control_value(c.true_value)},
                           {"false", control_value(c.false_value)},
                           {"string", control_value(c.string_value)}}}});
   json others = json::array();
-  for (const auto& [name, where] : thinking_controls.other_variables)
+  for (const auto& [name, where] : p.thinking_controls.other_variables)
     others.push_back({{"name", name}, {"where", where}});
-  j["thinking_controls"] = {{"candidates", thinking_controls.candidates},
-                            {"prompt", optional_string(thinking_controls.prompt)},
-                            {"past_reasoning", optional_bool(thinking_controls.past_reasoning)},
+  j["thinking_controls"] = {{"candidates", p.thinking_controls.candidates},
+                            {"prompt", optional_string(p.thinking_controls.prompt)},
+                            {"past_reasoning", optional_bool(p.thinking_controls.past_reasoning)},
                             {"controls", std::move(controls)},
                             {"other_variables", std::move(others)}};
-  j["documents"] = {{"rendered", documents.rendered},
-                    {"title_rendered", documents.title_rendered},
-                    {"location", documents.location},
-                    {"block", optional_string(documents.block)},
-                    {"error", optional_string(documents.error)}};
+  j["documents"] = {{"rendered", p.documents.rendered},
+                    {"title_rendered", p.documents.title_rendered},
+                    {"location", p.documents.location},
+                    {"block", optional_string(p.documents.block)},
+                    {"error", optional_string(p.documents.error)}};
   json parts = json::object();
-  for (const auto& part : multimodal.parts) {
+  for (const auto& part : p.multimodal.parts) {
     json e{{"status", part.status}};
     if (part.status == "error") e["error"] = optional_string(part.error);
     if (part.placeholder) {
@@ -117,20 +118,20 @@ json Profile::to_json() const {
     }
     parts[part.type] = std::move(e);
   }
-  j["multimodal"] = {{"text_parts", multimodal.text_parts},
-                     {"error", optional_string(multimodal.error)},
+  j["multimodal"] = {{"text_parts", p.multimodal.text_parts},
+                     {"error", optional_string(p.multimodal.error)},
                      {"parts", std::move(parts)}};
   j["date"] = {
-      {"depends_on_clock", date.depends_on_clock},
-      {"rendered",
-       date.rendered ? json::array({date.rendered->first, date.rendered->second}) : json(nullptr)},
-      {"date_string", date.date_string}};
-  j["bos_token"] = {{"writes_bos_token", bos_token.writes_bos_token},
-                    {"at_start", bos_token.at_start},
-                    {"count", bos_token.count}};
-  j["silent_failures"] = silent_failures;
+      {"depends_on_clock", p.date.depends_on_clock},
+      {"rendered", p.date.rendered ? json::array({p.date.rendered->first, p.date.rendered->second})
+                                   : json(nullptr)},
+      {"date_string", p.date.date_string}};
+  j["bos_token"] = {{"writes_bos_token", p.bos_token.writes_bos_token},
+                    {"at_start", p.bos_token.at_start},
+                    {"count", p.bos_token.count}};
+  j["silent_failures"] = p.silent_failures;
   json bugs = json::array();
-  for (const auto& bug : template_bugs) {
+  for (const auto& bug : p.template_bugs) {
     json e{{"kind", bug.kind}};
     if (bug.kind == "instruction_history_marker_mismatch") {
       e["rendered"] = bug.rendered;
@@ -156,8 +157,12 @@ json Profile::to_json() const {
     bugs.push_back(std::move(e));
   }
   j["template_bugs"] = std::move(bugs);
-  j["renders_used"] = renders_used;
+  j["renders_used"] = p.renders_used;
   return j;
+}
+
+std::string Profile::to_json_text(int indent) const {
+  return to_json(*this).dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace chatwire::probe

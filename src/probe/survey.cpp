@@ -7,7 +7,7 @@
 #include <system_error>
 #include <vector>
 
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 
 namespace chatwire::probe {
 
@@ -288,7 +288,7 @@ json survey_json(const std::vector<SurveyEntry>& entries) {
   json profiles = json::object();
   for (const auto& e : entries) {
     if (e.profile) {
-      profiles[e.name] = e.profile->to_json();
+      profiles[e.name] = to_json(*e.profile);
     } else {
       profiles[e.name] = json{{"error", e.profile.error().to_string()}};
     }
@@ -480,6 +480,10 @@ std::string survey_markdown(const std::vector<SurveyEntry>& entries) {
     }
   }
   return md;
+}
+
+std::string survey_json_text(const std::vector<SurveyEntry>& entries, int indent) {
+  return survey_json(entries).dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace chatwire::probe

@@ -177,9 +177,11 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
   return choice;
 }
 
-Json ParserChoice::to_json() const {
+Json to_json(const ParserChoice& choice) {
+  const auto& [syntax, calls_rendered, calls_read_back, reasoning_rendered, reasoning_read_back,
+               options, verdict, trips, tried, template_bug] = choice;
   Json out = Json::object();
-  out["syntax"] = syntax ? syntax->to_json() : Json();
+  out["syntax"] = syntax ? parse::to_json(*syntax) : Json();
   out["calls_rendered"] = calls_rendered;
   out["calls_read_back"] = calls_read_back;
   out["reasoning_rendered"] = reasoning_rendered;
@@ -206,9 +208,13 @@ Json ParserChoice::to_json() const {
     tried_json.push_back({{"origin", c.origin},
                           {"summary", c.syntax.summary()},
                           {"verdict", c.verdict.empty() ? "read back" : c.verdict},
-                          {"syntax", c.syntax.to_json()}});
+                          {"syntax", parse::to_json(c.syntax)}});
   out["tried"] = std::move(tried_json);
   return out;
+}
+
+std::string ParserChoice::to_json_text(int indent) const {
+  return to_json(*this).dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace chatwire::readback

@@ -6,7 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "chatwire/readback.hpp"
+#include "chatwire/probe_json.hpp"
+#include "chatwire/readback_json.hpp"
 #include "parse/internal.hpp"
 
 namespace chatwire::readback {

@@ -84,7 +84,7 @@ const std::vector<std::string_view>& conversation_texts() {
   return texts;
 }
 
-const Json& round_trip_tools() {
+const Json& round_trip_tools_json() {
   static const Json tools = Json::parse(R"([
     {"type": "function", "function": {"name": "get_weather",
       "description": "Get the weather forecast for a city.",
@@ -97,6 +97,11 @@ const Json& round_trip_tools() {
       "parameters": {"type": "object", "properties": {
         "enabled": {"type": "boolean", "description": "On or off"}},
         "required": ["enabled"]}}}])");
+  return tools;
+}
+
+const parse::Tools& round_trip_tools() {
+  static const parse::Tools tools = *parse::tools_from_json(round_trip_tools_json());
   return tools;
 }
 
@@ -123,7 +128,7 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   RoundTrip trip;
   trip.kind = std::move(kind);
   Json messages = base_messages(p);
-  Json tools = round_trip_tools();
+  Json tools = round_trip_tools_json();
   auto prompt = render({{"messages", messages}, {"tools", tools}, {"add_generation_prompt", true}});
   Json with_turn = messages;
   with_turn.push_back(turn);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "chatwire/value_json.hpp"
 #include "value/internal.hpp"
 #include "value/scan.hpp"
 

@@ -1,8 +1,6 @@
 // The adapter, tested on the bundled templates. Templates are chosen by their measured profile
 // (e.g. "a template whose profile has tool_calls_dropped"), never by name in library code;
 // the oracle goldens (scripts/check-adapt-oracle) are compared template by template.
-#include "chatwire/adapt.hpp"
-
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -18,6 +16,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "chatwire/adapt_json.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
@@ -289,6 +289,41 @@ TEST(Adapt, RequestErrorsWithFieldPaths) {
     EXPECT_EQ(a.error().type, "RequestError") << c.request.dump();
     EXPECT_EQ(a.error().path, c.path) << c.request.dump();
   }
+}
+
+// The request as JSON text (chatwire/adapt.hpp, no nlohmann): the same request path as the
+// JSON object, and text that is not JSON, too large or too deep is a RequestError.
+TEST(Adapt, RequestAsJsonText) {
+  const Loaded* l = pick([](const auto& p) { return p.tool_calls.rendered; });
+  ASSERT_NE(l, nullptr);
+  const json request = adapt::sentinel_request();
+  auto from_json =
+      adapt::adapt_request(request, l->target.profile, *l->target.tmpl, options_for(l->target));
+  auto from_text = adapt::adapt_request(std::string_view(request.dump()), l->target.profile,
+                                        *l->target.tmpl, options_for(l->target));
+  ASSERT_TRUE(from_json) << from_json.error().to_string();
+  ASSERT_TRUE(from_text) << from_text.error().to_string();
+  ASSERT_TRUE(from_json->rendered && from_text->rendered);
+  EXPECT_EQ(from_text->rendered->text, from_json->rendered->text);
+  EXPECT_EQ(from_text->adaptations.size(), from_json->adaptations.size());
+
+  auto options = options_for(l->target);
+  options.input.max_json_depth = 8;
+  options.input.max_request_bytes = 4096;
+  const std::string deep = std::string(20, '[') + std::string(20, ']');
+  const std::string big =
+      "{\"messages\": [{\"role\": \"user\", \"content\": \"" + std::string(5000, 'x') + "\"}]}";
+  for (const std::string& bad : {std::string("{\"messages\": ["), deep, big}) {
+    auto a =
+        adapt::adapt_request(std::string_view(bad), l->target.profile, *l->target.tmpl, options);
+    ASSERT_FALSE(a) << bad.substr(0, 40);
+    EXPECT_EQ(a.error().type, "RequestError") << bad.substr(0, 40);
+  }
+  // A field error in text names the same path as in the object.
+  auto field = adapt::adapt_request(std::string_view(R"({"messages": [42]})"), l->target.profile,
+                                    *l->target.tmpl, options_for(l->target));
+  ASSERT_FALSE(field);
+  EXPECT_EQ(field.error().path, "messages[0]");
 }
 
 // Every bundled template: chatwire's own check agrees with the oracle-rendered goldens of

@@ -15,7 +15,7 @@
 
 #include "chatwire/endpoint.hpp"
 #include "chatwire/endpoint_json.hpp"
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 #include "endpoint/shared.hpp"
 
 namespace fs = std::filesystem;
@@ -143,7 +143,7 @@ TEST(EndpointLoad, CachedProfile) {
   options.profile_json = probed.profile_json();
   options.parser_json = probed.parser_json();
   Endpoint cached = load(kData / "models" / "endpoint" / "qwen3", options);
-  EXPECT_EQ(cached.profile().to_json(), probed.profile().to_json());
+  EXPECT_EQ(cached.profile().to_json_text(), probed.profile().to_json_text());
   EXPECT_EQ(cached.dialect(), probed.dialect());
   EXPECT_EQ(cached.parser_json(), probed.parser_json());
   EXPECT_TRUE(cached.tool_calls_read_back());

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "chatwire/endpoint_json.hpp"
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 #include "endpoint/shared.hpp"
 
 namespace fs = std::filesystem;

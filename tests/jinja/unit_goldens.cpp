@@ -10,6 +10,7 @@
 #include <string>
 
 #include "chatwire/jinja.hpp"
+#include "chatwire/value_json.hpp"
 #include "jinja/test_util.hpp"
 
 namespace {

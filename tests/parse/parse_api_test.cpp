@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "chatwire/parse.hpp"
+#include "chatwire/parse_json.hpp"
 
 namespace {
 
@@ -42,7 +42,7 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                            "xlam"}) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
-    auto r = parse::parse("Hello there.", name, {}, {.enable_thinking = false});
+    auto r = parse::parse("Hello there.", name, parse::Tools{}, {.enable_thinking = false});
     ASSERT_TRUE(r.ok()) << name;
     EXPECT_EQ(r->message.content, "Hello there.") << name;
   }
@@ -87,7 +87,7 @@ TEST(ParseApi, HeldBytesLimitKeepsTextAsContent) {
   parse::Options options;
   options.max_held_bytes = 16;
   std::string text = "Here {\"name\": \"a_rather_long_function_name\", \"parameters\": {}} after";
-  auto r = parse::parse(text, "llama3_json", {}, options);
+  auto r = parse::parse(text, "llama3_json", parse::Tools{}, options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->message.content, text);
   EXPECT_TRUE(r->message.tool_calls.empty());
@@ -99,7 +99,7 @@ TEST(ParseApi, OutputLimitKeepsTheRestAsContent) {
   parse::Options options;
   options.max_output_bytes = 10;
   auto r = parse::parse("Hello <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
-                        "hermes", {}, options);
+                        "hermes", parse::Tools{}, options);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->message.tool_calls.empty());
   EXPECT_EQ(r->message.content,
@@ -175,3 +175,34 @@ TEST(ParseCli, MessageStreamAndBatch) {
 }
 
 }  // namespace
+
+// The tools and the parser description as JSON text (chatwire/parse.hpp, no nlohmann).
+TEST(ParseApi, ToolsAndSyntaxAsJsonText) {
+  const std::string tools_text = R"([{"type": "function", "function": {"name": "f",
+      "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}}])";
+  auto tools = parse::Tools::from_json_text(tools_text);
+  ASSERT_TRUE(tools.ok());
+  EXPECT_EQ(tools->size(), 1u);
+  EXPECT_TRUE(parse::Tools().empty());
+  // Typed by the schema read from the text: the XML value 5 becomes the integer 5.
+  const std::string out =
+      "<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</function>\n</tool_call>";
+  auto r = parse::parse(out, "qwen3_coder", *tools);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->message.tool_calls.size(), 1u);
+  EXPECT_EQ(r->message.tool_calls[0].arguments, R"({"n": 5})");
+  EXPECT_EQ(parse::message_to_json_text(r->message), parse::message_to_json(r->message).dump());
+  for (const char* bad : {"[", "{}", "3"}) {
+    auto t = parse::Tools::from_json_text(bad);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_EQ(t.error().path, "tools") << bad;
+  }
+  auto syntax = parse::Syntax::named("qwen3_coder");
+  ASSERT_TRUE(syntax.ok());
+  auto back = parse::Syntax::from_json_text(syntax->to_json_text());
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(back->to_json_text(), syntax->to_json_text());
+  EXPECT_EQ(parse::to_json(*back), parse::to_json(*syntax));
+  EXPECT_FALSE(parse::Syntax::from_json_text("{").ok());
+  EXPECT_FALSE(parse::Syntax::from_json_text("[]").ok());
+}

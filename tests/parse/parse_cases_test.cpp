@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "chatwire/parse.hpp"
+#include "chatwire/parse_json.hpp"
 
 namespace {
 
@@ -168,7 +168,7 @@ TEST_P(ParseCase, StreamingEqualsOneShot) {
     chunkings.push_back(sizes);
   }
   for (const auto& sizes : chunkings) {
-    auto stream = parse::StreamParser::create(dialect, tools, options);
+    auto stream = parse::stream_parser(dialect, tools, options);
     ASSERT_TRUE(stream.ok());
     std::vector<parse::Delta> deltas;
     std::size_t at = 0;

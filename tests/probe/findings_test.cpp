@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
@@ -312,7 +312,7 @@ TEST(SeedFindings, CppProbeReproducesThem) {
   for (const auto& f : kFindings) {
     auto profile = chatwire::probe::probe_file(template_path(f.template_stem));
     ASSERT_TRUE(profile.ok()) << f.template_stem << ": " << profile.error().to_string();
-    EXPECT_TRUE(f.holds(profile->to_json())) << f.template_stem << ": " << f.what;
+    EXPECT_TRUE(f.holds(to_json(*profile))) << f.template_stem << ": " << f.what;
   }
 }
 
@@ -327,13 +327,13 @@ TEST(TemplateBugs, EachKindFoundWhereItIsAndNotWhereItIsNot) {
       EXPECT_TRUE(bug(golden(stem), c.kind)) << stem << " (oracle): " << c.kind;
       auto profile = chatwire::probe::probe_file(template_path(stem));
       ASSERT_TRUE(profile.ok()) << stem;
-      EXPECT_TRUE(bug(profile->to_json(), c.kind)) << stem << " (C++): " << c.kind;
+      EXPECT_TRUE(bug(to_json(*profile), c.kind)) << stem << " (C++): " << c.kind;
     }
     for (const char* stem : c.has_not) {
       EXPECT_FALSE(bug(golden(stem), c.kind)) << stem << " (oracle): " << c.kind;
       auto profile = chatwire::probe::probe_file(template_path(stem));
       ASSERT_TRUE(profile.ok()) << stem;
-      EXPECT_FALSE(bug(profile->to_json(), c.kind)) << stem << " (C++): " << c.kind;
+      EXPECT_FALSE(bug(to_json(*profile), c.kind)) << stem << " (C++): " << c.kind;
     }
   }
 }

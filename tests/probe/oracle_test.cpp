@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
@@ -102,11 +102,11 @@ TEST_P(ProbeVsOracle, AcceptanceKeys) {
     return;
   }
   ASSERT_TRUE(profile.ok()) << profile.error().to_string();
-  json mine = profile->to_json();
+  json mine = chatwire::probe::to_json(*profile);
   // A cached profile loads back to the same measurements (Profile::from_json).
-  auto back = chatwire::probe::Profile::from_json(mine);
+  auto back = chatwire::probe::profile_from_json(mine);
   ASSERT_TRUE(back.ok()) << back.error().to_string();
-  EXPECT_EQ(back->to_json(), mine);
+  EXPECT_EQ(chatwire::probe::to_json(*back), mine);
   EXPECT_EQ(mine["renders"], golden["renders"]);
   EXPECT_EQ(mine["tools"]["definitions_rendered"], golden["tools"]["definitions_rendered"]);
   EXPECT_EQ(mine["tool_calls"]["rendered"], golden["tool_calls"]["rendered"]);
@@ -129,7 +129,7 @@ TEST_P(ProbeVsOracle, EveryOtherKey) {
     return;
   }
   ASSERT_TRUE(profile.ok()) << profile.error().to_string();
-  json mine = profile->to_json();
+  json mine = chatwire::probe::to_json(*profile);
   EXPECT_EQ(mine["baseline"]["conversation"], golden["baseline"]["conversation"]);
   EXPECT_EQ(mine["baseline"]["conventions"], golden["baseline"]["conventions"]);
   EXPECT_EQ(mine["baseline"]["kept"], golden["baseline"]["kept"]);

@@ -7,11 +7,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "chatwire/probe.hpp"
+#include "chatwire/probe_json.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 using chatwire::probe::Profile;
+using chatwire::probe::profile_from_json;
+using chatwire::probe::to_json;
 
 namespace {
 
@@ -28,9 +30,9 @@ TEST(ProfileJson, OracleProfilesLoadBack) {
     if (e.path().extension() != ".json") continue;
     json golden = load(e.path());
     if (golden.contains("error")) continue;
-    auto p = Profile::from_json(golden);
+    auto p = profile_from_json(golden);
     ASSERT_TRUE(p.ok()) << e.path() << ": " << p.error().to_string();
-    EXPECT_EQ(p->to_json(), golden) << e.path();
+    EXPECT_EQ(to_json(*p), golden) << e.path();
     ++loaded;
   }
   EXPECT_GT(loaded, 0u);
@@ -39,7 +41,7 @@ TEST(ProfileJson, OracleProfilesLoadBack) {
 TEST(ProfileJson, MalformedProfilesNameTheKey) {
   auto profile = chatwire::probe::probe_source("{{ messages[0].content }}");
   ASSERT_TRUE(profile.ok());
-  const json good = profile->to_json();
+  const json good = to_json(*profile);
   struct Case {
     std::string pointer;  // a JSON pointer to change
     json value;
@@ -59,18 +61,34 @@ TEST(ProfileJson, MalformedProfilesNameTheKey) {
   for (const auto& c : cases) {
     json bad = good;
     bad[json::json_pointer(c.pointer)] = c.value;
-    auto p = Profile::from_json(bad);
+    auto p = profile_from_json(bad);
     ASSERT_FALSE(p.ok()) << c.pointer;
     EXPECT_EQ(p.error().type, "ValueError");
     EXPECT_EQ(p.error().path, c.path) << c.pointer << ": " << p.error().to_string();
   }
   json missing = good;
   missing.erase("tool_calls");
-  auto p = Profile::from_json(missing);
+  auto p = profile_from_json(missing);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().path, "tool_calls");
-  EXPECT_FALSE(Profile::from_json(json::array()).ok());
-  EXPECT_FALSE(Profile::from_json(json()).ok());
+  EXPECT_FALSE(profile_from_json(json::array()).ok());
+  EXPECT_FALSE(profile_from_json(json()).ok());
 }
 
 }  // namespace
+
+// The profile as JSON text (chatwire/probe.hpp, no nlohmann): what a server caches.
+TEST(ProfileJson, TextFormLoadsBack) {
+  auto profile = chatwire::probe::probe_source(
+      "{% for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>{% endfor %}");
+  ASSERT_TRUE(profile.ok());
+  const std::string text = profile->to_json_text();
+  EXPECT_EQ(json::parse(text), to_json(*profile));
+  auto back = Profile::from_json_text(text);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(back->to_json_text(), text);
+  EXPECT_EQ(json::parse(profile->to_json_text(1)), to_json(*profile));
+  auto bad = Profile::from_json_text("{\"profile_version\": ");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().type, "ValueError");
+}

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "chatwire/readback.hpp"
+#include "chatwire/readback_json.hpp"
 
 namespace fs = std::filesystem;
 namespace cw = chatwire;

@@ -2,8 +2,6 @@
 // reference renderer (data/goldens/readback/, scripts/readback-oracle.py), and the parser
 // derived from the template's own renders reads its calls and reasoning back, or the template
 // writes them unreadably and the choice says why with the rendered evidence.
-#include "chatwire/readback.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "chatwire/readback_json.hpp"
 
 namespace cw = chatwire;
 namespace fs = std::filesystem;
@@ -146,8 +146,8 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
       if (!t.applicable || !proven) continue;
       cw::readback::RoundTrip whole = t;
       whole.generated = t.full.substr(t.turn_at);
-      auto r = cw::parse::parse(whole.generated, *o.choice.syntax, cw::readback::round_trip_tools(),
-                                o.choice.options);
+      auto r = cw::parse::parse(whole.generated, *o.choice.syntax,
+                                cw::readback::round_trip_tools_json(), o.choice.options);
       ++uncut;
       uncut_ok += r && cw::readback::compare(r->message, whole).empty();
     }
@@ -173,14 +173,15 @@ TEST(Readback, ChosenParserJsonRoundTrip) {
   for (const auto& [name, o] : outcomes()) {
     const auto& c = o.choice;
     if (!c.syntax) continue;
-    auto back = cw::parse::Syntax::from_json(c.syntax->to_json());
+    auto back = cw::parse::syntax_from_json(cw::parse::to_json(*c.syntax));
     ASSERT_TRUE(back) << name << ": " << back.error().message;
-    EXPECT_EQ(back->to_json(), c.syntax->to_json()) << name;
+    EXPECT_EQ(cw::parse::to_json(*back), cw::parse::to_json(*c.syntax)) << name;
     for (const auto& t : c.trips) {
       if (!t.applicable) continue;
-      auto a =
-          cw::parse::parse(t.generated, *c.syntax, cw::readback::round_trip_tools(), c.options);
-      auto b = cw::parse::parse(t.generated, *back, cw::readback::round_trip_tools(), c.options);
+      auto a = cw::parse::parse(t.generated, *c.syntax, cw::readback::round_trip_tools_json(),
+                                c.options);
+      auto b =
+          cw::parse::parse(t.generated, *back, cw::readback::round_trip_tools_json(), c.options);
       ASSERT_TRUE(a && b) << name;
       EXPECT_EQ(cw::parse::message_to_json(a->message), cw::parse::message_to_json(b->message))
           << name;
@@ -206,7 +207,7 @@ TEST(Readback, CraftedShapesReadBack) {
 TEST(Readback, NoMarkerHoldsACallName) {
   for (const auto& [name, o] : outcomes()) {
     if (!o.choice.syntax) continue;
-    std::string markers = o.choice.syntax->to_json().dump();
+    std::string markers = o.choice.syntax->to_json_text();
     markers.erase(0, markers.find("\"family\""));  // the summary and name may quote calls
     EXPECT_EQ(markers.find("get_weather"), std::string::npos) << name;
     EXPECT_EQ(markers.find("set_alarm"), std::string::npos) << name;
@@ -214,10 +215,10 @@ TEST(Readback, NoMarkerHoldsACallName) {
 }
 
 TEST(Readback, SyntaxFromJsonNamesTheBadField) {
-  auto bad = cw::parse::Syntax::from_json(Json{{"family", "json"}, {"sections", "x"}});
+  auto bad = cw::parse::syntax_from_json(Json{{"family", "json"}, {"sections", "x"}});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("sections"), std::string::npos);
-  auto family = cw::parse::Syntax::from_json(Json{{"family", "nope"}});
+  auto family = cw::parse::syntax_from_json(Json{{"family", "nope"}});
   ASSERT_FALSE(family);
   EXPECT_NE(family.error().message.find("family"), std::string::npos);
 }

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "chatwire/value.hpp"
+#include "chatwire/value_json.hpp"
 
 namespace chatwire {
 namespace detail {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "chatwire/value.hpp"
+#include "chatwire/value_json.hpp"
 
 namespace chatwire {
 namespace {

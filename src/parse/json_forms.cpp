@@ -1,0 +1,132 @@
+// The parser's JSON forms (chatwire/parse_json.hpp): tools read from a JSON array, messages,
+// deltas and warnings written as OpenAI JSON, and the overloads that take tools as JSON.
+#include <string>
+
+#include "chatwire/parse_json.hpp"
+#include "parse/internal.hpp"
+
+namespace chatwire::parse {
+
+namespace {
+const Json& null_json() {
+  static const Json null;
+  return null;
+}
+}  // namespace
+
+Result<Tools> tools_from_json(const Json& tools) {
+  if (tools.is_null()) return Tools();
+  if (!tools.is_array())
+    return Error{"ValueError", "tools must be a JSON array of tool definitions", 0, 0, "tools"};
+  return Tools(std::make_shared<const ToolsData>(ToolsData{tools}));
+}
+
+Result<Tools> Tools::from_json_text(std::string_view json_text) {
+  Json tools = Json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  if (tools.is_discarded()) return Error{"ValueError", "tools is not valid JSON", 0, 0, "tools"};
+  return tools_from_json(tools);
+}
+
+bool Tools::empty() const noexcept {
+  return size() == 0;
+}
+std::size_t Tools::size() const noexcept {
+  return data_ ? data_->json.size() : 0;
+}
+
+const Json& tools_json(const Tools& tools) {
+  return tools.data() ? tools.data()->json : null_json();
+}
+
+Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Json& tools,
+                          const Options& options) {
+  auto read = tools_from_json(tools);
+  if (!read) return read.error();
+  return parse(text, dialect, *read, options);
+}
+Result<ParseResult> parse(std::string_view text, const Syntax& syntax, const Json& tools,
+                          const Options& options) {
+  auto read = tools_from_json(tools);
+  if (!read) return read.error();
+  return parse(text, syntax, *read, options);
+}
+Result<StreamParser> stream_parser(std::string_view dialect, const Json& tools,
+                                   const Options& options) {
+  auto read = tools_from_json(tools);
+  if (!read) return read.error();
+  return StreamParser::create(dialect, *read, options);
+}
+Result<StreamParser> stream_parser(const Syntax& syntax, const Json& tools,
+                                   const Options& options) {
+  auto read = tools_from_json(tools);
+  if (!read) return read.error();
+  return StreamParser::create(syntax, *read, options);
+}
+
+namespace {
+// Model output may hold invalid UTF-8; JSON output replaces it instead of failing.
+Json text_json(const std::string& s) {
+  return s;
+}
+}  // namespace
+
+Json message_to_json(const Message& message) {
+  Json j = Json::object();
+  j["role"] = "assistant";
+  j["content"] = message.content.empty() ? Json(nullptr) : text_json(message.content);
+  if (!message.reasoning_content.empty())
+    j["reasoning_content"] = text_json(message.reasoning_content);
+  if (!message.tool_calls.empty()) {
+    Json calls = Json::array();
+    for (const auto& c : message.tool_calls) {
+      Json call = Json::object();
+      call["id"] = c.id;
+      call["type"] = "function";
+      call["function"] = Json{{"name", c.name}, {"arguments", c.arguments}};
+      calls.push_back(std::move(call));
+    }
+    j["tool_calls"] = std::move(calls);
+  }
+  return j;
+}
+
+Json delta_to_json(const Delta& delta) {
+  Json j = Json::object();
+  if (!delta.reasoning_content.empty()) j["reasoning_content"] = delta.reasoning_content;
+  if (!delta.content.empty()) j["content"] = delta.content;
+  if (!delta.tool_calls.empty()) {
+    Json calls = Json::array();
+    for (const auto& t : delta.tool_calls) {
+      Json call = Json::object();
+      call["index"] = t.index;
+      if (!t.id.empty()) {
+        call["id"] = t.id;
+        call["type"] = "function";
+      }
+      Json fn = Json::object();
+      if (!t.name.empty()) fn["name"] = t.name;
+      fn["arguments"] = t.arguments;
+      call["function"] = std::move(fn);
+      calls.push_back(std::move(call));
+    }
+    j["tool_calls"] = std::move(calls);
+  }
+  return j;
+}
+
+Json warnings_to_json(const std::vector<Warning>& warnings) {
+  Json out = Json::array();
+  for (const auto& w : warnings)
+    out.push_back(Json{{"code", w.code}, {"message", w.message}, {"offset", w.offset}});
+  return out;
+}
+
+// Model output may hold invalid UTF-8: the texts replace it (U+FFFD) instead of failing.
+std::string message_to_json_text(const Message& message) {
+  return message_to_json(message).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+std::string delta_to_json_text(const Delta& delta) {
+  return delta_to_json(delta).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace chatwire::parse
