@@ -301,6 +301,8 @@ class Emitter {
   std::string content_ws_, reasoning_ws_;
 };
 
+// A literal at the cursor: there, not there, or not decidable yet (the bytes so far are a prefix
+// of it and more may come).
 enum class Tri { kYes, kNo, kMore };
 // Where emitted text goes: the message's content, its reasoning, or the open call's arguments.
 enum class Route { kContent, kReasoning, kArgs };
@@ -309,7 +311,7 @@ class Core;
 
 // One call-syntax family: its states, its fields and the entry points the text state (or
 // another family) uses to hand it the bytes at the cursor. A family reads and decides through
-// the Core it is given; it never holds bytes of its own beyond the element being decoded.
+// the Core it is given; what it keeps is the element it is decoding (a key, a name, a value).
 //
 // Every entry point the family does not support makes the candidate text (so a table row that
 // names the wrong family degrades to content instead of looping).
