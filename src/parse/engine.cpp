@@ -1,5 +1,6 @@
 // The incremental output parser. One engine runs every dialect: a buffer of the output with a
-// cursor, a state per syntax element, and an emitter that turns decisions into OpenAI deltas.
+// cursor, the text states (content, reasoning, a recipient header), one family per call syntax
+// whose states read the calls, and an emitter that turns decisions into OpenAI deltas.
 //
 // Why it is linear and chunking-invariant:
 //  - every state either consumes bytes it has decided, or stops ("need more") when the bytes it
@@ -12,25 +13,138 @@
 
 namespace chatwire::parse {
 
+// ---- the families ----
+
+namespace {
+// Which family reads which call syntax. A new family is its file (engine_<family>.cpp, defining
+// its make_<family>_family) and one row here.
+struct FamilyRow {
+  CallSyntax syntax;
+  FamilyFactory make;
+};
+constexpr FamilyRow kFamilies[] = {
+    {CallSyntax::kJsonObject, make_json_family},
+    {CallSyntax::kHeaderJson, make_header_json_family},
+    {CallSyntax::kXmlParams, make_xml_family},
+    {CallSyntax::kPythonic, make_pythonic_family},
+    {CallSyntax::kKeyValue, make_pythonic_family},  // key-value calls share the pythonic states
+    {CallSyntax::kHarmony, make_harmony_family},
+};
+
+FamilyFactory factory_of(CallSyntax syntax) {
+  for (const auto& row : kFamilies)
+    if (row.syntax == syntax) return row.make;
+  return nullptr;
+}
+
+// A family that reads nothing: every entry point makes its candidate text.
+class NoFamily final : public Family {
+ public:
+  using Family::Family;
+  bool step() override { return false; }
+};
+}  // namespace
+
+Family& Core::family(CallSyntax syntax) {
+  FamilyFactory make = factory_of(syntax);
+  for (auto& made : families_)
+    if (made.make == make) return *made.family;
+  std::unique_ptr<Family> family =
+      make ? make(*this) : std::unique_ptr<Family>(std::make_unique<NoFamily>(*this));
+  families_.push_back({make, std::move(family)});
+  return *families_.back().family;
+}
+
+void Family::add_triggers(std::vector<std::string_view>&) const {}
+void Family::on_marker(std::size_t, std::size_t) {
+  c_.fallback("not_a_call", "no reader for this call marker");
+}
+void Family::on_bare() {
+  c_.fallback("not_a_call", "no reader for a call list here");
+}
+void Family::on_header() {
+  c_.fallback("not_a_call", "no reader for a call header here");
+}
+void Family::on_list() {
+  c_.fallback("not_a_call", "no reader for a JSON call list here");
+}
+
+// ---- the core ----
+
+// The candidate is not a call: its bytes so far are content, and a warning says why.
+void Core::fallback(std::string code, std::string why) {
+  if (em.in_call()) close_call();
+  std::size_t start = cand == kNone ? pos : cand;
+  em.warn(std::move(code), std::move(why), abs(start));
+  // When calls were already emitted from this block they stay, and the rest continues as text.
+  if (!committed) {
+    if (pos == start && pos < buf.size()) ++pos;  // always progress: the first byte is text
+    emit(Route::kContent, bytes(start, pos));
+  }
+  back_to_text();
+}
+
+void Core::emit_python_calls(const std::vector<PyCall>& calls) {
+  for (const auto& call : calls) {
+    open_call("", call.name);
+    em.args(call.arguments);
+    close_call();
+  }
+  end_block();
+}
+
+bool Core::valid_name(std::string_view name) {
+  if (name.empty() || name.size() > 256) return false;
+  for (char ch : name) {
+    unsigned char u = static_cast<unsigned char>(ch);
+    if (!(std::isalnum(u) || ch == '_' || ch == '-' || ch == '.' || ch == ':' || ch == '/' ||
+          u >= 0x80))
+      return false;
+  }
+  return true;
+}
+
+// ---- the driver ----
+
+Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options options)
+    : c_(std::move(syntax), std::move(tools), std::move(options)) {
+  const Dialect& d = c_.d;
+  if (d.syntax != CallSyntax::kNone) calls_ = &c_.family(d.syntax);
+  build_markers();
+  c_.em.validate_limit = c_.opt.max_validated_argument_bytes;
+  if (c_.opt.reasoning_prefilled) {
+    c_.in_reasoning = true;
+  } else if (c_.opt.enable_thinking.has_value()) {
+    c_.in_reasoning = *c_.opt.enable_thinking;
+  } else {
+    c_.in_reasoning = d.starts_in_reasoning;
+  }
+  if (d.think_open.empty() && d.think_close.empty()) c_.in_reasoning = false;
+  c_.at_reasoning_start = c_.in_reasoning;
+  at_recipient_ =
+      (!d.recipient_open.empty() && !d.recipient_close.empty()) || d.syntax == CallSyntax::kHarmony;
+}
+
 auto Engine::feed(std::string_view chunk) -> std::vector<Delta> {
   if (finished_) return {};
   if (overflow_) {
-    em_.content(chunk);
+    c_.em.content(chunk);
     return take();
   }
-  if (total_ + chunk.size() > opt_.max_output_bytes) {
-    std::size_t room = opt_.max_output_bytes - total_;
-    buf_.append(chunk.substr(0, room));
+  if (total_ + chunk.size() > c_.opt.max_output_bytes) {
+    std::size_t room = c_.opt.max_output_bytes - total_;
+    c_.buf.append(chunk.substr(0, room));
     total_ += room;
-    em_.warn("limit", "output longer than max_output_bytes; the rest is content unparsed", total_);
-    eof_ = true;
+    c_.em.warn("limit", "output longer than max_output_bytes; the rest is content unparsed",
+               total_);
+    c_.eof = true;
     run();
     overflow_ = true;
-    em_.content(chunk.substr(room));
+    c_.em.content(chunk.substr(room));
     return take();
   }
   total_ += chunk.size();
-  buf_.append(chunk);
+  c_.buf.append(chunk);
   run();
   return take();
 }
@@ -39,447 +153,208 @@ auto Engine::finish() -> std::vector<Delta> {
   if (finished_) return {};
   finished_ = true;
   if (!overflow_) {
-    eof_ = true;
+    c_.eof = true;
     run();
   }
   return take();
 }
 
-// ---- setup ----
+// The text states' markers: the family's triggers, reasoning and dropped tokens.
 void Engine::build_markers() {
-  auto add_common = [this](MarkerSet& set) {
+  const Dialect& d = c_.d;
+  auto add_common = [&](MarkerSet& set) {
     for (std::size_t i = 0; i < triggers_.size(); ++i)
       set.add(triggers_[i], kTagTrigger + static_cast<int>(i));
-    for (auto m : d_.dropped) set.add(m, kTagDrop);
+    for (auto m : d.dropped) set.add(m, kTagDrop);
   };
-  switch (d_.syntax) {
-    case CallSyntax::kNone:
-      break;
-    case CallSyntax::kJsonObject:
-      for (const auto& s : d_.sections) triggers_.push_back(s.open);
-      break;
-    case CallSyntax::kHeaderJson:
-    case CallSyntax::kXmlParams:
-      if (!d_.section_open.empty()) triggers_.push_back(d_.section_open);
-      if (!d_.call_open.empty()) triggers_.push_back(d_.call_open);
-      break;
-    case CallSyntax::kPythonic:
-    case CallSyntax::kKeyValue:
-      for (const auto& s : d_.pythonic_sections) triggers_.push_back(s.open);
-      break;
-    case CallSyntax::kHarmony:
-      triggers_.push_back("<|start|>");
-      triggers_.push_back("<|channel|>");
-      break;
-  }
+  if (calls_) calls_->add_triggers(triggers_);
   add_common(content_markers_);
-  if (d_.bare_anywhere)
-    content_markers_.add(d_.syntax == CallSyntax::kPythonic ? "[" : "{", kTagBare);
-  content_markers_.add(d_.think_open, kTagThinkOpen);
-  content_markers_.add(d_.think_close, kTagThinkClose);
-  reasoning_markers_.add(d_.think_close, kTagThinkClose);
-  if (d_.call_ends_reasoning) add_common(reasoning_markers_);
-  for (auto m : d_.dropped) reasoning_markers_.add(m, kTagDrop);
-
-  for (auto m : d_.header_end) header_markers_.add(m, 1);
-  header_markers_.add(d_.id_marker, 2);
-  for (auto m : d_.name_end) name_markers_.add(m, 1);
-  for (auto m : d_.name_stop) name_markers_.add(m, 2);
-  param_name_markers_.add(d_.param_name_end, 1);
-  value_markers_.add(d_.value_close, 1);
-  value_markers_.add(d_.param_open, 2);
-  value_markers_.add(d_.call_close, 2);
-  value_markers_.add(d_.section_close, 2);
-  garbage_markers_.add(d_.param_open, 1);
-  garbage_markers_.add(d_.call_close, 1);
-  garbage_markers_.add(d_.section_close, 1);
-  raw_args_markers_.add(d_.call_close, 1);
-  raw_args_markers_.add(d_.section_close, 1);
-  raw_args_markers_.add(d_.call_open, 1);
-  if (d_.fenced_args) raw_args_markers_.add("```", 1);
-  hm_header_markers_.add("<|message|>", 1);
-  for (auto m : {"<|start|>", "<|end|>", "<|call|>", "<|return|>"}) hm_header_markers_.add(m, 2);
-  for (auto m : {"<|end|>", "<|call|>", "<|return|>"}) hm_body_markers_.add(m, 1);
-  for (auto m : {"<|start|>", "<|channel|>"}) hm_body_markers_.add(m, 2);
-}
-
-// Advances over whitespace; false = ran out of bytes before the input ended.
-bool Engine::skip_ws() {
-  while (pos_ < buf_.size() && is_ws(buf_[pos_])) ++pos_;
-  return pos_ < buf_.size() || eof_;
-}
-
-auto Engine::at(std::string_view lit) const -> Tri {
-  if (lit.empty()) return Tri::kNo;
-  std::size_t n = std::min(avail(), lit.size());
-  if (buf_.compare(pos_, n, lit.substr(0, n)) != 0) return Tri::kNo;
-  if (n == lit.size()) return Tri::kYes;
-  return eof_ ? Tri::kNo : Tri::kMore;
-}
-
-// at(lit), consuming the literal when it is there.
-auto Engine::take(std::string_view lit) -> Tri {
-  Tri t = at(lit);
-  if (t == Tri::kYes) pos_ += lit.size();
-  return t;
-}
-
-// Searches `set` from the resumable scan position (never behind pos_).
-auto Engine::search(const MarkerSet& set) -> MarkerSet::Hit {
-  std::size_t from = std::max(scan_, pos_);
-  MarkerSet::Hit hit = set.find(buf_, from, eof_);
-  scan_ = hit.kind == MarkerSet::Hit::kFound ? hit.at : hit.at;
-  return hit;
-}
-
-// End of the bytes from pos_ that can be emitted now (whole UTF-8 characters only).
-auto Engine::emit_end(std::size_t end) const -> std::size_t {
-  if (eof_) return end;
-  return pos_ + utf8_complete_prefix(std::string_view(buf_).substr(pos_, end - pos_));
-}
-
-void Engine::go(St st) {
-  st_ = st;
-  scan_ = 0;
-}
-
-void Engine::emit(Route route, std::string_view s) {
-  switch (route) {
-    case Route::kContent:
-      em_.content(s);
-      if (content_start_)
-        for (char c : s)
-          if (!is_ws(c)) {
-            content_start_ = false;
-            break;
-          }
-      break;
-    case Route::kReasoning:
-      em_.reasoning(s);
-      break;
-    case Route::kArgs:
-      em_.args(s);
-      break;
-  }
+  if (d.bare_anywhere)
+    content_markers_.add(d.syntax == CallSyntax::kPythonic ? "[" : "{", kTagBare);
+  content_markers_.add(d.think_open, kTagThinkOpen);
+  content_markers_.add(d.think_close, kTagThinkClose);
+  reasoning_markers_.add(d.think_close, kTagThinkClose);
+  if (d.call_ends_reasoning) add_common(reasoning_markers_);
+  for (auto m : d.dropped) reasoning_markers_.add(m, kTagDrop);
 }
 
 auto Engine::take() -> std::vector<Delta> {
   std::vector<Delta> out;
-  out.swap(em_.out);
+  out.swap(c_.em.out);
   return out;
 }
 
 void Engine::compact() {
-  std::size_t keep = cand_ == kNone ? pos_ : std::min(pos_, cand_);
-  if (keep < (std::size_t{1} << 16) || keep * 2 < buf_.size()) return;
-  buf_.erase(0, keep);
-  base_ += keep;
-  pos_ -= keep;
-  if (cand_ != kNone) cand_ -= keep;
-  scan_ = scan_ > keep ? scan_ - keep : 0;
-  mark_ = mark_ > keep ? mark_ - keep : 0;
+  std::size_t keep = c_.cand == kNone ? c_.pos : std::min(c_.pos, c_.cand);
+  if (keep < (std::size_t{1} << 16) || keep * 2 < c_.buf.size()) return;
+  c_.buf.erase(0, keep);
+  c_.base += keep;
+  c_.pos -= keep;
+  if (c_.cand != kNone) c_.cand -= keep;
+  c_.scan = c_.scan > keep ? c_.scan - keep : 0;
+  c_.mark = c_.mark > keep ? c_.mark - keep : 0;
 }
 
-// ---- call lifecycle ----
-void Engine::open_call(std::string id, std::string name) {
-  if (id.empty()) id = opt_.id_prefix + std::to_string(em_.msg.tool_calls.size());
-  em_.begin_call(std::move(id), std::move(name));
-  committed_ = true;
-}
-
-// Drops the block being read (a candidate or emitted calls) and reads text again.
-void Engine::back_to_text() {
-  cand_ = kNone;
-  committed_ = false;
-  go(St::kText);
-}
-
-// Leaves a call block and returns to text.
-void Engine::end_block() {
-  back_to_text();
-  content_start_ = true;
-  after_call_ = true;
-}
-
-// The candidate is not a call: its bytes so far are content, and a warning says why.
-void Engine::fallback(std::string code, std::string why) {
-  if (em_.in_call()) close_call();
-  std::size_t start = cand_ == kNone ? pos_ : cand_;
-  em_.warn(std::move(code), std::move(why), abs(start));
-  // When calls were already emitted from this block they stay, and the rest continues as text.
-  if (!committed_) {
-    if (pos_ == start && pos_ < buf_.size()) ++pos_;  // always progress: the first byte is text
-    emit(Route::kContent, std::string_view(buf_).substr(start, pos_ - start));
-  }
-  back_to_text();
-}
-
-void Engine::truncated(std::string_view what) {
-  em_.warn("truncated", "output ended inside " + std::string(what), abs(pos_));
-}
-
-// ---- the driver ----
 void Engine::run() {
   while (step()) {
   }
 }
 
 bool Engine::step() {
-  if (cand_ != kNone && !committed_ && pos_ > cand_ && pos_ - cand_ > opt_.max_held_bytes) {
-    fallback("limit", "held more than max_held_bytes while deciding whether this is a call");
+  if (c_.cand != kNone && !c_.committed && c_.pos > c_.cand &&
+      c_.pos - c_.cand > c_.opt.max_held_bytes) {
+    c_.fallback("limit", "held more than max_held_bytes while deciding whether this is a call");
     return true;
   }
-  switch (st_) {
-    case St::kRecipient:
-      return recipient();
-    case St::kText:
-      return text();
-    case St::kJoOpen:
-      return jo_open();
-    case St::kJoBody:
-      return jo_body();
-    case St::kJoObjStart:
-      return jo_obj_start();
-    case St::kJoKey:
-      return jo_key();
-    case St::kJoScan:
-      return jo_scan();
-    case St::kJoColon:
-      return jo_colon();
-    case St::kJoValueStart:
-      return jo_value_start();
-    case St::kJoAfterValue:
-      return jo_after_value();
-    case St::kJoArrayNext:
-      return jo_array_next();
-    case St::kJoClose:
-      return jo_close();
-    case St::kBuiltin:
-      return builtin();
-    case St::kBetweenCalls:
-      return between_calls();
-    case St::kHjHeader:
-      return hj_header();
-    case St::kHjId:
-      return hj_id();
-    case St::kHjArgsStart:
-      return hj_args_start();
-    case St::kHjArgs:
-      return hj_args();
-    case St::kHjRaw:
-      return hj_raw();
-    case St::kHjAfterArgs:
-      return hj_after_args();
-    case St::kXpName:
-      return xp_name();
-    case St::kXpParams:
-      return xp_params();
-    case St::kXpGarbage:
-      return xp_garbage();
-    case St::kXpParamName:
-      return xp_param_name();
-    case St::kXpValueOpen:
-      return xp_value_open();
-    case St::kXpValue:
-      return xp_value();
-    case St::kPyBare:
-      return py_bare();
-    case St::kPyWrapped:
-      return py_wrapped();
-    case St::kHmHeader:
-      return hm_header();
-    case St::kHmBody:
-      return hm_body();
-  }
-  return false;
+  if (c_.active) return c_.active->step();
+  if (at_recipient_) return recipient();
+  return text();
 }
 
 // ---- text: content or reasoning, looking for markers ----
 bool Engine::text() {
   compact();
-  if (d_.header_at_start && pos_ == 0 && base_ == 0 && !started_) {
+  const Dialect& d = c_.d;
+  std::string& buf = c_.buf;
+  std::size_t& pos = c_.pos;
+  if (d.header_at_start && pos == 0 && c_.base == 0 && !started_) {
     // Functionary v3.2: the prompt ends with ">>>", so the output starts with a header.
     started_ = true;
-    if (!in_reasoning_) {
-      cand_ = pos_;
-      mark_ = pos_;
-      committed_ = false;
-      go(St::kHjHeader);
+    if (!c_.in_reasoning) {
+      c_.cand = pos;
+      c_.committed = false;
+      c_.family(CallSyntax::kHeaderJson).on_header();
       return true;
     }
   }
   started_ = true;
-  if (in_reasoning_ && at_reasoning_start_) {
+  if (c_.in_reasoning && c_.at_reasoning_start) {
     // The output may still open the reasoning block the options already assumed open.
-    std::size_t p = pos_;
-    while (p < buf_.size() && is_ws(buf_[p])) ++p;
-    if (p == buf_.size() && !eof_) return false;
-    std::size_t save = pos_;
-    pos_ = p;
-    Tri t = take(d_.think_open);  // leading whitespace before the tag is layout
+    std::size_t p = pos;
+    while (p < buf.size() && is_ws(buf[p])) ++p;
+    if (p == buf.size() && !c_.eof) return false;
+    std::size_t save = pos;
+    pos = p;
+    Tri t = c_.take(d.think_open);  // leading whitespace before the tag is layout
     if (t == Tri::kMore) {
-      pos_ = save;
+      pos = save;
       return false;
     }
-    if (t == Tri::kNo) pos_ = save;
-    at_reasoning_start_ = false;
+    if (t == Tri::kNo) pos = save;
+    c_.at_reasoning_start = false;
     return true;
   }
-  if (!in_reasoning_ && content_start_ && (d_.bare_json || d_.pythonic_bare)) {
-    std::size_t p = pos_;
-    while (p < buf_.size() &&
-           (is_ws(buf_[p]) || (after_call_ && d_.bare_separators && buf_[p] == ';')))
+  if (!c_.in_reasoning && c_.content_start && (d.bare_json || d.pythonic_bare)) {
+    std::size_t p = pos;
+    while (p < buf.size() &&
+           (is_ws(buf[p]) || (c_.after_call && d.bare_separators && buf[p] == ';')))
       ++p;
-    if (p == buf_.size() && !eof_) return false;
-    if (p < buf_.size()) {
-      char c = buf_[p];
-      bool json = d_.bare_json && (c == '{' || c == '[');
-      if (json || (d_.pythonic_bare && c == '[')) {
-        if (!after_call_) emit(Route::kContent, std::string_view(buf_).substr(pos_, p - pos_));
-        pos_ = p;
+    if (p == buf.size() && !c_.eof) return false;
+    if (p < buf.size()) {
+      char ch = buf[p];
+      bool json = d.bare_json && (ch == '{' || ch == '[');
+      if (json || (d.pythonic_bare && ch == '[')) {
+        if (!c_.after_call) c_.emit(Route::kContent, c_.bytes(pos, p));
+        pos = p;
         start_bare(json);
-        content_start_ = false;
+        c_.content_start = false;
         return true;
       }
     }
-    content_start_ = false;
-    after_call_ = false;
+    c_.content_start = false;
+    c_.after_call = false;
     return true;
   }
-  after_call_ = false;
-  const MarkerSet& set = in_reasoning_ ? reasoning_markers_ : content_markers_;
-  MarkerSet::Hit hit = set.find(buf_, pos_, eof_);
+  c_.after_call = false;
+  const MarkerSet& set = c_.in_reasoning ? reasoning_markers_ : content_markers_;
+  MarkerSet::Hit hit = set.find(buf, pos, c_.eof);
   if (hit.kind != MarkerSet::Hit::kFound) {
-    std::size_t end = hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf_.size();
-    end = emit_end(end);
-    if (end > pos_) emit(text_route(), std::string_view(buf_).substr(pos_, end - pos_));
-    pos_ = end;
+    std::size_t end = hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size();
+    end = c_.emit_end(end);
+    if (end > pos) c_.emit(c_.text_route(), c_.bytes(pos, end));
+    pos = end;
     return false;
   }
-  if (hit.at > pos_) emit(text_route(), std::string_view(buf_).substr(pos_, hit.at - pos_));
-  pos_ = hit.at;
+  if (hit.at > pos) c_.emit(c_.text_route(), c_.bytes(pos, hit.at));
+  pos = hit.at;
   if (hit.tag == kTagThinkOpen) {
-    pos_ += hit.len;
-    in_reasoning_ = true;
-    at_reasoning_start_ = false;
+    pos += hit.len;
+    c_.in_reasoning = true;
+    c_.at_reasoning_start = false;
     return true;
   }
   if (hit.tag == kTagThinkClose) {
-    if (!in_reasoning_)
-      em_.warn("stray_marker",
-               "reasoning end marker without an open reasoning block (was the reasoning opened "
-               "by the prompt? see reasoning_prefilled); marker removed",
-               abs(pos_));
-    pos_ += hit.len;
-    in_reasoning_ = false;
-    content_start_ = true;
+    if (!c_.in_reasoning)
+      c_.em.warn("stray_marker",
+                 "reasoning end marker without an open reasoning block (was the reasoning opened "
+                 "by the prompt? see reasoning_prefilled); marker removed",
+                 c_.abs(pos));
+    pos += hit.len;
+    c_.in_reasoning = false;
+    c_.content_start = true;
     return true;
   }
   if (hit.tag == kTagDrop) {
-    pos_ += hit.len;
+    pos += hit.len;
     return true;
   }
   if (hit.tag == kTagBare) {
-    start_bare(d_.syntax != CallSyntax::kPythonic);
+    start_bare(d.syntax != CallSyntax::kPythonic);
     return true;
   }
   // A call marker.
-  if (em_.msg.tool_calls.size() >= opt_.max_tool_calls) {
-    em_.warn("limit", "more calls than max_tool_calls; the marker stays text", abs(pos_));
-    emit(Route::kContent, std::string_view(buf_).substr(pos_, hit.len));
-    pos_ += hit.len;
+  if (c_.em.msg.tool_calls.size() >= c_.opt.max_tool_calls) {
+    c_.em.warn("limit", "more calls than max_tool_calls; the marker stays text", c_.abs(pos));
+    c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
+    pos += hit.len;
     return true;
   }
-  in_reasoning_ = false;
-  at_reasoning_start_ = false;
-  cand_ = pos_;
-  committed_ = false;
-  std::size_t index = static_cast<std::size_t>(hit.tag - kTagTrigger);
-  switch (d_.syntax) {
-    case CallSyntax::kJsonObject:
-      jo_bare_ = false;
-      jo_close_ = d_.sections[index].close;
-      jo_builtin_ = d_.builtin_calls && d_.sections[index].close.empty();
-      pos_ += hit.len;
-      go(St::kJoBody);
-      break;
-    case CallSyntax::kHeaderJson:
-    case CallSyntax::kXmlParams:
-      in_section_ = false;
-      go(St::kBetweenCalls);
-      break;
-    case CallSyntax::kPythonic:
-    case CallSyntax::kKeyValue:
-      py_close_ = d_.pythonic_sections[index].close;
-      pos_ += hit.len;
-      mark_ = pos_;
-      go(St::kPyWrapped);
-      break;
-    case CallSyntax::kHarmony:
-      go(St::kHmHeader);
-      break;
-    case CallSyntax::kNone:
-      break;
-  }
+  c_.in_reasoning = false;
+  c_.at_reasoning_start = false;
+  c_.cand = pos;
+  c_.committed = false;
+  calls_->on_marker(static_cast<std::size_t>(hit.tag - kTagTrigger), hit.len);
   return true;
 }
 
-// A call list without a marker (JSON or pythonic) may start at pos_: it is a candidate until
-// it parses.
 void Engine::start_bare(bool json) {
-  cand_ = pos_;
-  committed_ = false;
-  if (!json) {
-    start_py_bare();
-    return;
-  }
-  jo_close_ = {};
-  jo_bare_ = true;
-  go(St::kJoBody);
+  c_.cand = c_.pos;
+  c_.committed = false;
+  c_.family(json ? CallSyntax::kJsonObject : CallSyntax::kPythonic).on_bare();
 }
 
-bool Engine::valid_name(std::string_view name) {
-  if (name.empty() || name.size() > 256) return false;
-  for (char c : name) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (!(std::isalnum(u) || c == '_' || c == '-' || c == '.' || c == ':' || c == '/' || u >= 0x80))
-      return false;
-  }
-  return true;
-}
-
-// ---- a recipient header at the start: `to=name<|message|>` is skipped ----
 bool Engine::recipient() {
   constexpr std::size_t kLongest = 256;  // a header longer than this is text
-  std::size_t p = pos_;
-  while (p < buf_.size() && is_ws(buf_[p])) ++p;
-  std::string_view rest = std::string_view(buf_).substr(p);
+  const Dialect& d = c_.d;
+  std::size_t p = c_.pos;
+  while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+  std::string_view rest = std::string_view(c_.buf).substr(p);
   // Harmony: the prompt ended with `<|start|>assistant`, so the output may begin inside that
   // header with the recipient (` to=functions.f<|channel|>commentary json<|message|>...`).
-  std::string_view open = d_.syntax == CallSyntax::kHarmony ? "to=" : d_.recipient_open;
-  if (rest.size() < open.size() && open.substr(0, rest.size()) == rest && !eof_) return false;
-  if (rest.substr(0, open.size()) != open) {
-    go(St::kText);
+  std::string_view open = d.syntax == CallSyntax::kHarmony ? "to=" : d.recipient_open;
+  if (rest.size() < open.size() && open.substr(0, rest.size()) == rest && !c_.eof) return false;
+  at_recipient_ = false;
+  if (rest.substr(0, open.size()) != open) return true;
+  if (d.syntax == CallSyntax::kHarmony) {
+    // The header is a message's header: the family reads it as after a marker.
+    c_.pos = p;
+    c_.cand = c_.pos;
+    c_.committed = false;
+    c_.in_reasoning = false;
+    c_.at_reasoning_start = false;
+    calls_->on_marker(0, 0);
     return true;
   }
-  if (d_.syntax == CallSyntax::kHarmony) {
-    pos_ = p;
-    cand_ = pos_;
-    committed_ = false;
-    in_reasoning_ = false;
-    at_reasoning_start_ = false;
-    go(St::kHmHeader);
-    return true;
-  }
-  std::size_t close = rest.find(d_.recipient_close, open.size());
+  std::size_t close = rest.find(d.recipient_close, open.size());
   if (close == std::string_view::npos || close > kLongest) {
-    if (!eof_ && rest.size() < kLongest + d_.recipient_close.size()) return false;
-    go(St::kText);
+    if (!c_.eof && rest.size() < kLongest + d.recipient_close.size()) {
+      at_recipient_ = true;
+      return false;
+    }
     return true;
   }
   std::string name(trim(rest.substr(open.size(), close - open.size())));
-  if (valid_name(name)) pos_ = p + close + d_.recipient_close.size();
-  go(St::kText);
+  if (Core::valid_name(name)) c_.pos = p + close + d.recipient_close.size();
   return true;
 }
 
@@ -501,7 +376,7 @@ bool has_dialect(std::string_view name) {
 namespace {
 Result<std::unique_ptr<Engine>> make_engine(const Syntax& syntax, const Tools& tools,
                                             const Options& options) {
-  return std::make_unique<Engine>(syntax.shared(), tools_json(tools), options);
+  return std::make_unique<Engine>(syntax.shared(), tools, options);
 }
 Result<std::unique_ptr<Engine>> make_engine(std::string_view dialect, const Tools& tools,
                                             const Options& options) {

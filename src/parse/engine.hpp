@@ -1,6 +1,8 @@
-// The engine behind parse() and StreamParser: the class, its cursor, markers and emitter.
-// The core (text, markers, emitting) is engine.cpp; each call syntax family's states are
-// one file, engine_<family>.cpp. See engine.cpp for why it is linear and chunking-invariant.
+// The engine behind parse() and StreamParser: the shared core (the buffer and its cursor, the
+// marker sets, the JSON scanner, the emitter, the text/reasoning routing) and the interface of a
+// call-syntax family. The driver and the text states are engine.cpp; each family is one file,
+// engine_<family>.cpp, holding its class, its states and its fields, and one row of the family
+// table in engine.cpp. See engine.cpp for why it is linear and chunking-invariant.
 #pragma once
 
 #include <algorithm>
@@ -186,7 +188,7 @@ enum Tag : int {
   kTagThinkClose,
   kTagDrop,
   kTagBare,
-  kTagTrigger = 100,  // + index into Engine::triggers_
+  kTagTrigger = 100,  // + index into the family's triggers
 };
 
 // Collects decisions into the message and into the deltas of the current feed.
@@ -299,302 +301,233 @@ class Emitter {
   std::string content_ws_, reasoning_ws_;
 };
 
+// A literal at the cursor: there, not there, or not decidable yet (the bytes so far are a prefix
+// of it and more may come).
+enum class Tri { kYes, kNo, kMore };
+// Where emitted text goes: the message's content, its reasoning, or the open call's arguments.
+enum class Route { kContent, kReasoning, kArgs };
+
+class Core;
+
+// One call-syntax family: its states, its fields and the entry points the text state (or
+// another family) uses to hand it the bytes at the cursor. A family reads and decides through
+// the Core it is given; what it keeps is the element it is decoding (a key, a name, a value).
+//
+// Every entry point the family does not support makes the candidate text (so a table row that
+// names the wrong family degrades to content instead of looping).
+class Family {
+ public:
+  explicit Family(Core& core) : c_(core) {}
+  Family(const Family&) = delete;
+  Family& operator=(const Family&) = delete;
+  virtual ~Family() = default;
+
+  // The markers that open a call block of this family, in the order on_marker() numbers them.
+  virtual void add_triggers(std::vector<std::string_view>& triggers) const;
+  // Text found trigger `index` at the cursor (`len` bytes, not consumed); the Core has made the
+  // cursor the candidate's start.
+  virtual void on_marker(std::size_t index, std::size_t len);
+  // A call list without a marker may start at the cursor (bare_json / pythonic_bare).
+  virtual void on_bare();
+  // A call header (name, then arguments) starts at the cursor (Functionary, Mistral's name form).
+  virtual void on_header();
+  // A JSON call list starts at the cursor, after a marker with no closer (Mistral).
+  virtual void on_list();
+
+  // Runs the current state once (the driver's contract: false = needs more bytes).
+  virtual bool step() = 0;
+
+ protected:
+  // Each family keeps its own state enum; its go(state) sets it and calls c_.enter(this).
+  Core& c_;
+};
+
+// The factory of a family; the table in engine.cpp maps each CallSyntax to one.
+using FamilyFactory = std::unique_ptr<Family> (*)(Core&);
+std::unique_ptr<Family> make_json_family(Core& core);
+std::unique_ptr<Family> make_header_json_family(Core& core);
+std::unique_ptr<Family> make_xml_family(Core& core);
+std::unique_ptr<Family> make_pythonic_family(Core& core);
+std::unique_ptr<Family> make_harmony_family(Core& core);
+
+// What every family shares: the buffer and its cursor, the emitter, the text/reasoning routing,
+// the call lifecycle and the limits. The helpers the families call per byte are defined here so
+// they inline into each family's file.
+class Core {
+ public:
+  Core(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options options)
+      : syntax_(std::move(syntax)),
+        tools_holder_(std::move(tools)),
+        d(syntax_->dialect),
+        tools(tools_json(tools_holder_)),
+        opt(std::move(options)) {}
+
+  // ---- buffer helpers ----
+  std::size_t avail() const { return buf.size() - pos; }
+  std::size_t abs(std::size_t rel) const { return base + rel; }
+
+  // Advances over whitespace; false = ran out of bytes before the input ended.
+  bool skip_ws() {
+    while (pos < buf.size() && is_ws(buf[pos])) ++pos;
+    return pos < buf.size() || eof;
+  }
+  Tri at(std::string_view lit) const {
+    if (lit.empty()) return Tri::kNo;
+    std::size_t n = std::min(avail(), lit.size());
+    if (buf.compare(pos, n, lit.substr(0, n)) != 0) return Tri::kNo;
+    if (n == lit.size()) return Tri::kYes;
+    return eof ? Tri::kNo : Tri::kMore;
+  }
+  // at(lit), consuming the literal when it is there.
+  Tri take(std::string_view lit) {
+    Tri t = at(lit);
+    if (t == Tri::kYes) pos += lit.size();
+    return t;
+  }
+  // Searches `set` from the resumable scan position (never behind pos).
+  MarkerSet::Hit search(const MarkerSet& set) {
+    MarkerSet::Hit hit = set.find(buf, std::max(scan, pos), eof);
+    scan = hit.at;
+    return hit;
+  }
+  // End of the bytes from pos that can be emitted now (whole UTF-8 characters only).
+  std::size_t emit_end(std::size_t end) const {
+    if (eof) return end;
+    return pos + utf8_complete_prefix(std::string_view(buf).substr(pos, end - pos));
+  }
+  std::string_view bytes(std::size_t from, std::size_t to) const {
+    return std::string_view(buf).substr(from, to - from);
+  }
+
+  void emit(Route route, std::string_view s) {
+    switch (route) {
+      case Route::kContent:
+        em.content(s);
+        if (content_start)
+          for (char ch : s)
+            if (!is_ws(ch)) {
+              content_start = false;
+              break;
+            }
+        break;
+      case Route::kReasoning:
+        em.reasoning(s);
+        break;
+      case Route::kArgs:
+        em.args(s);
+        break;
+    }
+  }
+  Route text_route() const { return in_reasoning ? Route::kReasoning : Route::kContent; }
+
+  // ---- states ----
+  // Makes `family` the one the driver steps; its own state says which of its states runs.
+  void enter(Family* family) {
+    active = family;
+    scan = 0;
+  }
+  // The family that reads `syntax` (made on first use: a family may hand over to another, as
+  // Mistral's JSON list and name forms share one marker).
+  Family& family(CallSyntax syntax);
+
+  // ---- call lifecycle ----
+  void open_call(std::string id, std::string name) {
+    if (id.empty()) id = opt.id_prefix + std::to_string(em.msg.tool_calls.size());
+    em.begin_call(std::move(id), std::move(name));
+    committed = true;
+  }
+  void close_call(bool checked = true) { em.end_call(abs(pos), checked); }
+  // Calls read from Python syntax (builtin or pythonic) end their block.
+  void emit_python_calls(const std::vector<PyCall>& calls);
+
+  // Drops the block being read (a candidate or emitted calls) and reads text again.
+  void back_to_text() {
+    cand = kNone;
+    committed = false;
+    enter(nullptr);
+  }
+  // Leaves a call block and returns to text.
+  void end_block() {
+    back_to_text();
+    content_start = true;
+    after_call = true;
+  }
+  // The candidate is not a call: its bytes so far are content, and a warning says why.
+  void fallback(std::string code, std::string why);
+  void truncated(std::string_view what) {
+    em.warn("truncated", "output ended inside " + std::string(what), abs(pos));
+  }
+
+  static bool valid_name(std::string_view name);
+
+  // ---- state ----
+ private:
+  std::shared_ptr<const SyntaxData> syntax_;  // keeps the dialect's strings alive
+  Tools tools_holder_;                        // keeps the request's tools alive for `tools`
+  struct Made {
+    FamilyFactory make;
+    std::unique_ptr<Family> family;
+  };
+  std::vector<Made> families_;
+
+ public:
+  const Dialect& d;
+  const Json& tools;  // the request's tools, shared (not copied) by every parser of the request
+  const Options opt;
+  Emitter em;
+
+  std::string buf;
+  std::size_t base = 0;      // absolute offset of buf[0]
+  std::size_t pos = 0;       // first undecided byte
+  std::size_t scan = 0;      // where the current state's marker search resumes
+  std::size_t mark = 0;      // start of the element being read (header, value, body)
+  std::size_t cand = kNone;  // start of a call block not yet known to be one
+  bool eof = false;
+  Family* active = nullptr;  // the family being stepped; nullptr = the text states
+
+  bool in_reasoning = false, at_reasoning_start = false;
+  bool content_start = true, after_call = false;
+  bool committed = false;  // a call of the current block was emitted
+};
+
+// The driver: feeds bytes, runs the text states (the recipient header, text, reasoning) and
+// steps the active family.
 class Engine {
  public:
-  Engine(std::shared_ptr<const SyntaxData> syntax, Json tools, Options options)
-      : syntax_(std::move(syntax)),
-        d_(syntax_->dialect),
-        tools_(std::move(tools)),
-        opt_(std::move(options)) {
-    build_markers();
-    em_.validate_limit = opt_.max_validated_argument_bytes;
-    if (opt_.reasoning_prefilled) {
-      in_reasoning_ = true;
-    } else if (opt_.enable_thinking.has_value()) {
-      in_reasoning_ = *opt_.enable_thinking;
-    } else {
-      in_reasoning_ = d_.starts_in_reasoning;
-    }
-    if (d_.think_open.empty() && d_.think_close.empty()) in_reasoning_ = false;
-    at_reasoning_start_ = in_reasoning_;
-    if ((!d_.recipient_open.empty() && !d_.recipient_close.empty()) ||
-        d_.syntax == CallSyntax::kHarmony)
-      st_ = St::kRecipient;
-  }
+  Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options options);
 
   std::vector<Delta> feed(std::string_view chunk);
 
   std::vector<Delta> finish();
 
-  const Message& message() const { return em_.msg; }
-  const std::vector<Warning>& warnings() const { return em_.warnings; }
-  void one_shot() { em_.collect_deltas = false; }
-  ParseResult take_result() { return ParseResult{std::move(em_.msg), std::move(em_.warnings)}; }
+  const Message& message() const { return c_.em.msg; }
+  const std::vector<Warning>& warnings() const { return c_.em.warnings; }
+  void one_shot() { c_.em.collect_deltas = false; }
+  ParseResult take_result() { return ParseResult{std::move(c_.em.msg), std::move(c_.em.warnings)}; }
 
  private:
-  enum class St {
-    kRecipient,  // the start of the output, where a recipient header may stand
-    kText,
-    // JSON call objects
-    kJoOpen,
-    kJoBody,
-    kJoObjStart,
-    kJoKey,
-    kJoScan,
-    kJoColon,
-    kJoValueStart,
-    kJoAfterValue,
-    kJoArrayNext,
-    kJoClose,
-    kBuiltin,
-    // between calls (header + JSON arguments, XML parameters)
-    kBetweenCalls,
-    // header + JSON arguments
-    kHjHeader,
-    kHjId,
-    kHjArgsStart,
-    kHjArgs,
-    kHjRaw,
-    kHjAfterArgs,
-    // XML parameters
-    kXpName,
-    kXpParams,
-    kXpGarbage,
-    kXpParamName,
-    kXpValueOpen,
-    kXpValue,
-    // pythonic
-    kPyBare,
-    kPyWrapped,
-    // harmony
-    kHmHeader,
-    kHmBody,
-  };
-  enum class Sink { kSkip, kKey, kName, kId, kArgsRaw, kArgsStream };
-  enum class Tri { kYes, kNo, kMore };
-  enum class Route { kContent, kReasoning, kArgs };
-
-  // ---- setup ----
   void build_markers();
-
-  // ---- buffer helpers ----
-  std::size_t avail() const { return buf_.size() - pos_; }
-  std::size_t abs(std::size_t rel) const { return base_ + rel; }
-
-  // Advances over whitespace; false = ran out of bytes before the input ended.
-  bool skip_ws();
-  Tri at(std::string_view lit) const;
-  // at(lit), consuming the literal when it is there.
-  Tri take(std::string_view lit);
-  // Searches `set` from the resumable scan position (never behind pos_).
-  MarkerSet::Hit search(const MarkerSet& set);
-  // End of the bytes from pos_ that can be emitted now (whole UTF-8 characters only).
-  std::size_t emit_end(std::size_t end) const;
-  void go(St st);
-
-  void emit(Route route, std::string_view s);
-  Route text_route() const { return in_reasoning_ ? Route::kReasoning : Route::kContent; }
-
   std::vector<Delta> take();
-
   void compact();
-
-  // ---- call lifecycle ----
-  void open_call(std::string id, std::string name);
-  void close_call(bool checked = true) { em_.end_call(abs(pos_), checked); }
-
-  // Drops the block being read (a candidate or emitted calls) and reads text again.
-  void back_to_text();
-  // Leaves a call block and returns to text.
-  void end_block();
-  // The candidate is not a call: its bytes so far are content, and a warning says why.
-  void fallback(std::string code, std::string why);
-  void truncated(std::string_view what);
-
-  // ---- the driver ----
   void run();
-
   bool step();
 
   // ---- text: content or reasoning, looking for markers ----
   bool text();
-
-  // A call list without a marker (JSON or pythonic) may start at pos_: it is a candidate until
+  // A call list without a marker (JSON or pythonic) may start at pos: it is a candidate until
   // it parses.
   void start_bare(bool json);
-
-  // ---- JSON call objects ----
-  bool jo_open() { return false; }
-
-  bool jo_body();
-
-  bool jo_obj_start();
-
-  void bad_object(std::string why);
-
-  bool jo_key();
-
-  bool jo_truncated();
-
-  void start_scan(Sink sink, St after);
-
-  bool jo_scan();
-
-  static std::string decode_string(std::string_view raw);
-
-  bool jo_colon();
-
-  static bool one_of(const std::vector<std::string_view>& keys, std::string_view key);
-
-  bool jo_value_start();
-
-  bool jo_after_value();
-
-  // Arguments written as a JSON string holding JSON (Granite 4) are used as that JSON.
-  static std::string normalize_args(const std::string& raw);
-
-  void finish_object_call();
-
-  void object_end();
-
-  bool jo_array_next();
-
-  bool jo_close();
-
-  // Calls read from Python syntax (builtin or pythonic) end their block.
-  void emit_python_calls(const std::vector<PyCall>& calls);
-
-  // `<|python_tag|>name.call(k="v")`: buffered to the end of the output, parsed once.
-  bool builtin();
-
-  // ---- sections of calls (header + JSON arguments, XML parameters) ----
-
-  // Before a call, between calls, or after the last call of a header-JSON or XML block.
-  // Whitespace after a call is layout only if another call follows: looks before consuming.
-  bool between_calls();
-
-  // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes
-  // leaves pos_ at the call marker, kNo leaves pos_ where it was.
-  Tri skip_function_line();
-
-  // ---- header + JSON arguments ----
-  void end_block_or_fallback();
-
-  static bool valid_name(std::string_view name);
-
-  bool hj_header();
-
-  bool hj_id();
-
-  bool hj_args_start();
-
-  bool hj_args();
-
-  bool hj_raw();
-
-  bool hj_after_args();
-
-  // The one tool whose parameters hold every argument key (or the only tool); "" if ambiguous.
-  std::string infer_tool_name(const std::string& args) const;
-
-  void resolve_inferred();
-
-  // ---- XML parameters ----
-  // `name="x"` / `="x"` / `x` -> x
-  static std::string attr_name(std::string_view header);
-
-  bool xp_name();
-
-  void close_xml_call();
-
-  bool xp_params();
-
-  bool xp_garbage();
-
-  bool xp_param_name();
-
-  bool xp_value_open();
-
-  void param_prefix();
-
-  bool streams_as_string() const;
-
-  // End of buf_[from..end) without the value's trailing layout (see ValueFraming).
-  std::size_t without_trailing_layout(std::size_t from, std::size_t end) const;
-
-  bool xp_value();
-
-  // ---- pythonic ----
-  void start_py_bare();
-
-  // Bare `[f(a=1), ...]`: held until the list closes (strings and brackets tracked), parsed once.
-  bool py_bare();
-
-  bool py_emit(std::string_view body, bool unterminated);
-
-  bool py_wrapped();
-
   // ---- a recipient header at the start: `to=name<|message|>` is skipped ----
   bool recipient();
 
-  // ---- harmony ----
-  bool hm_header();
-
-  bool hm_body();
-
-  // ---- state ----
-  std::shared_ptr<const SyntaxData> syntax_;  // keeps the dialect's strings alive
-  const Dialect& d_;
-  Json tools_;
-  Options opt_;
-  Emitter em_;
-
-  std::string buf_;
-  std::size_t base_ = 0;      // absolute offset of buf_[0]
-  std::size_t pos_ = 0;       // first undecided byte
-  std::size_t scan_ = 0;      // where the current state's marker search resumes
-  std::size_t mark_ = 0;      // start of the element being read (header, value, body)
-  std::size_t cand_ = kNone;  // start of a call block not yet known to be one
+  Core c_;
+  Family* calls_ = nullptr;  // the family of the dialect's call syntax (nullptr: none)
   std::size_t total_ = 0;
-  bool eof_ = false, finished_ = false, overflow_ = false, started_ = false;
-  St st_ = St::kText;  // kRecipient at the start when the dialect has a recipient header
-
-  bool in_reasoning_ = false, at_reasoning_start_ = false;
-  bool content_start_ = true, after_call_ = false;
-  bool committed_ = false;  // a call of the current block was emitted
+  bool finished_ = false, overflow_ = false, started_ = false;
+  bool at_recipient_ = false;  // the output's start, where a recipient header may stand
 
   std::vector<std::string_view> triggers_;
-  MarkerSet content_markers_, reasoning_markers_, header_markers_, name_markers_,
-      param_name_markers_, value_markers_, garbage_markers_, raw_args_markers_, hm_header_markers_,
-      hm_body_markers_;
-
-  // JSON objects
-  std::string_view jo_close_;
-  bool jo_array_ = false, jo_builtin_ = false, jo_bare_ = false;
-  JsonScanner scanner_;
-  Sink sink_ = Sink::kSkip;
-  St after_scan_ = St::kText;
-  std::size_t scan_start_ = 0, obj_start_ = 0;
-  std::string key_, name_, id_, args_raw_;
-  bool has_name_ = false, has_id_ = false, has_args_ = false, streaming_ = false;
-
-  // sections (header JSON, XML)
-  bool in_section_ = false;
-  bool infer_name_ = false;  // Kimi bare counter id: name inferred once the arguments are read
-  std::string infer_args_;
-  // XML parameters
-  std::string param_;
-  ParamTypes types_;
-  bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
-       quote_open_ = false;
-  // pythonic
-  std::string_view py_close_;
-  int py_depth_ = 0;
-  char py_quote_ = 0;
-  bool hj_id_done_ = false;  // id_first: the id of the header being read is taken
-  bool py_escape_ = false, py_checked_ = false;
-  // harmony
-  Route hm_route_ = Route::kContent;
+  MarkerSet content_markers_, reasoning_markers_;
 };
 
 }  // namespace chatwire::parse

@@ -1,26 +1,73 @@
-// The engine's states for gpt-oss's Harmony messages: channels and recipients.
+// The Harmony family (gpt-oss): messages with a channel and a recipient; a message to a
+// function is a call, the analysis channel is reasoning, the rest is content.
 #include "parse/engine.hpp"
 
 namespace chatwire::parse {
 
-// ---- harmony ----
-bool Engine::hm_header() {
-  if (at("<|start|>") == Tri::kYes && pos_ == cand_) {
-    pos_ += 9;
-    mark_ = pos_;
-  } else if (pos_ == cand_) {
-    mark_ = pos_;
+namespace {
+
+class HarmonyFamily final : public Family {
+ public:
+  explicit HarmonyFamily(Core& core) : Family(core) {
+    header_markers_.add("<|message|>", 1);
+    for (auto m : {"<|start|>", "<|end|>", "<|call|>", "<|return|>"}) header_markers_.add(m, 2);
+    for (auto m : {"<|end|>", "<|call|>", "<|return|>"}) body_markers_.add(m, 1);
+    for (auto m : {"<|start|>", "<|channel|>"}) body_markers_.add(m, 2);
   }
-  MarkerSet::Hit hit = search(hm_header_markers_);
+
+  void add_triggers(std::vector<std::string_view>& triggers) const override {
+    triggers.push_back("<|start|>");
+    triggers.push_back("<|channel|>");
+  }
+  // The header is read from the marker on (or from a recipient at the output's start).
+  void on_marker(std::size_t, std::size_t) override { go(St::kHeader); }
+
+  bool step() override {
+    switch (st_) {
+      case St::kHeader:
+        return hm_header();
+      case St::kBody:
+        return hm_body();
+    }
+    return false;
+  }
+
+ private:
+  enum class St {
+    kHeader,  // `<|start|>assistant<|channel|>commentary to=functions.f json<|message|>`
+    kBody,    // the message, up to its end marker
+  };
+
+  void go(St state) {
+    st_ = state;
+    c_.enter(this);
+  }
+
+  bool hm_header();
+  bool hm_body();
+
+  St st_ = St::kHeader;
+  MarkerSet header_markers_, body_markers_;
+  Route route_ = Route::kContent;  // where the message's body goes
+};
+
+bool HarmonyFamily::hm_header() {
+  if (c_.at("<|start|>") == Tri::kYes && c_.pos == c_.cand) {
+    c_.pos += 9;
+    c_.mark = c_.pos;
+  } else if (c_.pos == c_.cand) {
+    c_.mark = c_.pos;
+  }
+  MarkerSet::Hit hit = c_.search(header_markers_);
   if (hit.kind != MarkerSet::Hit::kFound || hit.tag != 1) {
-    if (hit.kind != MarkerSet::Hit::kFound && !eof_) return false;
+    if (hit.kind != MarkerSet::Hit::kFound && !c_.eof) return false;
     // No <|message|>: the header is not a message; it stays text.
-    pos_ = hit.kind == MarkerSet::Hit::kFound ? hit.at : buf_.size();
-    fallback("malformed_message", "harmony header without <|message|>");
+    c_.pos = hit.kind == MarkerSet::Hit::kFound ? hit.at : c_.buf.size();
+    c_.fallback("malformed_message", "harmony header without <|message|>");
     return true;
   }
-  std::string_view header = std::string_view(buf_).substr(mark_, hit.at - mark_);
-  pos_ = hit.at + hit.len;
+  std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
+  c_.pos = hit.at + hit.len;
   std::string recipient, channel;
   if (auto p = header.find("to="); p != std::string_view::npos) {
     std::string_view v = header.substr(p + 3);
@@ -32,40 +79,46 @@ bool Engine::hm_header() {
     auto e = v.find_first_of(" \t\n<");
     channel.assign(v.substr(0, e));
   }
-  cand_ = kNone;
+  c_.cand = kNone;
   std::string name = recipient;
   if (name.starts_with("functions.")) name.erase(0, 10);
-  if (!recipient.empty() && !valid_name(name)) {
-    em_.warn("not_a_call",
-             "harmony recipient '" + recipient + "' is not a function name; body kept as content",
-             abs(mark_));
-    hm_route_ = Route::kContent;
+  if (!recipient.empty() && !c_.valid_name(name)) {
+    c_.em.warn("not_a_call",
+               "harmony recipient '" + recipient + "' is not a function name; body kept as content",
+               c_.abs(c_.mark));
+    route_ = Route::kContent;
   } else if (!recipient.empty()) {
-    open_call("", name);
-    hm_route_ = Route::kArgs;
+    c_.open_call("", name);
+    route_ = Route::kArgs;
   } else if (channel == "analysis") {
-    hm_route_ = Route::kReasoning;
+    route_ = Route::kReasoning;
   } else {
-    hm_route_ = Route::kContent;
+    route_ = Route::kContent;
   }
-  go(St::kHmBody);
+  go(St::kBody);
   return true;
 }
 
-bool Engine::hm_body() {
-  MarkerSet::Hit hit = search(hm_body_markers_);
+bool HarmonyFamily::hm_body() {
+  MarkerSet::Hit hit = c_.search(body_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
-    std::size_t end = emit_end(hit.at);
-    if (end > pos_) emit(hm_route_, std::string_view(buf_).substr(pos_, end - pos_));
-    pos_ = end;
-    if (!eof_) return false;
+    std::size_t end = c_.emit_end(hit.at);
+    if (end > c_.pos) c_.emit(route_, std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
+    c_.pos = end;
+    if (!c_.eof) return false;
   } else {
-    if (hit.at > pos_) emit(hm_route_, std::string_view(buf_).substr(pos_, hit.at - pos_));
-    pos_ = hit.at + (hit.tag == 1 ? hit.len : 0);
+    if (hit.at > c_.pos) c_.emit(route_, std::string_view(c_.buf).substr(c_.pos, hit.at - c_.pos));
+    c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
   }
-  if (hm_route_ == Route::kArgs) close_call();
-  back_to_text();
+  if (route_ == Route::kArgs) c_.close_call();
+  c_.back_to_text();
   return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Family> make_harmony_family(Core& core) {
+  return std::make_unique<HarmonyFamily>(core);
 }
 
 }  // namespace chatwire::parse

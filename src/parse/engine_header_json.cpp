@@ -1,139 +1,136 @@
-// The engine's states for sections of calls and header + JSON arguments: name<sep>{..}.
-#include "parse/engine.hpp"
+// The header + JSON family: a call marker, a name (and id) header, a separator, JSON arguments,
+// an optional end marker (`<tool_call>name<sep>{..}</tool_call>`, Kimi's ids, DeepSeek's fenced
+// arguments, Mistral's `name[ARGS]{..}`, Functionary's `>>>name\n{..}`).
+#include "parse/engine_section.hpp"
 
 namespace chatwire::parse {
 
-// Before a call, between calls, or after the last call of a header-JSON or XML block.
-// Whitespace after a call is layout only if another call follows: looks before consuming.
-bool Engine::between_calls() {
-  const std::size_t before_ws = pos_;
-  auto need_more = [&] {
-    pos_ = before_ws;
-    return false;
-  };
-  std::size_t p = pos_;
-  while (p < buf_.size() && is_ws(buf_[p])) ++p;
-  if (p == buf_.size() && !eof_) return false;
-  pos_ = p;
-  if (pos_ == buf_.size()) {
-    if (in_section_) truncated("a tool-call section");
-    end_block_or_fallback();
-    return true;
+namespace {
+
+class HeaderJsonFamily final : public SectionFamily {
+ public:
+  explicit HeaderJsonFamily(Core& core) : SectionFamily(core) {
+    const Dialect& d = c_.d;
+    for (auto m : d.header_end) header_markers_.add(m, 1);
+    header_markers_.add(d.id_marker, 2);
+    raw_args_markers_.add(d.call_close, 1);
+    raw_args_markers_.add(d.section_close, 1);
+    raw_args_markers_.add(d.call_open, 1);
+    if (d.fenced_args) raw_args_markers_.add("```", 1);
   }
-  Tri t = at(d_.section_open);
-  if (t == Tri::kMore) return need_more();
-  if (t == Tri::kYes && !in_section_) {
-    pos_ += d_.section_open.size();
-    in_section_ = true;
-    return true;
-  }
-  t = take(d_.call_open);
-  if (t == Tri::kMore) return need_more();
-  if (t == Tri::kYes) {
-    mark_ = pos_;
+
+  void on_header() override {
+    c_.mark = c_.pos;
     name_.clear();
     id_.clear();
-    go(d_.syntax == CallSyntax::kXmlParams ? St::kXpName : St::kHjHeader);
-    return true;
+    in_section_ = false;
+    go(St::kHeader);
   }
-  if (!in_section_) {
-    pos_ = before_ws;  // what follows the call is text, with its layout
-    end_block_or_fallback();
-    return true;
-  }
-  t = take(d_.section_close);
-  if (t == Tri::kMore) return need_more();
-  if (t == Tri::kYes) {
-    end_block_or_fallback();
-    return true;
-  }
-  for (auto noise : d_.noise) {
-    t = take(noise);
-    if (t == Tri::kMore) return need_more();
-    if (t == Tri::kYes) return true;
-  }
-  if (d_.syntax == CallSyntax::kXmlParams) {
-    t = skip_function_line();
-    if (t == Tri::kMore) return need_more();
-    if (t == Tri::kYes) return true;
-    if (committed_) em_.warn("missing_marker", "tool-call section not closed", abs(pos_));
-  } else {
-    em_.warn("malformed_call", "unexpected text inside the tool-call section", abs(pos_));
-  }
-  end_block_or_fallback();
-  return true;
-}
 
-// A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes
-// leaves pos_ at the call marker, kNo leaves pos_ where it was.
-auto Engine::skip_function_line() -> Tri {
-  std::size_t q = pos_;
-  while (q < buf_.size() && q - pos_ < 256 &&
-         (std::isalnum(static_cast<unsigned char>(buf_[q])) || buf_[q] == '_' || buf_[q] == '-' ||
-          buf_[q] == '.' || is_ws(buf_[q])))
-    ++q;
-  if (q == pos_) return Tri::kNo;
-  if (q == buf_.size() && !eof_) return Tri::kMore;
-  std::size_t save = pos_;
-  pos_ = q;
-  Tri t = at(d_.call_open);
-  if (t == Tri::kNo) pos_ = save;
-  return t;
-}
-
-// ---- header + JSON arguments ----
-void Engine::end_block_or_fallback() {
-  if (committed_ || cand_ == kNone) {
-    end_block();
-  } else {
-    fallback("not_a_call", "tool-call section without a call");
+  bool step() override {
+    switch (st_) {
+      case St::kBetweenCalls:
+        return between_calls();
+      case St::kHeader:
+        return hj_header();
+      case St::kId:
+        return hj_id();
+      case St::kArgsStart:
+        return hj_args_start();
+      case St::kArgs:
+        return hj_args();
+      case St::kRaw:
+        return hj_raw();
+      case St::kAfterArgs:
+        return hj_after_args();
+    }
+    return false;
   }
-}
 
-bool Engine::hj_header() {
-  if (d_.json_list_calls && pos_ == mark_) {
+ private:
+  enum class St {
+    kBetweenCalls,
+    kHeader,     // the name (or id) header, up to its end marker
+    kId,         // an id after the name (Mistral)
+    kArgsStart,  // fences and layout before the arguments
+    kArgs,       // a JSON value, streamed as it is lexed
+    kRaw,        // the text up to the end marker, streamed
+    kAfterArgs,  // the call's end marker
+  };
+
+  void go(St state) {
+    st_ = state;
+    c_.enter(this);
+  }
+  void go_between_calls() override { go(St::kBetweenCalls); }
+  void begin_call() override {
+    c_.mark = c_.pos;
+    name_.clear();
+    id_.clear();
+    go(St::kHeader);
+  }
+
+  bool hj_header();
+  bool hj_id();
+  bool hj_args_start();
+  bool hj_args();
+  bool hj_raw();
+  bool hj_after_args();
+  // The one tool whose parameters hold every argument key (or the only tool); "" if ambiguous.
+  std::string infer_tool_name(const std::string& args) const;
+  void resolve_inferred();
+
+  St st_ = St::kBetweenCalls;
+  MarkerSet header_markers_, raw_args_markers_;
+  JsonScanner scanner_;
+  std::string name_, id_;
+  bool id_done_ = false;     // id_first: the id of the header being read is taken
+  bool infer_name_ = false;  // Kimi bare counter id: name inferred once the arguments are read
+  std::string infer_args_;
+};
+
+bool HeaderJsonFamily::hj_header() {
+  if (c_.d.json_list_calls && c_.pos == c_.mark) {
     // Mistral: `[TOOL_CALLS][{"name": .., "arguments": ..}]` after the same marker.
-    std::size_t p = pos_;
-    while (p < buf_.size() && is_ws(buf_[p])) ++p;
-    if (p == buf_.size() && !eof_) return false;
-    if (p < buf_.size() && (buf_[p] == '[' || buf_[p] == '{')) {
-      pos_ = p;
-      jo_close_ = {};
-      jo_bare_ = false;
-      jo_builtin_ = false;
-      go(St::kJoBody);
+    std::size_t p = c_.pos;
+    while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+    if (p == c_.buf.size() && !c_.eof) return false;
+    if (p < c_.buf.size() && (c_.buf[p] == '[' || c_.buf[p] == '{')) {
+      c_.pos = p;
+      c_.family(CallSyntax::kJsonObject).on_list();
       return true;
     }
   }
-  MarkerSet::Hit hit = search(header_markers_);
+  MarkerSet::Hit hit = c_.search(header_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
-    if (!eof_) return false;
-    pos_ = buf_.size();
-    if (!d_.content_name.empty() && trim(std::string_view(buf_).substr(mark_)) == d_.content_name) {
-      end_block();
+    if (!c_.eof) return false;
+    c_.pos = c_.buf.size();
+    if (!c_.d.content_name.empty() &&
+        trim(std::string_view(c_.buf).substr(c_.mark)) == c_.d.content_name) {
+      c_.end_block();
       return true;
     }
-    fallback("truncated", "output ended inside a call header");
+    c_.fallback("truncated", "output ended inside a call header");
     return true;
   }
-  std::string header(trim(std::string_view(buf_).substr(mark_, hit.at - mark_)));
-  pos_ = hit.at + hit.len;
-  if (d_.id_first && hit.tag == 2 && !hj_id_done_) {
+  std::string header(trim(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark)));
+  c_.pos = hit.at + hit.len;
+  if (c_.d.id_first && hit.tag == 2 && !id_done_) {
     // `id<id_marker>name<header_end>`: the id came first; the name follows.
     id_ = std::move(header);
-    hj_id_done_ = true;
-    mark_ = pos_;
+    id_done_ = true;
+    c_.mark = c_.pos;
     return true;
   }
-  hj_id_done_ = false;
-  if (!d_.content_name.empty() && header == d_.content_name) {
+  id_done_ = false;
+  if (!c_.d.content_name.empty() && header == c_.d.content_name) {
     // Functionary's "all" recipient: what follows is content.
-    in_reasoning_ = false;
-    back_to_text();
+    c_.in_reasoning = false;
+    c_.back_to_text();
     return true;
   }
   infer_name_ = false;
-  if (d_.id_in_header) {
+  if (c_.d.id_in_header) {
     // Kimi: the header is the id "functions.name:index"; a bare counter "0" names no function,
     // which is then inferred from the tools by the argument keys.
     id_ = header;
@@ -149,7 +146,7 @@ bool Engine::hj_header() {
       infer_args_.clear();
       name = "inferred";
     } else if (colon == std::string_view::npos || !all_digits(name.substr(colon + 1))) {
-      fallback("not_a_call", "call id is not of the form name:index");
+      c_.fallback("not_a_call", "call id is not of the form name:index");
       return true;
     } else {
       name = name.substr(0, colon);
@@ -157,170 +154,171 @@ bool Engine::hj_header() {
     name_.assign(name);
   } else {
     name_ = header;
-    if (!d_.type_separator.empty()) {
-      if (auto p = name_.find(d_.type_separator); p != std::string::npos)
-        name_ = std::string(trim(std::string_view(name_).substr(p + d_.type_separator.size())));
+    if (!c_.d.type_separator.empty()) {
+      if (auto p = name_.find(c_.d.type_separator); p != std::string::npos)
+        name_ = std::string(trim(std::string_view(name_).substr(p + c_.d.type_separator.size())));
     }
   }
-  if (!valid_name(name_)) {
-    fallback("not_a_call", "call header is not a function name");
+  if (!c_.valid_name(name_)) {
+    c_.fallback("not_a_call", "call header is not a function name");
     return true;
   }
-  if (hit.tag == 2 && !d_.id_first) {
-    mark_ = pos_;
-    go(St::kHjId);
+  if (hit.tag == 2 && !c_.d.id_first) {
+    c_.mark = c_.pos;
+    go(St::kId);
     return true;
   }
-  go(St::kHjArgsStart);
+  go(St::kArgsStart);
   return true;
 }
 
-bool Engine::hj_id() {
-  MarkerSet::Hit hit = search(header_markers_);
+bool HeaderJsonFamily::hj_id() {
+  MarkerSet::Hit hit = c_.search(header_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
-    if (!eof_) return false;
-    pos_ = buf_.size();
-    fallback("truncated", "output ended inside a call id");
+    if (!c_.eof) return false;
+    c_.pos = c_.buf.size();
+    c_.fallback("truncated", "output ended inside a call id");
     return true;
   }
-  id_.assign(trim(std::string_view(buf_).substr(mark_, hit.at - mark_)));
-  pos_ = hit.at + hit.len;
-  go(St::kHjArgsStart);
+  id_.assign(trim(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark)));
+  c_.pos = hit.at + hit.len;
+  go(St::kArgsStart);
   return true;
 }
 
-bool Engine::hj_args_start() {
-  if (!skip_ws()) return false;
-  if (d_.fenced_args) {
+bool HeaderJsonFamily::hj_args_start() {
+  if (!c_.skip_ws()) return false;
+  if (c_.d.fenced_args) {
     for (std::string_view fence : {std::string_view("```json"), std::string_view("```")}) {
-      Tri t = take(fence);
+      Tri t = c_.take(fence);
       if (t == Tri::kMore) return false;
       if (t == Tri::kYes) break;
     }
-    if (!skip_ws()) return false;
+    if (!c_.skip_ws()) return false;
   }
-  if (!infer_name_) open_call(id_, name_);
-  if (pos_ == buf_.size()) {
-    truncated("a tool call");
+  if (!infer_name_) c_.open_call(id_, name_);
+  if (c_.pos == c_.buf.size()) {
+    c_.truncated("a tool call");
     resolve_inferred();
-    close_call(false);
-    end_block();
+    c_.close_call(false);
+    c_.end_block();
     return true;
   }
   // With an end marker (special tokens that cannot occur in JSON) the arguments are the text
   // up to it, valid JSON or not; without one, a JSON value ends them.
-  if (!d_.call_close.empty() || d_.fenced_args) {
-    go(St::kHjRaw);
+  if (!c_.d.call_close.empty() || c_.d.fenced_args) {
+    go(St::kRaw);
     return true;
   }
-  char c = buf_[pos_];
+  char c = c_.buf[c_.pos];
   if (c == '{' || c == '[' || c == '"') {
     scanner_.reset();
-    go(St::kHjArgs);
+    go(St::kArgs);
   } else {
-    em_.warn("invalid_arguments", "arguments are not JSON; kept as written", abs(pos_));
-    go(St::kHjRaw);
+    c_.em.warn("invalid_arguments", "arguments are not JSON; kept as written", c_.abs(c_.pos));
+    go(St::kRaw);
   }
   return true;
 }
 
-bool Engine::hj_args() {
-  std::size_t n = scanner_.feed(buf_.data() + pos_, buf_.size() - pos_);
-  std::size_t end = scanner_.done() ? pos_ + n : emit_end(pos_ + n);
-  if (end > pos_) em_.args(std::string_view(buf_).substr(pos_, end - pos_));
-  pos_ = end;
+bool HeaderJsonFamily::hj_args() {
+  std::size_t n = scanner_.feed(c_.buf.data() + c_.pos, c_.buf.size() - c_.pos);
+  std::size_t end = scanner_.done() ? c_.pos + n : c_.emit_end(c_.pos + n);
+  if (end > c_.pos) c_.em.args(std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
+  c_.pos = end;
   if (scanner_.done()) {
-    go(St::kHjAfterArgs);
+    go(St::kAfterArgs);
     return true;
   }
-  if (!eof_) return false;
-  truncated("tool call arguments");
-  close_call(false);
-  end_block();
+  if (!c_.eof) return false;
+  c_.truncated("tool call arguments");
+  c_.close_call(false);
+  c_.end_block();
   return true;
 }
 
-bool Engine::hj_raw() {
-  MarkerSet::Hit hit = search(raw_args_markers_);
-  std::size_t end = hit.kind == MarkerSet::Hit::kNotFound ? emit_end(buf_.size()) : hit.at;
+bool HeaderJsonFamily::hj_raw() {
+  MarkerSet::Hit hit = c_.search(raw_args_markers_);
+  std::size_t end = hit.kind == MarkerSet::Hit::kNotFound ? c_.emit_end(c_.buf.size()) : hit.at;
   std::size_t stop = end;
   if (hit.kind == MarkerSet::Hit::kFound) {
-    while (stop > pos_ && is_ws(buf_[stop - 1])) --stop;  // layout before the end marker
-  } else if (!eof_) {
-    while (stop > pos_ && is_ws(buf_[stop - 1])) --stop;  // might be layout: hold
+    while (stop > c_.pos && is_ws(c_.buf[stop - 1])) --stop;  // layout before the end marker
+  } else if (!c_.eof) {
+    while (stop > c_.pos && is_ws(c_.buf[stop - 1])) --stop;  // might be layout: hold
   }
-  if (stop > pos_) {
-    std::string_view piece = std::string_view(buf_).substr(pos_, stop - pos_);
+  if (stop > c_.pos) {
+    std::string_view piece = std::string_view(c_.buf).substr(c_.pos, stop - c_.pos);
     if (infer_name_) {
       infer_args_.append(piece);
     } else {
-      em_.args(piece);
+      c_.em.args(piece);
     }
   }
-  pos_ = stop;
+  c_.pos = stop;
   if (hit.kind == MarkerSet::Hit::kFound) {
-    pos_ = hit.at;
-    go(St::kHjAfterArgs);
+    c_.pos = hit.at;
+    go(St::kAfterArgs);
     return true;
   }
-  if (!eof_) return false;
-  pos_ = buf_.size();
+  if (!c_.eof) return false;
+  c_.pos = c_.buf.size();
   resolve_inferred();
-  close_call(false);
-  end_block();
+  c_.close_call(false);
+  c_.end_block();
   return true;
 }
 
-bool Engine::hj_after_args() {
-  std::size_t save = pos_;
-  if (!skip_ws()) {
-    pos_ = save;
+bool HeaderJsonFamily::hj_after_args() {
+  std::size_t save = c_.pos;
+  if (!c_.skip_ws()) {
+    c_.pos = save;
     return false;
   }
-  if (d_.fenced_args) {
-    if (take("```") == Tri::kMore) {
-      pos_ = save;
+  if (c_.d.fenced_args) {
+    if (c_.take("```") == Tri::kMore) {
+      c_.pos = save;
       return false;
     }
-    if (!skip_ws()) {
-      pos_ = save;
+    if (!c_.skip_ws()) {
+      c_.pos = save;
       return false;
     }
   }
-  Tri t = at(d_.call_close);
+  Tri t = c_.at(c_.d.call_close);
   if (t == Tri::kMore) {
-    pos_ = save;
+    c_.pos = save;
     return false;
   }
   resolve_inferred();
-  close_call();
+  c_.close_call();
   if (t == Tri::kYes) {
-    pos_ += d_.call_close.size();
+    c_.pos += c_.d.call_close.size();
   } else {
-    if (!d_.call_close.empty() && pos_ < buf_.size())
-      em_.warn("missing_marker", "call not closed with " + std::string(d_.call_close), abs(pos_));
-    if (d_.call_close.empty() || !in_section_) pos_ = save;  // what follows is text
+    if (!c_.d.call_close.empty() && c_.pos < c_.buf.size())
+      c_.em.warn("missing_marker", "call not closed with " + std::string(c_.d.call_close),
+                 c_.abs(c_.pos));
+    if (c_.d.call_close.empty() || !in_section_) c_.pos = save;  // what follows is text
   }
   if (in_section_) {
     go(St::kBetweenCalls);
   } else {
-    end_block();
+    c_.end_block();
   }
   return true;
 }
 
 // The one tool whose parameters hold every argument key (or the only tool); "" if ambiguous.
-auto Engine::infer_tool_name(const std::string& args) const -> std::string {
-  if (!tools_.is_array()) return "";
+auto HeaderJsonFamily::infer_tool_name(const std::string& args) const -> std::string {
+  if (!c_.tools.is_array()) return "";
   auto fn_of = [](const Json& tool) -> const Json& {
     auto it = tool.find("function");
     return it != tool.end() && it->is_object() ? *it : tool;
   };
-  if (tools_.size() == 1) return fn_of(tools_[0]).value("name", "");
+  if (c_.tools.size() == 1) return fn_of(c_.tools[0]).value("name", "");
   Json parsed = Json::parse(args, nullptr, false);
   if (!parsed.is_object()) return "";
   std::string found;
-  for (const auto& tool : tools_) {
+  for (const auto& tool : c_.tools) {
     if (!tool.is_object()) continue;
     const Json& fn = fn_of(tool);
     const Json* props = nullptr;
@@ -336,22 +334,28 @@ auto Engine::infer_tool_name(const std::string& args) const -> std::string {
   return found;
 }
 
-void Engine::resolve_inferred() {
+void HeaderJsonFamily::resolve_inferred() {
   if (!infer_name_) return;
   infer_name_ = false;
   std::string name = infer_tool_name(infer_args_);
   if (name.empty()) {
-    em_.warn("not_a_call",
-             "call id '" + id_ +
-                 "' names no function and the tools do not identify one; kept as content",
-             abs(pos_));
+    c_.em.warn("not_a_call",
+               "call id '" + id_ +
+                   "' names no function and the tools do not identify one; kept as content",
+               c_.abs(c_.pos));
     // Lossless: with no call yet, the whole block becomes content when it ends.
-    if (committed_) emit(Route::kContent, infer_args_);
+    if (c_.committed) c_.emit(Route::kContent, infer_args_);
   } else {
-    open_call(id_, name);
-    em_.args(infer_args_);
+    c_.open_call(id_, name);
+    c_.em.args(infer_args_);
   }
   infer_args_.clear();
+}
+
+}  // namespace
+
+std::unique_ptr<Family> make_header_json_family(Core& core) {
+  return std::make_unique<HeaderJsonFamily>(core);
 }
 
 }  // namespace chatwire::parse

@@ -1,101 +1,204 @@
-// The engine's states for JSON call objects: {"name", "arguments"} after a marker, bare, or in a
-// list.
+// The JSON call-object family: {"name", "arguments"} after a marker, bare, or in a list; and
+// Llama's builtin calls (`<|python_tag|>name.call(k=v)`), which follow the same marker.
 #include "parse/engine.hpp"
 
 namespace chatwire::parse {
 
-bool Engine::jo_body() {
-  if (!skip_ws()) return false;
-  if (pos_ == buf_.size()) {
-    fallback("not_a_call", "call marker at the end of the output");
+namespace {
+
+class JsonFamily final : public Family {
+ public:
+  explicit JsonFamily(Core& core) : Family(core) {}
+
+  void add_triggers(std::vector<std::string_view>& triggers) const override {
+    for (const auto& s : c_.d.sections) triggers.push_back(s.open);
+  }
+  void on_marker(std::size_t index, std::size_t len) override {
+    bare_ = false;
+    close_ = c_.d.sections[index].close;
+    builtin_ = c_.d.builtin_calls && c_.d.sections[index].close.empty();
+    c_.pos += len;
+    go(St::kBody);
+  }
+  void on_bare() override {
+    close_ = {};
+    bare_ = true;
+    go(St::kBody);
+  }
+  void on_list() override {
+    close_ = {};
+    bare_ = false;
+    builtin_ = false;
+    go(St::kBody);
+  }
+
+  bool step() override {
+    switch (st_) {
+      case St::kBody:
+        return jo_body();
+      case St::kObjStart:
+        return jo_obj_start();
+      case St::kKey:
+        return jo_key();
+      case St::kScan:
+        return jo_scan();
+      case St::kColon:
+        return jo_colon();
+      case St::kValueStart:
+        return jo_value_start();
+      case St::kAfterValue:
+        return jo_after_value();
+      case St::kArrayNext:
+        return array_next();
+      case St::kClose:
+        return jo_close();
+      case St::kBuiltin:
+        return builtin();
+    }
+    return false;
+  }
+
+ private:
+  enum class St {
+    kBody,      // after the marker: an object, a list, a builtin call or a name header
+    kObjStart,  // a call object (or the list's end)
+    kKey,
+    kScan,  // a JSON value being lexed; its sink decides what it becomes
+    kColon,
+    kValueStart,
+    kAfterValue,
+    kArrayNext,
+    kClose,  // the section's close marker
+    kBuiltin,
+  };
+  // What a scanned value is for.
+  enum class Sink { kSkip, kKey, kName, kId, kArgsRaw, kArgsStream };
+
+  void go(St state) {
+    st_ = state;
+    c_.enter(this);
+  }
+
+  bool jo_body();
+  bool jo_obj_start();
+  void bad_object(std::string why);
+  bool jo_key();
+  bool jo_truncated();
+  void start_scan(Sink sink, St after);
+  bool jo_scan();
+  static std::string decode_string(std::string_view raw);
+  bool jo_colon();
+  static bool one_of(const std::vector<std::string_view>& keys, std::string_view key);
+  bool jo_value_start();
+  bool jo_after_value();
+  // Arguments written as a JSON string holding JSON (Granite 4) are used as that JSON.
+  static std::string normalize_args(const std::string& raw);
+  void finish_object_call();
+  void object_end();
+  bool array_next();
+  bool jo_close();
+  // `<|python_tag|>name.call(k="v")`: buffered to the end of the output, parsed once.
+  bool builtin();
+
+  St st_ = St::kBody;
+  std::string_view close_;  // the section's close marker ("" = none)
+  bool array_ = false, builtin_ = false, bare_ = false;
+  JsonScanner scanner_;
+  Sink sink_ = Sink::kSkip;
+  St after_scan_ = St::kBody;
+  std::size_t scan_start_ = 0, obj_start_ = 0;
+  std::string key_, name_, id_, args_raw_;
+  bool has_name_ = false, has_id_ = false, has_args_ = false, streaming_ = false;
+};
+
+bool JsonFamily::jo_body() {
+  if (!c_.skip_ws()) return false;
+  if (c_.pos == c_.buf.size()) {
+    c_.fallback("not_a_call", "call marker at the end of the output");
     return true;
   }
-  char c = buf_[pos_];
+  char c = c_.buf[c_.pos];
   if (c == '[') {
-    jo_array_ = true;
-    ++pos_;
-    go(St::kJoObjStart);
+    array_ = true;
+    ++c_.pos;
+    go(St::kObjStart);
     return true;
   }
   if (c == '{') {
-    jo_array_ = false;
-    go(St::kJoObjStart);
+    array_ = false;
+    go(St::kObjStart);
     return true;
   }
-  if (jo_builtin_) {
-    mark_ = pos_;
+  if (builtin_) {
+    c_.mark = c_.pos;
     go(St::kBuiltin);
     return true;
   }
-  if (!d_.header_end.empty() && !jo_bare_) {
+  if (!c_.d.header_end.empty() && !bare_) {
     // Mistral: `[TOOL_CALLS]name[ARGS]{..}` after the same marker as the JSON list form.
-    mark_ = pos_;
-    name_.clear();
-    id_.clear();
-    in_section_ = false;
-    go(St::kHjHeader);
+    c_.family(CallSyntax::kHeaderJson).on_header();
     return true;
   }
-  fallback("not_a_call", "expected a JSON object or array after the call marker");
+  c_.fallback("not_a_call", "expected a JSON object or array after the call marker");
   return true;
 }
 
-bool Engine::jo_obj_start() {
-  if (!skip_ws()) return false;
-  if (pos_ == buf_.size()) {
-    if (committed_) {
-      truncated("a call list");
-      end_block();
+bool JsonFamily::jo_obj_start() {
+  if (!c_.skip_ws()) return false;
+  if (c_.pos == c_.buf.size()) {
+    if (c_.committed) {
+      c_.truncated("a call list");
+      c_.end_block();
     } else {
-      fallback("truncated", "output ended inside a call list");
+      c_.fallback("truncated", "output ended inside a call list");
     }
     return true;
   }
-  char c = buf_[pos_];
+  char c = c_.buf[c_.pos];
   if (c == '{') {
-    obj_start_ = pos_;
+    obj_start_ = c_.pos;
     key_.clear();
     name_.clear();
     id_.clear();
     args_raw_.clear();
     has_name_ = has_id_ = has_args_ = streaming_ = false;
-    ++pos_;
-    go(St::kJoKey);
+    ++c_.pos;
+    go(St::kKey);
     return true;
   }
-  if (c == ']' && jo_array_) {
-    ++pos_;
-    go(St::kJoClose);
+  if (c == ']' && array_) {
+    ++c_.pos;
+    go(St::kClose);
     return true;
   }
   bad_object("expected '{' in the call list");
   return true;
 }
 
-void Engine::bad_object(std::string why) {
+void JsonFamily::bad_object(std::string why) {
   if (streaming_) {
-    close_call();
-    em_.warn("malformed_call", why, abs(pos_));
+    c_.close_call();
+    c_.em.warn("malformed_call", why, c_.abs(c_.pos));
     streaming_ = false;
-    go(St::kJoClose);
+    go(St::kClose);
     return;
   }
-  if (committed_) {
+  if (c_.committed) {
     // Earlier calls of this block stand; this object's text stays content.
-    em_.warn("not_a_call", why, abs(obj_start_));
-    emit(Route::kContent, std::string_view(buf_).substr(obj_start_, pos_ - obj_start_));
-    end_block();
+    c_.em.warn("not_a_call", why, c_.abs(obj_start_));
+    c_.emit(Route::kContent, std::string_view(c_.buf).substr(obj_start_, c_.pos - obj_start_));
+    c_.end_block();
     return;
   }
-  fallback("not_a_call", std::move(why));
+  c_.fallback("not_a_call", std::move(why));
 }
 
-bool Engine::jo_key() {
-  if (!skip_ws()) return false;
-  if (pos_ == buf_.size()) return jo_truncated();
-  char c = buf_[pos_];
+bool JsonFamily::jo_key() {
+  if (!c_.skip_ws()) return false;
+  if (c_.pos == c_.buf.size()) return jo_truncated();
+  char c = c_.buf[c_.pos];
   if (c == '}') {
-    ++pos_;
+    ++c_.pos;
     object_end();
     return true;
   }
@@ -103,73 +206,73 @@ bool Engine::jo_key() {
     bad_object("expected a key in the call object");
     return true;
   }
-  start_scan(Sink::kKey, St::kJoColon);
+  start_scan(Sink::kKey, St::kColon);
   return true;
 }
 
-bool Engine::jo_truncated() {
-  if (jo_bare_ && !committed_) {
-    fallback("truncated", "output ended inside a JSON object");
+bool JsonFamily::jo_truncated() {
+  if (bare_ && !c_.committed) {
+    c_.fallback("truncated", "output ended inside a JSON object");
     return true;
   }
   if (streaming_) {
-    truncated("tool call arguments");
-    close_call(false);
+    c_.truncated("tool call arguments");
+    c_.close_call(false);
     streaming_ = false;
-    end_block();
+    c_.end_block();
     return true;
   }
-  if (has_name_ && (has_args_ || !d_.args_required) && !args_raw_.empty()) {
+  if (has_name_ && (has_args_ || !c_.d.args_required) && !args_raw_.empty()) {
     // The arguments are complete; only the object's end is missing.
-    truncated("a call object");
+    c_.truncated("a call object");
     finish_object_call();
-    end_block();
+    c_.end_block();
     return true;
   }
-  if (committed_) {
-    truncated("a call list");
-    emit(Route::kContent, std::string_view(buf_).substr(obj_start_, pos_ - obj_start_));
-    end_block();
+  if (c_.committed) {
+    c_.truncated("a call list");
+    c_.emit(Route::kContent, std::string_view(c_.buf).substr(obj_start_, c_.pos - obj_start_));
+    c_.end_block();
     return true;
   }
-  fallback("truncated", "output ended inside a call object");
+  c_.fallback("truncated", "output ended inside a call object");
   return true;
 }
 
-void Engine::start_scan(Sink sink, St after) {
+void JsonFamily::start_scan(Sink sink, St after) {
   sink_ = sink;
   after_scan_ = after;
   scanner_.reset();
-  scan_start_ = pos_;
-  go(St::kJoScan);
+  scan_start_ = c_.pos;
+  go(St::kScan);
 }
 
-bool Engine::jo_scan() {
-  std::size_t n = scanner_.feed(buf_.data() + pos_, buf_.size() - pos_);
+bool JsonFamily::jo_scan() {
+  std::size_t n = scanner_.feed(c_.buf.data() + c_.pos, c_.buf.size() - c_.pos);
   if (sink_ == Sink::kArgsStream) {
-    std::size_t end = scanner_.done() ? pos_ + n : emit_end(pos_ + n);
-    if (end > pos_) em_.args(std::string_view(buf_).substr(pos_, end - pos_));
-    pos_ = end;
+    std::size_t end = scanner_.done() ? c_.pos + n : c_.emit_end(c_.pos + n);
+    if (end > c_.pos) c_.em.args(std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
+    c_.pos = end;
   } else {
-    pos_ += n;
+    c_.pos += n;
   }
   if (!scanner_.done()) {
-    if (!eof_ || !scanner_.finish()) {
-      if (eof_) return jo_truncated();
+    if (!c_.eof || !scanner_.finish()) {
+      if (c_.eof) return jo_truncated();
       return false;
     }
   }
-  if (scanner_.max_depth() > opt_.max_json_depth) {
-    em_.warn("limit", "JSON nested deeper than max_json_depth", abs(scan_start_));
+  if (scanner_.max_depth() > c_.opt.max_json_depth) {
+    c_.em.warn("limit", "JSON nested deeper than max_json_depth", c_.abs(scan_start_));
   }
-  std::string_view raw = std::string_view(buf_).substr(scan_start_, pos_ - scan_start_);
+  std::string_view raw = std::string_view(c_.buf).substr(scan_start_, c_.pos - scan_start_);
   switch (sink_) {
     case Sink::kKey:
       key_ = decode_string(raw);
       break;
     case Sink::kName:
       name_ = decode_string(raw);
-      has_name_ = valid_name(name_);
+      has_name_ = c_.valid_name(name_);
       break;
     case Sink::kId:
       id_ = decode_string(raw);
@@ -186,64 +289,64 @@ bool Engine::jo_scan() {
   return true;
 }
 
-auto Engine::decode_string(std::string_view raw) -> std::string {
+auto JsonFamily::decode_string(std::string_view raw) -> std::string {
   if (!raw.empty() && raw.front() == '"' && Json::accept(raw))
     return Json::parse(raw).get<std::string>();
   return std::string(raw);
 }
 
-bool Engine::jo_colon() {
-  if (!skip_ws()) return false;
-  if (pos_ == buf_.size()) return jo_truncated();
-  if (buf_[pos_] != ':') {
+bool JsonFamily::jo_colon() {
+  if (!c_.skip_ws()) return false;
+  if (c_.pos == c_.buf.size()) return jo_truncated();
+  if (c_.buf[c_.pos] != ':') {
     bad_object("expected ':' after a key");
     return true;
   }
-  ++pos_;
-  go(St::kJoValueStart);
+  ++c_.pos;
+  go(St::kValueStart);
   return true;
 }
 
-bool Engine::one_of(const std::vector<std::string_view>& keys, std::string_view key) {
+bool JsonFamily::one_of(const std::vector<std::string_view>& keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-bool Engine::jo_value_start() {
-  if (!skip_ws()) return false;
-  if (pos_ == buf_.size()) return jo_truncated();
+bool JsonFamily::jo_value_start() {
+  if (!c_.skip_ws()) return false;
+  if (c_.pos == c_.buf.size()) return jo_truncated();
   Sink sink = Sink::kSkip;
-  if (one_of(d_.name_keys, key_) && !has_name_ && buf_[pos_] == '"') {
+  if (one_of(c_.d.name_keys, key_) && !has_name_ && c_.buf[c_.pos] == '"') {
     // (an empty or invalid name makes the object not a call; checked when it is decoded)
     sink = Sink::kName;
-  } else if (one_of(d_.id_keys, key_) && !has_id_) {
+  } else if (one_of(c_.d.id_keys, key_) && !has_id_) {
     sink = Sink::kId;
-  } else if (one_of(d_.args_keys, key_) && !has_args_) {
+  } else if (one_of(c_.d.args_keys, key_) && !has_args_) {
     has_args_ = true;
-    bool id_settled = d_.id_keys.empty() || has_id_;
+    bool id_settled = c_.d.id_keys.empty() || has_id_;
     // Bare JSON (no marker) is only a call once it is complete and valid: never streamed.
-    if (has_name_ && id_settled && !jo_bare_ && buf_[pos_] != '"' && buf_[pos_] != 'n') {
-      open_call(id_, name_);
+    if (has_name_ && id_settled && !bare_ && c_.buf[c_.pos] != '"' && c_.buf[c_.pos] != 'n') {
+      c_.open_call(id_, name_);
       streaming_ = true;
       sink = Sink::kArgsStream;
     } else {
       sink = Sink::kArgsRaw;
     }
   }
-  start_scan(sink, St::kJoAfterValue);
+  start_scan(sink, St::kAfterValue);
   return true;
 }
 
-bool Engine::jo_after_value() {
-  if (!skip_ws()) return false;
-  if (pos_ == buf_.size()) return jo_truncated();
-  char c = buf_[pos_];
+bool JsonFamily::jo_after_value() {
+  if (!c_.skip_ws()) return false;
+  if (c_.pos == c_.buf.size()) return jo_truncated();
+  char c = c_.buf[c_.pos];
   if (c == ',') {
-    ++pos_;
-    go(St::kJoKey);
+    ++c_.pos;
+    go(St::kKey);
     return true;
   }
   if (c == '}') {
-    ++pos_;
+    ++c_.pos;
     object_end();
     return true;
   }
@@ -252,7 +355,7 @@ bool Engine::jo_after_value() {
 }
 
 // Arguments written as a JSON string holding JSON (Granite 4) are used as that JSON.
-auto Engine::normalize_args(const std::string& raw) -> std::string {
+auto JsonFamily::normalize_args(const std::string& raw) -> std::string {
   if (raw.empty() || raw == "null") return "{}";
   if (raw.front() == '"') {
     std::string inner = decode_string(raw);
@@ -264,18 +367,18 @@ auto Engine::normalize_args(const std::string& raw) -> std::string {
   return raw;
 }
 
-void Engine::finish_object_call() {
-  open_call(id_, name_);
-  em_.args(normalize_args(args_raw_));
-  close_call();
+void JsonFamily::finish_object_call() {
+  c_.open_call(id_, name_);
+  c_.em.args(normalize_args(args_raw_));
+  c_.close_call();
 }
 
-void Engine::object_end() {
+void JsonFamily::object_end() {
   if (streaming_) {
-    close_call();
+    c_.close_call();
     streaming_ = false;
-  } else if (has_name_ && (has_args_ || !d_.args_required)) {
-    if (jo_bare_ && !args_raw_.empty() && !Json::accept(args_raw_)) {
+  } else if (has_name_ && (has_args_ || !c_.d.args_required)) {
+    if (bare_ && !args_raw_.empty() && !Json::accept(args_raw_)) {
       bad_object("call arguments are not valid JSON");
       return;
     }
@@ -284,57 +387,80 @@ void Engine::object_end() {
     bad_object(has_name_ ? "call object without arguments" : "JSON object without a call name");
     return;
   }
-  go(jo_array_ ? St::kJoArrayNext : St::kJoClose);
+  go(array_ ? St::kArrayNext : St::kClose);
 }
 
-bool Engine::jo_array_next() {
-  if (!skip_ws()) return false;
-  if (pos_ == buf_.size()) {
-    truncated("a call list");
-    end_block();
+bool JsonFamily::array_next() {
+  if (!c_.skip_ws()) return false;
+  if (c_.pos == c_.buf.size()) {
+    c_.truncated("a call list");
+    c_.end_block();
     return true;
   }
-  char c = buf_[pos_];
+  char c = c_.buf[c_.pos];
   if (c == ',') {
-    ++pos_;
-    go(St::kJoObjStart);
+    ++c_.pos;
+    go(St::kObjStart);
     return true;
   }
   if (c == ']')
-    ++pos_;
+    ++c_.pos;
   else
-    em_.warn("malformed_call", "expected ',' or ']' in the call list", abs(pos_));
-  go(St::kJoClose);
+    c_.em.warn("malformed_call", "expected ',' or ']' in the call list", c_.abs(c_.pos));
+  go(St::kClose);
   return true;
 }
 
-bool Engine::jo_close() {
-  if (jo_close_.empty()) {
-    end_block();
+bool JsonFamily::jo_close() {
+  if (close_.empty()) {
+    c_.end_block();
     return true;
   }
-  std::size_t save = pos_;
-  if (!skip_ws()) {
-    pos_ = save;
+  std::size_t save = c_.pos;
+  if (!c_.skip_ws()) {
+    c_.pos = save;
     return false;
   }
   // Several call objects in one section, one per line (MiniMax-M1's <tool_calls>).
-  if (!jo_bare_ && pos_ < buf_.size() && buf_[pos_] == '{') {
-    go(St::kJoBody);
+  if (!bare_ && c_.pos < c_.buf.size() && c_.buf[c_.pos] == '{') {
+    go(St::kBody);
     return true;
   }
-  Tri t = take(jo_close_);
+  Tri t = c_.take(close_);
   if (t == Tri::kMore) {
-    pos_ = save;
+    c_.pos = save;
     return false;
   }
   if (t == Tri::kNo) {
-    pos_ = save;
-    if (pos_ < buf_.size())
-      em_.warn("missing_marker", "call not closed with " + std::string(jo_close_), abs(pos_));
+    c_.pos = save;
+    if (c_.pos < c_.buf.size())
+      c_.em.warn("missing_marker", "call not closed with " + std::string(close_), c_.abs(c_.pos));
   }
-  end_block();
+  c_.end_block();
   return true;
+}
+
+// `<|python_tag|>name.call(k="v")`: buffered to the end of the output, parsed once.
+bool JsonFamily::builtin() {
+  if (!c_.eof) return false;
+  std::vector<PyCall> calls;
+  std::string error;
+  std::string_view body = trim(std::string_view(c_.buf).substr(c_.mark));
+  c_.pos = c_.buf.size();
+  if (!parse_python_calls(body, calls, error, c_.opt.max_json_depth)) {
+    c_.fallback("not_a_call", "builtin tool call: " + error);
+    return true;
+  }
+  // A call with an argument JSON cannot hold (bytes, inf) is dropped, never silently.
+  if (!error.empty()) c_.em.warn("invalid_call", "a call was dropped: " + error, c_.abs(c_.mark));
+  c_.emit_python_calls(calls);
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Family> make_json_family(Core& core) {
+  return std::make_unique<JsonFamily>(core);
 }
 
 }  // namespace chatwire::parse

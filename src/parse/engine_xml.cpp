@@ -1,11 +1,95 @@
-// The engine's states for XML calls: a call element naming the function, one element per parameter.
-#include "parse/engine.hpp"
+// The XML family: a call element naming the function, one element per parameter, values typed
+// by the tool's schema (`<function=f><parameter=k>v</parameter></function>`, Qwen3-Coder, GLM,
+// MiniMax, DeepSeek's DSML, step3).
+#include "parse/engine_section.hpp"
 
 namespace chatwire::parse {
 
-// ---- XML parameters ----
-// `name="x"` / `="x"` / `x` -> x
-auto Engine::attr_name(std::string_view header) -> std::string {
+namespace {
+
+class XmlFamily final : public SectionFamily {
+ public:
+  explicit XmlFamily(Core& core) : SectionFamily(core) {
+    const Dialect& d = c_.d;
+    for (auto m : d.name_end) name_markers_.add(m, 1);
+    for (auto m : d.name_stop) name_markers_.add(m, 2);
+    param_name_markers_.add(d.param_name_end, 1);
+    value_markers_.add(d.value_close, 1);
+    value_markers_.add(d.param_open, 2);
+    value_markers_.add(d.call_close, 2);
+    value_markers_.add(d.section_close, 2);
+    garbage_markers_.add(d.param_open, 1);
+    garbage_markers_.add(d.call_close, 1);
+    garbage_markers_.add(d.section_close, 1);
+  }
+
+  bool step() override {
+    switch (st_) {
+      case St::kBetweenCalls:
+        return between_calls();
+      case St::kName:
+        return xp_name();
+      case St::kParams:
+        return xp_params();
+      case St::kGarbage:
+        return xp_garbage();
+      case St::kParamName:
+        return xp_param_name();
+      case St::kValueOpen:
+        return xp_value_open();
+      case St::kValue:
+        return xp_value();
+    }
+    return false;
+  }
+
+ private:
+  enum class St {
+    kBetweenCalls,
+    kName,       // the function name after the call marker
+    kParams,     // a parameter, or the call's end
+    kGarbage,    // text inside a call that is not a parameter: content
+    kParamName,  // the parameter's name, up to its end marker
+    kValueOpen,  // the value's open marker (when the dialect has one)
+    kValue,      // the value, up to its close marker
+  };
+
+  void go(St state) {
+    st_ = state;
+    c_.enter(this);
+  }
+  void go_between_calls() override { go(St::kBetweenCalls); }
+  void begin_call() override {
+    c_.mark = c_.pos;
+    name_.clear();
+    go(St::kName);
+  }
+  bool has_function_lines() const override { return true; }
+
+  // `name="x"` / `="x"` / `x` -> x
+  static std::string attr_name(std::string_view header);
+  bool xp_name();
+  void close_xml_call();
+  bool xp_params();
+  bool xp_garbage();
+  bool xp_param_name();
+  bool xp_value_open();
+  void param_prefix();
+  bool streams_as_string() const;
+  // End of buf[from..end) without the value's trailing layout (see ValueFraming).
+  std::size_t without_trailing_layout(std::size_t from, std::size_t end) const;
+  bool xp_value();
+
+  St st_ = St::kBetweenCalls;
+  MarkerSet name_markers_, param_name_markers_, value_markers_, garbage_markers_;
+  std::string name_;   // the function of the open call (its schema types the values)
+  std::string param_;  // the parameter being read
+  ParamTypes types_;   // ... and its schema types
+  bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
+       quote_open_ = false;
+};
+
+auto XmlFamily::attr_name(std::string_view header) -> std::string {
   header = trim(header);
   if (auto p = header.find("name="); p != std::string_view::npos) {
     std::string_view v = header.substr(p + 5);
@@ -25,184 +109,185 @@ auto Engine::attr_name(std::string_view header) -> std::string {
   return std::string(header);
 }
 
-bool Engine::xp_name() {
-  MarkerSet::Hit hit = search(name_markers_);
+bool XmlFamily::xp_name() {
+  MarkerSet::Hit hit = c_.search(name_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
-    if (!eof_) return false;
-    pos_ = buf_.size();
-    fallback("truncated", "output ended inside a call name");
+    if (!c_.eof) return false;
+    c_.pos = c_.buf.size();
+    c_.fallback("truncated", "output ended inside a call name");
     return true;
   }
-  std::string name = attr_name(std::string_view(buf_).substr(mark_, hit.at - mark_));
-  pos_ = hit.at + (hit.tag == 1 ? hit.len : 0);
-  if (!valid_name(name)) {
-    fallback("not_a_call", "call marker not followed by a function name");
+  std::string name = attr_name(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark));
+  c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
+  if (!c_.valid_name(name)) {
+    c_.fallback("not_a_call", "call marker not followed by a function name");
     return true;
   }
-  open_call("", name);
+  c_.open_call("", name);
   name_ = std::move(name);
-  em_.args("{");
+  c_.em.args("{");
   first_param_ = true;
-  go(St::kXpParams);
+  go(St::kParams);
   return true;
 }
 
-void Engine::close_xml_call() {
-  em_.args("}");
-  close_call(false);  // built by us from escaped values: valid by construction
+void XmlFamily::close_xml_call() {
+  c_.em.args("}");
+  c_.close_call(false);  // built by us from escaped values: valid by construction
 }
 
-bool Engine::xp_params() {
-  if (!skip_ws()) return false;
-  if (pos_ == buf_.size()) {
-    truncated("a tool call");
+bool XmlFamily::xp_params() {
+  if (!c_.skip_ws()) return false;
+  if (c_.pos == c_.buf.size()) {
+    c_.truncated("a tool call");
     close_xml_call();
-    end_block();
+    c_.end_block();
     return true;
   }
-  Tri t = take(d_.param_open);
+  Tri t = c_.take(c_.d.param_open);
   if (t == Tri::kMore) return false;
   if (t == Tri::kYes) {
-    mark_ = pos_;
-    go(St::kXpParamName);
+    c_.mark = c_.pos;
+    go(St::kParamName);
     return true;
   }
-  t = take(d_.call_close);
+  t = c_.take(c_.d.call_close);
   if (t == Tri::kMore) return false;
   if (t == Tri::kYes) {
     close_xml_call();
     go(St::kBetweenCalls);
     return true;
   }
-  t = at(d_.section_close);
+  t = c_.at(c_.d.section_close);
   if (t == Tri::kMore) return false;
   if (t == Tri::kYes) {
     close_xml_call();
-    em_.warn("missing_marker", "call not closed with " + std::string(d_.call_close), abs(pos_));
+    c_.em.warn("missing_marker", "call not closed with " + std::string(c_.d.call_close),
+               c_.abs(c_.pos));
     go(St::kBetweenCalls);
     return true;
   }
-  em_.warn("malformed_call", "text inside a call that is not a parameter; kept as content",
-           abs(pos_));
-  go(St::kXpGarbage);
+  c_.em.warn("malformed_call", "text inside a call that is not a parameter; kept as content",
+             c_.abs(c_.pos));
+  go(St::kGarbage);
   return true;
 }
 
-bool Engine::xp_garbage() {
-  MarkerSet::Hit hit = search(garbage_markers_);
-  std::size_t end = hit.kind == MarkerSet::Hit::kFound ? hit.at : emit_end(hit.at);
-  if (end > pos_) emit(Route::kContent, std::string_view(buf_).substr(pos_, end - pos_));
-  pos_ = end;
-  if (hit.kind == MarkerSet::Hit::kFound || eof_) {
-    go(St::kXpParams);
+bool XmlFamily::xp_garbage() {
+  MarkerSet::Hit hit = c_.search(garbage_markers_);
+  std::size_t end = hit.kind == MarkerSet::Hit::kFound ? hit.at : c_.emit_end(hit.at);
+  if (end > c_.pos) c_.emit(Route::kContent, std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
+  c_.pos = end;
+  if (hit.kind == MarkerSet::Hit::kFound || c_.eof) {
+    go(St::kParams);
     return true;
   }
   return false;
 }
 
-bool Engine::xp_param_name() {
-  MarkerSet::Hit hit = search(param_name_markers_);
+bool XmlFamily::xp_param_name() {
+  MarkerSet::Hit hit = c_.search(param_name_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
-    if (!eof_) return false;
-    pos_ = buf_.size();
-    truncated("a parameter name");
+    if (!c_.eof) return false;
+    c_.pos = c_.buf.size();
+    c_.truncated("a parameter name");
     close_xml_call();
-    end_block();
+    c_.end_block();
     return true;
   }
-  std::string_view header = std::string_view(buf_).substr(mark_, hit.at - mark_);
+  std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
   param_ = attr_name(header);
   // DeepSeek V3.2 DSML: string="false" marks a JSON-typed value.
   json_value_ = header.find("string=\"false\"") != std::string_view::npos;
-  pos_ = hit.at + hit.len;
-  types_ = param_types(tools_, name_, param_);
-  go(d_.value_open.empty() ? St::kXpValue : St::kXpValueOpen);
+  c_.pos = hit.at + hit.len;
+  types_ = param_types(c_.tools, name_, param_);
+  go(c_.d.value_open.empty() ? St::kValue : St::kValueOpen);
   value_started_ = false;
   return true;
 }
 
-bool Engine::xp_value_open() {
-  std::size_t save = pos_;
-  if (!skip_ws()) return false;
-  Tri t = take(d_.value_open);
+bool XmlFamily::xp_value_open() {
+  std::size_t save = c_.pos;
+  if (!c_.skip_ws()) return false;
+  Tri t = c_.take(c_.d.value_open);
   if (t == Tri::kMore) {
-    pos_ = save;
+    c_.pos = save;
     return false;
   }
   if (t == Tri::kNo) {
-    em_.warn("missing_marker", "parameter value without " + std::string(d_.value_open), abs(pos_));
+    c_.em.warn("missing_marker", "parameter value without " + std::string(c_.d.value_open),
+               c_.abs(c_.pos));
   }
-  go(St::kXpValue);
+  go(St::kValue);
   return true;
 }
 
-void Engine::param_prefix() {
+void XmlFamily::param_prefix() {
   std::string s = first_param_ ? "" : ", ";
   first_param_ = false;
   append_json_quoted(s, param_);
   s += ": ";
-  em_.args(s);
+  c_.em.args(s);
 }
 
-bool Engine::streams_as_string() const {
+bool XmlFamily::streams_as_string() const {
   if (json_value_ && !types_.known) return false;
   if (types_.known) return types_.first == &ParamTypes::string;
-  return d_.untyped == UntypedValues::kString;
+  return c_.d.untyped == UntypedValues::kString;
 }
 
-// End of buf_[from..end) without the value's trailing layout (see ValueFraming).
-auto Engine::without_trailing_layout(std::size_t from, std::size_t end) const -> std::size_t {
-  if (d_.framing == ValueFraming::kStripOneNewline) {
-    if (end > from && buf_[end - 1] == '\n') --end;
-    if (end > from && buf_[end - 1] == '\r') --end;
-  } else if (d_.framing == ValueFraming::kTrim) {
-    while (end > from && is_ws(buf_[end - 1])) --end;
+auto XmlFamily::without_trailing_layout(std::size_t from, std::size_t end) const -> std::size_t {
+  if (c_.d.framing == ValueFraming::kStripOneNewline) {
+    if (end > from && c_.buf[end - 1] == '\n') --end;
+    if (end > from && c_.buf[end - 1] == '\r') --end;
+  } else if (c_.d.framing == ValueFraming::kTrim) {
+    while (end > from && is_ws(c_.buf[end - 1])) --end;
   }
   return end;
 }
 
-bool Engine::xp_value() {
+bool XmlFamily::xp_value() {
   if (!value_started_) {
     // Leading layout of the value.
-    if (d_.framing == ValueFraming::kStripOneNewline) {
-      if (pos_ == buf_.size() && !eof_) return false;
-      if (pos_ < buf_.size() && buf_[pos_] == '\n')
-        ++pos_;
-      else if (buf_.compare(pos_, 2, "\r\n") == 0)
-        pos_ += 2;
-      else if (pos_ + 1 == buf_.size() && buf_[pos_] == '\r' && !eof_)
+    if (c_.d.framing == ValueFraming::kStripOneNewline) {
+      if (c_.pos == c_.buf.size() && !c_.eof) return false;
+      if (c_.pos < c_.buf.size() && c_.buf[c_.pos] == '\n')
+        ++c_.pos;
+      else if (c_.buf.compare(c_.pos, 2, "\r\n") == 0)
+        c_.pos += 2;
+      else if (c_.pos + 1 == c_.buf.size() && c_.buf[c_.pos] == '\r' && !c_.eof)
         return false;
-    } else if (d_.framing == ValueFraming::kTrim) {
-      if (!skip_ws()) return false;
+    } else if (c_.d.framing == ValueFraming::kTrim) {
+      if (!c_.skip_ws()) return false;
     }
     value_started_ = true;
     streaming_value_ = streams_as_string();
-    mark_ = pos_;
+    c_.mark = c_.pos;
     quote_open_ = false;
     if (streaming_value_) param_prefix();
   }
-  MarkerSet::Hit hit = search(value_markers_);
+  MarkerSet::Hit hit = c_.search(value_markers_);
   bool found = hit.kind == MarkerSet::Hit::kFound;
-  if (!found && !eof_) {
+  if (!found && !c_.eof) {
     if (streaming_value_) {
       // Emit what cannot be trailing layout or the start of the end marker.
-      std::size_t end = emit_end(without_trailing_layout(pos_, hit.at));
+      std::size_t end = c_.emit_end(without_trailing_layout(c_.pos, hit.at));
       // A string value is held until it cannot be the literal null (read as JSON null).
-      if (end > pos_ && (quote_open_ || end - mark_ > 4)) {
+      if (end > c_.pos && (quote_open_ || end - c_.mark > 4)) {
         std::string escaped = quote_open_ ? "" : "\"";
         quote_open_ = true;
-        append_json_escaped(escaped, std::string_view(buf_).substr(pos_, end - pos_));
-        em_.args(escaped);
-        pos_ = end;
+        append_json_escaped(escaped, std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
+        c_.em.args(escaped);
+        c_.pos = end;
       }
     }
     return false;
   }
-  std::size_t end = found ? hit.at : buf_.size();
-  std::size_t stop = without_trailing_layout(streaming_value_ ? pos_ : mark_, end);
-  if (!found) truncated("a parameter value");
+  std::size_t end = found ? hit.at : c_.buf.size();
+  std::size_t stop = without_trailing_layout(streaming_value_ ? c_.pos : c_.mark, end);
+  if (!found) c_.truncated("a parameter value");
   if (streaming_value_) {
-    std::string_view rest = std::string_view(buf_).substr(pos_, stop - pos_);
+    std::string_view rest = std::string_view(c_.buf).substr(c_.pos, stop - c_.pos);
     std::string escaped;
     if (!quote_open_ && (trim(rest) == "null" || trim(rest) == "None") && types_.known) {
       escaped = "null";
@@ -211,38 +296,45 @@ bool Engine::xp_value() {
       append_json_escaped(escaped, rest);
       escaped += '"';
     }
-    em_.args(escaped);
+    c_.em.args(escaped);
   } else {
-    std::string_view raw = std::string_view(buf_).substr(mark_, stop - mark_);
+    std::string_view raw = std::string_view(c_.buf).substr(c_.mark, stop - c_.mark);
     std::string value;
     if (json_value_ && !types_.known) {
       std::string_view t = trim(raw);
       if (Json::accept(t)) {
         value.assign(t);
       } else {
-        em_.warn("coercion", "parameter " + param_ + " is marked JSON but is not; kept as a string",
-                 abs(mark_));
+        c_.em.warn("coercion",
+                   "parameter " + param_ + " is marked JSON but is not; kept as a string",
+                   c_.abs(c_.mark));
         append_json_quoted(value, raw);
       }
     } else {
       bool ok = true;
-      value = coerce_value(types_.known ? trim(raw) : raw, types_, d_.untyped, &ok);
+      value = coerce_value(types_.known ? trim(raw) : raw, types_, c_.d.untyped, &ok);
       if (!ok)
-        em_.warn("coercion",
-                 "parameter " + param_ + " does not match its schema type; kept as a string",
-                 abs(mark_));
+        c_.em.warn("coercion",
+                   "parameter " + param_ + " does not match its schema type; kept as a string",
+                   c_.abs(c_.mark));
     }
     param_prefix();
-    em_.args(value);
+    c_.em.args(value);
   }
-  pos_ = end;
+  c_.pos = end;
   if (found && hit.tag == 1)
-    pos_ += hit.len;
+    c_.pos += hit.len;
   else if (found)
-    em_.warn("missing_marker", "parameter not closed with " + std::string(d_.value_close),
-             abs(end));
-  go(St::kXpParams);
+    c_.em.warn("missing_marker", "parameter not closed with " + std::string(c_.d.value_close),
+               c_.abs(end));
+  go(St::kParams);
   return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Family> make_xml_family(Core& core) {
+  return std::make_unique<XmlFamily>(core);
 }
 
 }  // namespace chatwire::parse

@@ -18,7 +18,8 @@ struct ToolsData {
   Json json;
 };
 
-// How the calls of a dialect are written. Each kind is one state machine in engine.cpp.
+// How the calls of a dialect are written. Each kind is read by one family (engine_<family>.cpp;
+// the table in engine.cpp says which).
 enum class CallSyntax {
   kNone,        // no tool calls (reasoning only)
   kJsonObject,  // marker, then a JSON call object or an array of them ({"name", "arguments"})

@@ -1,0 +1,85 @@
+// The state before, between and after the calls of a section (header + JSON and XML families).
+#include "parse/engine_section.hpp"
+
+namespace chatwire::parse {
+
+bool SectionFamily::between_calls() {
+  const std::size_t before_ws = c_.pos;
+  auto need_more = [&] {
+    c_.pos = before_ws;
+    return false;
+  };
+  std::size_t p = c_.pos;
+  while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+  if (p == c_.buf.size() && !c_.eof) return false;
+  c_.pos = p;
+  if (c_.pos == c_.buf.size()) {
+    if (in_section_) c_.truncated("a tool-call section");
+    end_block_or_fallback();
+    return true;
+  }
+  Tri t = c_.at(c_.d.section_open);
+  if (t == Tri::kMore) return need_more();
+  if (t == Tri::kYes && !in_section_) {
+    c_.pos += c_.d.section_open.size();
+    in_section_ = true;
+    return true;
+  }
+  t = c_.take(c_.d.call_open);
+  if (t == Tri::kMore) return need_more();
+  if (t == Tri::kYes) {
+    begin_call();
+    return true;
+  }
+  if (!in_section_) {
+    c_.pos = before_ws;  // what follows the call is text, with its layout
+    end_block_or_fallback();
+    return true;
+  }
+  t = c_.take(c_.d.section_close);
+  if (t == Tri::kMore) return need_more();
+  if (t == Tri::kYes) {
+    end_block_or_fallback();
+    return true;
+  }
+  for (auto noise : c_.d.noise) {
+    t = c_.take(noise);
+    if (t == Tri::kMore) return need_more();
+    if (t == Tri::kYes) return true;
+  }
+  if (has_function_lines()) {
+    t = skip_function_line();
+    if (t == Tri::kMore) return need_more();
+    if (t == Tri::kYes) return true;
+    if (c_.committed) c_.em.warn("missing_marker", "tool-call section not closed", c_.abs(c_.pos));
+  } else {
+    c_.em.warn("malformed_call", "unexpected text inside the tool-call section", c_.abs(c_.pos));
+  }
+  end_block_or_fallback();
+  return true;
+}
+
+auto SectionFamily::skip_function_line() -> Tri {
+  std::size_t q = c_.pos;
+  while (q < c_.buf.size() && q - c_.pos < 256 &&
+         (std::isalnum(static_cast<unsigned char>(c_.buf[q])) || c_.buf[q] == '_' ||
+          c_.buf[q] == '-' || c_.buf[q] == '.' || is_ws(c_.buf[q])))
+    ++q;
+  if (q == c_.pos) return Tri::kNo;
+  if (q == c_.buf.size() && !c_.eof) return Tri::kMore;
+  std::size_t save = c_.pos;
+  c_.pos = q;
+  Tri t = c_.at(c_.d.call_open);
+  if (t == Tri::kNo) c_.pos = save;
+  return t;
+}
+
+void SectionFamily::end_block_or_fallback() {
+  if (c_.committed || c_.cand == kNone) {
+    c_.end_block();
+  } else {
+    c_.fallback("not_a_call", "tool-call section without a call");
+  }
+}
+
+}  // namespace chatwire::parse

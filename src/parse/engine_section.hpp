@@ -1,0 +1,45 @@
+// What the header + JSON and XML families share: a call section (`<tool_calls>` ...
+// `</tool_calls>`, optional) holding calls that each start with the call marker. The state before,
+// between and after calls is read here; the family reads each call from its marker on.
+#pragma once
+
+#include "parse/engine.hpp"
+
+namespace chatwire::parse {
+
+class SectionFamily : public Family {
+ public:
+  using Family::Family;
+
+  void add_triggers(std::vector<std::string_view>& triggers) const override {
+    if (!c_.d.section_open.empty()) triggers.push_back(c_.d.section_open);
+    if (!c_.d.call_open.empty()) triggers.push_back(c_.d.call_open);
+  }
+  void on_marker(std::size_t, std::size_t) override {
+    in_section_ = false;
+    go_between_calls();
+  }
+
+ protected:
+  // Before a call, between calls, or after the last call of a block.
+  // Whitespace after a call is layout only if another call follows: looks before consuming.
+  bool between_calls();
+  // The block ends; without a call it was text.
+  void end_block_or_fallback();
+
+  // Makes between_calls() the family's current state.
+  virtual void go_between_calls() = 0;
+  // The call marker was consumed: the call's name starts at the cursor.
+  virtual void begin_call() = 0;
+  // Whether a function-name line may stand before a call marker (step3's XML).
+  virtual bool has_function_lines() const { return false; }
+
+  bool in_section_ = false;
+
+ private:
+  // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes
+  // leaves the cursor at the call marker, kNo leaves it where it was.
+  Tri skip_function_line();
+};
+
+}  // namespace chatwire::parse
