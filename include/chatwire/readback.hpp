@@ -75,7 +75,9 @@ struct UnreadableCalls {
   // "unquoted_string" (a string argument written without quotes), "unescaped_quote" (quoted,
   // but its own quotes not escaped), "python_repr_arguments" (a Python dict repr, not JSON),
   // "quoted_non_string" (an integer or boolean written as a string), "html_escaped" (entities
-  // in the call), "calls_after_turn_end" (the calls follow the end-of-turn marker)
+  // in the call), "missing_argument_separator" (f(a="x"b=3)), "unopened_call" (a closer after
+  // every call, the opener only before the first), "calls_after_turn_end" (the calls follow the
+  // end-of-turn marker), "calls_dropped_in_last_turn" (rendered only when a tool result follows)
   std::string cause;
   std::string evidence;  // the rendered text around the value
   std::string rendered;  // the whole generated text

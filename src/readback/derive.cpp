@@ -121,6 +121,23 @@ std::string_view leading_marker(std::string_view s) {
   return trim(s.substr(0, static_cast<std::size_t>(m.length(0))));
 }
 
+// The Markdown code fence (``` or ~~~) at the start of s (after whitespace), or "": a section
+// closer that is no tag (a fenced block of calls).
+std::string_view leading_fence(std::string_view s) {
+  std::size_t b = 0;
+  while (b < s.size() && (s[b] == ' ' || s[b] == '\n' || s[b] == '\t' || s[b] == '\r')) ++b;
+  if (b == s.size() || (s[b] != '`' && s[b] != '~')) return {};
+  std::size_t e = b;
+  while (e < s.size() && s[e] == s[b]) ++e;
+  return e - b >= 3 ? s.substr(b, e - b) : std::string_view();
+}
+
+// A section's closer: the tag at the start of `rest`, else a code fence there.
+std::string_view leading_closer(std::string_view rest) {
+  std::string_view tag = leading_marker(rest);
+  return tag.empty() ? leading_fence(rest) : tag;
+}
+
 // Splits the text between two calls (`between`) and before the first (`before`) into the call
 // opener (their common suffix), the closer (the rest of `between`) and a section opener (the
 // rest of `before`).
@@ -164,7 +181,7 @@ std::optional<Dialect> fit_json(std::string_view s, const std::vector<Known>& kn
     set_keys(*keys);
     std::string_view open = trim(s.substr(0, v.begin));
     std::string_view rest = s.substr(v.end);
-    std::string_view close = open.empty() ? std::string_view() : leading_marker(rest);
+    std::string_view close = open.empty() ? std::string_view() : leading_closer(rest);
     if (open.empty())
       d.bare_json = true;
     else
@@ -195,7 +212,7 @@ std::optional<Dialect> fit_json(std::string_view s, const std::vector<Known>& kn
   }
   if (f.call_open.empty() && !f.section_open.empty() && trim(f.call_close).empty()) {
     // Several objects in one section (one per line).
-    std::string_view close = leading_marker(after);
+    std::string_view close = leading_closer(after);
     d.sections = {{b.keep(f.section_open), b.keep(close)}};
     add_dropped(b, after_prefix(after, close));
     return d;

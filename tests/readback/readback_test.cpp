@@ -149,7 +149,9 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
       auto r = cw::parse::parse(whole.generated, *o.choice.syntax,
                                 cw::readback::round_trip_tools_json(), o.choice.options);
       ++uncut;
-      uncut_ok += r && cw::readback::compare(r->message, whole).empty();
+      const bool ok = r && cw::readback::compare(r->message, whole).empty();
+      uncut_ok += ok;
+      if (!ok) std::printf("  not read back uncut: %s (%s)\n", name.c_str(), t.kind.c_str());
     }
   }
   std::printf("not cut at the end-of-turn marker: %zu/%zu read back\n", uncut_ok, uncut);
@@ -191,8 +193,8 @@ TEST(Readback, ChosenParserJsonRoundTrip) {
 
 // Call shapes no dialect row has, with markers of their own, read back without a new row.
 TEST(Readback, CraftedShapesReadBack) {
-  for (const char* name :
-       {"crafted/action-tags-json", "crafted/bracket-header-json", "crafted/muse-glimmer-style"}) {
+  for (const char* name : {"crafted/action-tags-json", "crafted/bracket-header-json",
+                           "crafted/muse-glimmer-style", "crafted/fenced-json-list"}) {
     auto it = outcomes().find(name);
     ASSERT_NE(it, outcomes().end()) << name;
     const auto& c = it->second.choice;
@@ -200,6 +202,31 @@ TEST(Readback, CraftedShapesReadBack) {
     ASSERT_TRUE(c.syntax) << name;
     EXPECT_EQ(c.syntax->name(), "derived") << name;
   }
+}
+
+// Templates that write their own calls unreadably are reported as template bugs, with the
+// cause and the rendered evidence, never read back by a guess.
+TEST(Readback, CraftedTemplateBugsAreReported) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"crafted/bug-missing-separator", "missing_argument_separator"},
+      {"crafted/bug-unopened-call", "unopened_call"},
+      {"crafted/bug-final-calls-dropped", "calls_dropped_in_last_turn"},
+  };
+  for (const auto& [name, cause] : cases) {
+    auto it = outcomes().find(name);
+    ASSERT_NE(it, outcomes().end()) << name;
+    const auto& c = it->second.choice;
+    EXPECT_TRUE(c.calls_rendered) << name;
+    EXPECT_FALSE(c.calls_read_back) << name;
+    ASSERT_TRUE(c.template_bug) << name << ": " << c.verdict;
+    EXPECT_EQ(c.template_bug->cause, cause) << name;
+    EXPECT_FALSE(c.template_bug->evidence.empty()) << name;
+  }
+  // The evidence is the rendering itself.
+  auto sep = outcomes().find("crafted/bug-missing-separator");
+  ASSERT_NE(sep, outcomes().end());
+  EXPECT_NE(sep->second.choice.template_bug->evidence.find("\\\"\"days=3"), std::string::npos)
+      << sep->second.choice.template_bug->evidence;
 }
 
 // A candidate whose markers hold a call's name would pass the round trip by accident (it
