@@ -315,7 +315,19 @@ bool JsonFamily::jo_value_start() {
   if (!c_.skip_ws()) return false;
   if (c_.pos == c_.buf.size()) return jo_truncated();
   Sink sink = Sink::kSkip;
-  if (one_of(c_.d.name_keys, key_) && !has_name_ && c_.buf[c_.pos] == '"') {
+  if (c_.d.name_as_key && !has_name_ && !one_of(c_.d.name_keys, key_) && c_.buf[c_.pos] == '{' &&
+      c_.valid_name(key_)) {
+    // {"NAME": {arguments}}: the key names the function and its value holds the arguments.
+    name_ = key_;
+    has_name_ = has_args_ = true;
+    if (!bare_) {
+      c_.open_call(id_, name_);
+      streaming_ = true;
+      sink = Sink::kArgsStream;
+    } else {
+      sink = Sink::kArgsRaw;
+    }
+  } else if (one_of(c_.d.name_keys, key_) && !has_name_ && c_.buf[c_.pos] == '"') {
     // (an empty or invalid name makes the object not a call; checked when it is decoded)
     sink = Sink::kName;
   } else if (one_of(c_.d.id_keys, key_) && !has_id_) {

@@ -77,6 +77,8 @@ struct Dialect {
   std::vector<std::string_view> args_keys = {"arguments"};
   std::vector<std::string_view> id_keys;  // a native id key that may follow the arguments
   bool args_required = false;             // an object without arguments is not a call
+  // A call object may be {"NAME": {arguments}}: its one key names the function (Apertus).
+  bool name_as_key = false;
 
   // kHeaderJson / kXmlParams: an optional section around the calls, and each call's markers.
   std::string_view section_open;

@@ -47,6 +47,7 @@ constexpr FlagField kFlagFields[] = {
     {"bare_separators", &Dialect::bare_separators},
     {"builtin_calls", &Dialect::builtin_calls},
     {"args_required", &Dialect::args_required},
+    {"name_as_key", &Dialect::name_as_key},
     {"id_in_header", &Dialect::id_in_header},
     {"id_first", &Dialect::id_first},
     {"fenced_args", &Dialect::fenced_args},

@@ -89,9 +89,15 @@ std::vector<JsonSpan> json_values(std::string_view s) {
 // The keys of a call object holding the known name, arguments and id.
 struct CallKeys {
   std::string name, args, id;
+  bool name_as_key = false;  // {"NAME": {arguments}}: no name or arguments key
 };
 std::optional<CallKeys> call_keys(const nlohmann::json& obj, const Known& k) {
   if (!obj.is_object()) return std::nullopt;
+  if (obj.size() == 1 && obj.begin().key() == k.name && obj.begin().value() == k.args) {
+    CallKeys keyed;
+    keyed.name_as_key = true;
+    return keyed;
+  }
   CallKeys keys;
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     const auto& v = it.value();
@@ -166,6 +172,10 @@ std::optional<Dialect> fit_json(std::string_view s, const std::vector<Known>& kn
   Dialect& d = b.d;
   d.syntax = CallSyntax::kJsonObject;
   auto set_keys = [&](const CallKeys& keys) {
+    if (keys.name_as_key) {
+      d.name_as_key = true;
+      return;
+    }
     d.name_keys = {b.keep(keys.name)};
     d.args_keys = {b.keep(keys.args)};
     if (!keys.id.empty()) d.id_keys = {b.keep(keys.id)};
@@ -182,6 +192,8 @@ std::optional<Dialect> fit_json(std::string_view s, const std::vector<Known>& kn
     std::string_view open = trim(s.substr(0, v.begin));
     std::string_view rest = s.substr(v.end);
     std::string_view close = open.empty() ? std::string_view() : leading_closer(rest);
+    // Name-keyed objects only inside markers: bare, any JSON answer would look like a call.
+    if (open.empty() && d.name_as_key) return std::nullopt;
     if (open.empty())
       d.bare_json = true;
     else
@@ -218,6 +230,7 @@ std::optional<Dialect> fit_json(std::string_view s, const std::vector<Known>& kn
     return d;
   }
   if (f.call_open.empty()) {
+    if (d.name_as_key) return std::nullopt;  // bare name-keyed objects: see above
     d.bare_json = true;
     if (trim(f.call_close) == ";")
       d.bare_separators = true;

@@ -206,3 +206,31 @@ TEST(ParseApi, ToolsAndSyntaxAsJsonText) {
   EXPECT_FALSE(parse::Syntax::from_json_text("{").ok());
   EXPECT_FALSE(parse::Syntax::from_json_text("[]").ok());
 }
+
+// {"NAME": {arguments}} call objects (name_as_key, derived for Apertus-style templates): read
+// one-shot and streamed byte by byte alike; a value that is not an object is not a call.
+TEST(ParseApi, NameKeyedCallObjects) {
+  auto syntax = parse::Syntax::from_json_text(
+      R"({"family": "json", "name_as_key": true, "sections": [["<|calls|>", "<|/calls|>"]]})");
+  ASSERT_TRUE(syntax.ok()) << syntax.error().to_string();
+  const std::string text =
+      R"(Sure.<|calls|>[{"get_weather": {"city": "Bern", "days": 2}}, {"set_alarm": {}}]<|/calls|>)";
+  auto r = parse::parse(text, *syntax);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->message.content, "Sure.");
+  ASSERT_EQ(r->message.tool_calls.size(), 2u);
+  EXPECT_EQ(r->message.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(r->message.tool_calls[0].arguments, R"({"city": "Bern", "days": 2})");
+  EXPECT_EQ(r->message.tool_calls[1].name, "set_alarm");
+  EXPECT_EQ(r->message.tool_calls[1].arguments, "{}");
+  auto stream = parse::StreamParser::create(*syntax);
+  ASSERT_TRUE(stream.ok());
+  for (char c : text) stream->feed(std::string_view(&c, 1));
+  stream->finish();
+  EXPECT_EQ(parse::message_to_json_text(stream->message()),
+            parse::message_to_json_text(r->message));
+  auto not_call = parse::parse(R"(<|calls|>[{"answer": 42}]<|/calls|>)", *syntax);
+  ASSERT_TRUE(not_call.ok());
+  EXPECT_TRUE(not_call->message.tool_calls.empty());
+  EXPECT_EQ(not_call->message.content, R"(<|calls|>[{"answer": 42}]<|/calls|>)");
+}
