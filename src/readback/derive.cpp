@@ -504,7 +504,7 @@ std::optional<Dialect> fit_pythonic(std::string_view s, const std::vector<Known>
   Dialect& d = b.d;
   d = parse::Dialect{};
   d.syntax = CallSyntax::kPythonic;
-  std::string_view close = open.empty() ? std::string_view() : leading_marker(after);
+  std::string_view close = open.empty() ? std::string_view() : leading_closer(after);
   after = after_prefix(after, close);
   if (open.empty()) {
     if (!list) return std::nullopt;

@@ -193,9 +193,9 @@ TEST(Readback, ChosenParserJsonRoundTrip) {
 
 // Call shapes no dialect row has, with markers of their own, read back without a new row.
 TEST(Readback, CraftedShapesReadBack) {
-  for (const char* name :
-       {"crafted/action-tags-json", "crafted/bracket-header-json", "crafted/muse-glimmer-style",
-        "crafted/fenced-json-list", "crafted/name-keyed-json-list"}) {
+  for (const char* name : {"crafted/action-tags-json", "crafted/bracket-header-json",
+                           "crafted/muse-glimmer-style", "crafted/fenced-json-list",
+                           "crafted/name-keyed-json-list", "crafted/fenced-pythonic-lines"}) {
     auto it = outcomes().find(name);
     ASSERT_NE(it, outcomes().end()) << name;
     const auto& c = it->second.choice;
