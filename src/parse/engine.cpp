@@ -174,6 +174,9 @@ void Engine::build_markers() {
   content_markers_.add(d.think_open, kTagThinkOpen);
   content_markers_.add(d.think_close, kTagThinkClose);
   reasoning_markers_.add(d.think_close, kTagThinkClose);
+  // A new message's header ends the reasoning message too.
+  content_markers_.add(d.recipient_header, kTagRecipient);
+  reasoning_markers_.add(d.recipient_header, kTagRecipient);
   if (d.call_ends_reasoning) add_common(reasoning_markers_);
   for (auto m : d.dropped) reasoning_markers_.add(m, kTagDrop);
 }
@@ -298,6 +301,11 @@ bool Engine::text() {
     pos += hit.len;
     return true;
   }
+  if (hit.tag == kTagRecipient) {
+    // Read by recipient() from pos: the header, the recipient, then recipient_close.
+    at_recipient_ = mid_header_ = true;
+    return true;
+  }
   if (hit.tag == kTagBare) {
     start_bare(d.syntax != CallSyntax::kPythonic);
     return true;
@@ -331,11 +339,22 @@ bool Engine::recipient() {
   std::string_view rest = std::string_view(c_.buf).substr(p);
   // Harmony: the prompt ended with `<|start|>assistant`, so the output may begin inside that
   // header with the recipient (` to=functions.f<|channel|>commentary json<|message|>...`).
-  std::string_view open = d.syntax == CallSyntax::kHarmony ? "to=" : d.recipient_open;
+  const bool mid = mid_header_;
+  std::string_view open = mid                                ? d.recipient_header
+                          : d.syntax == CallSyntax::kHarmony ? std::string_view("to=")
+                                                             : d.recipient_open;
   if (rest.size() < open.size() && open.substr(0, rest.size()) == rest && !c_.eof) return false;
-  at_recipient_ = false;
-  if (rest.substr(0, open.size()) != open) return true;
-  if (d.syntax == CallSyntax::kHarmony) {
+  // A mid-output header that is not followed by a recipient stays text (and is not read again).
+  auto not_a_header = [&] {
+    if (mid) {
+      c_.emit(c_.text_route(), c_.bytes(p, p + open.size()));
+      c_.pos = p + open.size();
+    }
+    return true;
+  };
+  at_recipient_ = mid_header_ = false;
+  if (rest.substr(0, open.size()) != open) return not_a_header();
+  if (d.syntax == CallSyntax::kHarmony && !mid) {
     // The header is a message's header: the family reads it as after a marker.
     c_.pos = p;
     c_.cand = c_.pos;
@@ -349,12 +368,19 @@ bool Engine::recipient() {
   if (close == std::string_view::npos || close > kLongest) {
     if (!c_.eof && rest.size() < kLongest + d.recipient_close.size()) {
       at_recipient_ = true;
+      mid_header_ = mid;
       return false;
     }
-    return true;
+    return not_a_header();
   }
   std::string name(trim(rest.substr(open.size(), close - open.size())));
-  if (Core::valid_name(name)) c_.pos = p + close + d.recipient_close.size();
+  if (!Core::valid_name(name)) return not_a_header();
+  c_.pos = p + close + d.recipient_close.size();
+  if (!d.reasoning_recipient.empty()) {
+    // The message's recipient routes its body: reasoning to itself, else content and calls.
+    c_.in_reasoning = name == d.reasoning_recipient;
+    c_.at_reasoning_start = false;
+  }
   return true;
 }
 

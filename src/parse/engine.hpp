@@ -188,6 +188,7 @@ enum Tag : int {
   kTagThinkClose,
   kTagDrop,
   kTagBare,
+  kTagRecipient,      // a message header mid-output (Dialect::recipient_header)
   kTagTrigger = 100,  // + index into the family's triggers
 };
 
@@ -525,6 +526,7 @@ class Engine {
   std::size_t total_ = 0;
   bool finished_ = false, overflow_ = false, started_ = false;
   bool at_recipient_ = false;  // the output's start, where a recipient header may stand
+  bool mid_header_ = false;    // ... or a recipient_header found mid-output, at pos
 
   std::vector<std::string_view> triggers_;
   MarkerSet content_markers_, reasoning_markers_;

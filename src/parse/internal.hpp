@@ -62,6 +62,11 @@ struct Dialect {
   // A recipient header the output may begin with (`to=get_weather<|message|>`): layout, since
   // the calls that follow name themselves.
   std::string_view recipient_open, recipient_close;
+  // Messages routed by recipient (Muse Glimmer): a header that starts a new message anywhere in
+  // the output (`<|start|>assistant to=`, then the recipient and recipient_close) is layout; a
+  // message to `reasoning_recipient` ("self") is reasoning, any other (a function, "user") is
+  // content and calls.
+  std::string_view recipient_header, reasoning_recipient;
   bool call_ends_reasoning = true;        // a call marker inside reasoning closes it (Qwen3)
   std::vector<std::string_view> dropped;  // framing tokens removed from text wherever they appear
 

@@ -20,6 +20,8 @@ constexpr TextField kTextFields[] = {
     {"think_close", &Dialect::think_close},
     {"recipient_open", &Dialect::recipient_open},
     {"recipient_close", &Dialect::recipient_close},
+    {"recipient_header", &Dialect::recipient_header},
+    {"reasoning_recipient", &Dialect::reasoning_recipient},
     {"section_open", &Dialect::section_open},
     {"section_close", &Dialect::section_close},
     {"call_open", &Dialect::call_open},

@@ -2,6 +2,7 @@
 // fitter finds where the known names, ids and argument values sit in the generated text and
 // takes the markers around them exactly as rendered. To read a new shape, add a fitter to
 // kFitters; a new checkpoint with known shapes and new markers needs nothing.
+#include <cctype>
 #include <optional>
 #include <regex>
 
@@ -584,6 +585,7 @@ std::string describe(const Dialect& d) {
   };
   add("think", d.think_open);
   add("recipient", d.recipient_open);
+  add("message", d.recipient_header);
   for (const auto& s : d.sections) add("open", s.open), add("close", s.close);
   for (const auto& s : d.pythonic_sections) add("open", s.open), add("close", s.close);
   add("section", d.section_open);
@@ -601,9 +603,9 @@ std::string describe(const Dialect& d) {
 // A marker holding a call's name or id fits only that call: such a candidate would pass the
 // round trip by accident, so it is not one.
 bool names_in_markers(const Dialect& d, const std::vector<Known>& known) {
-  std::vector<std::string_view> markers = {d.section_open, d.section_close, d.call_open,
-                                           d.call_close,   d.id_marker,     d.param_open,
-                                           d.value_open,   d.value_close,   d.kv_prefix};
+  std::vector<std::string_view> markers = {
+      d.section_open, d.section_close, d.call_open,   d.call_close, d.id_marker,
+      d.param_open,   d.value_open,    d.value_close, d.kv_prefix,  d.recipient_header};
   for (const auto& s : d.sections) markers.insert(markers.end(), {s.open, s.close});
   for (const auto& s : d.pythonic_sections) markers.insert(markers.end(), {s.open, s.close});
   for (auto v : d.header_end) markers.push_back(v);
@@ -618,6 +620,60 @@ bool names_in_markers(const Dialect& d, const std::vector<Known>& known) {
       if (m.find(text.substr(0, 12)) != std::string_view::npos) return true;
   }
   return false;
+}
+
+// Messages routed by recipient (Muse Glimmer): the reasoning is a message to a recipient of its
+// own (`to=self<|message|>...<|eom|>`), then each call or answer a new message whose header
+// names its recipient (`<|start|>assistant to=get_weather<|message|>`). Read from where the
+// known reasoning and calls sit; `calls_text` is the text with the reasoning message, the
+// message ends and the headers removed, for the call fitters.
+struct RecipientMessages {
+  std::string open, close, header, reasoning_name, end, calls_text;
+};
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+}
+std::optional<RecipientMessages> recipient_messages(std::string_view g, std::string_view reasoning,
+                                                    const std::vector<Known>& known) {
+  if (reasoning.empty() || known.empty()) return std::nullopt;
+  const std::size_t at = g.find(reasoning);
+  if (at == std::string_view::npos) return std::nullopt;
+  RecipientMessages m;
+  // Before the reasoning: OPEN NAME CLOSE, e.g. "to=" "self" "<|message|>".
+  std::string_view before = trim(g.substr(0, at));
+  static const std::regex trailing(R"((<[^<> \t\n\r\f\v]{1,64}>)$)");
+  std::match_results<std::string_view::const_iterator> found;
+  if (!std::regex_search(before.begin(), before.end(), found, trailing)) return std::nullopt;
+  m.close = found.str(1);
+  std::string_view head = before.substr(0, before.size() - m.close.size());
+  std::size_t name_at = head.size();
+  while (name_at > 0 && is_name_char(head[name_at - 1])) --name_at;
+  m.reasoning_name = std::string(head.substr(name_at));
+  m.open = std::string(head.substr(0, name_at));
+  if (m.reasoning_name.empty() || m.open.empty() || m.open.size() > 16 ||
+      m.open.find_first_of(" \t\n<>") != std::string::npos)
+    return std::nullopt;
+  // After it: the message end, then the next message's header before the first call's name.
+  std::string_view rest = g.substr(at + reasoning.size());
+  m.end = std::string(leading_marker(rest));
+  if (m.end.empty()) return std::nullopt;
+  rest = after_prefix(rest, m.end);
+  const std::string first = m.open + known[0].name + m.close;
+  const std::size_t h = rest.find(first);
+  if (h == std::string_view::npos || h > 64) return std::nullopt;
+  m.header = std::string(rest.substr(0, h)) + m.open;
+  // Every call's message: strip the headers (a name between header and close) and the ends.
+  std::string calls(rest);
+  for (std::size_t p = calls.find(m.header); p != std::string::npos; p = calls.find(m.header, p)) {
+    std::size_t q = p + m.header.size();
+    while (q < calls.size() && is_name_char(calls[q])) ++q;
+    if (calls.compare(q, m.close.size(), m.close) != 0) return std::nullopt;
+    calls.erase(p, q + m.close.size() - p);
+  }
+  for (std::size_t p = calls.find(m.end); p != std::string::npos; p = calls.find(m.end, p))
+    calls.erase(p, m.end.size());
+  m.calls_text = std::move(calls);
+  return m;
 }
 
 }  // namespace
@@ -687,6 +743,23 @@ std::vector<parse::Syntax> derive_candidates(const RoundTrip& trip, const probe:
       recipient_open = std::string(word);
       recipient_close = std::string(marker);
       s = t.substr(at + known[0].name.size() + marker.size());
+    }
+  }
+  // Messages routed by recipient: every fitter on the calls' text alone, the routing on top.
+  if (auto m = recipient_messages(trip.generated, trip.expected.reasoning_content, known)) {
+    for (const auto& fitter : kFitters) {
+      Builder b;
+      auto d = fitter.fit(m->calls_text, known, b);
+      if (!d || names_in_markers(*d, known)) continue;
+      d->think_open = {};
+      d->think_close = b.keep(m->end);
+      d->recipient_open = b.keep(m->open);
+      d->recipient_close = b.keep(m->close);
+      d->recipient_header = b.keep(m->header);
+      d->reasoning_recipient = b.keep(m->reasoning_name);
+      d->dropped.push_back(b.keep(m->end));
+      for (const auto& t : trip.turn_ends) d->dropped.push_back(b.keep(t));
+      out.push_back(parse::make_syntax(*d, "derived", describe(*d)));
     }
   }
   // Every fitter on the text as it is, then (when it has one) without the recipient header.

@@ -317,6 +317,7 @@ TEST(EndpointThreads, SharedEndpoint) {
   r["tools"] = kTools;
   auto reference = ep.prepare(r.dump());
   ASSERT_TRUE(reference);
+  ASSERT_NE(ep.tokenizer(), nullptr) << "tokenizer.json not present (scripts/fetch-tokenizers)";
   const std::string output =
       "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
       "\"Paris\"}}\n</tool_call>";

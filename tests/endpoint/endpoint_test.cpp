@@ -127,6 +127,8 @@ TEST_P(EndpointEndToEnd, RequestToIdsToMessage) {
   EXPECT_EQ(prompt->text, g["prompt"]["text"].get<std::string>());
   EXPECT_EQ(prompt->ids, g["prompt"]["ids"].get<std::vector<std::uint32_t>>());
   // No double BOS: the template writes its own, and encoding adds none (add_special_tokens=False).
+  ASSERT_NE(ep.tokenizer(), nullptr) << g["model"] << ": tokenizer.json not present "
+                                     << "(scripts/fetch-tokenizers brings it)";
   if (auto bos = ep.tokenizer()->bos_token())
     if (auto bos_id = ep.tokenizer()->token_to_id(*bos); bos_id && prompt->ids.size() > 1) {
       EXPECT_FALSE(prompt->ids[0] == *bos_id && prompt->ids[1] == *bos_id);

@@ -234,3 +234,34 @@ TEST(ParseApi, NameKeyedCallObjects) {
   EXPECT_TRUE(not_call->message.tool_calls.empty());
   EXPECT_EQ(not_call->message.content, R"(<|calls|>[{"answer": 42}]<|/calls|>)");
 }
+
+// Messages routed by recipient (derived for Muse Glimmer-style templates): the message to the
+// reasoning recipient is reasoning, a header before a call or an answer is layout, and a header
+// that names no recipient stays text. Byte-by-byte streaming gives the same message.
+TEST(ParseApi, MessagesRoutedByRecipient) {
+  auto syntax = parse::Syntax::from_json_text(R"({"family": "json",
+      "sections": [["<call>", "</call>"]], "think_close": "<|eom|>", "dropped": ["<|eom|>"],
+      "recipient_open": "to=", "recipient_close": "<|message|>",
+      "recipient_header": "<|start|>assistant to=", "reasoning_recipient": "self"})");
+  ASSERT_TRUE(syntax.ok()) << syntax.error().to_string();
+  const std::string text =
+      " to=self<|message|>Think.<|eom|><|start|>assistant to=f<|message|><call>{\"name\": \"f\", "
+      "\"arguments\": {\"a\": 1}}</call><|eom|><|start|>assistant to=user<|message|>Done.";
+  auto one = parse::parse(text, *syntax);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->message.reasoning_content, "Think.");
+  EXPECT_EQ(one->message.content, "Done.");
+  ASSERT_EQ(one->message.tool_calls.size(), 1u);
+  EXPECT_EQ(one->message.tool_calls[0].arguments, R"({"a": 1})");
+  auto stream = parse::StreamParser::create(*syntax);
+  ASSERT_TRUE(stream.ok());
+  for (char c : text) stream->feed(std::string_view(&c, 1));
+  stream->finish();
+  EXPECT_EQ(parse::message_to_json_text(stream->message()),
+            parse::message_to_json_text(one->message));
+  // A direct answer (no reasoning message) is content; a header without a recipient is text.
+  auto direct = parse::parse(" to=user<|message|>Hi. <|start|>assistant to=<b> x", *syntax);
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(direct->message.reasoning_content, "");
+  EXPECT_EQ(direct->message.content, "Hi. <|start|>assistant to=<b> x");
+}

@@ -193,9 +193,10 @@ TEST(Readback, ChosenParserJsonRoundTrip) {
 
 // Call shapes no dialect row has, with markers of their own, read back without a new row.
 TEST(Readback, CraftedShapesReadBack) {
-  for (const char* name : {"crafted/action-tags-json", "crafted/bracket-header-json",
-                           "crafted/muse-glimmer-style", "crafted/fenced-json-list",
-                           "crafted/name-keyed-json-list", "crafted/fenced-pythonic-lines"}) {
+  for (const char* name :
+       {"crafted/action-tags-json", "crafted/bracket-header-json", "crafted/muse-glimmer-style",
+        "crafted/fenced-json-list", "crafted/name-keyed-json-list", "crafted/fenced-pythonic-lines",
+        "crafted/recipient-messages"}) {
     auto it = outcomes().find(name);
     ASSERT_NE(it, outcomes().end()) << name;
     const auto& c = it->second.choice;
@@ -203,6 +204,10 @@ TEST(Readback, CraftedShapesReadBack) {
     ASSERT_TRUE(c.syntax) << name;
     EXPECT_EQ(c.syntax->name(), "derived") << name;
   }
+  // Messages routed by recipient: the message to "self" is the reasoning.
+  auto routed = outcomes().find("crafted/recipient-messages");
+  ASSERT_NE(routed, outcomes().end());
+  EXPECT_TRUE(routed->second.choice.reasoning_read_back) << routed->second.choice.verdict;
 }
 
 // Templates that write their own calls unreadably are reported as template bugs, with the
