@@ -1,10 +1,12 @@
-// libFuzzer target: random bytes through every dialect, one-shot and at a random chunking (both
-// derived from the input); the deltas must assemble to the one-shot message with the same
-// warnings, and every delta must have OpenAI's streaming shape. Any difference aborts.
+// libFuzzer target: random bytes through every dialect (and parsers with the features only
+// derived parsers use), one-shot and at a random chunking (both derived from the input); the deltas
+// must assemble to the one-shot message with the same warnings, and every delta must have OpenAI's
+// streaming shape. Any difference aborts.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chatwire/parse_json.hpp"
 
@@ -20,6 +22,30 @@ const parse::Json& fuzz_tools() {
   return tools;
 }
 
+// Engine features no table row has, as readback derives them from templates.
+const std::vector<parse::Syntax>& derived_syntaxes() {
+  static const std::vector<parse::Syntax> all = [] {
+    std::vector<parse::Syntax> out;
+    for (
+        const char* text : {
+            R"({"family": "json", "name_as_key": true, "sections": [["<|calls|>", "<|/calls|>"]]})",
+            R"({"family": "xml", "think_close": "<|eom|>", "dropped": ["<|eom|>", "<|eot|>"],
+                 "recipient_open": "to=", "recipient_close": "<|message|>",
+                 "recipient_header": "<|start|>assistant to=", "reasoning_recipient": "self",
+                 "call_open": "<x:calls>\n<x:call", "call_close": "</x:call>\n</x:calls>",
+                 "param_open": "<x:arg", "value_close": "</x:arg>"})",
+            R"({"family": "json", "sections": [["Action:\n```json", "```"]],
+                 "name_keys": ["tool_name"], "args_keys": ["parameters"]})",
+        }) {
+      auto syntax = parse::Syntax::from_json_text(text);
+      if (!syntax.ok()) std::abort();  // the fuzz target's own data
+      out.push_back(*syntax);
+    }
+    return out;
+  }();
+  return all;
+}
+
 void check(bool ok) {
   if (!ok) std::abort();
 }
@@ -29,7 +55,11 @@ void check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 3) return 0;
   const auto& dialects = parse::dialects();
-  std::string_view dialect = dialects[data[0] % dialects.size()].name;
+  const auto& derived = derived_syntaxes();
+  const std::size_t pick = data[0] % (dialects.size() + derived.size());
+  auto named = parse::Syntax::named(dialects[pick % dialects.size()].name);
+  check(named.ok());
+  const parse::Syntax& dialect = pick < dialects.size() ? *named : derived[pick - dialects.size()];
   parse::Options options;
   options.reasoning_prefilled = data[1] & 1;
   if (data[1] & 2) options.enable_thinking = (data[1] & 4) != 0;
