@@ -174,7 +174,36 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   trip.turn_at = common;
   std::string_view generated = std::string_view(trip.full).substr(common);
   std::size_t cut = generated.size();
+  // A turn of several messages (HyperCLOVA X: `<|im_end|>` ends each, `<|im_end|><|endofturn|>`
+  // the turn) ends where the whole measured suffix stands, not at its first marker.
+  const std::string suffix(trim(p.frame.assistant_suffix.value_or("")));
+  const auto markers = std::distance(
+      std::sregex_iterator(suffix.begin(), suffix.end(), marker_regex()), std::sregex_iterator());
+  bool turn_end_found = false;
+  if (std::size_t at = generated.find(suffix); markers > 1 && at != std::string_view::npos) {
+    cut = at;
+    trip.end_marker = suffix;
+    turn_end_found = true;
+  } else if (markers > 1) {
+    // ... or where its first marker is directly followed by another one (a turn that ends in a
+    // call: `<|im_end|><|stop|>`), rather than by the next message of the turn.
+    std::smatch first;
+    std::regex_search(suffix, first, marker_regex());
+    const std::string message_end = first.str();
+    for (std::size_t at = generated.find(message_end); at != std::string_view::npos;
+         at = generated.find(message_end, at + 1)) {
+      const std::string after(generated.substr(at + message_end.size(), 64));
+      std::smatch next;
+      if (std::regex_search(after, next, marker_regex()) && next.position(0) == 0) {
+        cut = at;
+        trip.end_marker = message_end + next.str();
+        turn_end_found = true;
+        break;
+      }
+    }
+  }
   for (const auto& m : ends) {
+    if (turn_end_found) break;
     std::size_t at = generated.find(m);
     if (at != std::string_view::npos && at < cut) {
       cut = at;

@@ -196,7 +196,7 @@ TEST(Readback, CraftedShapesReadBack) {
   for (const char* name :
        {"crafted/action-tags-json", "crafted/bracket-header-json", "crafted/muse-glimmer-style",
         "crafted/fenced-json-list", "crafted/name-keyed-json-list", "crafted/fenced-pythonic-lines",
-        "crafted/recipient-messages"}) {
+        "crafted/recipient-messages", "crafted/multi-message-turn"}) {
     auto it = outcomes().find(name);
     ASSERT_NE(it, outcomes().end()) << name;
     const auto& c = it->second.choice;
@@ -208,6 +208,15 @@ TEST(Readback, CraftedShapesReadBack) {
   auto routed = outcomes().find("crafted/recipient-messages");
   ASSERT_NE(routed, outcomes().end());
   EXPECT_TRUE(routed->second.choice.reasoning_read_back) << routed->second.choice.verdict;
+  // A turn of several messages ends where the whole two-marker suffix stands (or its first
+  // marker directly followed by another, as a turn ending in calls does), not at the end of
+  // its first message.
+  auto turn = outcomes().find("crafted/multi-message-turn");
+  ASSERT_NE(turn, outcomes().end());
+  EXPECT_TRUE(turn->second.choice.reasoning_read_back) << turn->second.choice.verdict;
+  const auto* calls = find_trip(turn->second.choice, "calls");
+  ASSERT_NE(calls, nullptr);
+  EXPECT_EQ(calls->end_marker, "<|im_end|><|pause|>");
 }
 
 // Templates that write their own calls unreadably are reported as template bugs, with the
