@@ -105,23 +105,60 @@ const parse::Tools& round_trip_tools() {
   return tools;
 }
 
+namespace {
+// The literal markers of the measured assistant suffix, in order.
+std::vector<std::string> suffix_markers(const probe::Profile& p) {
+  const std::string suffix(trim(p.frame.assistant_suffix.value_or("")));
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(suffix.begin(), suffix.end(), marker_regex()), end; it != end; ++it)
+    out.push_back(it->str());
+  return out;
+}
+}  // namespace
+
 std::vector<std::string> turn_end_markers(const probe::Profile& p,
                                           const std::vector<std::string>& extra) {
   std::vector<std::string> out;
   auto add = [&](std::string m) {
     if (!m.empty() && std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
   };
-  std::string suffix = std::string(trim(p.frame.assistant_suffix.value_or("")));
-  bool any = false;
-  for (std::sregex_iterator it(suffix.begin(), suffix.end(), marker_regex()), end; it != end;
-       ++it) {
-    add(it->str());
-    any = true;
-  }
-  if (!any) add(suffix);
+  const auto markers = suffix_markers(p);
+  for (const auto& m : markers) add(m);
+  if (markers.empty()) add(std::string(trim(p.frame.assistant_suffix.value_or(""))));
   for (const auto& m : extra) add(m);
   return out;
 }
+
+namespace {
+
+// Where the turn in `generated` ends and the marker it ends at ("" = not cut): the first of
+// `ends`. A turn of several messages (HyperCLOVA X: `<|im_end|>` ends each message,
+// `<|im_end|><|endofturn|>` the turn) ends where the whole measured suffix stands, or where its
+// first marker is directly followed by another one (a turn that ends in calls:
+// `<|im_end|><|stop|>`), not at the end of its first message.
+std::pair<std::size_t, std::string> turn_end(std::string_view generated, const probe::Profile& p,
+                                             const std::vector<std::string>& ends) {
+  const auto markers = suffix_markers(p);
+  if (markers.size() > 1) {
+    const std::string suffix(trim(p.frame.assistant_suffix.value_or("")));
+    if (std::size_t at = generated.find(suffix); at != std::string_view::npos) return {at, suffix};
+    const std::string& message_end = markers.front();
+    for (std::size_t at = generated.find(message_end); at != std::string_view::npos;
+         at = generated.find(message_end, at + 1)) {
+      const std::string after(generated.substr(at + message_end.size(), 64));
+      std::smatch next;
+      if (std::regex_search(after, next, marker_regex(), std::regex_constants::match_continuous))
+        return {at, message_end + next.str()};
+    }
+  }
+  std::pair<std::size_t, std::string> first{generated.size(), ""};
+  for (const auto& m : ends)
+    if (std::size_t at = generated.find(m); at != std::string_view::npos && at < first.first)
+      first = {at, m};
+  return first;
+}
+
+}  // namespace
 
 RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile& p,
                       std::string kind, const Json& turn, const std::vector<std::string>& ends) {
@@ -173,43 +210,8 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   trip.applicable = true;
   trip.turn_at = common;
   std::string_view generated = std::string_view(trip.full).substr(common);
-  std::size_t cut = generated.size();
-  // A turn of several messages (HyperCLOVA X: `<|im_end|>` ends each, `<|im_end|><|endofturn|>`
-  // the turn) ends where the whole measured suffix stands, not at its first marker.
-  const std::string suffix(trim(p.frame.assistant_suffix.value_or("")));
-  const auto markers = std::distance(
-      std::sregex_iterator(suffix.begin(), suffix.end(), marker_regex()), std::sregex_iterator());
-  bool turn_end_found = false;
-  if (std::size_t at = generated.find(suffix); markers > 1 && at != std::string_view::npos) {
-    cut = at;
-    trip.end_marker = suffix;
-    turn_end_found = true;
-  } else if (markers > 1) {
-    // ... or where its first marker is directly followed by another one (a turn that ends in a
-    // call: `<|im_end|><|stop|>`), rather than by the next message of the turn.
-    std::smatch first;
-    std::regex_search(suffix, first, marker_regex());
-    const std::string message_end = first.str();
-    for (std::size_t at = generated.find(message_end); at != std::string_view::npos;
-         at = generated.find(message_end, at + 1)) {
-      const std::string after(generated.substr(at + message_end.size(), 64));
-      std::smatch next;
-      if (std::regex_search(after, next, marker_regex()) && next.position(0) == 0) {
-        cut = at;
-        trip.end_marker = message_end + next.str();
-        turn_end_found = true;
-        break;
-      }
-    }
-  }
-  for (const auto& m : ends) {
-    if (turn_end_found) break;
-    std::size_t at = generated.find(m);
-    if (at != std::string_view::npos && at < cut) {
-      cut = at;
-      trip.end_marker = m;
-    }
-  }
+  const auto [cut, marker] = turn_end(generated, p, ends);
+  trip.end_marker = marker;
   trip.generated = std::string(generated.substr(0, cut));
   trip.turn_ends = ends;
   // Past a shared prefix the text is inside reasoning when that prefix ends with the opener.
