@@ -98,9 +98,10 @@ struct ToolsData;  // src/parse/internal.hpp: the tools array, read once
 class Tools {
  public:
   Tools() = default;
-  // `json_text` is a JSON array of tool definitions (or null = none). Errors: ValueError with
-  // field "tools" for text that is not JSON or not an array.
-  static Result<Tools> from_json_text(std::string_view json_text);
+  // `json_text` is a JSON array of tool definitions (or null = none), nested at most
+  // `max_json_depth` deep. Errors: ValueError with field "tools" for text that is not JSON, too
+  // deep, or not an array.
+  static Result<Tools> from_json_text(std::string_view json_text, std::size_t max_json_depth = 512);
 
   bool empty() const noexcept;
   std::size_t size() const noexcept;
@@ -121,7 +122,8 @@ class Syntax {
   static Result<Syntax> named(std::string_view dialect);
   // The JSON text to_json_text() writes (chatwire/parse_json.hpp: the nlohmann forms); errors
   // name the field.
-  static Result<Syntax> from_json_text(std::string_view json_text);
+  static Result<Syntax> from_json_text(std::string_view json_text,
+                                       std::size_t max_json_depth = 512);
 
   const std::string& name() const noexcept;     // the table row, or "derived"
   const std::string& summary() const noexcept;  // family and markers, one line

@@ -267,7 +267,8 @@ struct Profile {
   // from_json_text(p.to_json_text()) is p. Errors (ValueError, the path names the key) for text
   // that is not JSON, a wrong profile_version, a missing key or a value of the wrong type;
   // unknown keys are ignored.
-  static Result<Profile> from_json_text(std::string_view json_text);
+  static Result<Profile> from_json_text(std::string_view json_text,
+                                        std::size_t max_json_depth = 512);
 };
 
 // The axis and value of a convention key ("long_call_id" -> {"call_id", "long"}); nullopt

@@ -12,6 +12,7 @@
 #include "adapt/verify.hpp"
 #include "chatwire/adapt_json.hpp"
 #include "chatwire/value_json.hpp"
+#include "util/json_text.hpp"
 
 namespace chatwire::adapt {
 
@@ -771,22 +772,12 @@ Result<AdaptedRequest> adapt_request(std::string_view request_json, const probe:
                                  " bytes, over the limit of " +
                                  std::to_string(options.input.max_request_bytes));
   // A nesting limit before anything recurses over the request (untrusted input).
-  bool too_deep = false;
-  const auto depth_check = [&](int depth, json::parse_event_t, json&) {
-    if (static_cast<std::size_t>(depth) > options.input.max_json_depth) too_deep = true;
-    return !too_deep;
-  };
-  json request;
-  try {
-    request = json::parse(request_json.begin(), request_json.end(), depth_check);
-  } catch (const json::exception& e) {
-    if (!too_deep)
-      return request_error("", std::string("the request is not valid JSON: ") + e.what());
-  }
-  if (too_deep)
+  auto request = util::parse_bounded_json(request_json, options.input.max_json_depth);
+  if (request.failure == util::BoundedJson::Failure::kTooDeep)
     return request_error("", "the request nests deeper than the limit of " +
                                  std::to_string(options.input.max_json_depth));
-  return adapt_request(request, profile, tmpl, options);
+  if (!request) return request_error("", "the request is not valid JSON: " + request.what);
+  return adapt_request(request.value, profile, tmpl, options);
 }
 
 Result<Adapted> adapt(const json& request, const probe::Profile& profile,

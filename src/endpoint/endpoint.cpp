@@ -16,6 +16,7 @@
 #include "chatwire/readback_json.hpp"
 #include "chatwire/tokenized.hpp"
 #include "endpoint/internal.hpp"
+#include "util/json_text.hpp"
 
 namespace chatwire::endpoint {
 
@@ -54,20 +55,12 @@ Result<std::optional<std::string>> read_optional_file(const fs::path& file, std:
 // JSON text with a nesting limit; a syntax error names the byte position.
 Result<json> parse_json_text(std::string_view text, std::size_t max_depth,
                              const std::string& what) {
-  bool too_deep = false;
-  const auto depth_check = [&](int depth, json::parse_event_t, json&) {
-    if (static_cast<std::size_t>(depth) > max_depth) too_deep = true;
-    return !too_deep;
-  };
-  json parsed;
-  try {
-    parsed = json::parse(text.begin(), text.end(), depth_check);
-  } catch (const json::exception& e) {
-    if (too_deep) return limit_error(what + " nesting", max_depth);
-    return Error{"JSONDecodeError", what + " is not valid JSON: " + e.what(), 0, 0, {}};
-  }
-  if (too_deep) return limit_error(what + " nesting", max_depth);
-  return parsed;
+  auto parsed = util::parse_bounded_json(text, max_depth);
+  if (parsed.failure == util::BoundedJson::Failure::kTooDeep)
+    return limit_error(what + " nesting", max_depth);
+  if (!parsed)
+    return Error{"JSONDecodeError", what + " is not valid JSON: " + parsed.what, 0, 0, {}};
+  return std::move(parsed.value);
 }
 
 // generation_config.json's eos_token_id: an int or a list of ints; nullopt without the file or

@@ -4,6 +4,7 @@
 
 #include "chatwire/parse_json.hpp"
 #include "parse/internal.hpp"
+#include "util/json_text.hpp"
 
 namespace chatwire::parse {
 
@@ -21,10 +22,13 @@ Result<Tools> tools_from_json(const Json& tools) {
   return Tools(std::make_shared<const ToolsData>(ToolsData{tools}));
 }
 
-Result<Tools> Tools::from_json_text(std::string_view json_text) {
-  Json tools = Json::parse(json_text.begin(), json_text.end(), nullptr, false);
-  if (tools.is_discarded()) return Error{"ValueError", "tools is not valid JSON", 0, 0, "tools"};
-  return tools_from_json(tools);
+Result<Tools> Tools::from_json_text(std::string_view json_text, std::size_t max_json_depth) {
+  auto tools = util::parse_bounded_json(json_text, max_json_depth);
+  if (tools.failure == util::BoundedJson::Failure::kTooDeep)
+    return Error{"ValueError", "tools nest deeper than " + std::to_string(max_json_depth), 0, 0,
+                 "tools"};
+  if (!tools) return Error{"ValueError", "tools is not valid JSON: " + tools.what, 0, 0, "tools"};
+  return tools_from_json(tools.value);
 }
 
 bool Tools::empty() const noexcept {

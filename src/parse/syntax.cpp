@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "parse/internal.hpp"
+#include "util/json_text.hpp"
 
 namespace chatwire::parse {
 
@@ -280,11 +281,13 @@ Result<Syntax> syntax_from_json(const Json& json) {
 std::string Syntax::to_json_text(int indent) const {
   return to_json(*this).dump(indent, ' ', false, Json::error_handler_t::replace);
 }
-Result<Syntax> Syntax::from_json_text(std::string_view json_text) {
-  Json json = Json::parse(json_text.begin(), json_text.end(), nullptr, false);
-  if (json.is_discarded())
-    return field_error("", "a parser is a JSON object (the text is not JSON)");
-  return syntax_from_json(json);
+Result<Syntax> Syntax::from_json_text(std::string_view json_text, std::size_t max_json_depth) {
+  auto json = util::parse_bounded_json(json_text, max_json_depth);
+  if (json.failure == util::BoundedJson::Failure::kTooDeep)
+    return field_error("", "a parser nests deeper than " + std::to_string(max_json_depth));
+  if (!json)
+    return field_error("", "a parser is a JSON object (the text is not JSON: " + json.what + ")");
+  return syntax_from_json(json.value);
 }
 
 }  // namespace chatwire::parse

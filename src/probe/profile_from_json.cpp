@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "chatwire/probe_json.hpp"
+#include "util/json_text.hpp"
 
 namespace chatwire::probe {
 
@@ -352,10 +353,12 @@ Result<Profile> profile_from_json(const json& j) {
   return p;
 }
 
-Result<Profile> Profile::from_json_text(std::string_view json_text) {
-  json j = json::parse(json_text.begin(), json_text.end(), nullptr, false);
-  if (j.is_discarded()) return profile_error("", "the profile is not valid JSON");
-  return profile_from_json(j);
+Result<Profile> Profile::from_json_text(std::string_view json_text, std::size_t max_json_depth) {
+  auto j = util::parse_bounded_json(json_text, max_json_depth);
+  if (j.failure == util::BoundedJson::Failure::kTooDeep)
+    return profile_error("", "the profile nests deeper than " + std::to_string(max_json_depth));
+  if (!j) return profile_error("", "the profile is not valid JSON: " + j.what);
+  return profile_from_json(j.value);
 }
 
 }  // namespace chatwire::probe

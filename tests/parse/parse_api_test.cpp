@@ -192,7 +192,8 @@ TEST(ParseApi, ToolsAndSyntaxAsJsonText) {
   ASSERT_EQ(r->message.tool_calls.size(), 1u);
   EXPECT_EQ(r->message.tool_calls[0].arguments, R"({"n": 5})");
   EXPECT_EQ(parse::message_to_json_text(r->message), parse::message_to_json(r->message).dump());
-  for (const char* bad : {"[", "{}", "3"}) {
+  const std::string deep = std::string(600, '[') + std::string(600, ']');
+  for (const std::string& bad : {std::string("["), std::string("{}"), std::string("3"), deep}) {
     auto t = parse::Tools::from_json_text(bad);
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_EQ(t.error().path, "tools") << bad;
@@ -205,6 +206,7 @@ TEST(ParseApi, ToolsAndSyntaxAsJsonText) {
   EXPECT_EQ(parse::to_json(*back), parse::to_json(*syntax));
   EXPECT_FALSE(parse::Syntax::from_json_text("{").ok());
   EXPECT_FALSE(parse::Syntax::from_json_text("[]").ok());
+  EXPECT_FALSE(parse::Syntax::from_json_text(deep).ok());
 }
 
 // {"NAME": {arguments}} call objects (name_as_key, derived for Apertus-style templates): read

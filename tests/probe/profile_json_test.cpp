@@ -91,4 +91,7 @@ TEST(ProfileJson, TextFormLoadsBack) {
   auto bad = Profile::from_json_text("{\"profile_version\": ");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().type, "ValueError");
+  auto deep = Profile::from_json_text(std::string(600, '[') + std::string(600, ']'));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.error().message.find("deeper"), std::string::npos) << deep.error().message;
 }
