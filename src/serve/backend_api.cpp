@@ -1,0 +1,251 @@
+// The backend API table: llama.cpp server, OpenAI completions (vLLM, SGLang), SGLang /generate.
+// Every row asks for a streamed reply with token ids where the API can return them, so that
+// special-token markers reach chatwire's own detokenizer and parser intact.
+#include "serve/backend_api.hpp"
+
+#include <array>
+
+namespace chatwire::serve {
+
+namespace {
+
+// One sampling parameter under each API's name ("" = the API has no such parameter).
+struct SamplingName {
+  std::string_view openai, llama_cpp, completions, sglang;
+};
+constexpr SamplingName kSampling[] = {
+    {"temperature", "temperature", "temperature", "temperature"},
+    {"top_p", "top_p", "top_p", "top_p"},
+    {"top_k", "top_k", "top_k", "top_k"},
+    {"min_p", "min_p", "min_p", "min_p"},
+    {"seed", "seed", "seed", "sampling_seed"},
+    {"presence_penalty", "presence_penalty", "presence_penalty", "presence_penalty"},
+    {"frequency_penalty", "frequency_penalty", "frequency_penalty", "frequency_penalty"},
+    {"repetition_penalty", "repeat_penalty", "repetition_penalty", "repetition_penalty"},
+};
+
+void put_sampling(json& out, const json& sampling, std::string_view SamplingName::*column) {
+  for (const auto& row : kSampling) {
+    auto it = sampling.find(row.openai);
+    if (it != sampling.end() && !(row.*column).empty()) out[std::string(row.*column)] = *it;
+  }
+}
+
+// The JSON schema of an OpenAI response_format (json_object: any object).
+json schema_of(const json& response_format) {
+  if (response_format.value("type", "") == "json_schema") {
+    auto it = response_format.find("json_schema");
+    if (it != response_format.end() && it->is_object() && it->contains("schema"))
+      return (*it)["schema"];
+  }
+  return json{{"type", "object"}};
+}
+
+Error backend_error(std::string message) {
+  return Error{"BackendError", std::move(message), 0, 0, {}};
+}
+
+Result<json> parse_event(std::string_view data) {
+  json j = json::parse(data.begin(), data.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return backend_error("the backend sent an event that is not a JSON object: " +
+                         std::string(data.substr(0, 200)));
+  if (auto e = j.find("error"); e != j.end()) {
+    std::string m = e->is_object() ? e->value("message", e->dump()) : e->dump();
+    return backend_error("the backend reported an error: " + m);
+  }
+  return j;
+}
+
+// token ids from a JSON array; false when it is not an array of non-negative 32-bit integers.
+bool read_ids(const json& a, std::vector<std::uint32_t>& out) {
+  if (!a.is_array()) return false;
+  for (const auto& v : a) {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0xffffffffu) return false;
+    out.push_back(static_cast<std::uint32_t>(v.get<std::uint64_t>()));
+  }
+  return true;
+}
+
+std::optional<std::size_t> count(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned()) return std::nullopt;
+  return it->get<std::size_t>();
+}
+
+// --- llama.cpp server: POST /completion -------------------------------------------------
+
+json llama_build(const BackendRequest& r) {
+  json b;
+  if (r.ids.empty())
+    b["prompt"] = r.text;
+  else
+    b["prompt"] = r.ids;
+  b["n_predict"] = r.max_tokens ? static_cast<long long>(*r.max_tokens) : -1;
+  b["stop"] = r.stop;
+  b["stream"] = true;
+  b["cache_prompt"] = true;
+  b["return_tokens"] = true;  // ids, so that special-token markers survive
+  put_sampling(b, r.sampling, &SamplingName::llama_cpp);
+  if (!r.response_format.is_null()) b["json_schema"] = schema_of(r.response_format);
+  return b;
+}
+
+Result<BackendChunk> llama_read(std::string_view data, StreamState&) {
+  auto j = parse_event(data);
+  if (!j) return j.error();
+  BackendChunk c;
+  if (auto t = j->find("tokens"); t != j->end()) {
+    if (!read_ids(*t, c.ids)) return backend_error("the backend's `tokens` are not token ids");
+    c.has_ids = true;
+  }
+  if (auto t = j->find("content"); t != j->end() && t->is_string()) c.text = t->get<std::string>();
+  if (j->value("stop", false)) {
+    c.done = true;
+    const std::string type = j->value("stop_type", "");
+    c.finish = type == "limit" ? "length" : "stop";
+    if (auto t = j->find("truncated"); t != j->end() && t->is_boolean() && t->get<bool>())
+      c.finish = "length";
+    c.prompt_tokens = count(*j, "tokens_evaluated");
+    c.completion_tokens = count(*j, "tokens_predicted");
+  }
+  return c;
+}
+
+// --- OpenAI completions (vLLM, SGLang): POST /v1/completions ---------------------------
+
+json completions_build(const BackendRequest& r) {
+  json b;
+  b["model"] = r.model;
+  if (r.ids.empty())
+    b["prompt"] = r.text;
+  else
+    b["prompt"] = r.ids;
+  if (r.max_tokens) b["max_tokens"] = *r.max_tokens;
+  if (!r.stop.empty()) b["stop"] = r.stop;
+  if (!r.stop_ids.empty()) b["stop_token_ids"] = r.stop_ids;
+  b["stream"] = true;
+  b["stream_options"] = {{"include_usage", true}};
+  // The template wrote its own BOS: no second one (vLLM's double-BOS reports).
+  b["add_special_tokens"] = false;
+  b["skip_special_tokens"] = false;  // markers such as <tool_call> must reach the parser
+  b["spaces_between_special_tokens"] = false;
+  b["return_token_ids"] = true;  // vLLM: choices[].token_ids
+  put_sampling(b, r.sampling, &SamplingName::completions);
+  if (!r.response_format.is_null()) b["response_format"] = r.response_format;
+  return b;
+}
+
+Result<BackendChunk> completions_read(std::string_view data, StreamState&) {
+  auto j = parse_event(data);
+  if (!j) return j.error();
+  BackendChunk c;
+  if (auto u = j->find("usage"); u != j->end() && u->is_object()) {
+    c.prompt_tokens = count(*u, "prompt_tokens");
+    c.completion_tokens = count(*u, "completion_tokens");
+  }
+  auto choices = j->find("choices");
+  if (choices == j->end() || !choices->is_array())
+    return backend_error("the backend's completion chunk has no `choices` list");
+  for (const auto& choice : *choices) {
+    if (!choice.is_object()) return backend_error("a backend choice is not an object");
+    if (choice.value("index", 0) != 0) continue;
+    if (auto t = choice.find("token_ids"); t != choice.end() && !t->is_null()) {
+      if (!read_ids(*t, c.ids)) return backend_error("the backend's `token_ids` are not token ids");
+      c.has_ids = true;
+    }
+    if (auto t = choice.find("text"); t != choice.end() && t->is_string())
+      c.text = t->get<std::string>();
+    if (auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {
+      c.done = true;
+      c.finish = f->get<std::string>() == "length" ? "length" : "stop";
+    }
+  }
+  return c;
+}
+
+// --- SGLang native: POST /generate (cumulative text and ids) ---------------------------
+
+json sglang_build(const BackendRequest& r) {
+  json b;
+  if (r.ids.empty())
+    b["text"] = r.text;
+  else
+    b["input_ids"] = r.ids;
+  json s = json::object();
+  if (r.max_tokens) s["max_new_tokens"] = *r.max_tokens;
+  if (!r.stop.empty()) s["stop"] = r.stop;
+  if (!r.stop_ids.empty()) s["stop_token_ids"] = r.stop_ids;
+  s["skip_special_tokens"] = false;
+  s["spaces_between_special_tokens"] = false;
+  put_sampling(s, r.sampling, &SamplingName::sglang);
+  if (!r.response_format.is_null()) s["json_schema"] = schema_of(r.response_format).dump();
+  b["sampling_params"] = std::move(s);
+  b["stream"] = true;
+  return b;
+}
+
+Result<BackendChunk> sglang_read(std::string_view data, StreamState& state) {
+  auto j = parse_event(data);
+  if (!j) return j.error();
+  BackendChunk c;
+  if (auto t = j->find("output_ids"); t != j->end() && !t->is_null()) {
+    std::vector<std::uint32_t> all;
+    if (!read_ids(*t, all)) return backend_error("the backend's `output_ids` are not token ids");
+    if (all.size() < state.ids_seen)
+      return backend_error("the backend's cumulative `output_ids` shrank");
+    c.ids.assign(all.begin() + static_cast<std::ptrdiff_t>(state.ids_seen), all.end());
+    state.ids_seen = all.size();
+    c.has_ids = true;
+  }
+  if (auto t = j->find("text"); t != j->end() && t->is_string()) {
+    const std::string& all = t->get_ref<const std::string&>();
+    if (all.size() < state.text_seen)
+      return backend_error("the backend's cumulative `text` shrank");
+    c.text = all.substr(state.text_seen);
+    state.text_seen = all.size();
+  }
+  if (auto m = j->find("meta_info"); m != j->end() && m->is_object()) {
+    c.prompt_tokens = count(*m, "prompt_tokens");
+    c.completion_tokens = count(*m, "completion_tokens");
+    if (auto f = m->find("finish_reason"); f != m->end() && !f->is_null()) {
+      c.done = true;
+      std::string type = f->is_object()   ? f->value("type", "")
+                         : f->is_string() ? f->get<std::string>()
+                                          : "";
+      if (type == "abort") return backend_error("the backend aborted the request");
+      c.finish = type == "length" ? "length" : "stop";
+    }
+  }
+  return c;
+}
+
+constexpr std::array<BackendApiRow, 3> kBackendApis = {{
+    {BackendApi::llama_cpp, "llama.cpp", "/completion", llama_build, llama_read},
+    {BackendApi::openai, "openai", "/v1/completions", completions_build, completions_read},
+    {BackendApi::sglang, "sglang", "/generate", sglang_build, sglang_read},
+}};
+
+}  // namespace
+
+const BackendApiRow& backend_api_row(BackendApi api) noexcept {
+  for (const auto& row : kBackendApis)
+    if (row.api == api) return row;
+  return kBackendApis[0];
+}
+
+std::string_view backend_api_name(BackendApi api) noexcept {
+  return backend_api_row(api).name;
+}
+
+Result<BackendApi> backend_api_from_name(std::string_view name) {
+  for (const auto& row : kBackendApis)
+    if (row.name == name) return row.api;
+  return Error{"ConfigError",
+               "unknown backend API '" + std::string(name) + "' (llama.cpp, openai or sglang)",
+               0,
+               0,
+               {}};
+}
+
+}  // namespace chatwire::serve

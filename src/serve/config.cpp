@@ -1,0 +1,134 @@
+// chatwire serve's configuration file: the model list and the gateway's limits and timeouts.
+#include "serve/config.hpp"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <type_traits>
+#include <variant>
+
+#include "util/json_text.hpp"
+
+namespace chatwire::serve {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+using Status = Result<std::monostate>;
+
+Error config_error(std::string path, std::string message) {
+  return Error{"ConfigError", std::move(message), 0, 0, std::move(path)};
+}
+
+// Reads an optional key of one type into `out`; a wrong type is an error naming the path.
+template <typename T>
+Status read(const json& object, const char* key, const std::string& path, T& out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return Status{std::monostate{}};
+  const std::string where = path.empty() ? key : path + "." + key;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) return config_error(where, "must be a boolean");
+    out = it->get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!it->is_number_unsigned()) return config_error(where, "must be a non-negative integer");
+    const auto v = it->get<std::uint64_t>();
+    if (v > std::numeric_limits<T>::max()) return config_error(where, "is too large");
+    out = static_cast<T>(v);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return config_error(where, "must be a string");
+    out = it->get<std::string>();
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    if (!it->is_array()) return config_error(where, "must be a list of strings");
+    out.clear();
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      if (!(*it)[i].is_string())
+        return config_error(where + "[" + std::to_string(i) + "]", "must be a string");
+      out.push_back((*it)[i].get<std::string>());
+    }
+  }
+  return Status{std::monostate{}};
+}
+
+#define CW_READ(obj, key, path, field)                              \
+  do {                                                              \
+    if (auto s = read(obj, key, path, field); !s) return s.error(); \
+  } while (0)
+
+Result<ModelConfig> read_model(const json& m, const std::string& path,
+                               const std::filesystem::path& base) {
+  if (!m.is_object()) return config_error(path, "must be an object");
+  ModelConfig model;
+  std::string dir, api = "llama.cpp";
+  CW_READ(m, "name", path, model.name);
+  CW_READ(m, "model_dir", path, dir);
+  CW_READ(m, "backend_url", path, model.backend_url);
+  CW_READ(m, "backend_api", path, api);
+  CW_READ(m, "backend_model", path, model.backend_model);
+  CW_READ(m, "tool_call_ids", path, model.tool_call_ids);
+  CW_READ(m, "reasoning_fields", path, model.reasoning_fields);
+  CW_READ(m, "dialect", path, model.dialect);
+  CW_READ(m, "max_tokens", path, model.max_tokens_default);
+  CW_READ(m, "backend_structured_output", path, model.backend_structured_output);
+  if (dir.empty()) return config_error(path + ".model_dir", "is missing");
+  if (model.backend_url.empty()) return config_error(path + ".backend_url", "is missing");
+  model.dir = std::filesystem::path(dir).is_absolute() ? std::filesystem::path(dir) : base / dir;
+  if (model.name.empty()) model.name = model.dir.filename().string();
+  auto parsed_api = backend_api_from_name(api);
+  if (!parsed_api) return config_error(path + ".backend_api", parsed_api.error().message);
+  model.backend_api = *parsed_api;
+  if (model.tool_call_ids != "auto" && model.tool_call_ids != "openai" &&
+      model.tool_call_ids != "short9")
+    return config_error(path + ".tool_call_ids", "must be \"auto\", \"openai\" or \"short9\"");
+  if (auto it = m.find("default_sampling"); it != m.end() && !it->is_null()) {
+    if (!it->is_object()) return config_error(path + ".default_sampling", "must be an object");
+    model.default_sampling_json = it->dump();
+  }
+  return model;
+}
+
+}  // namespace
+
+Result<Config> Config::from_json_text(std::string_view text, const std::filesystem::path& base) {
+  auto parsed = util::parse_bounded_json(text, 64);
+  if (!parsed)
+    return config_error("", parsed.failure == util::BoundedJson::Failure::kTooDeep
+                                ? "the configuration is nested too deeply"
+                                : "the configuration is not JSON: " + parsed.what);
+  const json& j = parsed.value;
+  if (!j.is_object()) return config_error("", "the configuration must be a JSON object");
+  Config c;
+  CW_READ(j, "host", "", c.host);
+  CW_READ(j, "port", "", c.port);
+  CW_READ(j, "worker_threads", "", c.worker_threads);
+  CW_READ(j, "max_idle_backend_connections", "", c.max_idle_backend_connections);
+  if (auto it = j.find("limits"); it != j.end()) {
+    if (!it->is_object()) return config_error("limits", "must be an object");
+    CW_READ(*it, "max_body_bytes", "limits", c.limits.max_body_bytes);
+    CW_READ(*it, "max_header_bytes", "limits", c.limits.max_header_bytes);
+    CW_READ(*it, "max_concurrent_requests", "limits", c.limits.max_concurrent_requests);
+    CW_READ(*it, "max_backend_event_bytes", "limits", c.limits.max_backend_event_bytes);
+    CW_READ(*it, "max_completion_bytes", "limits", c.limits.max_completion_bytes);
+  }
+  if (auto it = j.find("timeouts"); it != j.end()) {
+    if (!it->is_object()) return config_error("timeouts", "must be an object");
+    CW_READ(*it, "connect_ms", "timeouts", c.timeouts.connect_ms);
+    CW_READ(*it, "request_ms", "timeouts", c.timeouts.request_ms);
+    CW_READ(*it, "idle_ms", "timeouts", c.timeouts.idle_ms);
+    CW_READ(*it, "client_idle_ms", "timeouts", c.timeouts.client_idle_ms);
+    CW_READ(*it, "shutdown_grace_ms", "timeouts", c.timeouts.shutdown_grace_ms);
+  }
+  auto models = j.find("models");
+  if (models == j.end() || !models->is_array() || models->empty())
+    return config_error("models", "must be a non-empty list of models");
+  for (std::size_t i = 0; i < models->size(); ++i) {
+    auto m = read_model((*models)[i], "models[" + std::to_string(i) + "]", base);
+    if (!m) return m.error();
+    for (const auto& other : c.models)
+      if (other.name == m->name)
+        return config_error("models[" + std::to_string(i) + "].name",
+                            "'" + m->name + "' is served twice");
+    c.models.push_back(std::move(*m));
+  }
+  return c;
+}
+
+}  // namespace chatwire::serve
