@@ -1,0 +1,137 @@
+// Reading the gateway's own request fields (see chat_params.hpp).
+#include "serve/chat_params.hpp"
+
+#include <string_view>
+
+namespace chatwire::serve {
+
+namespace {
+
+Error bad(std::string path, std::string message) {
+  return Error{"RequestError", std::move(message), 0, 0, std::move(path)};
+}
+
+// Sampling fields passed on to the backend: name, lowest and highest accepted value.
+struct SamplingField {
+  const char* name;
+  double low, high;
+};
+constexpr SamplingField kSamplingFields[] = {
+    {"temperature", 0.0, 2.0},
+    {"top_p", 0.0, 1.0},
+    {"top_k", -1.0, 1e9},
+    {"min_p", 0.0, 1.0},
+    {"presence_penalty", -2.0, 2.0},
+    {"frequency_penalty", -2.0, 2.0},
+    {"repetition_penalty", 0.0, 1e3},
+    {"seed", -9.3e18, 9.3e18},
+};
+
+}  // namespace
+
+Result<ChatParams> read_chat_params(json& request, const ModelConfig& model) {
+  ChatParams p;
+  if (!request.is_object()) return bad("", "the request is not a JSON object");
+  if (auto m = request.find("model"); m != request.end()) {
+    if (!m->is_string()) return bad("model", "must be a string");
+    p.model = m->get<std::string>();
+  }
+  if (auto s = request.find("stream"); s != request.end() && !s->is_null()) {
+    if (!s->is_boolean()) return bad("stream", "must be a boolean");
+    p.stream = s->get<bool>();
+  }
+  if (auto o = request.find("stream_options"); o != request.end() && !o->is_null()) {
+    if (!o->is_object()) return bad("stream_options", "must be an object");
+    if (auto u = o->find("include_usage"); u != o->end() && !u->is_null()) {
+      if (!u->is_boolean()) return bad("stream_options.include_usage", "must be a boolean");
+      p.include_usage = u->get<bool>();
+    }
+  }
+  for (const char* key : {"max_completion_tokens", "max_tokens"}) {
+    auto it = request.find(key);
+    if (it == request.end() || it->is_null()) continue;
+    if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0)
+      return bad(key, "must be a positive integer");
+    if (!p.max_tokens) p.max_tokens = it->get<std::size_t>();
+  }
+  if (!p.max_tokens && model.max_tokens_default != 0) p.max_tokens = model.max_tokens_default;
+  if (auto s = request.find("stop"); s != request.end() && !s->is_null()) {
+    if (s->is_string()) {
+      p.stop.push_back(s->get<std::string>());
+    } else if (s->is_array()) {
+      for (std::size_t i = 0; i < s->size(); ++i) {
+        if (!(*s)[i].is_string()) return bad("stop[" + std::to_string(i) + "]", "must be a string");
+        p.stop.push_back((*s)[i].get<std::string>());
+      }
+    } else {
+      return bad("stop", "must be a string or a list of strings");
+    }
+  }
+  if (!model.default_sampling_json.empty())
+    p.sampling = json::parse(model.default_sampling_json, nullptr, false);
+  if (!p.sampling.is_object()) p.sampling = json::object();
+  for (const auto& f : kSamplingFields) {
+    auto it = request.find(f.name);
+    if (it == request.end() || it->is_null()) continue;
+    if (!it->is_number()) return bad(f.name, "must be a number");
+    const double v = it->get<double>();
+    if (v < f.low || v > f.high)
+      return bad(f.name, "must be between " + json(f.low).dump() + " and " + json(f.high).dump());
+    p.sampling[f.name] = *it;
+  }
+  if (auto n = request.find("n"); n != request.end() && !n->is_null()) {
+    if (!n->is_number_unsigned() || n->get<std::uint64_t>() == 0)
+      return bad("n", "must be a positive integer");
+    if (n->get<std::uint64_t>() > 1)
+      return bad("n", "only n = 1 is served: the gateway parses one generation per request");
+  }
+  if (auto l = request.find("logprobs"); l != request.end() && !l->is_null()) {
+    if (!l->is_boolean()) return bad("logprobs", "must be a boolean");
+    if (l->get<bool>())
+      return bad("logprobs", "logprobs are not served: they are not read from the backends yet");
+  }
+  if (auto ptc = request.find("parallel_tool_calls"); ptc != request.end() && !ptc->is_null()) {
+    if (!ptc->is_boolean()) return bad("parallel_tool_calls", "must be a boolean");
+    if (!ptc->get<bool>())
+      return bad("parallel_tool_calls",
+                 "false needs a backend that constrains output to one call, which the gateway "
+                 "does not drive");
+  }
+  if (auto rf = request.find("response_format"); rf != request.end() && !rf->is_null()) {
+    if (!rf->is_object() || !(*rf)["type"].is_string())
+      return bad("response_format", "must be an object with a string `type`");
+    const std::string type = (*rf)["type"].get<std::string>();
+    if (type == "json_object" || type == "json_schema") {
+      if (!model.backend_structured_output)
+        return bad("response_format",
+                   "this model's backend does not constrain output "
+                   "(backend_structured_output is false)");
+      p.response_format = *rf;
+    } else if (type != "text") {
+      return bad("response_format.type", "must be text, json_object or json_schema");
+    }
+  }
+  if (auto tc = request.find("tool_choice"); tc != request.end() && !tc->is_null()) {
+    if (tc->is_string()) {
+      const std::string choice = tc->get<std::string>();
+      if (choice == "none") {
+        request.erase("tools");  // the model is not offered tools: it cannot call one
+      } else if (choice != "auto") {
+        if (choice != "required") return bad("tool_choice", "must be none, auto or required");
+        return bad("tool_choice",
+                   "\"required\" needs a backend that constrains output to a call, which the "
+                   "gateway does not drive; use \"auto\"");
+      }
+    } else if (tc->is_object()) {
+      return bad("tool_choice",
+                 "a named function needs a backend that constrains output to that call, which "
+                 "the gateway does not drive; use \"auto\"");
+    } else {
+      return bad("tool_choice", "must be a string or an object");
+    }
+    request.erase("tool_choice");
+  }
+  return p;
+}
+
+}  // namespace chatwire::serve

@@ -1,0 +1,32 @@
+// The fields of a chat-completions request that the gateway handles itself rather than the
+// template: streaming, sampling, stop, limits, tool_choice, response_format, n, logprobs.
+// Each is checked (errors name the field path, for a 400) and either passed to the backend,
+// applied to the request (tool_choice "none" drops the tools), or refused; none is ignored.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chatwire/error.hpp"
+#include "serve/backend_api.hpp"
+#include "serve/config.hpp"
+
+namespace chatwire::serve {
+
+struct ChatParams {
+  std::string model;
+  bool stream = false;
+  bool include_usage = false;
+  std::optional<std::size_t> max_tokens;
+  std::vector<std::string> stop;
+  json sampling = json::object();
+  json response_format;  // null = none
+};
+
+// Reads and removes nothing but `tools`/`tool_choice` when tool_choice is "none". Errors are
+// RequestError with the field path.
+Result<ChatParams> read_chat_params(json& request, const ModelConfig& model);
+
+}  // namespace chatwire::serve

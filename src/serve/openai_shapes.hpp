@@ -1,0 +1,53 @@
+// OpenAI's response shapes as the gateway writes them: error bodies, the non-streaming
+// chat.completion, and the chat.completion.chunk events of a stream (first chunk with the
+// role; a tool call's first delta with index, id, type and name, later ones with index and an
+// arguments fragment; a final chunk with an empty delta and finish_reason; a usage chunk with
+// no choices).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatwire/endpoint.hpp"
+#include "serve/backend_api.hpp"
+
+namespace chatwire::serve {
+
+struct HttpError {
+  int status = 400;
+  std::string type = "invalid_request_error";  // OpenAI's error types
+  std::string message;
+  std::string param;  // the request field path, "" = none
+  std::string code;   // e.g. "model_not_found", "RequestError"
+};
+
+// {"error": {"message", "type", "param", "code"}} (param and code null when empty).
+std::string error_body(const HttpError& e);
+// A chatwire Error from preparing a request, as a 400 naming the field path.
+HttpError request_error(const Error& e);
+
+struct ResponseHead {
+  std::string id;  // chatcmpl-...
+  long long created = 0;
+  std::string model;
+  const std::vector<std::string>* reasoning_fields = nullptr;
+};
+
+struct Usage {
+  std::size_t prompt_tokens = 0, completion_tokens = 0;
+};
+
+// The non-streaming response.
+std::string completion_body(const ResponseHead& head, const endpoint::Message& message,
+                            std::string_view finish_reason, const Usage& usage);
+// One chunk: `first` adds role "assistant". Empty deltas are not written (returns "").
+std::string chunk_body(const ResponseHead& head, const endpoint::Delta& delta, bool first);
+std::string finish_chunk_body(const ResponseHead& head, std::string_view finish_reason);
+std::string usage_chunk_body(const ResponseHead& head, const Usage& usage);
+
+// "data: <body>\n\n"
+std::string sse(std::string_view body);
+
+}  // namespace chatwire::serve

@@ -1,0 +1,146 @@
+// The gateway's own request fields: passed on, applied or refused with the field path, never
+// ignored; and the OpenAI response shapes it writes.
+#include "serve/chat_params.hpp"
+
+#include <gtest/gtest.h>
+
+#include "serve/openai_shapes.hpp"
+
+namespace cs = chatwire::serve;
+using cs::json;
+
+namespace {
+
+cs::ModelConfig model() {
+  cs::ModelConfig m;
+  m.name = "m";
+  m.default_sampling_json = R"({"temperature": 0.6, "top_p": 0.95})";
+  return m;
+}
+
+std::string refused(json request) {
+  auto p = cs::read_chat_params(request, model());
+  return p ? "accepted" : p.error().path;
+}
+
+TEST(ChatParams, ReadsStreamingLimitsStopAndSampling) {
+  json r = json::parse(R"({"model": "m", "messages": [], "stream": true,
+      "stream_options": {"include_usage": true}, "max_completion_tokens": 9, "max_tokens": 5,
+      "stop": "END", "temperature": 0.2, "seed": 7})");
+  auto p = cs::read_chat_params(r, model());
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_TRUE(p->stream);
+  EXPECT_TRUE(p->include_usage);
+  EXPECT_EQ(p->max_tokens, 9u);  // max_completion_tokens wins, as OpenAI's newer name
+  EXPECT_EQ(p->stop, std::vector<std::string>{"END"});
+  EXPECT_EQ(p->sampling["temperature"], 0.2);  // the request's over the model's default
+  EXPECT_EQ(p->sampling["top_p"], 0.95);       // the model's default
+  EXPECT_EQ(p->sampling["seed"], 7);
+}
+
+TEST(ChatParams, ToolChoiceNoneDropsTheToolsAndOthersAreRefused) {
+  json r = json::parse(R"({"tools": [{"type": "function"}], "tool_choice": "none"})");
+  ASSERT_TRUE(cs::read_chat_params(r, model()));
+  EXPECT_FALSE(r.contains("tools"));
+  EXPECT_FALSE(r.contains("tool_choice"));
+  json a = json::parse(R"({"tools": [], "tool_choice": "auto"})");
+  ASSERT_TRUE(cs::read_chat_params(a, model()));
+  EXPECT_TRUE(a.contains("tools"));
+  EXPECT_EQ(refused(json::parse(R"({"tool_choice": "required"})")), "tool_choice");
+  EXPECT_EQ(
+      refused(json::parse(R"({"tool_choice": {"type": "function", "function": {"name": "f"}}})")),
+      "tool_choice");
+  EXPECT_EQ(refused(json::parse(R"({"tool_choice": 3})")), "tool_choice");
+}
+
+TEST(ChatParams, BadFieldsNameTheirPath) {
+  EXPECT_EQ(refused(json::parse(R"({"stream": "yes"})")), "stream");
+  EXPECT_EQ(refused(json::parse(R"({"stream_options": {"include_usage": 1}})")),
+            "stream_options.include_usage");
+  EXPECT_EQ(refused(json::parse(R"({"max_tokens": 0})")), "max_tokens");
+  EXPECT_EQ(refused(json::parse(R"({"stop": ["a", 2]})")), "stop[1]");
+  EXPECT_EQ(refused(json::parse(R"({"temperature": 9})")), "temperature");
+  EXPECT_EQ(refused(json::parse(R"({"n": 2})")), "n");
+  EXPECT_EQ(refused(json::parse(R"({"n": 1})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"logprobs": true})")), "logprobs");
+  EXPECT_EQ(refused(json::parse(R"({"parallel_tool_calls": false})")), "parallel_tool_calls");
+  EXPECT_EQ(refused(json::parse(R"({"response_format": {"type": "yaml"}})")),
+            "response_format.type");
+  EXPECT_EQ(refused(json::parse("[]")), "");
+}
+
+TEST(ChatParams, ResponseFormatNeedsAConstrainingBackend) {
+  json r = json::parse(R"({"response_format": {"type": "json_object"}})");
+  auto p = cs::read_chat_params(r, model());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->response_format["type"], "json_object");
+  auto m = model();
+  m.backend_structured_output = false;
+  json r2 = r;
+  auto q = cs::read_chat_params(r2, m);
+  ASSERT_FALSE(q);
+  EXPECT_EQ(q.error().path, "response_format");
+}
+
+const std::vector<std::string> kFields = {"reasoning_content", "reasoning"};
+cs::ResponseHead head() {
+  return {"chatcmpl-1", 1700000000, "m", &kFields};
+}
+
+TEST(OpenAIShapes, ErrorBodyHasOpenAIsFourKeys) {
+  cs::HttpError e{404, "invalid_request_error", "no such model", "model", "model_not_found"};
+  EXPECT_EQ(
+      cs::error_body(e),
+      R"({"error":{"message":"no such model","type":"invalid_request_error","param":"model","code":"model_not_found"}})");
+  cs::HttpError none{500, "server_error", "x", "", ""};
+  EXPECT_EQ(json::parse(cs::error_body(none))["error"]["param"], nullptr);
+}
+
+TEST(OpenAIShapes, CompletionWithCallsHasNullContentAndParameterlessArguments) {
+  chatwire::endpoint::Message m;
+  m.reasoning_content = "why";
+  m.tool_calls.push_back({"call_1", "now", ""});
+  auto j = json::parse(cs::completion_body(head(), m, "tool_calls", {3, 4}));
+  const auto& msg = j["choices"][0]["message"];
+  EXPECT_EQ(msg["content"], nullptr);
+  EXPECT_EQ(msg["reasoning_content"], "why");
+  EXPECT_EQ(msg["reasoning"], "why");
+  EXPECT_EQ(msg["tool_calls"][0]["function"]["arguments"], "{}");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(j["usage"]["total_tokens"], 7);
+  EXPECT_EQ(j["object"], "chat.completion");
+}
+
+TEST(OpenAIShapes, ChunksFollowOpenAIsStreamingShape) {
+  chatwire::endpoint::Delta first;
+  auto j = json::parse(cs::chunk_body(head(), first, true));
+  EXPECT_EQ(j["choices"][0]["delta"], json::parse(R"({"role":"assistant","content":""})"));
+  chatwire::endpoint::Delta call;
+  call.tool_calls.push_back({0, "call_1", "f", ""});
+  auto c = json::parse(cs::chunk_body(head(), call, false));
+  EXPECT_EQ(
+      c["choices"][0]["delta"]["tool_calls"][0],
+      json::parse(
+          R"({"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}})"));
+  chatwire::endpoint::Delta more;
+  more.tool_calls.push_back({0, "", "", "{\"a\""});
+  auto m = json::parse(cs::chunk_body(head(), more, false));
+  EXPECT_EQ(m["choices"][0]["delta"]["tool_calls"][0],
+            json::parse(R"({"index":0,"function":{"arguments":"{\"a\""}})"));
+  EXPECT_EQ(cs::chunk_body(head(), chatwire::endpoint::Delta{}, false), "");
+  auto f = json::parse(cs::finish_chunk_body(head(), "stop"));
+  EXPECT_EQ(f["choices"][0]["delta"], json::object());
+  EXPECT_EQ(f["choices"][0]["finish_reason"], "stop");
+  auto u = json::parse(cs::usage_chunk_body(head(), {1, 2}));
+  EXPECT_EQ(u["choices"], json::array());
+  EXPECT_EQ(u["usage"]["completion_tokens"], 2);
+  EXPECT_EQ(cs::sse("{}"), "data: {}\n\n");
+}
+
+TEST(OpenAIShapes, BytesThatAreNotUtf8AreReplacedNotThrown) {
+  chatwire::endpoint::Delta d;
+  d.content = "a\xff";
+  EXPECT_NO_THROW(json::parse(cs::chunk_body(head(), d, false)));
+}
+
+}  // namespace
