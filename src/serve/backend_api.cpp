@@ -73,14 +73,19 @@ std::optional<std::size_t> count(const json& j, const char* key) {
   return it->get<std::size_t>();
 }
 
+// The prompt as token ids under `ids_key`, or as text under `text_key` when there are none.
+void put_prompt(json& b, const BackendRequest& r, const char* text_key, const char* ids_key) {
+  if (r.ids.empty())
+    b[text_key] = r.text;
+  else
+    b[ids_key] = r.ids;
+}
+
 // --- llama.cpp server: POST /completion -------------------------------------------------
 
 json llama_build(const BackendRequest& r) {
   json b;
-  if (r.ids.empty())
-    b["prompt"] = r.text;
-  else
-    b["prompt"] = r.ids;
+  put_prompt(b, r, "prompt", "prompt");
   b["n_predict"] = r.max_tokens ? static_cast<long long>(*r.max_tokens) : -1;
   b["stop"] = r.stop;
   b["stream"] = true;
@@ -117,10 +122,7 @@ Result<BackendChunk> llama_read(std::string_view data, StreamState&) {
 json completions_build(const BackendRequest& r) {
   json b;
   b["model"] = r.model;
-  if (r.ids.empty())
-    b["prompt"] = r.text;
-  else
-    b["prompt"] = r.ids;
+  put_prompt(b, r, "prompt", "prompt");
   if (r.max_tokens) b["max_tokens"] = *r.max_tokens;
   if (!r.stop.empty()) b["stop"] = r.stop;
   if (!r.stop_ids.empty()) b["stop_token_ids"] = r.stop_ids;
@@ -168,10 +170,7 @@ Result<BackendChunk> completions_read(std::string_view data, StreamState&) {
 
 json sglang_build(const BackendRequest& r) {
   json b;
-  if (r.ids.empty())
-    b["text"] = r.text;
-  else
-    b["input_ids"] = r.ids;
+  put_prompt(b, r, "text", "input_ids");
   json s = json::object();
   if (r.max_tokens) s["max_new_tokens"] = *r.max_tokens;
   if (!r.stop.empty()) s["stop"] = r.stop;

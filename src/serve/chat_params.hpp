@@ -25,8 +25,8 @@ struct ChatParams {
   json response_format;  // null = none
 };
 
-// Reads and removes nothing but `tools`/`tool_choice` when tool_choice is "none". Errors are
-// RequestError with the field path.
+// Removes `tool_choice` (it is handled here, not by the template) and, when it is "none", the
+// `tools` too; nothing else is changed. Errors are RequestError with the field path.
 Result<ChatParams> read_chat_params(json& request, const ModelConfig& model);
 
 }  // namespace chatwire::serve
