@@ -29,7 +29,7 @@ install(FILES ${PROJECT_BINARY_DIR}/chatwireConfig.cmake
 
 # pkg-config: the static libraries, dependents before what they use.
 set(CHATWIRE_PC_LIBS "")
-foreach(component endpoint readback adapt probe chat jinja value tokenize parse)
+foreach(component endpoint readback adapt probe chat jinja value tokenize parse response)
   if(TARGET chatwire_${component})
     string(APPEND CHATWIRE_PC_LIBS " -lchatwire_${component}")
   endif()
