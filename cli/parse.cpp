@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "io.hpp"
 #include "json_writer.hpp"
+#include "parse_response.hpp"
 
 namespace chatwire::cli {
 
@@ -129,6 +130,7 @@ void add_parse(CLI::App& root, int& exit_code) {
       "parse", "Parse model output (stdin) into an OpenAI assistant message or streaming deltas");
   struct Args {
     std::string dialect, tools_path, template_path, model_dir;
+    std::string response_template_path, prefix_path;
     bool explain = false;
     bool reasoning_prefilled = false, batch = false, list = false;
     std::string thinking;
@@ -142,6 +144,12 @@ void add_parse(CLI::App& root, int& exit_code) {
                   "the parser comes from this chat template (derived and proven by a round trip)");
   cmd->add_option("--model", args->model_dir,
                   "the parser comes from this model directory's chat template");
+  cmd->add_option(
+      "--response-template", args->response_template_path,
+      "parse with this transformers response template (a JSON file: the spec, or a "
+      "tokenizer_config.json holding one); --model uses the directory's when it has one");
+  cmd->add_option("--prefix", args->prefix_path,
+                  "with a response template: file holding the prompt sent before generation");
   cmd->add_flag("--explain", args->explain,
                 "with --template/--model: print the parser choice (JSON) instead of parsing");
   cmd->add_option("--tools", args->tools_path,
@@ -198,6 +206,26 @@ void add_parse(CLI::App& root, int& exit_code) {
       }
       exit_code = 0;
       return;
+    }
+    // transformers' response template: given, or the model directory's when it has one.
+    if (!args->response_template_path.empty() ||
+        (!args->model_dir.empty() && args->dialect.empty() && !args->explain)) {
+      auto tmpl = !args->response_template_path.empty()
+                      ? response::Template::from_file(args->response_template_path)
+                      : response::Template::from_model_dir(args->model_dir);
+      const bool absent = args->response_template_path.empty() && !tmpl &&
+                          (tmpl.error().type == "LookupError" || tmpl.error().type == "OSError");
+      if (!tmpl && !absent) {
+        std::fprintf(stderr, "chatwire parse: %s\n", tmpl.error().to_string().c_str());
+        exit_code = 1;
+        return;
+      }
+      if (tmpl) {
+        exit_code =
+            run_response_template(*tmpl, ResponseTemplateRun{args->prefix_path, args->tools_path,
+                                                             args->stream, args->max_input_bytes});
+        return;
+      }
     }
     // The parser: a dialect row by name, or the one derived from the template.
     std::optional<parse::Syntax> syntax;
