@@ -61,7 +61,7 @@ test-python: python
 # The Jinja engine (value + jinja), the chat layer, the output parsers, the tokenizer (it parses
 # untrusted tokenizer.json files by hand) and the Endpoint (untrusted requests and model output)
 # under ASan+UBSan.
-SANITIZED := value jinja chat parse readback tokenize endpoint serve
+SANITIZED := value jinja chat parse readback response tokenize endpoint serve
 test-sanitize: bootstrap fetch-tokenizers
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHATWIRE_SANITIZE=ON \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \

@@ -129,8 +129,9 @@ Result<std::optional<Delimiter>> delimiter(const Json& obj, const std::string& s
 }
 
 Result<ContentParser> content_parser(const Json& name_json, const Json& args,
-                                     const std::string& scope, const std::string& path,
-                                     const Limits& limits, std::size_t depth);
+                                     const std::string& scope, const std::string& name_path,
+                                     const std::string& path, const Limits& limits,
+                                     std::size_t depth);
 
 Result<std::shared_ptr<const ContentParser>> value_parser(const Json& args,
                                                           const std::string& scope,
@@ -144,7 +145,8 @@ Result<std::shared_ptr<const ContentParser>> value_parser(const Json& args,
   if (depth >= 16) return Error{"LimitError", "value_parser nested more than 16 deep", 0, 0, at};
   const Json name = vp.contains("name") ? vp.at("name") : Json("text");
   const Json sub_args = vp.contains("args") ? vp.at("args") : Json::object();
-  auto parsed = content_parser(name, sub_args, scope, at, limits, depth + 1);
+  auto parsed =
+      content_parser(name, sub_args, scope, at + ".name", at + ".args", limits, depth + 1);
   if (!parsed) return parsed.error();
   return std::shared_ptr<const ContentParser>(std::make_shared<ContentParser>(std::move(*parsed)));
 }
@@ -158,9 +160,11 @@ Result<std::string> nonempty_string(const Json& args, const char* key, const cha
   return v.get<std::string>();
 }
 
+// `name_path` locates the parser's name, `path` its arguments (errors name one or the other).
 Result<ContentParser> content_parser(const Json& name_json, const Json& args,
-                                     const std::string& scope, const std::string& path,
-                                     const Limits& limits, std::size_t depth) {
+                                     const std::string& scope, const std::string& name_path,
+                                     const std::string& path, const Limits& limits,
+                                     std::size_t depth) {
   std::string available = "[";
   for (std::size_t k = 0; k < std::size(kParserNames); ++k)
     available += (k ? ", '" : "'") + std::string(kParserNames[k]) + "'";
@@ -170,10 +174,10 @@ Result<ContentParser> content_parser(const Json& name_json, const Json& args,
     for (const auto& r : kParsers)
       if (name_json.get_ref<const std::string&>() == r.name) row = &r;
   if (row == nullptr)
-    return invalid(path, scope + ": unknown content parser " +
-                             (name_json.is_string() ? py_repr(name_json.get<std::string>())
-                                                    : name_json.dump()) +
-                             ". Available: " + available);
+    return invalid(name_path, scope + ": unknown content parser " +
+                                  (name_json.is_string() ? py_repr(name_json.get<std::string>())
+                                                         : name_json.dump()) +
+                                  ". Available: " + available);
   if (!args.is_object()) return invalid(path, scope + ": content_args must be a dict");
   ContentParser p;
   p.kind = row->kind;
@@ -258,15 +262,9 @@ Result<Field> build_field(const std::string& name, const Json& raw, const Limits
   f.name = name;
   const Json content = raw.contains("content") ? raw.at("content") : Json("text");
   const Json args = raw.contains("content_args") ? raw.at("content_args") : Json::object();
-  auto parser = content_parser(content, args, scope,
-                               raw.contains("content") ? path + ".content" : path, limits, 0);
-  if (!parser) {
-    Error e = parser.error();
-    if (e.path == path + ".content" && raw.contains("content_args") &&
-        e.message.find("unknown content parser") == std::string::npos)
-      e.path = path + ".content_args";
-    return e;
-  }
+  auto parser =
+      content_parser(content, args, scope, path + ".content", path + ".content_args", limits, 0);
+  if (!parser) return parser.error();
   f.content = std::move(*parser);
   auto open = delimiter(raw, scope, path, "open", "open_pattern", limits);
   if (!open) return open.error();
