@@ -26,6 +26,7 @@
 #include "chatwire/chat.hpp"
 #include "chatwire/error.hpp"
 #include "chatwire/probe_json.hpp"
+#include "chatwire/response.hpp"
 #include "chatwire/tokenize.hpp"
 #include "chatwire/tokenized.hpp"
 #include "chatwire/value.hpp"
@@ -767,6 +768,24 @@ py::object probe_path(const std::string& template_or_dir) {
   return json_to_py(json);
 }
 
+// transformers.utils.chat_parsing.parse_response(text, template, prefix=..., tools=...): the
+// template a dict (as tokenizer.response_template holds it), the message a dict.
+py::object parse_response_py(const std::string& text, py::handle tmpl, py::handle prefix,
+                             py::handle tools) {
+  const nlohmann::ordered_json spec = py_to_json(tmpl, "response_template");
+  const nlohmann::ordered_json tools_json =
+      tools.is_none() ? nlohmann::ordered_json() : py_to_json(tools, "tools");
+  std::optional<std::string> prefix_text;
+  if (!prefix.is_none()) prefix_text = py::cast<std::string>(prefix);
+  nlohmann::ordered_json message;
+  {
+    py::gil_scoped_release release;
+    const auto parsed = unwrap(response::Template::from_json(spec));
+    message = unwrap(response::parse_response(text, parsed, prefix_text, tools_json));
+  }
+  return json_to_py(message);
+}
+
 py::object adapt_request(py::handle request, const std::string& template_or_dir,
                          const std::string& call_syntax, bool verify) {
   nlohmann::ordered_json req = py_to_json(request, "request");
@@ -896,6 +915,8 @@ PYBIND11_MODULE(_chatwire, m) {
 
   m.def("probe", &probe_path, py::arg("template_or_dir"));
   m.def("sentinel_request", [] { return json_to_py(adapt::sentinel_request()); });
+  m.def("parse_response", &parse_response_py, py::arg("text"), py::arg("response_template"),
+        py::arg("prefix"), py::arg("tools"));
   m.def("adapt", &adapt_request, py::arg("request"), py::arg("template_or_dir"),
         py::arg("call_syntax") = "", py::arg("verify") = true);
 }

@@ -13,6 +13,7 @@ rendered and tokenized by chatwire's C++ library (byte-for-byte the same output,
 Only local checkpoint directories are read (nothing is downloaded).
 """
 
+import json
 import logging
 import os
 
@@ -20,6 +21,7 @@ from . import errors
 from ._chatwire import ChatModel as _ChatModel
 from ._chatwire import DecodeStream, Encoding, Tokenizer, get_num_threads, set_num_threads
 from ._chatwire import adapt as _adapt
+from ._chatwire import parse_response as _parse_response
 from ._chatwire import probe as _probe
 from ._chatwire import sentinel_request
 from .errors import (CannotRepresent, Error, LimitError, RequestError, SecurityError,
@@ -28,7 +30,7 @@ from .errors import (CannotRepresent, Error, LimitError, RequestError, SecurityE
 
 __all__ = [
     "AutoTokenizer", "BatchEncoding", "Tokenizer", "Encoding", "DecodeStream", "probe", "adapt",
-    "sentinel_request",
+    "sentinel_request", "parse_response",
     "set_num_threads", "get_num_threads", "errors", "Error", "TemplateError",
     "TemplateSyntaxError", "TemplateAssertionError", "TemplateRuntimeError", "UndefinedError",
     "SecurityError", "RequestError", "CannotRepresent", "LimitError", "TokenizerError",
@@ -238,6 +240,57 @@ class AutoTokenizer:
             out = BatchEncoding({k: v[0] for k, v in out.items()})
         return out
 
+    # ----- response templates -------------------------------------------------------------
+
+    @property
+    def response_template(self):
+        """transformers' response template of the checkpoint (``tokenizer_config.json``'s
+        ``response_template``) as a dict, or None; assignable, as in transformers."""
+        if not hasattr(self, "_response_template"):
+            template = None
+            path = os.path.join(self.name_or_path, "tokenizer_config.json")
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8") as f:
+                    config = json.load(f)
+                if isinstance(config, dict):
+                    template = config.get("response_template")
+            self._response_template = template
+        return self._response_template
+
+    @response_template.setter
+    def response_template(self, value):
+        self._response_template = value
+
+    def parse_response(self, response, schema=None, *, prefix=None, tools=None):
+        """transformers' ``tokenizer.parse_response``: model output (a str or token ids; a list
+        of them is a batch and gives a list) read into a message dict with the response template
+        (``schema`` when given, else ``self.response_template``). ``prefix`` is the prompt sent
+        before generation (str or token ids; one per item or one for all), required as in
+        transformers: pass ``""`` when the output holds the whole message."""
+        template = schema if schema is not None else self.response_template
+        if template is None:
+            raise errors.make("AttributeError", "this tokenizer has no response_template; set "
+                              "tokenizer.response_template or pass schema=")
+        if not (isinstance(template, dict) and ("version" in template or "fields" in template)):
+            raise errors.make("ValueError", "schema is not a response_template (no 'version' or "
+                              "'fields'); the legacy response_schema is not supported")
+        response, prefix = _as_list(response), _as_list(prefix)
+
+        def text(x):
+            return x if x is None or isinstance(x, str) else self.decode(list(x))
+
+        if not isinstance(response, list) or _is_ids(response):
+            return _parse_response(text(response), template, text(prefix), tools)
+        if isinstance(prefix, list) and not _is_ids(prefix):
+            if len(prefix) != len(response):
+                raise errors.make("ValueError", f"{len(prefix)} prefixes for a batch of "
+                                  f"{len(response)} responses")
+            prefixes = [text(_as_list(p)) for p in prefix]
+        else:
+            prefixes = [text(prefix)] * len(response)
+        return [_parse_response(text(_as_list(r)), template, p, tools)
+                for r, p in zip(response, prefixes)]
+
     def __repr__(self):
         return f"chatwire.AutoTokenizer(name_or_path={self.name_or_path!r})"
 
@@ -256,6 +309,21 @@ def _special_property(name):
 for _n in SPECIAL_TOKEN_NAMES:
     _special_property(_n)
 del _n
+
+
+def _as_list(x):
+    """numpy arrays and torch tensors as (nested) lists; anything else unchanged."""
+    return x.tolist() if hasattr(x, "tolist") and not isinstance(x, (str, list)) else x
+
+
+def _is_ids(x):
+    return isinstance(x, (list, tuple)) and all(isinstance(i, int) for i in x)
+
+
+def parse_response(text, response_template, *, prefix=None, tools=None):
+    """transformers.utils.chat_parsing.parse_response: ``text`` read into a message dict with
+    ``response_template`` (a dict). ``prefix`` (the prompt) is required; ``""`` opts out."""
+    return _parse_response(text, response_template, prefix, tools)
 
 
 def probe(template_or_dir):

@@ -47,10 +47,10 @@ std::string repr_list(std::vector<std::string> items) {
 template <std::size_t N>
 std::vector<std::string> unknown_keys(const Json& object, const char* const (&allowed)[N]) {
   std::vector<std::string> out;
-  for (const auto& [key, value] : object.items()) {
-    (void)value;
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    const std::string& key = it.key();
     if (std::none_of(std::begin(allowed), std::end(allowed),
-                     [&](const char* a) { return key == a; }))
+                     [&key](const char* a) { return key == a; }))
       out.push_back(key);
   }
   return out;
