@@ -206,10 +206,13 @@ struct Parser::State {
   }
 
   // Moves the complete UTF-8 characters of `pending` into the buffer; an incomplete sequence at
-  // the end waits for the next chunk, an invalid one is an error.
-  Result<bool> take_pending() {
+  // the end waits for the next chunk. Returns the error for an invalid sequence (or a buffer
+  // over the limit), which the caller reports after processing the valid bytes before it, so
+  // that errors come in stream order however the output is chunked.
+  std::optional<Error> take_pending() {
     const std::size_t bad = util::utf8::first_invalid(pending);
     std::size_t complete = pending.size();
+    std::optional<Error> error;
     if (bad != pending.size()) {
       const std::string_view tail = std::string_view(pending).substr(bad);
       const auto b0 = static_cast<unsigned char>(tail[0]);
@@ -228,16 +231,20 @@ struct Parser::State {
         incomplete = c >= lo && c <= hi;
       }
       if (!incomplete)
-        return error_of("ValueError", "model output is not valid UTF-8 at byte " +
-                                          std::to_string(buffer.size() + bad));
+        error = error_of("ValueError", "model output is not valid UTF-8 at byte " +
+                                           std::to_string(buffer.size() + bad));
       complete = bad;
     }
-    if (buffer.size() + complete > t->limits.max_output_bytes)
-      return error_of("LimitError", "output longer than max_output_bytes=" +
-                                        std::to_string(t->limits.max_output_bytes));
+    if (buffer.size() + complete > t->limits.max_output_bytes) {
+      complete = t->limits.max_output_bytes - buffer.size();
+      while (complete > 0 && (static_cast<unsigned char>(pending[complete]) & 0xC0) == 0x80)
+        --complete;
+      error = error_of("LimitError", "output longer than max_output_bytes=" +
+                                         std::to_string(t->limits.max_output_bytes));
+    }
     buffer.append(pending, 0, complete);
     pending.erase(0, complete);
-    return true;
+    return error;
   }
 
   Result<bool> check_usable() const {
@@ -321,9 +328,13 @@ Result<std::vector<Event>> Parser::feed(std::string_view text) {
   State& s = *state_;
   if (auto ok = s.check_usable(); !ok) return ok.error();
   s.pending.append(text);
-  if (auto ok = s.poison(s.take_pending()); !ok) return ok.error();
+  const std::optional<Error> invalid = s.take_pending();
   std::vector<Event> events;
   if (auto ok = s.poison(s.process(events, false)); !ok) return ok.error();
+  if (invalid) {
+    s.failed = *invalid;
+    return *invalid;
+  }
   return events;
 }
 

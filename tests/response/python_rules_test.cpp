@@ -147,5 +147,28 @@ TEST(ResponseParser, SplitUtf8AndEmptyLoopsAreHandled) {
   EXPECT_FALSE(parse_response("abc", *loop, std::nullopt).ok());  // prefix is required
 }
 
+TEST(ResponseParser, ErrorsComeInStreamOrder) {
+  // The region before the invalid byte closes first, so its error is the one reported, fed
+  // whole or byte by byte (found by fuzz_response_template).
+  auto t = Template::from_json_text(
+      R"({"start_anchor": "a", "fields": {"j": {"open": "<j>", "close": "</j>", "content": "json"}}})");
+  ASSERT_TRUE(t.ok());
+  const std::string output = "<j>{\"a\": 99999999999999999999}</j>\xff";
+  auto whole = parse_response(output, *t, "");
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(whole.error().type, "LimitError");
+  auto p = Parser::create(*t, "");
+  std::optional<Error> first;
+  for (char c : output) {
+    auto events = p->feed(std::string(1, c));
+    if (!events.ok()) {
+      first = events.error();
+      break;
+    }
+  }
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->type, "LimitError");
+}
+
 }  // namespace
 }  // namespace chatwire::response
