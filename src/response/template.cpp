@@ -272,8 +272,9 @@ Result<Field> build_field(const std::string& name, const Json& raw, const Limits
   auto close = delimiter(raw, scope, path, "close", "close_pattern", limits);
   if (!close) return close.error();
   f.close = std::move(*close);
-  if (auto ok = boolean(raw, "repeats", false, f.repeats, scope, path); !ok) return ok.error();
-  if (auto ok = boolean(raw, "optional", true, f.optional, scope, path); !ok) return ok.error();
+  // transformers reads these two by truthiness (optional: null makes the field required).
+  f.repeats = raw.contains("repeats") ? py_truthy(raw.at("repeats")) : false;
+  f.optional = raw.contains("optional") ? py_truthy(raw.at("optional")) : true;
   if (raw.contains("join") && !raw.at("join").is_null()) {
     const Json& join = raw.at("join");
     if (!join.is_string())

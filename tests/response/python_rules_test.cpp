@@ -110,10 +110,10 @@ TEST(ResponseTemplate, LoadErrorsNameTheKeyPath) {
     EXPECT_FALSE(t.ok()) << text;
     return t.ok() ? Error{} : t.error();
   };
-  EXPECT_EQ(
-      error_of_spec(R"({"start_anchor": "a", "fields": {"x": {"open": "<x>", "repeats": 1}}})")
-          .path,
-      "fields.x.repeats");
+  EXPECT_EQ(error_of_spec(
+                R"({"start_anchor": "a", "fields": {"x": {"open": "<x>", "transform_each": 1}}})")
+                .path,
+            "fields.x.transform_each");
   EXPECT_EQ(
       error_of_spec(R"({"start_anchor": "a", "fields": {"x": {"open_pattern": "(?x)a"}}})").path,
       "fields.x.open_pattern");
@@ -123,6 +123,19 @@ TEST(ResponseTemplate, LoadErrorsNameTheKeyPath) {
             "fields.x.content_args.string_delims");
   EXPECT_EQ(error_of_spec(R"({"start_anchor": "a", "defaults": [], "fields": {"x": {}}})").path,
             "defaults");
+}
+
+TEST(ResponseTemplate, RepeatsAndOptionalAreReadByTruthiness) {
+  // transformers: `if field.repeats` and `not f.optional`, so null makes a field required.
+  auto t = Template::from_json_text(
+      R"({"start_anchor": "a", "fields": {"x": {"open": "<x>", "close": "</x>", "repeats": 1, "optional": null}}})");
+  ASSERT_TRUE(t.ok());
+  auto listed = parse_response("<x>1</x>", *t, "");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->dump(), R"({"x":["1"]})");
+  auto missing = parse_response("none", *t, "");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().type, "ValueError");
 }
 
 TEST(ResponseParser, SplitUtf8AndEmptyLoopsAreHandled) {
