@@ -358,7 +358,6 @@ TEST_P(Golden, Case) {
   SCOPED_TRACE(c.at("id").get<std::string>() + " (" + c.at("source").at("test").get<std::string>() +
                ")");
   const std::string kind = c.at("kind").get<std::string>();
-  if (kind == "not_applicable") GTEST_SKIP() << c.at("reason").get<std::string>();
   if (kind == "load_error") {
     auto t = Template::from_json(c.at("template"));
     ASSERT_FALSE(t.ok()) << "the template loaded";
@@ -407,10 +406,21 @@ TEST_P(Golden, Case) {
   }
 }
 
+// The cases that run here. A "not_applicable" case (it needs a real tokenizer or a Python
+// callable) is not a test at all rather than a skip that ctest would count as passed; the data
+// keeps it with its reason, and NotApplicableCasesSayWhy checks that every one has one.
 std::vector<std::size_t> indices() {
-  std::vector<std::size_t> out(cases().size());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = i;
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < cases().size(); ++i)
+    if (cases()[i].at("kind").get<std::string>() != "not_applicable") out.push_back(i);
   return out;
+}
+
+TEST(GoldenData, NotApplicableCasesSayWhy) {
+  for (const auto& c : cases()) {
+    if (c.at("kind").get<std::string>() != "not_applicable") continue;
+    EXPECT_FALSE(c.value("reason", std::string()).empty()) << c.at("id");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Transformers, Golden, testing::ValuesIn(indices()),
