@@ -5,7 +5,7 @@
 //   POST /<model>/completion      llama.cpp server (prompt ids, return_tokens; SSE, no [DONE])
 //   POST /<model>/v1/completions  OpenAI completions as vLLM serves it (token_ids, usage, [DONE])
 //   POST /<model>/generate        SGLang native (input_ids, cumulative text and output_ids, [DONE])
-//   GET  /health
+//   GET  /health, GET /inflight (how many requests a stall fault holds now)
 // <model> is a directory name under --models; the scripts are data/goldens/serve/cases.jsonl
 // (scripts/regen-serve-goldens): the prompt selects the case, and the prompt must be the
 // reference prompt exactly, or the answer is 400 with a diagnostic. A prompt with slots (the
@@ -206,11 +206,14 @@ function sendJson(res, status, body) {
   res.end(text);
 }
 
+let stalled = 0;  // requests held by a stall fault now (GET /inflight)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const tick = () => new Promise((r) => setImmediate(r));
 
 async function handle(req, res) {
   if (req.method === "GET" && req.url === "/health") return sendJson(res, 200, { status: "ok" });
+  // How many requests are stalled now (tests wait for their stalls to arrive).
+  if (req.method === "GET" && req.url === "/inflight") return sendJson(res, 200, { stalled });
   const m = /^\/([^/]+)\/(completion|v1\/completions|generate)$/.exec(req.url);
   if (req.method !== "POST" || !m) return sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}`, code: 404 } });
   const [, model, route] = m;
@@ -228,8 +231,9 @@ async function handle(req, res) {
   if (fault.type === "http_500") return sendJson(res, 500, { error: { message: "scripted fault: internal error", code: 500 } });
   if (fault.type === "stall") {
     // No byte until the client (the gateway's idle timeout) closes the connection.
+    stalled++;
     const timer = setTimeout(() => req.socket.destroy(), STALL_CAP_MS);
-    res.on("close", () => clearTimeout(timer));
+    res.on("close", () => { clearTimeout(timer); stalled--; });
     return;
   }
   if (fault.type === "delay") await sleep(fault.ms);
