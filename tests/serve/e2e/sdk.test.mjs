@@ -4,12 +4,21 @@
 // the reference prompt of a scripted case (data/goldens/serve/cases.jsonl), so every 200 here also
 // proves the prompt exact. CHATWIRE=build-test/chatwire node --test tests/serve/e2e/
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
 import { golden, modelEntries, post, sseEvents, startBackend, startGateway } from "./harness.mjs";
 
 let backend, gateway, client;
+// A command's exit status and output (asynchronous: the test process keeps serving its children).
+const run = (cmd, argv) => new Promise((resolve, reject) => {
+  const p = spawn(cmd, argv);
+  let stdout = "", stderr = "";
+  p.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+  p.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+  p.on("error", reject);
+  p.on("close", (status) => resolve({ status, stdout, stderr }));
+});
 before(async () => {
   backend = await startBackend();
   gateway = await startGateway({ timeouts: { connect_ms: 2000, idle_ms: 5000 }, models: modelEntries(backend.url) });
@@ -38,8 +47,11 @@ function checkMessage(model, msg, expected, reasoning) {
   } else {
     assert.ok(!msg.tool_calls || msg.tool_calls.length === 0, `no tool calls: ${JSON.stringify(msg.tool_calls)}`);
   }
-  assert.equal(msg.content ?? null, expected.content ?? null);
-  assert.equal(reasoning ?? "", expected.reasoning_content ?? "");
+  // Text is compared without the whitespace the template frames it with ("<think>\n",
+  // "</think>\n\n", Mistral's spaces), as tests/endpoint/endpoint_test.cpp compares the Endpoint's
+  // read-back: which of it belongs to the markers is the parser's to know (issue 16, section 2).
+  assert.equal((msg.content ?? "").trim(), (expected.content ?? "").trim());
+  assert.equal((reasoning ?? "").trim(), (expected.reasoning_content ?? "").trim());
 }
 
 // Streams `req` through the SDK's ChatCompletionStream; returns the chunks, the reasoning
@@ -116,7 +128,7 @@ for (const model of MODELS) {
           parse: JSON.parse, function: (args) => results[args.city] } })),
       });
       const content = await runner.finalContent();
-      assert.equal(content, turn2.expected.content);
+      assert.equal((content ?? "").trim(), turn2.expected.content);
       const msgs = runner.messages;
       const first = msgs.find((m) => m.role === "assistant" && m.tool_calls?.length);
       assert.ok(first, "the first turn called tools");
@@ -151,14 +163,15 @@ describe("backend APIs (Qwen3 under each)", () => {
 });
 
 describe("raw SSE framing (curl)", () => {
-  test("data: events separated by blank lines, role first, [DONE] last", () => {
+  test("data: events separated by blank lines, role first, [DONE] last", async () => {
     const c = golden("qwen3", "call");
-    const r = spawnSync("curl", ["-sS", "-N", "--max-time", "30", "-H", "content-type: application/json",
-      "-d", JSON.stringify({ ...c.request, stream: true }), `${gateway.url}/v1/chat/completions`,
-      "-D", "/dev/stderr"], { encoding: "utf8" });
+    const r = await run("curl", ["-sS", "-N", "--max-time", "30", "-H", "content-type: application/json",
+      "-d", JSON.stringify({ ...c.request, stream: true }), "-D", "-", `${gateway.url}/v1/chat/completions`]);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /^HTTP\/1\.1 200/);
-    assert.match(r.stderr, /content-type: text\/event-stream/i);
+    const head = r.stdout.slice(0, r.stdout.indexOf("\r\n\r\n") + 4);
+    r.stdout = r.stdout.slice(head.length);
+    assert.match(head, /^HTTP\/1\.1 200/);
+    assert.match(head, /content-type: text\/event-stream/i);
     assert.ok(r.stdout.endsWith("data: [DONE]\n\n"), JSON.stringify(r.stdout.slice(-100)));
     assert.ok(!/\r/.test(r.stdout));
     const events = sseEvents(r.stdout);
