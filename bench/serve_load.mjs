@@ -4,10 +4,14 @@
 // against the backend directly in the same run, all on 127.0.0.1. The workload is the 80-turn
 // conversation data/conversations/long_80_turns.json with tools, served by Qwen3 (the golden case
 // qwen3/long_80_turns: a ~3000-token prompt, the scripted reply a tool call).
-// Reports, gateway vs direct: time to first token (the first event carrying generated output;
-// through the gateway, the first chunk after the role chunk), time per token after the first,
-// p50/p99, their difference (what the gateway adds), throughput, errors, and the gateway's peak
-// RSS (VmHWM). Bounded: one request per client, and the whole run stops at --max-seconds.
+// Two scripted backends: one sends the completion's tokens at once (time to first token: the
+// gateway's first output chunk needs several tokens when the reply opens with a tool call, so a
+// paced backend would charge the model's token time to the gateway), one paces them
+// (--token-delay-ms, time per token). Reported, direct vs gateway: time to first output (direct:
+// the first token event; gateway: the first chunk after the role chunk), time per token after the
+// first output, p50/p99 and the difference (what the gateway adds), completed streams per second,
+// errors, and the gateway's peak RSS (VmHWM). Bounded: one request per client per wave, and every
+// request gives up at --max-seconds.
 //   CHATWIRE=build-test/chatwire node bench/serve_load.mjs [--clients 1000] [--token-delay-ms 10]
 //                                                          [--max-seconds 180] [--api llama.cpp]
 import fs from "node:fs";
@@ -93,52 +97,63 @@ function summary(w) {
   const ok = w.results.filter((r) => !r.error);
   const ttft = ok.map((r) => r.times[0]);
   const perToken = ok.filter((r) => r.times.length > 1).map((r) => (r.times.at(-1) - r.times[0]) / (r.times.length - 1));
-  const events = ok.reduce((n, r) => n + r.times.length, 0);
   const errors = {};
   for (const r of w.results) if (r.error) errors[r.error] = (errors[r.error] || 0) + 1;
   return { ok: ok.length, errors, ttft_p50: pct(ttft, 50), ttft_p99: pct(ttft, 99), tok_p50: pct(perToken, 50),
-           tok_p99: pct(perToken, 99), events, seconds: w.seconds, streams_per_s: ok.length / w.seconds,
-           events_per_s: events / w.seconds };
+           tok_p99: pct(perToken, 99), seconds: w.seconds, streams_per_s: ok.length / w.seconds };
 }
 const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
+const row = (label, a, b, diff = true) =>
+  console.log(`${label.padEnd(28)}${f(a).padStart(10)}${f(b).padStart(10)}${diff ? f(b - a).padStart(10) : ""}`);
 
-const backend = await startBackend(["--token-delay-ms", String(TOKEN_DELAY_MS)]);
+const burst = await startBackend(["--token-delay-ms", "0"]);
+const paced = await startBackend(["--token-delay-ms", String(TOKEN_DELAY_MS)]);
 let gateway;
 try {
+  const entries = (b, suffix) => modelEntries(b.url, ["qwen3", "qwen3-openai", "qwen3-sglang"])
+    .map((m) => ({ ...m, name: m.name + suffix }));
   gateway = await startGateway({
     limits: { max_concurrent_requests: CLIENTS * 2 },
     timeouts: { connect_ms: 10000, idle_ms: 60000 },
     max_idle_backend_connections: CLIENTS,
-    models: modelEntries(backend.url, ["qwen3", "qwen3-openai", "qwen3-sglang"]),
+    models: [...entries(burst, ""), ...entries(paced, "-paced")],
   });
   const model = { "llama.cpp": "qwen3", openai: "qwen3-openai", sglang: "qwen3-sglang" }[API];
-  const directUrl = `${backend.url}/qwen3/${ROUTES[API]}`;
   const gatewayUrl = `${gateway.url}/v1/chat/completions`;
-  const gatewayBody = { ...c.request, model, stream: true };
   const load0 = fs.readFileSync("/proc/loadavg", "utf8").trim();
-  // Warm-up (connections, caches), not counted.
-  await Promise.all(Array.from({ length: 20 }, () => stream(directUrl, directBody, directOutput)));
-  await Promise.all(Array.from({ length: 20 }, () => stream(gatewayUrl, gatewayBody, gatewayOutput)));
-  const direct = summary(await wave(directUrl, directBody, directOutput));
-  const via = summary(await wave(gatewayUrl, gatewayBody, gatewayOutput));
+  const runs = {};
+  for (const [name, b, suffix] of [["burst", burst, ""], ["paced", paced, "-paced"]]) {
+    const directUrl = `${b.url}/qwen3/${ROUTES[API]}`;
+    const gatewayBody = { ...c.request, model: model + suffix, stream: true };
+    // Warm-up (connections, caches), not counted.
+    await Promise.all(Array.from({ length: 20 }, () => stream(directUrl, directBody, directOutput)));
+    await Promise.all(Array.from({ length: 20 }, () => stream(gatewayUrl, gatewayBody, gatewayOutput)));
+    runs[name] = { direct: summary(await wave(directUrl, directBody, directOutput)),
+                   gateway: summary(await wave(gatewayUrl, gatewayBody, gatewayOutput)) };
+  }
   const rss = fs.readFileSync(`/proc/${gateway.child.pid}/status`, "utf8").match(/VmHWM:\s+(\d+) kB/);
   const load1 = fs.readFileSync("/proc/loadavg", "utf8").trim();
-  console.log(`chatwire serve load: ${CLIENTS} concurrent streams, ${API} backend API, ${c.prompt.ids.length}-token prompt ` +
-              `(qwen3/long_80_turns), ${c.completion.ids.length} scripted tokens at ${TOKEN_DELAY_MS} ms each; ` +
+  console.log(`chatwire serve load: ${CLIENTS} concurrent streams per wave, ${API} backend API, ${c.prompt.ids.length}-token ` +
+              `prompt (qwen3/long_80_turns), ${c.completion.ids.length} scripted tokens (burst, and paced at ${TOKEN_DELAY_MS} ms); ` +
               `${os.cpus().length} cores; load average before ${load0.split(" ").slice(0, 3).join(" ")}, after ${load1.split(" ").slice(0, 3).join(" ")}`);
-  console.log("                      direct      gateway    added");
-  console.log(`TTFT p50 (ms)      ${f(direct.ttft_p50).padStart(9)}  ${f(via.ttft_p50).padStart(9)}  ${f(via.ttft_p50 - direct.ttft_p50).padStart(7)}`);
-  console.log(`TTFT p99 (ms)      ${f(direct.ttft_p99).padStart(9)}  ${f(via.ttft_p99).padStart(9)}  ${f(via.ttft_p99 - direct.ttft_p99).padStart(7)}`);
-  console.log(`per token p50 (ms) ${f(direct.tok_p50).padStart(9)}  ${f(via.tok_p50).padStart(9)}  ${f(via.tok_p50 - direct.tok_p50).padStart(7)}`);
-  console.log(`per token p99 (ms) ${f(direct.tok_p99).padStart(9)}  ${f(via.tok_p99).padStart(9)}  ${f(via.tok_p99 - direct.tok_p99).padStart(7)}`);
-  console.log(`streams/s          ${f(direct.streams_per_s).padStart(9)}  ${f(via.streams_per_s).padStart(9)}`);
-  console.log(`output events/s    ${f(direct.events_per_s).padStart(9)}  ${f(via.events_per_s).padStart(9)}`);
-  console.log(`completed          ${String(direct.ok).padStart(9)}  ${String(via.ok).padStart(9)}`);
-  console.log(`errors             ${JSON.stringify(direct.errors).padStart(9)}  ${JSON.stringify(via.errors).padStart(9)}`);
-  console.log(`gateway peak RSS   ${rss ? (Number(rss[1]) / 1024).toFixed(1) + " MB" : "n/a"}`);
-  process.exitCode = direct.ok === CLIENTS && via.ok === CLIENTS ? 0 : 1;
+  console.log(`${"".padEnd(28)}${"direct".padStart(10)}${"gateway".padStart(10)}${"added".padStart(10)}`);
+  const { burst: B, paced: P } = runs;
+  row("TTFT p50 (ms, burst)", B.direct.ttft_p50, B.gateway.ttft_p50);
+  row("TTFT p99 (ms, burst)", B.direct.ttft_p99, B.gateway.ttft_p99);
+  row("TTFT p50 (ms, paced)", P.direct.ttft_p50, P.gateway.ttft_p50);
+  row("per token p50 (ms, paced)", P.direct.tok_p50, P.gateway.tok_p50);
+  row("per token p99 (ms, paced)", P.direct.tok_p99, P.gateway.tok_p99);
+  row("streams/s (burst)", B.direct.streams_per_s, B.gateway.streams_per_s, false);
+  row("streams/s (paced)", P.direct.streams_per_s, P.gateway.streams_per_s, false);
+  for (const [n, r] of Object.entries(runs))
+    console.log(`completed / errors (${n})`.padEnd(28) + `${r.direct.ok}/${CLIENTS} ${JSON.stringify(r.direct.errors)}; ` +
+                `gateway ${r.gateway.ok}/${CLIENTS} ${JSON.stringify(r.gateway.errors)}`);
+  console.log(`gateway peak RSS            ${rss ? (Number(rss[1]) / 1024).toFixed(1) + " MB" : "n/a"}`);
+  const all = Object.values(runs).flatMap((r) => [r.direct, r.gateway]);
+  process.exitCode = all.every((x) => x.ok === CLIENTS) ? 0 : 1;
 } finally {
   agent.destroy();
   await gateway?.stop();
-  await backend.stop();
+  await burst.stop();
+  await paced.stop();
 }
