@@ -69,7 +69,7 @@ serve-test-deps: bootstrap fetch-tokenizers $(SERVE_NODE_MODULES)
 test-serve: serve-test-deps
 	@test -x $(BUILD)/chatwire || { echo "test-serve: build $(BUILD)/chatwire first" >&2; exit 1; }
 	CHATWIRE=$(BUILD)/chatwire node --test --test-concurrency=1 --test-timeout=120000 \
-	  tests/serve/e2e/sdk.test.mjs tests/serve/e2e/faults.test.mjs
+	  tests/serve/e2e/backend.test.mjs tests/serve/e2e/sdk.test.mjs tests/serve/e2e/faults.test.mjs
 
 # -p no:cacheprovider: no .pytest_cache in the source tree.
 test-python: python
