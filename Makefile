@@ -66,10 +66,14 @@ serve-test-deps: bootstrap fetch-tokenizers $(SERVE_NODE_MODULES)
 # chatwire serve end to end (docs/serve-tests.md): the scripted backend and `$(BUILD)/chatwire serve`
 # on 127.0.0.1 with free ports, the official OpenAI client as the client; both files start and
 # stop their own processes.
+# One file at a time (each holds its own servers); every file runs even when one fails.
+SERVE_TESTS := backend sdk faults
 test-serve: serve-test-deps
 	@test -x $(BUILD)/chatwire || { echo "test-serve: build $(BUILD)/chatwire first" >&2; exit 1; }
-	CHATWIRE=$(BUILD)/chatwire node --test --test-concurrency=1 --test-timeout=120000 \
-	  tests/serve/e2e/backend.test.mjs tests/serve/e2e/sdk.test.mjs tests/serve/e2e/faults.test.mjs
+	@rc=0; for t in $(SERVE_TESTS); do \
+	  echo "node --test tests/serve/e2e/$$t.test.mjs"; \
+	  CHATWIRE=$(BUILD)/chatwire node --test tests/serve/e2e/$$t.test.mjs || rc=1; \
+	done; exit $$rc
 
 # -p no:cacheprovider: no .pytest_cache in the source tree.
 test-python: python
