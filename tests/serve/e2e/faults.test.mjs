@@ -122,30 +122,39 @@ describe("timeouts and limits", () => {
   });
 });
 
-describe("concurrency limit", () => {
+describe("concurrency limit and cancellation", () => {
   let gw;
   before(async () => {
+    // No idle timeout within the test: a stalled request ends only when the client cancels it.
     gw = await startGateway({
       limits: { max_concurrent_requests: 2 },
-      timeouts: { connect_ms: 2000, idle_ms: IDLE_MS },
+      timeouts: { connect_ms: 2000, idle_ms: 600000 },
       models: modelEntries(backend.url, ["qwen3"]),
     });
   });
   after(async () => { await gw?.stop(); });
 
-  test("over limits.max_concurrent_requests: 429, then served again", async () => {
-    // Two stalled requests hold both places until the idle timeout; the backend says when both
-    // have arrived.
+  const stalled = async () => (await (await fetch(`${backend.url}/inflight`)).json()).stalled;
+  // Polls (bounded: 200 x 50 ms) until the backend holds `n` stalled requests.
+  async function until(n) {
+    for (let i = 0; i < 200 && (await stalled()) !== n; i++) await new Promise((r) => setTimeout(r, 50));
+    return stalled();
+  }
+
+  test("over limits.max_concurrent_requests: 429; clients that leave cancel their backend requests", async () => {
     const stall = golden("qwen3", "fault_stall").request;
-    const held = [0, 1].map(() => post(`${gw.url}/v1/chat/completions`, stall));
-    for (let i = 0; i < 100; i++) {
-      const n = (await (await fetch(`${backend.url}/inflight`)).json()).stalled;
-      if (n >= 2) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
     const answer = golden("qwen3", "answer").request;
+    const aborts = [0, 1].map(() => new AbortController());
+    const held = aborts.map((a, i) => fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ...stall, stream: i === 1 }), signal: a.signal,
+    }).then((r) => r.text()).catch((e) => e.name));
+    assert.equal(await until(2), 2, "both stalled requests reached the backend");
     checkError(await post(`${gw.url}/v1/chat/completions`, answer), 429);
-    for (const r of await Promise.all(held)) checkError(r, 504);
+    for (const a of aborts) a.abort();
+    assert.deepEqual(await Promise.all(held), ["AbortError", "AbortError"]);
+    // The gateway closes both backend requests (the backend would hold them for 30 s).
+    assert.equal(await until(0), 0, "the backend requests were cancelled");
     const ok = await post(`${gw.url}/v1/chat/completions`, answer);
     assert.equal(ok.status, 200, ok.text);
   });
