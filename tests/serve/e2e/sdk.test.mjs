@@ -142,6 +142,23 @@ for (const model of MODELS) {
   });
 }
 
+describe("request fields the template reads", () => {
+  // Each golden's prompt is rendered with the field applied: the backend accepts nothing else.
+  for (const [model, name, what] of [["qwen3", "no_thinking", "chat_template_kwargs.enable_thinking false"],
+                                     ["qwen3", "tool_choice_none", "tool_choice none drops the tools"],
+                                     ["gpt-oss", "effort_high", "reasoning_effort high"]]) {
+    test(`${model}: ${what}`, async () => {
+      const c = golden(model, name);
+      const r = await client.chat.completions.create(request(c, model));
+      assert.equal(r.choices[0].finish_reason, "stop");
+      checkMessage(model, r.choices[0].message, c.expected, r.choices[0].message.reasoning_content);
+      const { chunks, final, reasoning } = await streamed(request(c, model));
+      checkChunks(chunks, "stop");
+      checkMessage(model, final.choices[0].message, c.expected, reasoning);
+    });
+  }
+});
+
 describe("parameterless tool calls get \"{}\"", () => {
   for (const model of ["qwen3", "mistral-v0.3"]) {
     test(`${model}: non-streaming and streamed`, async () => {
