@@ -227,7 +227,7 @@ TEST(Server, BodiesOverTheLimitAre413AndRequestsOverTheConcurrencyLimit429) {
   config.limits.max_concurrent_requests = 1;
   RunningServer server(config);
   auto big = http(server.port(), "POST", "/v1/chat/completions",
-                  chat(false, R"(, "user": ")" + std::string(4000, 'x') + "\""));
+                  chat(false, R"(, "user": ")" + std::string(3 << 20, 'x') + "\""));
   EXPECT_EQ(big.status, 413) << big.body;
   EXPECT_EQ(json::parse(big.body)["error"]["code"], "request_too_large");
 
@@ -241,6 +241,29 @@ TEST(Server, BodiesOverTheLimitAre413AndRequestsOverTheConcurrencyLimit429) {
   EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);  // not limited
   ::close(fd);
   EXPECT_TRUE(eventually([&] { return backend.peer_closed(); }));
+}
+
+TEST(Server, AClientExpecting100ContinueGetsItThenTheAnswer) {
+  ct::FakeBackend backend(ct::Fault::none);
+  RunningServer server(config_for(backend));
+  const int fd = connect_to(server.port());
+  ASSERT_GE(fd, 0);
+  const std::string body = R"({"prompt": "hello world"})";
+  ct::send_all(fd,
+               "POST /tokenize HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+               "Expect: 100-continue\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n");
+  char buf[4096];
+  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  EXPECT_TRUE(std::string(buf, static_cast<std::size_t>(n)).starts_with("HTTP/1.1 100 Continue"));
+  ct::send_all(fd, body);
+  std::string in;
+  ssize_t m;
+  while ((m = ::recv(fd, buf, sizeof buf, 0)) > 0) in.append(buf, static_cast<std::size_t>(m));
+  ::close(fd);
+  EXPECT_TRUE(in.starts_with("HTTP/1.1 200")) << in;
+  EXPECT_NE(in.find(R"("count":2)"), std::string::npos) << in;
 }
 
 TEST(Server, StopCancelsOpenStreamsAfterTheGracePeriodWithAnErrorEvent) {
@@ -261,7 +284,7 @@ TEST(Server, StopCancelsOpenStreamsAfterTheGracePeriodWithAnErrorEvent) {
   ::close(fd);
   EXPECT_NE(in.find("shutting_down"), std::string::npos) << in;
   EXPECT_NE(in.find("data: [DONE]"), std::string::npos) << in;
-  EXPECT_TRUE(backend.peer_closed());
+  EXPECT_TRUE(eventually([&] { return backend.peer_closed(); }));
 }
 
 }  // namespace
