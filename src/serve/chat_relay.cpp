@@ -126,12 +126,12 @@ Result<std::string> ChatRelay::emit(Result<std::vector<endpoint::Delta>> deltas)
 
 Result<std::string> ChatRelay::on_event(std::string_view data) {
   if (data == "[DONE]") return emit(std::vector<endpoint::Delta>{});
-  if (backend_finish_) return std::string();  // after the last event: usage, nothing generated
   auto chunk = backend_api_row(job_->model->config.backend_api).read(data, stream_state_);
   if (!chunk) return backend_error(chunk.error().message);
   if (chunk->prompt_tokens && job_->prompt.ids.empty())
     usage_.prompt_tokens = *chunk->prompt_tokens;
   if (chunk->completion_tokens) backend_completion_tokens_ = chunk->completion_tokens;
+  if (backend_finish_) return std::string();  // after the last event (usage): nothing generated
   if (chunk->done) backend_finish_ = chunk->finish;
   if (chunk->has_ids) {
     ids_seen_ = true;

@@ -23,6 +23,7 @@
 #include <csignal>
 #include <cstdio>
 #include <list>
+#include <map>
 #include <thread>
 #include <type_traits>
 
@@ -78,7 +79,7 @@ struct Server::Impl {
   net::thread_pool workers;
   tcp::acceptor acceptor{io};
   BackendPool pool{io.get_executor(), config};
-  std::vector<std::optional<BackendUrl>> backend_urls;  // by model index in config
+  std::map<std::string, BackendUrl, std::less<>> backend_urls;  // by served model name
   std::list<Session*> sessions;
   std::size_t in_flight = 0;  // limited requests being answered
   bool stopping = false;
@@ -109,6 +110,7 @@ struct Server::Impl {
   net::awaitable<bool> chat(Session& s, const std::string& body, unsigned version, bool keep_alive,
                             Clock::time_point started);
   net::awaitable<void> watch_client(Session& s, ActiveChat& chat);
+  net::awaitable<void> drain(Session& s);
   void begin_shutdown();
   void end_of_session();
 };
@@ -141,6 +143,19 @@ net::awaitable<void> Server::Impl::watch_client(Session& s, ActiveChat& chat) {
   chat.watcher_done->cancel();
 }
 
+// After an early answer (413) to a client still sending its body: reads and drops what it sends
+// for a moment, so that closing does not reset the connection before the client has read the
+// answer.
+net::awaitable<void> Server::Impl::drain(Session& s) {
+  constexpr auto kDrainTime = std::chrono::seconds(2);  // in all, whatever the client sends
+  beast::error_code ec;
+  s.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  s.stream.expires_after(kDrainTime);
+  char sink[16384];
+  while (!ec) co_await s.stream.async_read_some(net::buffer(sink), net::redirect_error(kAwait, ec));
+  s.stream.expires_never();
+}
+
 net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, unsigned version,
                                         bool keep_alive, Clock::time_point started) {
   const Gateway& g = gateway;
@@ -161,11 +176,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
     const bool written = co_await write_reply(s, r, version, keep_alive);
     co_return written;
   }
-  std::size_t model_index = 0;
-  while (&config.models[model_index] != &job->model->config &&
-         config.models[model_index].name != job->model->config.name)
-    ++model_index;
-  const BackendUrl& url = *backend_urls[model_index];
+  const BackendUrl& url = backend_urls.at(job->model->config.name);  // checked by listen()
 
   g.metrics().stream_opened();
   ActiveChat active;
@@ -297,7 +308,14 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     beast::error_code ec;
     s.busy = false;
     s.stream.expires_after(std::chrono::milliseconds(config.timeouts.client_idle_ms));
-    co_await http::async_read(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
+    co_await http::async_read_header(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
+    if (!ec && !parser.is_done() &&
+        beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
+      co_await http::async_write(s.stream, go_on, net::redirect_error(kAwait, ec));
+    }
+    if (!ec && !parser.is_done())
+      co_await http::async_read(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
     s.stream.expires_never();
     if (stopping && ec) co_return;
     if (ec == http::error::body_limit || ec == http::error::header_limit) {
@@ -308,6 +326,7 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
                                : "the request head exceeds limits.max_header_bytes (" +
                                      std::to_string(config.limits.max_header_bytes) + ")"));
       co_await write_reply(s, r, 11, false);
+      co_await drain(s);
       co_return;
     }
     if (ec == http::error::end_of_stream || ec == net::error::eof || ec == beast::error::timeout ||
@@ -427,12 +446,7 @@ void Server::Impl::end_of_session() {
   pool.close_idle();
 }
 
-Server::Server(const Gateway& gateway) : impl_(std::make_unique<Impl>(gateway)) {
-  for (const auto& m : gateway.config().models) {
-    auto url = parse_backend_url(m.backend_url);
-    impl_->backend_urls.push_back(url ? std::optional<BackendUrl>(*url) : std::nullopt);
-  }
-}
+Server::Server(const Gateway& gateway) : impl_(std::make_unique<Impl>(gateway)) {}
 
 Server::~Server() {
   impl_->workers.join();
@@ -440,9 +454,15 @@ Server::~Server() {
 
 Result<std::uint16_t> Server::listen() {
   Impl& s = *impl_;
-  for (std::size_t i = 0; i < s.backend_urls.size(); ++i)
-    if (!s.backend_urls[i] && s.gateway.models().find(s.config.models[i].name) != nullptr)
-      return parse_backend_url(s.config.models[i].backend_url).error();
+  for (const auto& m : s.gateway.models().models) {
+    auto url = parse_backend_url(m->config.backend_url);
+    if (!url) {
+      Error e = url.error();
+      e.message = "model '" + m->config.name + "': " + e.message;
+      return e;
+    }
+    s.backend_urls[m->config.name] = std::move(*url);
+  }
   beast::error_code ec;
   auto address = net::ip::make_address(s.config.host, ec);
   if (ec) return gateway_error("ConfigError", "is not an IP address: " + s.config.host, "host");
