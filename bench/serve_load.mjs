@@ -142,8 +142,13 @@ try {
   if (probe.error) throw new Error(`gateway: ${probe.error}`);
   const k = Math.min(TOKENS - 2, Math.round(probe.times[0] / CALIB_MS));
   const load0 = fs.readFileSync("/proc/loadavg", "utf8").trim().split(" ").slice(0, 3).join(" ");
+  // The gateway's CPU time (user + system, /proc/PID/stat) over its phase: how many cores it used.
+  const ticks = () => { const f = fs.readFileSync(`/proc/${gateway.child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+                        return Number(f[11]) + Number(f[12]); };
   const direct = await phase(directUrl, directBody, directOutput);
+  const cpu0 = ticks(), w0 = performance.now();
   const via = await phase(gatewayUrl, gatewayBody, gatewayOutput);
+  const cores = ((ticks() - cpu0) / 100) / ((performance.now() - w0) / 1000);  // USER_HZ = 100
   const load1 = fs.readFileSync("/proc/loadavg", "utf8").trim().split(" ").slice(0, 3).join(" ");
   const rss = fs.readFileSync(`/proc/${gateway.child.pid}/status`, "utf8").match(/VmHWM:\s+(\d+) kB/);
   // Time per token: from the first output to the end of the response (both see the backend's
@@ -165,6 +170,7 @@ try {
   row("streams/s (measured)", direct.samples.length / direct.window, via.samples.length / via.window, false);
   row("tokens/s (measured)", direct.samples.length * TOKENS / direct.window, via.samples.length * TOKENS / via.window, false);
   console.log(`${"requests / errors".padEnd(26)}direct ${direct.started} ${JSON.stringify(direct.errors)}; gateway ${via.started} ${JSON.stringify(via.errors)}`);
+  console.log(`${"gateway CPU".padEnd(26)}${cores.toFixed(2)} cores on average over its phase`);
   console.log(`${"gateway peak RSS".padEnd(26)}${rss ? (Number(rss[1]) / 1024).toFixed(1) + " MB" : "n/a"}`);
   const errors = Object.keys(direct.errors).length + Object.keys(via.errors).length;
   process.exitCode = errors === 0 && direct.samples.length && via.samples.length ? 0 : 1;
