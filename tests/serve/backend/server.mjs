@@ -279,3 +279,5 @@ server.listen(Number(args.port || 0), "127.0.0.1", () => {
 const stop = () => { server.close(); server.closeAllConnections(); process.exit(0); };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
+// Started with a pipe on stdin (tests/serve/e2e/harness.mjs): exit when the parent goes away.
+if (!process.stdin.isTTY) { process.stdin.on("end", stop); process.stdin.on("error", stop); process.stdin.resume(); }

@@ -28,9 +28,17 @@ export function chatwireCli() {
 
 // Spawns a process and resolves when a line of `stream` matches `re` (its match), or rejects
 // after `ms` or when the process exits first.
+// Children still running when this process exits are killed (a test file that fails or is
+// interrupted leaves no server behind); the scripted backend also exits when its stdin closes.
+const children = new Set();
+process.on("exit", () => { for (const c of children) c.kill("SIGKILL"); });
+for (const sig of ["SIGINT", "SIGTERM"]) process.once(sig, () => process.exit(130));
+
 function spawnUntil(cmd, argv, stream, re, ms, opts = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"], ...opts });
+    const child = spawn(cmd, argv, { stdio: ["pipe", "pipe", "pipe"], ...opts });
+    children.add(child);
+    child.on("exit", () => children.delete(child));
     let out = "", done = false;
     const log = [];
     const finish = (err, m) => {
