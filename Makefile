@@ -7,7 +7,7 @@ space := $(subst ,, )
 # Debian's interpreter, the one the Python module is built for (PATH may hold another python3).
 PYTHON     := /usr/bin/python3
 
-.PHONY: all bootstrap fetch-tokenizers configure build python python-install run test test-release test-python test-sanitize test-fuzz bench bench-python fuzz format clean
+.PHONY: all bootstrap fetch-tokenizers configure build python python-install run test test-release test-python test-serve serve-test-deps test-sanitize test-fuzz bench bench-python bench-serve fuzz format clean
 
 all: build
 
@@ -53,6 +53,27 @@ test-release: bootstrap fetch-tokenizers
 	cmake --build $(TEST_BUILD) -j $(JOBS)
 	ctest --test-dir $(TEST_BUILD) --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-python BUILD=$(TEST_BUILD)
+	$(MAKE) --no-print-directory test-serve BUILD=$(TEST_BUILD)
+
+# The test clients of chatwire serve (npm: openai@6, tokenizers@0.23.2), installed exactly as
+# tests/serve/package-lock.json pins them; reinstalled when the lock changes.
+SERVE_NODE_MODULES := tests/serve/node_modules/.package-lock.json
+$(SERVE_NODE_MODULES): tests/serve/package.json tests/serve/package-lock.json
+	cd tests/serve && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+serve-test-deps: bootstrap fetch-tokenizers $(SERVE_NODE_MODULES)
+
+# chatwire serve end to end (docs/serve-tests.md): the scripted backend and `$(BUILD)/chatwire serve`
+# on 127.0.0.1 with free ports, the official OpenAI client as the client; both files start and
+# stop their own processes.
+# One file at a time (each holds its own servers); every file runs even when one fails.
+SERVE_TESTS := backend sdk faults
+test-serve: serve-test-deps
+	@test -x $(BUILD)/chatwire || { echo "test-serve: build $(BUILD)/chatwire first" >&2; exit 1; }
+	@rc=0; for t in $(SERVE_TESTS); do \
+	  echo "node --test tests/serve/e2e/$$t.test.mjs"; \
+	  CHATWIRE=$(BUILD)/chatwire node --test tests/serve/e2e/$$t.test.mjs || rc=1; \
+	done; exit $$rc
 
 # -p no:cacheprovider: no .pytest_cache in the source tree.
 test-python: python
@@ -79,6 +100,13 @@ test-fuzz: bootstrap
 
 bench: build
 	scripts/bench
+
+# The gateway under load (bench/serve_load.mjs; not a test): SERVE_CLIENTS concurrent streams
+# through chatwire serve and straight to the scripted backend, on 127.0.0.1; docs/serve-tests.md.
+SERVE_CLIENTS ?= 1000
+bench-serve: configure serve-test-deps
+	cmake --build $(BUILD) -j $(JOBS) --target chatwire_cli
+	CHATWIRE=$(BUILD)/chatwire node bench/serve_load.mjs --clients $(SERVE_CLIENTS)
 
 # apply_chat_template and encode_batch vs the reference pipeline (bench/python_bench.py).
 bench-python: python

@@ -16,5 +16,6 @@ void add_adapt(CLI::App& root, int& exit_code);
 void add_check(CLI::App& root, int& exit_code);
 void add_parse(CLI::App& root, int& exit_code);
 void add_tokenize(CLI::App& root, int& exit_code);
+void add_serve(CLI::App& root, int& exit_code);
 
 }  // namespace chatwire::cli

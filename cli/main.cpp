@@ -14,7 +14,7 @@ using AddSubcommand = void (*)(CLI::App&, int&);
 constexpr AddSubcommand kSubcommands[] = {
     chatwire::cli::add_render,   chatwire::cli::add_probe, chatwire::cli::add_survey,
     chatwire::cli::add_adapt,    chatwire::cli::add_check, chatwire::cli::add_parse,
-    chatwire::cli::add_tokenize,
+    chatwire::cli::add_tokenize, chatwire::cli::add_serve,
 };
 
 }  // namespace

@@ -12,7 +12,8 @@ install(TARGETS ${chatwire_libraries} chatwire EXPORT chatwireTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS chatwire_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/chatwire DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/chatwire DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        PATTERN serve.hpp EXCLUDE)  # chatwire serve is the command's, not the library's
 install(FILES ${PROJECT_BINARY_DIR}/include/chatwire/version.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/chatwire)
 install(EXPORT chatwireTargets NAMESPACE chatwire:: DESTINATION ${CHATWIRE_CMAKE_DIR})

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "chatwire/error.hpp"
-#include "serve/config.hpp"
+#include "chatwire/serve.hpp"
 
 namespace chatwire::serve {
 

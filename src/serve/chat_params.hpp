@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "chatwire/error.hpp"
+#include "chatwire/serve.hpp"
 #include "serve/backend_api.hpp"
-#include "serve/config.hpp"
 
 namespace chatwire::serve {
 

@@ -1,11 +1,10 @@
 // chatwire serve's configuration file: the model list and the gateway's limits and timeouts.
-#include "serve/config.hpp"
-
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 #include <variant>
 
+#include "chatwire/serve.hpp"
 #include "util/json_text.hpp"
 
 namespace chatwire::serve {

@@ -3,9 +3,10 @@
 // template, the tokenizer and the output parser of every model it serves (one
 // chatwire::endpoint::Endpoint each); a backend only continues token ids.
 //
-// This file: the gateway's configuration (the --config file and its defaults). The server that
-// runs it (Boost.Asio/Beast) is not written yet; this header becomes public
-// (include/chatwire/serve.hpp) with it.
+// This file: the gateway's configuration (the --config file and its defaults), the contract of
+// `chatwire serve --config FILE`. The server that runs it (src/serve/, Boost.Asio/Beast) is
+// part of the chatwire command, not of the installed library, so that the library's users do
+// not need Boost: Config::from_json_text is defined there (chatwire_serve).
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,110 @@
+// `chatwire serve`: the OpenAI-compatible gateway (src/serve/). Either a configuration file
+// with a model list (--config) or one model on the command line (--model, --backend). Every
+// model is loaded and probed before the server listens; a model that fails is reported on
+// stderr and not served. With `announce` (the default) the bound address is printed on stderr
+// as "listening on HOST:PORT", the line test harnesses wait for (port 0 = any free port).
+#include "chatwire/serve.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "io.hpp"
+#include "serve/gateway.hpp"
+#include "serve/models.hpp"
+#include "serve/server.hpp"
+
+namespace chatwire::cli {
+namespace {
+
+// A configuration file larger than this is not one.
+constexpr std::size_t kMaxConfigBytes = std::size_t{16} << 20;
+
+struct ServeArgs {
+  std::string config;
+  std::string model_dir, name, backend, backend_api = "llama.cpp";
+  std::optional<std::string> host;
+  std::optional<std::uint16_t> port;
+};
+
+Result<serve::Config> read_config(const ServeArgs& args) {
+  serve::Config config;
+  if (!args.config.empty()) {
+    std::string error;
+    auto text = io::read_file(args.config, kMaxConfigBytes, error);
+    if (!text) return Error{"ConfigError", error, 0, 0, args.config};
+    auto parsed =
+        serve::Config::from_json_text(*text, std::filesystem::absolute(args.config).parent_path());
+    if (!parsed) return parsed.error();
+    config = std::move(*parsed);
+  } else {
+    if (args.model_dir.empty() || args.backend.empty())
+      return Error{
+          "ConfigError", "--config FILE, or --model DIR with --backend URL, is required", 0, 0, {}};
+    serve::ModelConfig m;
+    m.dir = args.model_dir;
+    m.name =
+        args.name.empty() ? std::filesystem::path(args.model_dir).filename().string() : args.name;
+    if (m.name.empty()) m.name = std::filesystem::path(args.model_dir).parent_path().filename();
+    m.backend_url = args.backend;
+    auto api = serve::backend_api_from_name(args.backend_api);
+    if (!api) return api.error();
+    m.backend_api = *api;
+    config.models.push_back(std::move(m));
+  }
+  if (args.host) config.host = *args.host;
+  if (args.port) config.port = *args.port;
+  return config;
+}
+
+int run_serve(const ServeArgs& args) {
+  auto config = read_config(args);
+  if (!config) {
+    std::fprintf(stderr, "chatwire serve: %s\n", config.error().to_string().c_str());
+    return 2;
+  }
+  serve::LoadedModels models = serve::load_models(*config);
+  for (const auto& failure : models.failures)
+    std::fprintf(stderr, "chatwire serve: not serving %s\n", failure.c_str());
+  if (models.models.empty()) {
+    std::fprintf(stderr, "chatwire serve: no model could be loaded\n");
+    return 1;
+  }
+  const bool announce = config->announce;
+  const std::string host = config->host;
+  serve::Gateway gateway(std::move(*config), std::move(models));
+  serve::Server server(gateway);
+  auto port = server.listen();
+  if (!port) {
+    std::fprintf(stderr, "chatwire serve: %s\n", port.error().to_string().c_str());
+    return 1;
+  }
+  if (announce) {
+    std::fprintf(stderr, "listening on %s:%u\n", host.c_str(), static_cast<unsigned>(*port));
+    std::fflush(stderr);
+  }
+  server.run(/*handle_signals=*/true);
+  return 0;
+}
+
+}  // namespace
+
+void add_serve(CLI::App& root, int& exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = root.add_subcommand(
+      "serve", "an OpenAI-compatible chat gateway in front of raw-completion backends");
+  cmd->add_option("--config", args->config, "the gateway's configuration (JSON, a model list)");
+  cmd->add_option("--model", args->model_dir, "one model's Hugging Face directory");
+  cmd->add_option("--name", args->name, "with --model: the name clients ask for");
+  cmd->add_option("--backend", args->backend, "with --model: the backend's URL (http://...)");
+  cmd->add_option("--backend-api", args->backend_api, "llama.cpp, openai or sglang")
+      ->capture_default_str();
+  cmd->add_option("--host", args->host, "the address to listen on (default 127.0.0.1)");
+  cmd->add_option("--port", args->port, "the port to listen on (0 = any free port)");
+  cmd->callback([args, &exit_code] { exit_code = run_serve(*args); });
+}
+
+}  // namespace chatwire::cli

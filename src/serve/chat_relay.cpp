@@ -1,0 +1,176 @@
+// Planning a chat completion and relaying the backend's reply (see chat_relay.hpp).
+#include "serve/chat_relay.hpp"
+
+#include <chrono>
+#include <random>
+
+#include "serve/http_errors.hpp"
+#include "util/json_text.hpp"
+
+namespace chatwire::serve {
+
+namespace {
+
+std::string completion_id() {
+  static constexpr std::string_view kAlphanumerics =
+      "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::uniform_int_distribution<std::size_t> pick(0, kAlphanumerics.size() - 1);
+  std::string id = "chatcmpl-";
+  for (int i = 0; i < 24; ++i) id += kAlphanumerics[pick(random)];
+  return id;
+}
+
+Error backend_error(std::string message) {
+  return gateway_error("BackendError", std::move(message));
+}
+
+}  // namespace
+
+std::string_view finish_reason(bool has_tool_calls, std::string_view backend_finish) noexcept {
+  if (has_tool_calls) return "tool_calls";
+  if (backend_finish == "length") return "length";
+  return "stop";
+}
+
+Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
+                          std::size_t max_json_depth) {
+  auto parsed = util::parse_bounded_json(body, max_json_depth);
+  if (!parsed)
+    return gateway_error("RequestError", parsed.failure == util::BoundedJson::Failure::kTooDeep
+                                             ? "the request is nested too deeply"
+                                             : "the request body is not JSON: " + parsed.what);
+  json request = std::move(parsed.value);
+  if (!request.is_object()) return gateway_error("RequestError", "the request is not an object");
+  auto name = request.find("model");
+  if (name == request.end() || !name->is_string())
+    return gateway_error("RequestError", "must be the name of a served model (GET /v1/models)",
+                         "model");
+  const ServedModel* model = models.find(name->get_ref<const std::string&>());
+  if (model == nullptr)
+    return gateway_error("ModelNotFound",
+                         "the model '" + name->get<std::string>() + "' is not served here",
+                         "model");
+  auto params = read_chat_params(request, model->config);
+  if (!params) return params.error();
+  auto prompt = model->endpoint.prepare(request.dump());
+  if (!prompt) return prompt.error();
+  prompt->call_ids = model->call_ids;
+
+  ChatJob job;
+  job.model = model;
+  job.params = std::move(*params);
+  job.prompt = std::move(*prompt);
+  BackendRequest br;
+  br.model = model->config.backend_model.empty() ? model->config.name : model->config.backend_model;
+  br.ids = job.prompt.ids;
+  br.text = job.prompt.text;
+  br.max_tokens = job.params.max_tokens;
+  br.stop = job.params.stop;
+  for (const auto& s : job.prompt.stop_strings) br.stop.push_back(s);
+  br.stop_ids = job.prompt.stop_ids;
+  br.sampling = job.params.sampling;
+  br.response_format = job.params.response_format;
+  const BackendApiRow& row = backend_api_row(model->config.backend_api);
+  job.backend_path = std::string(row.path);
+  job.backend_body = row.build(br).dump(-1, ' ', false, json::error_handler_t::replace);
+  job.head.id = completion_id();
+  job.head.created = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  job.head.model = model->config.name;
+  job.head.reasoning_fields = &model->config.reasoning_fields;
+  return job;
+}
+
+ChatRelay::ChatRelay(const ChatJob& job, endpoint::Generation generation, const Limits& limits)
+    : job_(&job),
+      generation_(std::move(generation)),
+      max_completion_bytes_(limits.max_completion_bytes) {
+  usage_.prompt_tokens = job.prompt.ids.size();
+}
+
+Result<ChatRelay> ChatRelay::start(const ChatJob& job, const Limits& limits) {
+  auto generation = job.model->endpoint.start(job.prompt);
+  if (!generation) return generation.error();
+  return ChatRelay(job, std::move(*generation), limits);
+}
+
+Result<std::string> ChatRelay::emit(Result<std::vector<endpoint::Delta>> deltas) {
+  if (!deltas)
+    return backend_error("the backend's output could not be read: " + deltas.error().to_string());
+  std::string out;
+  if (streaming() && !role_sent_) {
+    out += sse(chunk_body(job_->head, endpoint::Delta{}, /*first=*/true));
+    role_sent_ = true;
+  }
+  for (const auto& d : *deltas) {
+    completion_bytes_ += d.content.size() + d.reasoning_content.size();
+    for (const auto& call : d.tool_calls) {
+      completion_bytes_ += call.arguments.size();
+      if (streamed_arguments_.size() <= call.index) streamed_arguments_.resize(call.index + 1);
+      streamed_arguments_[call.index] += call.arguments;
+    }
+    if (completion_bytes_ > max_completion_bytes_)
+      return backend_error("the generated text exceeds limits.max_completion_bytes (" +
+                           std::to_string(max_completion_bytes_) + ")");
+    if (!d.content.empty() || !d.reasoning_content.empty() || !d.tool_calls.empty())
+      saw_output_ = true;
+    if (streaming()) {
+      std::string body = chunk_body(job_->head, d, /*first=*/false);
+      if (!body.empty()) out += sse(body);
+    }
+  }
+  return out;
+}
+
+Result<std::string> ChatRelay::on_event(std::string_view data) {
+  if (data == "[DONE]") return emit(std::vector<endpoint::Delta>{});
+  auto chunk = backend_api_row(job_->model->config.backend_api).read(data, stream_state_);
+  if (!chunk) return backend_error(chunk.error().message);
+  if (chunk->prompt_tokens && job_->prompt.ids.empty())
+    usage_.prompt_tokens = *chunk->prompt_tokens;
+  if (chunk->completion_tokens) backend_completion_tokens_ = chunk->completion_tokens;
+  if (backend_finish_) return std::string();  // after the last event (usage): nothing generated
+  if (chunk->done) backend_finish_ = chunk->finish;
+  if (chunk->has_ids) {
+    ids_seen_ = true;
+    generated_ids_ += chunk->ids.size();
+    return emit(generation_.push(chunk->ids));
+  }
+  return emit(generation_.push_text(chunk->text));
+}
+
+Result<std::string> ChatRelay::finish() {
+  if (!backend_finish_)
+    return backend_error("the backend's reply ended before its last event (connection dropped)");
+  auto tail = emit(generation_.finish());
+  if (!tail) return tail;
+  std::string out = std::move(*tail);
+  const endpoint::Message& message = generation_.message();
+  usage_.completion_tokens = ids_seen_ ? generated_ids_ : backend_completion_tokens_.value_or(0);
+  const std::string_view reason = finish_reason(!message.tool_calls.empty(), *backend_finish_);
+  if (!streaming()) return completion_body(job_->head, message, reason, usage_);
+  // A call whose streamed arguments fall short of the final ones (a parameterless call: "{}").
+  for (std::size_t i = 0; i < message.tool_calls.size(); ++i) {
+    const std::string& final_args = message.tool_calls[i].arguments.empty()
+                                        ? std::string("{}")
+                                        : message.tool_calls[i].arguments;
+    const std::string streamed = i < streamed_arguments_.size() ? streamed_arguments_[i] : "";
+    if (streamed.size() < final_args.size() && final_args.starts_with(streamed)) {
+      endpoint::Delta d;
+      d.tool_calls.push_back({i, {}, {}, final_args.substr(streamed.size())});
+      out += sse(chunk_body(job_->head, d, false));
+    }
+  }
+  out += sse(finish_chunk_body(job_->head, reason));
+  if (job_->params.include_usage) out += sse(usage_chunk_body(job_->head, usage_));
+  out += "data: [DONE]\n\n";
+  return out;
+}
+
+std::string ChatRelay::stream_error(const HttpError& e) {
+  return sse(error_body(e)) + "data: [DONE]\n\n";
+}
+
+}  // namespace chatwire::serve

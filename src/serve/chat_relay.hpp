@@ -1,0 +1,77 @@
+// A chat completion without the sockets: the request planned into a backend request (CPU
+// work: read, check, adapt, render, tokenize), then the backend's streamed events turned into
+// OpenAI's chunks (streaming) or one chat.completion (non-streaming). The server moves bytes;
+// everything it sends is decided here.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatwire/endpoint.hpp"
+#include "serve/chat_params.hpp"
+#include "serve/models.hpp"
+#include "serve/openai_shapes.hpp"
+
+namespace chatwire::serve {
+
+struct ChatJob {
+  const ServedModel* model = nullptr;
+  ChatParams params;
+  endpoint::Prompt prompt;
+  std::string backend_path;  // the API's path, appended to the backend URL's prefix
+  std::string backend_body;  // JSON text
+  ResponseHead head;
+};
+
+// Errors: RequestError and the template's errors (400, with the field path), ModelNotFound.
+Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
+                          std::size_t max_json_depth = 512);
+
+// tool_calls whenever calls were parsed, length when the backend stopped on its token limit,
+// else stop.
+std::string_view finish_reason(bool has_tool_calls, std::string_view backend_finish) noexcept;
+
+class ChatRelay {
+ public:
+  static Result<ChatRelay> start(const ChatJob& job, const Limits& limits);
+
+  // One `data:` payload of the backend's reply. Returns the text to send the client now:
+  // SSE events when streaming (the first call starts with the role chunk), "" otherwise.
+  // Errors: BackendError (garbage, an unknown token id, an error event, too much output).
+  Result<std::string> on_event(std::string_view data);
+  // The backend's body ended. Streaming: the last deltas, the finish chunk, the usage chunk
+  // (with include_usage) and [DONE]; non-streaming: the chat.completion body. Error
+  // (BackendError) when the reply ended before its last event.
+  Result<std::string> finish();
+
+  bool backend_finished() const noexcept { return backend_finish_.has_value(); }
+  bool saw_output() const noexcept { return saw_output_; }
+  const Usage& usage() const noexcept { return usage_; }
+  bool streaming() const noexcept { return job_->params.stream; }
+
+  // A failure after the stream began: `data: {"error": ...}` then `data: [DONE]`.
+  static std::string stream_error(const HttpError& e);
+
+ private:
+  ChatRelay(const ChatJob& job, endpoint::Generation generation, const Limits& limits);
+  Result<std::string> emit(Result<std::vector<endpoint::Delta>> deltas);
+
+  const ChatJob* job_;
+  endpoint::Generation generation_;
+  std::size_t max_completion_bytes_;
+  std::size_t completion_bytes_ = 0;
+  std::size_t generated_ids_ = 0;
+  bool ids_seen_ = false;
+  std::optional<std::size_t> backend_completion_tokens_;
+  std::optional<std::string> backend_finish_;
+  StreamState stream_state_;
+  bool role_sent_ = false;
+  bool saw_output_ = false;
+  std::vector<std::string> streamed_arguments_;  // per call index
+  Usage usage_;
+};
+
+}  // namespace chatwire::serve

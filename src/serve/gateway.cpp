@@ -1,0 +1,192 @@
+// The gateway's routes (see gateway.hpp).
+#include "serve/gateway.hpp"
+
+#include <array>
+#include <chrono>
+
+#include "chatwire/tokenize.hpp"
+#include "serve/chat_relay.hpp"
+#include "serve/http_errors.hpp"
+#include "util/json_text.hpp"
+
+namespace chatwire::serve {
+
+namespace {
+
+constexpr std::size_t kMaxJsonDepth = 512;
+
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+HttpReply ok(const json& j) {
+  return HttpReply{200, "application/json", dump(j)};
+}
+
+Result<json> read_object(std::string_view body) {
+  auto parsed = util::parse_bounded_json(body, kMaxJsonDepth);
+  if (!parsed)
+    return gateway_error("RequestError", parsed.failure == util::BoundedJson::Failure::kTooDeep
+                                             ? "the request is nested too deeply"
+                                             : "the request body is not JSON: " + parsed.what);
+  if (!parsed.value.is_object())
+    return gateway_error("RequestError", "the request is not a JSON object");
+  return std::move(parsed.value);
+}
+
+// The model a request names, or the only one served when it names none.
+Result<const ServedModel*> model_of(const Gateway& g, const json& request) {
+  auto name = request.find("model");
+  if (name == request.end() || name->is_null()) {
+    if (g.models().models.size() == 1) return g.models().models.front().get();
+    return gateway_error("RequestError", "must name a served model (GET /v1/models)", "model");
+  }
+  if (!name->is_string()) return gateway_error("RequestError", "must be a string", "model");
+  const ServedModel* m = g.models().find(name->get_ref<const std::string&>());
+  if (m == nullptr)
+    return gateway_error("ModelNotFound",
+                         "the model '" + name->get<std::string>() + "' is not served here",
+                         "model");
+  return m;
+}
+
+HttpReply health(const Gateway& g, std::string_view) {
+  return ok(json{{"status", "ok"}, {"models", g.models().models.size()}});
+}
+
+HttpReply list_models(const Gateway& g, std::string_view) {
+  json data = json::array();
+  for (const auto& m : g.models().models)
+    data.push_back({{"id", m->config.name},
+                    {"object", "model"},
+                    {"created", 0},
+                    {"owned_by", "chatwire"},
+                    {"backend_api", backend_api_name(m->config.backend_api)},
+                    {"capabilities", json::parse(m->capabilities_json)}});
+  return ok(json{{"object", "list"}, {"data", std::move(data)}});
+}
+
+HttpReply metrics_text(const Gateway& g, std::string_view) {
+  return HttpReply{200, "text/plain; version=0.0.4", g.metrics().prometheus_text()};
+}
+
+// vLLM's /tokenize: {prompt, add_special_tokens (default true)} or a chat request's
+// {messages, tools, chat_template_kwargs, ...} -> {count, tokens, token_strs?}.
+HttpReply tokenize(const Gateway& g, std::string_view body) {
+  auto request = read_object(body);
+  if (!request) return g.error_reply(request.error());
+  auto model = model_of(g, *request);
+  if (!model) return g.error_reply(model.error());
+  const tokenize::Tokenizer& tokenizer = *(*model)->endpoint.tokenizer();
+  std::vector<std::uint32_t> ids;
+  if (auto prompt = request->find("prompt"); prompt != request->end()) {
+    if (!prompt->is_string())
+      return g.error_reply(gateway_error("RequestError", "must be a string", "prompt"));
+    bool add_special = true;
+    if (auto a = request->find("add_special_tokens"); a != request->end() && a->is_boolean())
+      add_special = a->get<bool>();
+    auto encoded = tokenizer.encode_ids(prompt->get_ref<const std::string&>(), add_special);
+    if (!encoded) return g.error_reply(encoded.error());
+    ids = std::move(*encoded);
+  } else if (request->contains("messages")) {
+    json chat = *request;
+    for (const char* key : {"add_special_tokens", "return_token_strs", "tool_choice"})
+      chat.erase(key);
+    auto prepared = (*model)->endpoint.prepare(dump(chat));
+    if (!prepared) return g.error_reply(prepared.error());
+    ids = std::move(prepared->ids);
+  } else {
+    return g.error_reply(gateway_error("RequestError", "needs `prompt` or `messages`", "prompt"));
+  }
+  json out{{"count", ids.size()}, {"tokens", ids}};
+  if (auto s = request->find("return_token_strs");
+      s != request->end() && s->is_boolean() && s->get<bool>()) {
+    json strs = json::array();
+    for (auto id : ids) strs.push_back(tokenizer.id_to_token(id).value_or(""));
+    out["token_strs"] = std::move(strs);
+  }
+  return ok(out);
+}
+
+// vLLM's /detokenize: {tokens} -> {prompt}.
+HttpReply detokenize(const Gateway& g, std::string_view body) {
+  auto request = read_object(body);
+  if (!request) return g.error_reply(request.error());
+  auto model = model_of(g, *request);
+  if (!model) return g.error_reply(model.error());
+  auto tokens = request->find("tokens");
+  if (tokens == request->end() || !tokens->is_array())
+    return g.error_reply(gateway_error("RequestError", "must be a list of token ids", "tokens"));
+  std::vector<std::uint32_t> ids;
+  for (std::size_t i = 0; i < tokens->size(); ++i) {
+    const json& t = (*tokens)[i];
+    if (!t.is_number_unsigned() || t.get<std::uint64_t>() > 0xffffffffu)
+      return g.error_reply(
+          gateway_error("RequestError", "must be a token id", "tokens[" + std::to_string(i) + "]"));
+    ids.push_back(static_cast<std::uint32_t>(t.get<std::uint64_t>()));
+  }
+  auto text = (*model)->endpoint.tokenizer()->decode(ids);
+  if (!text) {
+    Error e = text.error();
+    e.path = "tokens";
+    return g.error_reply(e);
+  }
+  return ok(json{{"prompt", *text}});
+}
+
+// The prompt a chat request renders to, with its ids and the adaptations, without generating.
+HttpReply render(const Gateway& g, std::string_view body) {
+  auto job = plan_chat(g.models(), body, kMaxJsonDepth);
+  if (!job) return g.error_reply(job.error());
+  json adaptations = json::array();
+  for (const auto& a : job->prompt.adaptations)
+    adaptations.push_back({{"code", a.code}, {"finding", a.finding}, {"detail", a.detail}});
+  return ok(json{{"model", job->model->config.name},
+                 {"prompt", job->prompt.text},
+                 {"prompt_token_ids", job->prompt.ids},
+                 {"adaptations", std::move(adaptations)},
+                 {"warnings", job->prompt.warnings},
+                 {"stop_token_ids", job->prompt.stop_ids},
+                 {"stop", job->prompt.stop_strings},
+                 {"backend_request", json::parse(job->backend_body)}});
+}
+
+constexpr std::array<Route, 7> kRoutes = {{
+    {"POST", "/v1/chat/completions", "chat_completions", true, nullptr},
+    {"POST", "/v1/chat/render", "render", true, render},
+    {"POST", "/tokenize", "tokenize", true, tokenize},
+    {"POST", "/detokenize", "detokenize", false, detokenize},
+    {"GET", "/v1/models", "models", false, list_models},
+    {"GET", "/health", "health", false, health},
+    {"GET", "/metrics", "metrics", false, metrics_text},
+}};
+
+}  // namespace
+
+Gateway::Gateway(Config config, LoadedModels models)
+    : config_(std::move(config)), models_(std::move(models)) {}
+
+Result<const Route*> Gateway::route(std::string_view method, std::string_view target) const {
+  const std::string_view path = target.substr(0, target.find('?'));
+  bool path_known = false;
+  for (const auto& r : kRoutes) {
+    if (r.path != path) continue;
+    if (r.method == method) return &r;
+    path_known = true;
+  }
+  if (path_known)
+    return gateway_error("MethodNotAllowed",
+                         std::string(method) + " is not served on " + std::string(path));
+  return gateway_error("RouteNotFound", "no route " + std::string(path));
+}
+
+HttpReply Gateway::error_reply(const HttpError& e) const {
+  metrics_.error(e.code.empty() ? e.type : e.code);
+  return HttpReply{e.status, "application/json", error_body(e)};
+}
+
+HttpReply Gateway::error_reply(const Error& e) const {
+  return error_reply(http_error(e));
+}
+
+}  // namespace chatwire::serve

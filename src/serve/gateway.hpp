@@ -1,0 +1,57 @@
+// The gateway's routes without the sockets: which route a request goes to (404, 405), and the
+// answers of the routes that do not generate (models, tokenize, detokenize, render, health,
+// metrics). Chat completions are planned and relayed by chat_relay.hpp; the server runs them.
+// Everything here is safe to call from the worker threads at once.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "chatwire/serve.hpp"
+#include "serve/metrics.hpp"
+#include "serve/models.hpp"
+#include "serve/openai_shapes.hpp"
+
+namespace chatwire::serve {
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+class Gateway;
+
+struct Route {
+  std::string_view method;
+  std::string_view path;
+  std::string_view name;  // the metrics label
+  // Counted against limits.max_concurrent_requests (renders and generations).
+  bool limited;
+  // nullptr: the chat completion (relayed by the server).
+  HttpReply (*answer)(const Gateway& gateway, std::string_view body);
+};
+
+class Gateway {
+ public:
+  Gateway(Config config, LoadedModels models);
+
+  // The route of a request target (the query is ignored). Errors: RouteNotFound,
+  // MethodNotAllowed.
+  Result<const Route*> route(std::string_view method, std::string_view target) const;
+
+  const Config& config() const noexcept { return config_; }
+  const LoadedModels& models() const noexcept { return models_; }
+  Metrics& metrics() const noexcept { return metrics_; }
+
+  // The error reply, counted in the metrics.
+  HttpReply error_reply(const HttpError& e) const;
+  HttpReply error_reply(const Error& e) const;
+
+ private:
+  Config config_;
+  LoadedModels models_;
+  mutable Metrics metrics_;
+};
+
+}  // namespace chatwire::serve

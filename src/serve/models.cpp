@@ -1,0 +1,74 @@
+// Loading the served models (see models.hpp).
+#include "serve/models.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "chatwire/probe.hpp"
+
+namespace chatwire::serve {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// What a client can expect from the model, as the probe measured it on the template.
+std::string capabilities(const endpoint::Endpoint& ep) {
+  const probe::Profile& p = ep.profile();
+  json c{
+      {"tools", p.tools.definitions_rendered},
+      {"tool_calls", p.tool_calls.rendered && ep.tool_calls_read_back()},
+      {"tool_results", p.tool_results.rendered},
+      {"reasoning", p.reasoning.style != "none"},
+      {"system_role", p.system.supported},
+      {"strict_alternation", p.alternation.required},
+      {"parser", std::string(ep.dialect())},
+      {"tool_call_ids", ep.call_ids() == endpoint::CallIdStyle::short9 ? "short9" : "openai"},
+      {"tokenizer", ep.tokenizer() != nullptr},
+  };
+  return c.dump();
+}
+
+}  // namespace
+
+const ServedModel* LoadedModels::find(std::string_view name) const noexcept {
+  for (const auto& m : models)
+    if (m->config.name == name) return m.get();
+  return nullptr;
+}
+
+endpoint::CallIdStyle call_id_style(std::string_view rule,
+                                    endpoint::CallIdStyle measured) noexcept {
+  if (rule == "openai") return endpoint::CallIdStyle::openai;
+  if (rule == "short9") return endpoint::CallIdStyle::short9;
+  return measured;
+}
+
+Result<ServedModel> load_model(const ModelConfig& config) {
+  endpoint::LoadOptions options;
+  options.dialect = config.dialect;
+  auto ep = endpoint::Endpoint::load(config.dir, options);
+  if (!ep) return ep.error();
+  if (ep->tokenizer() == nullptr)
+    return Error{
+        "ConfigError",
+        "no tokenizer.json in " + config.dir.string() + ": the gateway sends backends token ids", 0,
+        0, "model_dir"};
+  ServedModel m{config, *ep, call_id_style(config.tool_call_ids, ep->call_ids()),
+                capabilities(*ep)};
+  return m;
+}
+
+LoadedModels load_models(const Config& config) {
+  LoadedModels out;
+  for (const auto& mc : config.models) {
+    auto m = load_model(mc);
+    if (!m) {
+      out.failures.push_back(mc.name + ": " + m.error().to_string());
+      continue;
+    }
+    out.models.push_back(std::make_unique<const ServedModel>(std::move(*m)));
+  }
+  return out;
+}
+
+}  // namespace chatwire::serve

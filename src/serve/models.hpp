@@ -1,0 +1,38 @@
+// The models a gateway serves: every model of the configuration loaded (its template probed,
+// its output parser derived) once at start. A model that fails to load is reported with the
+// reason and left out; the others are served.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chatwire/endpoint.hpp"
+#include "chatwire/serve.hpp"
+
+namespace chatwire::serve {
+
+struct ServedModel {
+  ModelConfig config;
+  endpoint::Endpoint endpoint;
+  // The tool-call id rule: config.tool_call_ids applied over what the probe measured.
+  endpoint::CallIdStyle call_ids = endpoint::CallIdStyle::openai;
+  // The capabilities /v1/models lists, from the probe profile (JSON object text).
+  std::string capabilities_json;
+};
+
+struct LoadedModels {
+  std::vector<std::unique_ptr<const ServedModel>> models;
+  std::vector<std::string> failures;  // "name: reason", one per model not served
+
+  const ServedModel* find(std::string_view name) const noexcept;
+};
+
+// The tool-call id style of a rule ("auto" = the probe's measurement).
+endpoint::CallIdStyle call_id_style(std::string_view rule, endpoint::CallIdStyle measured) noexcept;
+
+LoadedModels load_models(const Config& config);
+Result<ServedModel> load_model(const ModelConfig& config);
+
+}  // namespace chatwire::serve

@@ -1,0 +1,496 @@
+// The HTTP server (see server.hpp): Beast sessions as coroutines on one I/O thread, CPU work
+// on a worker pool, chat completions relayed from backends through ChatRelay.
+#include "serve/server.hpp"
+
+// clang-format off
+#include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+// clang-format on
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <list>
+#include <map>
+#include <thread>
+#include <type_traits>
+
+#include "serve/backend_client.hpp"
+#include "serve/chat_relay.hpp"
+#include "serve/http_errors.hpp"
+#include "serve/sse_reader.hpp"
+
+namespace chatwire::serve {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto kAwait = net::use_awaitable;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// A chat completion in progress: what the client watcher, the shutdown and the relay share.
+struct ActiveChat {
+  BackendCall* backend = nullptr;
+  bool client_gone = false;
+  bool shutdown = false;
+  bool watcher_running = false;
+  std::optional<net::steady_timer> watcher_done;  // cancelled when the watcher ends
+
+  void cancel_backend() {
+    if (backend != nullptr) backend->cancel();
+  }
+};
+
+// One client connection.
+struct Session {
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  bool busy = false;  // a request is being answered (else waiting for one)
+  ActiveChat* chat = nullptr;
+  explicit Session(tcp::socket socket) : stream(std::move(socket)) {}
+};
+
+}  // namespace
+
+struct Server::Impl {
+  const Gateway& gateway;
+  const Config& config;
+  net::io_context io{1};
+  net::thread_pool workers;
+  tcp::acceptor acceptor{io};
+  BackendPool pool{io.get_executor(), config};
+  std::map<std::string, BackendUrl, std::less<>> backend_urls;  // by served model name
+  std::list<Session*> sessions;
+  std::size_t in_flight = 0;  // limited requests being answered
+  bool stopping = false;
+  net::steady_timer grace{io};
+  std::optional<net::signal_set> signals;
+
+  explicit Impl(const Gateway& g)
+      : gateway(g),
+        config(g.config()),
+        workers(g.config().worker_threads != 0
+                    ? g.config().worker_threads
+                    : std::max<std::size_t>(1, std::thread::hardware_concurrency())) {}
+
+  // Runs `f` on a worker thread; the coroutine resumes on the I/O thread with its result.
+  template <typename F>
+  net::awaitable<std::invoke_result_t<F&>> on_worker(F& f) {
+    using R = std::invoke_result_t<F&>;
+    // Asio 1.74's co_spawn wants a default-constructible result: an optional carries it.
+    auto task = [&f]() -> net::awaitable<std::optional<R>> { co_return std::optional<R>(f()); };
+    std::optional<R> result = co_await net::co_spawn(workers, task, kAwait);
+    co_return std::move(*result);
+  }
+
+  net::awaitable<void> accept_loop();
+  net::awaitable<void> serve(Session& s);
+  net::awaitable<bool> write_reply(Session& s, const HttpReply& r, unsigned version,
+                                   bool keep_alive);
+  net::awaitable<bool> chat(Session& s, const std::string& body, unsigned version, bool keep_alive,
+                            Clock::time_point started);
+  net::awaitable<void> watch_client(Session& s, ActiveChat& chat);
+  net::awaitable<void> drain(Session& s);
+  void begin_shutdown();
+  void end_of_session();
+};
+
+net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, unsigned version,
+                                               bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(r.status), version};
+  res.set(http::field::server, "chatwire");
+  res.set(http::field::content_type, r.content_type);
+  res.keep_alive(keep_alive);
+  res.body() = r.body;
+  res.prepare_payload();
+  beast::error_code ec;
+  co_await http::async_write(s.stream, res, net::redirect_error(kAwait, ec));
+  co_return !ec;
+}
+
+// Reads the client while its chat runs: an end of stream or a reset is a client that went
+// away, and cancels the backend request. Bytes a client sends early stay in the buffer.
+net::awaitable<void> Server::Impl::watch_client(Session& s, ActiveChat& chat) {
+  beast::error_code ec;
+  const std::size_t n = co_await s.stream.socket().async_read_some(s.buffer.prepare(4096),
+                                                                   net::redirect_error(kAwait, ec));
+  s.buffer.commit(n);
+  if (ec && ec != net::error::operation_aborted) {
+    chat.client_gone = true;
+    chat.cancel_backend();
+  }
+  chat.watcher_running = false;
+  chat.watcher_done->cancel();
+}
+
+// After an early answer (413) to a client still sending its body: reads and drops what it sends
+// for a moment, so that closing does not reset the connection before the client has read the
+// answer.
+net::awaitable<void> Server::Impl::drain(Session& s) {
+  constexpr auto kDrainTime = std::chrono::seconds(2);  // in all, whatever the client sends
+  beast::error_code ec;
+  s.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  s.stream.expires_after(kDrainTime);
+  char sink[16384];
+  while (!ec) co_await s.stream.async_read_some(net::buffer(sink), net::redirect_error(kAwait, ec));
+  s.stream.expires_never();
+}
+
+net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, unsigned version,
+                                        bool keep_alive, Clock::time_point started) {
+  const Gateway& g = gateway;
+  auto plan = [&]() { return plan_chat(g.models(), body); };
+  auto job = co_await on_worker(plan);
+  if (!job) {
+    const HttpError e = http_error(job.error());
+    g.metrics().request("chat_completions", e.status, seconds_since(started));
+    const HttpReply r = g.error_reply(e);
+    const bool written = co_await write_reply(s, r, version, keep_alive);
+    co_return written;
+  }
+  auto relay = ChatRelay::start(*job, config.limits);
+  if (!relay) {
+    const HttpError e = http_error(gateway_error("InternalError", relay.error().to_string()));
+    g.metrics().request("chat_completions", e.status, seconds_since(started));
+    const HttpReply r = g.error_reply(e);
+    const bool written = co_await write_reply(s, r, version, keep_alive);
+    co_return written;
+  }
+  const BackendUrl& url = backend_urls.at(job->model->config.name);  // checked by listen()
+
+  g.metrics().stream_opened();
+  ActiveChat active;
+  active.watcher_done.emplace(io, Clock::time_point::max());
+  s.chat = &active;
+  std::unique_ptr<BackendCall> call = pool.call(url);
+  active.backend = call.get();
+  active.watcher_running = true;
+  net::co_spawn(io, watch_client(s, active), net::detached);
+
+  bool headers_sent = false, client_ok = true, first_output_seen = false;
+  std::optional<HttpError> failure;
+  std::string reply;  // what to send next
+
+  auto send_chunk = [&](const std::string& text) -> net::awaitable<bool> {
+    if (text.empty() || !client_ok) co_return client_ok;
+    beast::error_code ec;
+    if (!headers_sent) {
+      http::response<http::empty_body> res{http::status::ok, version};
+      res.set(http::field::server, "chatwire");
+      res.set(http::field::content_type, "text/event-stream");
+      res.set(http::field::cache_control, "no-cache");
+      res.keep_alive(keep_alive);
+      res.chunked(true);
+      http::response_serializer<http::empty_body> sr{res};
+      co_await http::async_write_header(s.stream, sr, net::redirect_error(kAwait, ec));
+      headers_sent = true;
+      if (ec) co_return client_ok = false;
+    }
+    const auto chunk = http::make_chunk(net::buffer(text));
+    co_await net::async_write(s.stream, chunk, net::redirect_error(kAwait, ec));
+    if (ec) client_ok = false;
+    co_return client_ok;
+  };
+
+  auto started_call = co_await call->start(job->backend_path, job->backend_body);
+  if (!started_call) failure = http_error(started_call.error());
+  SseReader sse(config.limits.max_backend_event_bytes);
+  std::vector<std::string> events;
+  std::string piece;
+  bool more = !failure.has_value();
+  while (more && !failure && client_ok) {
+    piece.clear();
+    auto r = co_await call->read(piece);
+    if (!r) {
+      failure = http_error(r.error());
+      break;
+    }
+    more = *r;
+    events.clear();
+    if (auto fed = sse.feed(piece, events); !fed) failure = http_error(fed.error());
+    if (!more) sse.finish(events);
+    for (const auto& data : events) {
+      if (failure) break;
+      auto out = relay->on_event(data);
+      if (!out) {
+        failure = http_error(out.error());
+        break;
+      }
+      if (!first_output_seen && relay->saw_output()) {
+        first_output_seen = true;
+        g.metrics().first_token(seconds_since(started));
+      }
+      if (relay->streaming()) co_await send_chunk(*out);
+    }
+  }
+  if (!failure && client_ok && !active.client_gone) {
+    auto tail = relay->finish();
+    if (!tail)
+      failure = http_error(tail.error());
+    else
+      reply = std::move(*tail);
+  }
+  if (active.shutdown && failure)
+    failure = http_error(gateway_error("ShuttingDown", "the server is shutting down"));
+  if (active.client_gone) client_ok = false;
+
+  int status = 200;
+  if (failure) {
+    status = failure->status;
+    g.metrics().error(failure->code);
+  }
+  if (client_ok) {
+    if (relay->streaming() || headers_sent) {
+      if (failure && !headers_sent) {
+        const HttpReply r{failure->status, "application/json", error_body(*failure)};
+        client_ok = co_await write_reply(s, r, version, keep_alive);
+      } else {
+        const std::string last = failure ? ChatRelay::stream_error(*failure) : reply;
+        co_await send_chunk(last);
+        if (client_ok) {
+          beast::error_code ec;
+          const auto chunk_last = http::make_chunk_last();
+          co_await net::async_write(s.stream, chunk_last, net::redirect_error(kAwait, ec));
+          if (ec) client_ok = false;
+        }
+      }
+    } else {
+      const HttpReply r = failure
+                              ? HttpReply{failure->status, "application/json", error_body(*failure)}
+                              : HttpReply{200, "application/json", reply};
+      client_ok = co_await write_reply(s, r, version, keep_alive);
+    }
+  }
+  if (!failure) g.metrics().tokens(relay->usage().prompt_tokens, relay->usage().completion_tokens);
+  g.metrics().request("chat_completions", active.client_gone ? 499 : status,
+                      seconds_since(started));
+  g.metrics().stream_closed();
+
+  // The watcher ends before `active` does.
+  if (active.watcher_running) {
+    beast::error_code ec;
+    s.stream.socket().cancel(ec);
+    co_await active.watcher_done->async_wait(net::redirect_error(kAwait, ec));
+  }
+  active.backend = nullptr;
+  s.chat = nullptr;
+  call.reset();
+  co_return client_ok && !active.client_gone;
+}
+
+net::awaitable<void> Server::Impl::serve(Session& s) {
+  const Gateway& g = gateway;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(
+        std::min<std::size_t>(config.limits.max_header_bytes, 0xffffffffu)));
+    parser.body_limit(config.limits.max_body_bytes);
+    beast::error_code ec;
+    s.busy = false;
+    s.stream.expires_after(std::chrono::milliseconds(config.timeouts.client_idle_ms));
+    co_await http::async_read_header(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
+    if (!ec && !parser.is_done() &&
+        beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
+      co_await http::async_write(s.stream, go_on, net::redirect_error(kAwait, ec));
+    }
+    if (!ec && !parser.is_done())
+      co_await http::async_read(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
+    s.stream.expires_never();
+    if (stopping && ec) co_return;
+    if (ec == http::error::body_limit || ec == http::error::header_limit) {
+      const bool body = ec == http::error::body_limit;
+      const HttpReply r = g.error_reply(gateway_error(
+          "BodyTooLarge", body ? "the request body exceeds limits.max_body_bytes (" +
+                                     std::to_string(config.limits.max_body_bytes) + ")"
+                               : "the request head exceeds limits.max_header_bytes (" +
+                                     std::to_string(config.limits.max_header_bytes) + ")"));
+      co_await write_reply(s, r, 11, false);
+      co_await drain(s);
+      co_return;
+    }
+    if (ec == http::error::end_of_stream || ec == net::error::eof || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted || ec == net::error::connection_reset)
+      co_return;
+    if (ec) {
+      const HttpReply r =
+          g.error_reply(gateway_error("RequestError", "malformed HTTP request: " + ec.message()));
+      co_await write_reply(s, r, 11, false);
+      co_return;
+    }
+    s.busy = true;
+    const Clock::time_point started = Clock::now();
+    auto& req = parser.get();
+    const unsigned version = req.version();
+    const bool keep_alive = req.keep_alive() && !stopping;
+    auto route = g.route(std::string_view(req.method_string().data(), req.method_string().size()),
+                         std::string_view(req.target().data(), req.target().size()));
+    if (!route) {
+      HttpReply r = g.error_reply(route.error());
+      g.metrics().request("unknown", r.status, seconds_since(started));
+      if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
+      continue;
+    }
+    const Route& rt = **route;
+    if (stopping && rt.limited) {
+      HttpReply r = g.error_reply(gateway_error("ShuttingDown", "the server is shutting down"));
+      co_await write_reply(s, r, version, false);
+      co_return;
+    }
+    if (rt.limited && in_flight >= config.limits.max_concurrent_requests) {
+      HttpReply r = g.error_reply(
+          gateway_error("Overloaded", "more than limits.max_concurrent_requests (" +
+                                          std::to_string(config.limits.max_concurrent_requests) +
+                                          ") requests at once; retry later"));
+      g.metrics().request(rt.name, r.status, seconds_since(started));
+      if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
+      continue;
+    }
+    if (rt.limited) ++in_flight;
+    bool ok = false;
+    if (rt.answer == nullptr) {
+      std::string body = std::move(req.body());
+      ok = co_await chat(s, body, version, keep_alive, started);
+    } else {
+      std::string body = std::move(req.body());
+      auto answer = [&]() { return rt.answer(g, body); };
+      HttpReply r = co_await on_worker(answer);
+      g.metrics().request(rt.name, r.status, seconds_since(started));
+      ok = co_await write_reply(s, r, version, keep_alive);
+    }
+    if (rt.limited) --in_flight;
+    if (!ok || !keep_alive || stopping) co_return;
+  }
+}
+
+net::awaitable<void> Server::Impl::accept_loop() {
+  while (!stopping) {
+    beast::error_code ec;
+    tcp::socket socket = co_await acceptor.async_accept(net::redirect_error(kAwait, ec));
+    if (stopping) co_return;
+    if (ec) {  // e.g. out of file descriptors: wait a little instead of spinning
+      net::steady_timer pause(io, std::chrono::milliseconds(50));
+      co_await pause.async_wait(net::redirect_error(kAwait, ec));
+      continue;
+    }
+    beast::error_code opt_ec;
+    socket.set_option(tcp::no_delay(true), opt_ec);
+    net::co_spawn(
+        io,
+        [this, sock = std::move(socket)]() mutable -> net::awaitable<void> {
+          Session session(std::move(sock));
+          sessions.push_back(&session);
+          try {
+            co_await serve(session);
+          } catch (const std::exception& e) {  // never the process: this connection only
+            std::fprintf(stderr, "chatwire serve: connection closed after an error: %s\n",
+                         e.what());
+          }
+          beast::error_code close_ec;
+          session.stream.socket().shutdown(tcp::socket::shutdown_send, close_ec);
+          session.stream.socket().close(close_ec);
+          sessions.remove(&session);
+          end_of_session();
+        },
+        net::detached);
+  }
+}
+
+void Server::Impl::begin_shutdown() {
+  if (stopping) return;
+  stopping = true;
+  beast::error_code ec;
+  acceptor.close(ec);
+  if (signals) signals->cancel(ec);
+  for (Session* s : sessions)
+    if (!s->busy) s->stream.socket().close(ec);  // waiting for a request: nothing to finish
+  grace.expires_after(std::chrono::milliseconds(config.timeouts.shutdown_grace_ms));
+  grace.async_wait([this](beast::error_code wait_ec) {
+    if (wait_ec) return;  // every session ended first
+    for (Session* s : sessions) {
+      if (s->chat != nullptr) {
+        s->chat->shutdown = true;
+        s->chat->cancel_backend();
+      } else {
+        beast::error_code close_ec;
+        s->stream.socket().close(close_ec);
+      }
+    }
+  });
+  end_of_session();
+}
+
+void Server::Impl::end_of_session() {
+  if (!stopping || !sessions.empty()) return;
+  grace.cancel();
+  pool.close_idle();
+}
+
+Server::Server(const Gateway& gateway) : impl_(std::make_unique<Impl>(gateway)) {}
+
+Server::~Server() {
+  impl_->workers.join();
+}
+
+Result<std::uint16_t> Server::listen() {
+  Impl& s = *impl_;
+  for (const auto& m : s.gateway.models().models) {
+    auto url = parse_backend_url(m->config.backend_url);
+    if (!url) {
+      Error e = url.error();
+      e.message = "model '" + m->config.name + "': " + e.message;
+      return e;
+    }
+    s.backend_urls[m->config.name] = std::move(*url);
+  }
+  beast::error_code ec;
+  auto address = net::ip::make_address(s.config.host, ec);
+  if (ec) return gateway_error("ConfigError", "is not an IP address: " + s.config.host, "host");
+  const tcp::endpoint where(address, s.config.port);
+  s.acceptor.open(where.protocol(), ec);
+  if (!ec) s.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(where, ec);
+  if (!ec) s.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return gateway_error("ConfigError", "cannot listen on " + s.config.host + ":" +
+                                            std::to_string(s.config.port) + ": " + ec.message());
+  return s.acceptor.local_endpoint().port();
+}
+
+void Server::run(bool handle_signals) {
+  Impl& s = *impl_;
+  if (handle_signals) {
+    s.signals.emplace(s.io, SIGINT, SIGTERM);
+    s.signals->async_wait([&s](beast::error_code ec, int) {
+      if (!ec) s.begin_shutdown();
+    });
+  }
+  net::co_spawn(s.io, s.accept_loop(), net::detached);
+  s.io.run();
+}
+
+void Server::stop() {
+  net::post(impl_->io, [this] { impl_->begin_shutdown(); });
+}
+
+}  // namespace chatwire::serve

@@ -1,0 +1,453 @@
+// A chat completion without sockets: the request planned into a backend body, the backend's
+// events relayed as OpenAI's chunks or one chat.completion, finish reasons, tool-call ids, and
+// the error table.
+#include "serve/chat_relay.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "serve/http_errors.hpp"
+#include "test_models.hpp"
+
+namespace cs = chatwire::serve;
+using cs::json;
+
+namespace {
+
+const std::string kWeatherTool =
+    R"({"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+        "properties": {"city": {"type": "string"}}, "required": ["city"]}}})";
+const std::string kTimeTool =
+    R"({"type": "function", "function": {"name": "get_time", "parameters": {"type": "object",
+        "properties": {}}}})";
+
+std::string request(const std::string& extra = "", const std::string& model = "qwen3") {
+  return R"({"model": ")" + model +
+         R"(", "messages": [{"role": "user", "content": "weather in Paris?"}], "tools": [)" +
+         kWeatherTool + "," + kTimeTool + "]" + extra + "}";
+}
+
+cs::LoadedModels qwen3(cs::BackendApi api = cs::BackendApi::llama_cpp,
+                       const std::string& ids = "auto") {
+  auto config = cs::testing::model_config("qwen3", "http://127.0.0.1:9", api);
+  config.tool_call_ids = ids;
+  return cs::testing::models_with(config);
+}
+
+// llama.cpp /completion events that write `pieces` as text, then stop (stop_type `stop_type`).
+std::vector<std::string> llama_text_events(const std::vector<std::string>& pieces,
+                                           const std::string& stop_type = "eos") {
+  std::vector<std::string> events;
+  for (const auto& p : pieces) events.push_back(json{{"content", p}, {"stop", false}}.dump());
+  events.push_back(
+      json{{"content", ""}, {"stop", true}, {"stop_type", stop_type}, {"tokens_predicted", 11}}
+          .dump());
+  return events;
+}
+
+// Everything the relay sends for `events`, or the error it stops on.
+struct Relayed {
+  std::string text;
+  std::optional<cs::HttpError> error;
+  cs::Usage usage;
+};
+
+Relayed relay(const cs::ChatJob& job, const std::vector<std::string>& events) {
+  Relayed out;
+  auto r = cs::ChatRelay::start(job, cs::Limits{});
+  EXPECT_TRUE(r) << r.error().to_string();
+  for (const auto& e : events) {
+    auto sent = r->on_event(e);
+    if (!sent) {
+      out.error = cs::http_error(sent.error());
+      return out;
+    }
+    out.text += *sent;
+  }
+  auto tail = r->finish();
+  if (!tail) {
+    out.error = cs::http_error(tail.error());
+    return out;
+  }
+  out.text += *tail;
+  out.usage = r->usage();
+  return out;
+}
+
+// The JSON payloads of an SSE text; "[DONE]" as the string "[DONE]".
+std::vector<json> sse_events(const std::string& text) {
+  std::vector<json> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto end = text.find("\n\n", at);
+    EXPECT_NE(end, std::string::npos) << "an event without its blank line";
+    if (end == std::string::npos) break;
+    std::string event = text.substr(at, end - at);
+    EXPECT_TRUE(event.starts_with("data: ")) << event;
+    event = event.substr(6);
+    out.push_back(event == "[DONE]" ? json("[DONE]") : json::parse(event));
+    at = end + 2;
+  }
+  return out;
+}
+
+TEST(PlanChat, TheLlamaCppBodyCarriesThePromptIdsTheStopsAndTheLimit) {
+  auto models = qwen3();
+  auto job = cs::plan_chat(models, request(R"(, "max_tokens": 7, "stop": ["END"])"));
+  ASSERT_TRUE(job) << job.error().to_string();
+  EXPECT_EQ(job->backend_path, "/completion");
+  const json body = json::parse(job->backend_body);
+  ASSERT_FALSE(job->prompt.ids.empty());
+  EXPECT_EQ(body["prompt"], json(job->prompt.ids));
+  EXPECT_EQ(body["n_predict"], 7);
+  EXPECT_EQ(body["return_tokens"], true);
+  EXPECT_EQ(body["stream"], true);
+  const auto stops = body["stop"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(stops.begin(), stops.end(), "END"), stops.end());
+  for (const auto& s : job->prompt.stop_strings)
+    EXPECT_NE(std::find(stops.begin(), stops.end(), s), stops.end()) << s;
+  EXPECT_NE(job->prompt.text.find("get_weather"), std::string::npos);
+  EXPECT_EQ(job->head.model, "qwen3");
+  EXPECT_TRUE(job->head.id.starts_with("chatcmpl-"));
+}
+
+TEST(PlanChat, TheOpenAiBodyAsksForNoSecondBosAndTheBackendModelName) {
+  auto config = cs::testing::model_config("qwen3", "http://127.0.0.1:9", cs::BackendApi::openai);
+  config.backend_model = "Qwen/Qwen3-0.6B";
+  auto models = cs::testing::models_with(config);
+  auto job = cs::plan_chat(models, request());
+  ASSERT_TRUE(job) << job.error().to_string();
+  const json body = json::parse(job->backend_body);
+  EXPECT_EQ(job->backend_path, "/v1/completions");
+  EXPECT_EQ(body["model"], "Qwen/Qwen3-0.6B");
+  EXPECT_EQ(body["add_special_tokens"], false);
+  EXPECT_EQ(body["prompt"], json(job->prompt.ids));
+}
+
+TEST(PlanChat, ChatTemplateKwargsReachTheTemplate) {
+  auto models = qwen3();
+  auto thinking = cs::plan_chat(models, request());
+  auto no_thinking =
+      cs::plan_chat(models, request(R"(, "chat_template_kwargs": {"enable_thinking": false})"));
+  ASSERT_TRUE(thinking && no_thinking);
+  EXPECT_EQ(thinking->prompt.text.find("<think>\n\n</think>"), std::string::npos);
+  EXPECT_NE(no_thinking->prompt.text.find("<think>\n\n</think>"), std::string::npos);
+}
+
+TEST(PlanChat, RefusalsNameTheStatusAndTheField) {
+  auto models = qwen3();
+  struct Case {
+    std::string body;
+    int status;
+    std::string param;
+  };
+  const Case cases[] = {
+      {request("", "nope"), 404, "model"},
+      {"{not json", 400, ""},
+      {R"({"messages": []})", 400, "model"},
+      {request(R"(, "tool_choice": "required")"), 400, "tool_choice"},
+      {request(R"(, "n": 2)"), 400, "n"},
+      {R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant",
+          "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f",
+          "arguments": "{bad"}}]}]})",
+       400, "messages[1].tool_calls[0].function.arguments"},
+  };
+  for (const auto& c : cases) {
+    auto job = cs::plan_chat(models, c.body);
+    ASSERT_FALSE(job) << c.body;
+    const cs::HttpError e = cs::http_error(job.error());
+    EXPECT_EQ(e.status, c.status) << c.body;
+    EXPECT_EQ(e.param, c.param) << c.body;
+    const json body = json::parse(cs::error_body(e));
+    EXPECT_TRUE(body["error"].contains("message") && body["error"].contains("type") &&
+                body["error"].contains("param") && body["error"].contains("code"));
+  }
+}
+
+TEST(ChatRelay, AStreamedToolCallHasOpenAisShape) {
+  auto models = qwen3();
+  auto job = cs::plan_chat(
+      models, request(R"(, "stream": true, "stream_options": {"include_usage": true})"));
+  ASSERT_TRUE(job) << job.error().to_string();
+  auto out = relay(
+      *job, llama_text_events({"<tool_call>\n{\"name\": \"get_weather\", ",
+                               "\"arguments\": {\"city\": ", "\"Paris\"}}", "\n</tool_call>"}));
+  ASSERT_FALSE(out.error) << out.error->message;
+  const auto events = sse_events(out.text);
+  ASSERT_GE(events.size(), 5u);
+  const json& first = events.front();
+  EXPECT_EQ(first["object"], "chat.completion.chunk");
+  EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
+  std::string arguments, id;
+  std::size_t firsts = 0;
+  for (std::size_t i = 1; i + 3 < events.size(); ++i) {
+    const json& delta = events[i]["choices"][0]["delta"];
+    EXPECT_FALSE(delta.contains("role"));
+    ASSERT_TRUE(delta.contains("tool_calls")) << delta.dump();
+    const json& call = delta["tool_calls"][0];
+    EXPECT_EQ(call["index"], 0);
+    if (call.contains("id")) {
+      ++firsts;
+      id = call["id"];
+      EXPECT_EQ(call["type"], "function");
+      EXPECT_EQ(call["function"]["name"], "get_weather");
+    } else {
+      EXPECT_FALSE(call["function"].contains("name"));
+    }
+    arguments += call["function"]["arguments"].get<std::string>();
+  }
+  EXPECT_EQ(firsts, 1u);
+  EXPECT_TRUE(id.starts_with("call_"));
+  EXPECT_EQ(id.size(), 29u);
+  EXPECT_EQ(json::parse(arguments), json::parse(R"({"city": "Paris"})"));
+  const json& finish = events[events.size() - 3];
+  EXPECT_EQ(finish["choices"][0]["delta"], json::object());
+  EXPECT_EQ(finish["choices"][0]["finish_reason"], "tool_calls");
+  const json& usage = events[events.size() - 2];
+  EXPECT_EQ(usage["choices"], json::array());
+  EXPECT_EQ(usage["usage"]["prompt_tokens"], job->prompt.ids.size());
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 11);
+  EXPECT_EQ(events.back(), "[DONE]");
+}
+
+TEST(ChatRelay, AParameterlessCallStreamsArgumentsAsAnEmptyObject) {
+  auto models = qwen3();
+  for (const std::string call :
+       {R"({"name": "get_time", "arguments": {}})", R"({"name": "get_time"})"}) {
+    auto job = cs::plan_chat(models, request(R"(, "stream": true)"));
+    ASSERT_TRUE(job);
+    auto out = relay(*job, llama_text_events({"<tool_call>\n", call, "\n</tool_call>"}));
+    ASSERT_FALSE(out.error) << out.error->message;
+    std::string arguments;
+    bool named = false;
+    for (const auto& e : sse_events(out.text)) {
+      if (e == "[DONE]" || !e["choices"][0]["delta"].contains("tool_calls")) continue;
+      const json& c = e["choices"][0]["delta"]["tool_calls"][0];
+      named = named || (c.contains("function") && c["function"].value("name", "") == "get_time");
+      arguments += c["function"]["arguments"].get<std::string>();
+    }
+    EXPECT_TRUE(named) << call;
+    EXPECT_EQ(arguments, "{}") << call;
+  }
+}
+
+TEST(ChatRelay, NonStreamingContentWithTheBackendsLengthStop) {
+  auto models = qwen3();
+  auto job =
+      cs::plan_chat(models, R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],
+                  "chat_template_kwargs": {"enable_thinking": false}})");
+  ASSERT_TRUE(job);
+  auto out = relay(*job, llama_text_events({"Hello", " there"}, "limit"));
+  ASSERT_FALSE(out.error) << out.error->message;
+  const json body = json::parse(out.text);
+  EXPECT_EQ(body["object"], "chat.completion");
+  EXPECT_EQ(body["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(body["choices"][0]["message"]["content"], "Hello there");
+  EXPECT_FALSE(body["choices"][0]["message"].contains("tool_calls"));
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"]["completion_tokens"], 11);
+}
+
+TEST(ChatRelay, ReasoningIsWrittenToEachConfiguredField) {
+  auto config = cs::testing::model_config("qwen3", "http://127.0.0.1:9");
+  config.reasoning_fields = {"reasoning_content", "reasoning"};
+  auto models = cs::testing::models_with(config);
+  auto job = cs::plan_chat(models, R"({"model": "qwen3",
+      "messages": [{"role": "user", "content": "hi"}]})");
+  ASSERT_TRUE(job);
+  auto out = relay(*job, llama_text_events({"<think>\nhmm\n</think>\n\n", "Hello"}));
+  ASSERT_FALSE(out.error) << out.error->message;
+  const json message = json::parse(out.text)["choices"][0]["message"];
+  // What follows </think> is content as the model wrote it (vLLM's Qwen3 parser keeps it too).
+  EXPECT_TRUE(message["content"].get<std::string>().ends_with("Hello")) << message.dump();
+  EXPECT_EQ(message["reasoning_content"], message["reasoning"]);
+  EXPECT_NE(message["reasoning"].get<std::string>().find("hmm"), std::string::npos);
+}
+
+TEST(ChatRelay, GeneratedIdsAreDecodedAndCounted) {
+  auto models = qwen3();
+  auto job =
+      cs::plan_chat(models, R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],
+                  "chat_template_kwargs": {"enable_thinking": false}})");
+  ASSERT_TRUE(job);
+  auto ids = job->model->endpoint.tokenizer()->encode_ids("Hello there, friend");
+  ASSERT_TRUE(ids);
+  ASSERT_FALSE(job->prompt.stop_ids.empty());
+  std::vector<std::string> events;
+  for (auto id : *ids) events.push_back(json{{"content", "?"}, {"tokens", {id}}}.dump());
+  events.push_back(json{
+      {"content", ""},
+      {"tokens", {job->prompt.stop_ids.front()}},
+      {"stop", true},
+      {"stop_type",
+       "eos"}}.dump());
+  auto out = relay(*job, events);
+  ASSERT_FALSE(out.error) << out.error->message;
+  const json body = json::parse(out.text);
+  EXPECT_EQ(body["choices"][0]["message"]["content"], "Hello there, friend");
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(out.usage.completion_tokens, ids->size() + 1);
+  EXPECT_EQ(out.usage.prompt_tokens, job->prompt.ids.size());
+}
+
+TEST(ChatRelay, TheOtherBackendsStreamsAreRelayedToo) {
+  struct Case {
+    cs::BackendApi api;
+    std::vector<std::string> events;
+  };
+  const Case cases[] = {
+      {cs::BackendApi::openai,
+       {R"({"choices": [{"index": 0, "text": "Hel", "finish_reason": null}]})",
+        R"({"choices": [{"index": 0, "text": "lo", "finish_reason": "stop"}]})",
+        R"({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2}})", "[DONE]"}},
+      {cs::BackendApi::sglang,  // cumulative text
+       {R"({"text": "Hel", "meta_info": {"finish_reason": null}})",
+        R"({"text": "Hello", "meta_info": {"finish_reason": {"type": "stop"},
+            "completion_tokens": 2}})",
+        "[DONE]"}},
+  };
+  for (const auto& c : cases) {
+    auto models = qwen3(c.api);
+    auto job = cs::plan_chat(models, R"({"model": "qwen3",
+        "messages": [{"role": "user", "content": "hi"}], "stream": true,
+        "chat_template_kwargs": {"enable_thinking": false}})");
+    ASSERT_TRUE(job);
+    auto out = relay(*job, c.events);
+    ASSERT_FALSE(out.error) << out.error->message;
+    std::string content;
+    std::string finish;
+    for (const auto& e : sse_events(out.text)) {
+      if (e == "[DONE]") continue;
+      content += e["choices"][0]["delta"].value("content", "");
+      if (e["choices"][0]["finish_reason"].is_string()) finish = e["choices"][0]["finish_reason"];
+    }
+    EXPECT_EQ(content, "Hello");
+    EXPECT_EQ(finish, "stop");
+    EXPECT_EQ(out.usage.completion_tokens, 2u);
+  }
+}
+
+TEST(ChatRelay, BackendFaultsAre502) {
+  auto models = qwen3();
+  auto job = cs::plan_chat(models, request());
+  ASSERT_TRUE(job);
+  const std::vector<std::vector<std::string>> faults = {
+      {R"({"content": "Hel", "stop": false})"},         // the reply ended before its last event
+      {R"({"content": "Hel", "stop": fal)"},            // malformed JSON
+      {R"({"error": {"message": "out of memory"}})"},   // the backend's error event
+      {R"({"content": "x", "tokens": [-4]})"},          // not token ids
+      {R"({"content": "x", "tokens": [4000000000]})"},  // an id the tokenizer does not know
+  };
+  for (const auto& events : faults) {
+    auto out = relay(*job, events);
+    ASSERT_TRUE(out.error) << events.front();
+    EXPECT_EQ(out.error->status, 502) << events.front();
+    EXPECT_EQ(out.error->code, "backend_error");
+  }
+}
+
+TEST(ChatRelay, AStreamErrorIsAnErrorEventThenDone) {
+  cs::HttpError e;
+  e.status = 504;
+  e.type = "server_error";
+  e.message = "stalled";
+  e.code = "backend_timeout";
+  const auto events = sse_events(cs::ChatRelay::stream_error(e));
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["error"]["message"], "stalled");
+  EXPECT_EQ(events[0]["error"]["code"], "backend_timeout");
+  EXPECT_EQ(events[1], "[DONE]");
+}
+
+TEST(FinishReason, ToolCallsWinThenTheBackendsLengthThenStop) {
+  EXPECT_EQ(cs::finish_reason(true, "length"), "tool_calls");
+  EXPECT_EQ(cs::finish_reason(true, "stop"), "tool_calls");
+  EXPECT_EQ(cs::finish_reason(false, "length"), "length");
+  EXPECT_EQ(cs::finish_reason(false, "stop"), "stop");
+  EXPECT_EQ(cs::finish_reason(false, ""), "stop");
+}
+
+bool alphanumeric(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c); });
+}
+
+// The id of the one tool call the relay streams for a get_weather call.
+std::string streamed_call_id(const cs::LoadedModels& models, const std::string& model_name,
+                             const std::vector<std::string>& pieces) {
+  auto job = cs::plan_chat(models, request(R"(, "stream": true)", model_name));
+  EXPECT_TRUE(job) << job.error().to_string();
+  if (!job) return {};
+  auto out = relay(*job, llama_text_events(pieces));
+  EXPECT_FALSE(out.error) << out.error->message;
+  for (const auto& e : sse_events(out.text))
+    if (e != "[DONE]" && e["choices"][0]["delta"].contains("tool_calls"))
+      if (auto& c = e["choices"][0]["delta"]["tool_calls"][0]; c.contains("id")) return c["id"];
+  return {};
+}
+
+TEST(ToolCallIds, TheRuleOfTheConfigurationOverTheProbesMeasurement) {
+  using chatwire::endpoint::CallIdStyle;
+  EXPECT_EQ(cs::call_id_style("auto", CallIdStyle::short9), CallIdStyle::short9);
+  EXPECT_EQ(cs::call_id_style("auto", CallIdStyle::openai), CallIdStyle::openai);
+  EXPECT_EQ(cs::call_id_style("openai", CallIdStyle::short9), CallIdStyle::openai);
+  EXPECT_EQ(cs::call_id_style("short9", CallIdStyle::openai), CallIdStyle::short9);
+
+  const std::vector<std::string> qwen_call = {
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+      "\"Paris\"}}\n</tool_call>"};
+  const std::string short_id =
+      streamed_call_id(qwen3(cs::BackendApi::llama_cpp, "short9"), "qwen3", qwen_call);
+  EXPECT_EQ(short_id.size(), 9u) << short_id;
+  EXPECT_TRUE(alphanumeric(short_id)) << short_id;
+}
+
+// Mistral Nemo's template raises on call_... ids and takes 9 alphanumerics (the probe measures
+// it): "auto" then gives the client such ids, which it sends back on the next turn. The model
+// directory is mistral-v0.3's with Nemo's template.
+TEST(ToolCallIds, AutoGivesNineCharacterIdsWhereTheTemplateRejectsOpenAis) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("chatwire-serve-nemo-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json", "generation_config.json"})
+    fs::copy_file(cs::testing::model_dir("mistral-v0.3") + "/" + f, dir / f,
+                  fs::copy_options::overwrite_existing);
+  fs::copy_file(
+      fs::path(CHATWIRE_DATA_DIR) / "templates" / "mistralai--Mistral-Nemo-Instruct-2407.jinja",
+      dir / "chat_template.jinja", fs::copy_options::overwrite_existing);
+  auto config = cs::testing::model_config("mistral-v0.3", "http://127.0.0.1:9");
+  config.name = "nemo";
+  config.dir = dir;
+  auto served = cs::load_model(config);
+  std::error_code ec;
+  ASSERT_TRUE(served) << served.error().to_string();
+  cs::LoadedModels models;
+  models.models.push_back(std::make_unique<const cs::ServedModel>(std::move(*served)));
+  fs::remove_all(dir, ec);
+  EXPECT_EQ(models.models.front()->call_ids, chatwire::endpoint::CallIdStyle::short9);
+  const std::string id = streamed_call_id(
+      models, "nemo",
+      {"[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]"});
+  EXPECT_EQ(id.size(), 9u) << id;
+  EXPECT_TRUE(alphanumeric(id)) << id;
+}
+
+TEST(HttpErrors, OneStatusPerErrorType) {
+  const std::pair<const char*, int> rows[] = {
+      {"RequestError", 400},   {"TypeError", 400},        {"ModelNotFound", 404},
+      {"RouteNotFound", 404},  {"MethodNotAllowed", 405}, {"BodyTooLarge", 413},
+      {"Overloaded", 429},     {"BackendError", 502},     {"ShuttingDown", 503},
+      {"BackendTimeout", 504},
+  };
+  for (const auto& [type, status] : rows) {
+    const cs::HttpError e = cs::http_error(cs::gateway_error(type, "m", "p"));
+    EXPECT_EQ(e.status, status) << type;
+    EXPECT_EQ(e.param, "p") << type;
+  }
+}
+
+}  // namespace

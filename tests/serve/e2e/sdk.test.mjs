@@ -1,0 +1,228 @@
+// chatwire serve end to end with the official OpenAI client (npm openai@6) as the real client,
+// against the scripted backend (tests/serve/backend/server.mjs), for each model directory of
+// data/models/endpoint/. The backend answers 400 (the gateway: 502) unless the gateway's prompt is
+// the reference prompt of a scripted case (data/goldens/serve/cases.jsonl), so every 200 here also
+// proves the prompt exact. CHATWIRE=build-test/chatwire node --test tests/serve/e2e/
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { after, before, describe, test } from "node:test";
+import OpenAI from "openai";
+import { golden, modelEntries, post, sseEvents, startBackend, startGateway } from "./harness.mjs";
+
+let backend, gateway, client;
+// A command's exit status and output (asynchronous: the test process keeps serving its children).
+const run = (cmd, argv) => new Promise((resolve, reject) => {
+  const p = spawn(cmd, argv);
+  let stdout = "", stderr = "";
+  p.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+  p.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+  p.on("error", reject);
+  p.on("close", (status) => resolve({ status, stdout, stderr }));
+});
+before(async () => {
+  backend = await startBackend();
+  gateway = await startGateway({ timeouts: { connect_ms: 2000, idle_ms: 5000 }, models: modelEntries(backend.url) });
+  client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: "unused", maxRetries: 0, timeout: 30000 });
+});
+after(async () => {
+  await gateway?.stop();
+  await backend?.stop();
+});
+
+// The golden's request as the client sends it, for the gateway model `name`.
+const request = (c, name) => ({ ...c.request, model: name });
+const argsOf = (calls) => calls.map((t) => ({ name: t.function.name, arguments: JSON.parse(t.function.arguments) }));
+const idRule = (model) => (model.startsWith("mistral") ? /^[A-Za-z0-9]{9}$/ : /^\S{1,64}$/);
+
+// The message fields a golden expects, compared with a returned message.
+function checkMessage(model, msg, expected, reasoning) {
+  assert.equal(msg.role, "assistant");
+  if (expected.tool_calls) {
+    assert.deepEqual(argsOf(msg.tool_calls), argsOf(expected.tool_calls));
+    for (const t of msg.tool_calls) {
+      assert.equal(t.type, "function");
+      assert.match(t.id, idRule(model));
+    }
+    assert.equal(new Set(msg.tool_calls.map((t) => t.id)).size, msg.tool_calls.length, "tool-call ids are distinct");
+  } else {
+    assert.ok(!msg.tool_calls || msg.tool_calls.length === 0, `no tool calls: ${JSON.stringify(msg.tool_calls)}`);
+  }
+  // Text is compared without the whitespace the template frames it with ("<think>\n",
+  // "</think>\n\n", Mistral's spaces), as tests/endpoint/endpoint_test.cpp compares the Endpoint's
+  // read-back: which of it belongs to the markers is the parser's to know (issue 16, section 2).
+  assert.equal((msg.content ?? "").trim(), (expected.content ?? "").trim());
+  assert.equal((reasoning ?? "").trim(), (expected.reasoning_content ?? "").trim());
+}
+
+// Streams `req` through the SDK's ChatCompletionStream; returns the chunks, the reasoning
+// assembled from them (openai-node's accumulator overwrites reasoning_content, so the chunks
+// are the source) and finalChatCompletion().
+async function streamed(req) {
+  const stream = client.chat.completions.stream({ ...req, stream: true });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const final = await stream.finalChatCompletion();
+  const reasoning = chunks.map((c) => c.choices[0]?.delta?.reasoning_content ?? "").join("");
+  return { chunks, final, reasoning };
+}
+
+// OpenAI's chunk shapes: role in the first chunk; a tool call's first delta carries index, id,
+// type and function.name, later ones only index and function.arguments; one finish_reason.
+function checkChunks(chunks, finish) {
+  assert.ok(chunks.length >= 2);
+  assert.equal(chunks[0].choices[0].delta.role, "assistant");
+  const seen = new Set();
+  for (const c of chunks) {
+    assert.equal(c.object, "chat.completion.chunk");
+    for (const t of c.choices[0]?.delta?.tool_calls ?? []) {
+      assert.equal(typeof t.index, "number");
+      if (!seen.has(t.index)) {
+        seen.add(t.index);
+        assert.equal(typeof t.id, "string");
+        assert.equal(t.type, "function");
+        assert.equal(typeof t.function.name, "string");
+      } else {
+        assert.deepEqual(Object.keys(t).sort(), ["function", "index"]);
+        assert.deepEqual(Object.keys(t.function), ["arguments"]);
+      }
+    }
+  }
+  const finishes = chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
+  assert.deepEqual(finishes, [finish]);
+}
+
+const MODELS = ["qwen3", "llama3_1", "mistral-v0.3", "gpt-oss", "deepseek-r1", "gemma3"];
+for (const model of MODELS) {
+  describe(model, () => {
+    const call = golden(model, "call"), answer = golden(model, "answer"), turn2 = golden(model, "turn2");
+
+    test("tool calls, non-streaming", async () => {
+      const r = await client.chat.completions.create(request(call, model));
+      assert.equal(r.choices[0].finish_reason, "tool_calls");
+      const m = r.choices[0].message;
+      checkMessage(model, m, call.expected, m.reasoning_content);
+    });
+
+    test("tool calls, streamed and assembled by ChatCompletionStream", async () => {
+      const { chunks, final, reasoning } = await streamed(request(call, model));
+      checkChunks(chunks, "tool_calls");
+      assert.equal(final.choices[0].finish_reason, "tool_calls");
+      checkMessage(model, final.choices[0].message, call.expected, reasoning);
+    });
+
+    test("answer (with reasoning where scripted), non-streaming and streamed", async () => {
+      const r = await client.chat.completions.create(request(answer, model));
+      assert.equal(r.choices[0].finish_reason, "stop");
+      checkMessage(model, r.choices[0].message, answer.expected, r.choices[0].message.reasoning_content);
+      const { chunks, final, reasoning } = await streamed(request(answer, model));
+      checkChunks(chunks, "stop");
+      checkMessage(model, final.choices[0].message, answer.expected, reasoning);
+    });
+
+    for (const stream of [false, true])
+    test(`two-turn runTools loop${stream ? ", streamed" : ""} (the second prompt holds the gateway's tool-call ids)`, async () => {
+      const results = { "Zürich \"Altstadt\"": "{\"temp_c\": 21}", "東京": "{\"temp_c\": 18}" };
+      const runner = client.chat.completions.runTools({
+        ...request(call, model),
+        stream,
+        tools: call.request.tools.map((t) => ({ type: "function", function: {
+          name: t.function.name, parameters: t.function.parameters, description: t.function.description,
+          parse: JSON.parse, function: (args) => results[args.city] } })),
+      });
+      const content = await runner.finalContent();
+      assert.equal((content ?? "").trim(), turn2.expected.content);
+      const msgs = runner.messages;
+      const first = msgs.find((m) => m.role === "assistant" && m.tool_calls?.length);
+      assert.ok(first, "the first turn called tools");
+      const tools = msgs.filter((m) => m.role === "tool");
+      assert.deepEqual(tools.map((m) => m.tool_call_id), first.tool_calls.map((t) => t.id));
+      for (const t of first.tool_calls) assert.match(t.id, idRule(model));
+      if (!stream) assert.equal((await runner.totalUsage()).completion_tokens > 0, true);
+    });
+  });
+}
+
+describe("request fields the template reads", () => {
+  // Each golden's prompt is rendered with the field applied: the backend accepts nothing else.
+  for (const [model, name, what] of [["qwen3", "no_thinking", "chat_template_kwargs.enable_thinking false"],
+                                     ["qwen3", "tool_choice_none", "tool_choice none drops the tools"],
+                                     ["gpt-oss", "effort_high", "reasoning_effort high"]]) {
+    test(`${model}: ${what}`, async () => {
+      const c = golden(model, name);
+      const r = await client.chat.completions.create(request(c, model));
+      assert.equal(r.choices[0].finish_reason, "stop");
+      checkMessage(model, r.choices[0].message, c.expected, r.choices[0].message.reasoning_content);
+      const { chunks, final, reasoning } = await streamed(request(c, model));
+      checkChunks(chunks, "stop");
+      checkMessage(model, final.choices[0].message, c.expected, reasoning);
+    });
+  }
+});
+
+describe("parameterless tool calls get \"{}\"", () => {
+  for (const model of ["qwen3", "mistral-v0.3"]) {
+    test(`${model}: non-streaming and streamed`, async () => {
+      const c = golden(model, "call_noargs");
+      const r = await client.chat.completions.create(request(c, model));
+      assert.equal(r.choices[0].finish_reason, "tool_calls");
+      assert.equal(r.choices[0].message.tool_calls[0].function.name, "get_time");
+      assert.equal(r.choices[0].message.tool_calls[0].function.arguments, "{}");
+      const { chunks, final } = await streamed(request(c, model));
+      checkChunks(chunks, "tool_calls");
+      const args = chunks.flatMap((x) => x.choices[0]?.delta?.tool_calls ?? []).map((t) => t.function?.arguments ?? "").join("");
+      assert.equal(args, "{}");
+      assert.equal(final.choices[0].message.tool_calls[0].function.arguments, "{}");
+    });
+  }
+});
+
+describe("backend APIs (Qwen3 under each)", () => {
+  for (const name of ["qwen3", "qwen3-openai", "qwen3-sglang"]) {
+    test(`${name}: tool calls streamed, answer, finish length, usage chunk`, async () => {
+      const call = golden("qwen3", "call"), answer = golden("qwen3", "answer");
+      const s = await streamed(request(call, name));
+      checkMessage("qwen3", s.final.choices[0].message, call.expected, s.reasoning);
+      const r = await client.chat.completions.create(request(answer, name));
+      checkMessage("qwen3", r.choices[0].message, answer.expected, r.choices[0].message.reasoning_content);
+      const cut = await client.chat.completions.create({ ...request(answer, name), max_tokens: 3 });
+      assert.equal(cut.choices[0].finish_reason, "length");
+      assert.equal(cut.usage.completion_tokens, 3);
+      const u = await streamed({ ...request(answer, name), stream_options: { include_usage: true } });
+      const last = u.chunks.at(-1);
+      assert.deepEqual(last.choices, []);
+      assert.equal(last.usage.prompt_tokens, answer.prompt.ids.length);
+      // The scripted ids, with or without the end-of-turn id (llama.cpp does not stream it).
+      const n = answer.completion.ids.length;
+      assert.ok([n - 1, n].includes(last.usage.completion_tokens), JSON.stringify(last.usage));
+    });
+  }
+});
+
+describe("raw SSE framing (curl)", () => {
+  test("data: events separated by blank lines, role first, [DONE] last", async () => {
+    const c = golden("qwen3", "call");
+    const r = await run("curl", ["-sS", "-N", "--max-time", "30", "-H", "content-type: application/json",
+      "-d", JSON.stringify({ ...c.request, stream: true }), "-D", "-", `${gateway.url}/v1/chat/completions`]);
+    assert.equal(r.status, 0, r.stderr);
+    const head = r.stdout.slice(0, r.stdout.indexOf("\r\n\r\n") + 4);
+    r.stdout = r.stdout.slice(head.length);
+    assert.match(head, /^HTTP\/1\.1 200/);
+    assert.match(head, /content-type: text\/event-stream/i);
+    assert.ok(r.stdout.endsWith("data: [DONE]\n\n"), JSON.stringify(r.stdout.slice(-100)));
+    assert.ok(!/\r/.test(r.stdout));
+    const events = sseEvents(r.stdout);
+    assert.equal(events.at(-1), "[DONE]");
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    assert.equal(chunks[0].choices[0].delta.role, "assistant");
+    assert.equal(chunks.filter((x) => x.choices[0]?.delta?.role).length, 1);
+    assert.equal(chunks.at(-1).choices[0].finish_reason, "tool_calls");
+    assert.deepEqual(chunks.at(-1).choices[0].delta, {});
+  });
+
+  test("GET /health and /v1/models", async () => {
+    assert.equal((await fetch(`${gateway.url}/health`)).status, 200);
+    const models = await client.models.list();
+    const ids = models.data.map((m) => m.id).sort();
+    assert.deepEqual(ids, modelEntries("x").map((m) => m.name).sort());
+  });
+});

@@ -1,0 +1,187 @@
+// A tiny llama.cpp-style backend for the gateway's socket tests (POSIX sockets, a thread per
+// connection, 127.0.0.1 only): it answers POST /completion with a scripted SSE stream, or with
+// one fault, and records what the gateway did to it. Every wait is bounded.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace chatwire::serve::testing {
+
+enum class Fault {
+  none,     // the pieces, then the stop event
+  slow,     // the pieces, then an event every 20 ms (up to 10 s) until the peer goes away
+  stall,    // one event, then nothing until the peer goes away (up to 10 s)
+  drop,     // one event, then the connection closes without the stop event
+  http500,  // HTTP 500 with an error body
+  garbage,  // an event that is not JSON
+};
+
+inline bool send_all(int fd, const std::string& s) {
+  std::size_t sent = 0;
+  while (sent < s.size()) {
+    const ssize_t n = ::send(fd, s.data() + sent, s.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+class FakeBackend {
+ public:
+  explicit FakeBackend(Fault fault, std::vector<std::string> pieces = {"Hello", " there"})
+      : fault_(fault), pieces_(std::move(pieces)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(listener_, 64);
+    socklen_t len = sizeof a;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~FakeBackend() {
+    stopping_ = true;
+    acceptor_.join();
+    for (auto& t : connections_) t.join();
+    ::close(listener_);
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int requests() const { return requests_.load(); }
+  // The gateway closed a connection before the reply was complete.
+  bool peer_closed() const { return peer_closed_.load(); }
+  nlohmann::json last_body() const {
+    std::lock_guard lock(mutex_);
+    return last_body_;
+  }
+
+ private:
+  void accept_loop() {
+    while (!stopping_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      const int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0) continue;
+      connections_.emplace_back([this, fd] {
+        serve(fd);
+        ::close(fd);
+      });
+    }
+  }
+
+  static std::string event(const nlohmann::json& j) { return "data: " + j.dump() + "\n\n"; }
+
+  // Waits (up to 10 s) for the peer to close; true when it did.
+  bool wait_for_close(int fd) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!stopping_ && std::chrono::steady_clock::now() < until) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char c;
+      if (::recv(fd, &c, 1, 0) <= 0) return true;
+    }
+    return false;
+  }
+
+  void serve(int fd) {
+    std::string in;
+    char buf[4096];
+    std::size_t body_at = std::string::npos, length = 0;
+    while (body_at == std::string::npos || in.size() < body_at + length) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 5000) <= 0) return;
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) return;
+      in.append(buf, static_cast<std::size_t>(n));
+      if (body_at == std::string::npos) {
+        const auto end = in.find("\r\n\r\n");
+        if (end == std::string::npos) continue;
+        body_at = end + 4;
+        const auto cl = in.find("Content-Length: ");
+        if (cl != std::string::npos && cl < end) length = std::stoul(in.substr(cl + 16));
+      }
+    }
+    ++requests_;
+    {
+      std::lock_guard lock(mutex_);
+      last_body_ = nlohmann::json::parse(in.substr(body_at, length), nullptr, false);
+    }
+    const std::string head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+    const auto content = [](const std::string& text) {
+      return event({{"content", text}, {"stop", false}});
+    };
+    switch (fault_) {
+      case Fault::none: {
+        std::string out = head;
+        for (const auto& p : pieces_) out += content(p);
+        out += event({{"content", ""}, {"stop", true}, {"stop_type", "eos"}});
+        send_all(fd, out);
+        return;
+      }
+      case Fault::slow: {
+        if (!send_all(fd, head)) return;
+        for (int i = 0; i < 500 && !stopping_; ++i) {
+          if (!send_all(fd, content("x"))) {
+            peer_closed_ = true;
+            return;
+          }
+          pollfd p{fd, POLLIN, 0};
+          if (::poll(&p, 1, 20) > 0 && ::recv(fd, buf, sizeof buf, 0) <= 0) {
+            peer_closed_ = true;
+            return;
+          }
+        }
+        return;
+      }
+      case Fault::stall:
+        send_all(fd, head + content(pieces_.front()));
+        if (wait_for_close(fd)) peer_closed_ = true;
+        return;
+      case Fault::drop:
+        send_all(fd, head + content(pieces_.front()));
+        return;
+      case Fault::http500: {
+        const std::string body = R"({"error": {"code": 500, "message": "out of memory"}})";
+        send_all(fd,
+                 "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                 "Connection: close\r\nContent-Length: " +
+                     std::to_string(body.size()) + "\r\n\r\n" + body);
+        return;
+      }
+      case Fault::garbage:
+        send_all(fd, head + "data: {\"content\": \"Hel\", \"stop\": fal\n\n");
+        return;
+    }
+  }
+
+  Fault fault_;
+  std::vector<std::string> pieces_;
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> requests_{0};
+  std::atomic<bool> peer_closed_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> connections_;
+  mutable std::mutex mutex_;
+  nlohmann::json last_body_;
+};
+
+}  // namespace chatwire::serve::testing

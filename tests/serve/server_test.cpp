@@ -1,0 +1,290 @@
+// The gateway over real sockets, in process, against the fake backend of fake_backend.hpp:
+// chat completions streamed and not, backend faults as statuses or error events, a client
+// that disconnects cancelling its backend request, limits (413, 429), the graceful stop, and
+// the server still serving after every fault.
+#include "serve/server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fake_backend.hpp"
+#include "test_models.hpp"
+
+namespace cs = chatwire::serve;
+namespace ct = chatwire::serve::testing;
+using cs::json;
+
+namespace {
+
+// The gateway on 127.0.0.1, any free port, run on its own thread; stopped and joined at the end.
+class RunningServer {
+ public:
+  explicit RunningServer(cs::Config config) {
+    config.host = "127.0.0.1";
+    config.port = 0;
+    config.worker_threads = 1;
+    gateway_ = std::make_unique<cs::Gateway>(config, ct::models_with(config.models.front()));
+    server_ = std::make_unique<cs::Server>(*gateway_);
+    auto port = server_->listen();
+    if (!port) throw std::runtime_error(port.error().to_string());
+    port_ = *port;
+    thread_ = std::thread([this] { server_->run(/*handle_signals=*/false); });
+  }
+  ~RunningServer() { stop(); }
+  void stop() {
+    if (!thread_.joinable()) return;
+    server_->stop();
+    thread_.join();
+  }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  std::unique_ptr<cs::Gateway> gateway_;
+  std::unique_ptr<cs::Server> server_;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+cs::Config config_for(const ct::FakeBackend& backend) {
+  cs::Config c;
+  c.models.push_back(ct::model_config("qwen3", backend.url()));
+  c.timeouts.idle_ms = 300;
+  c.timeouts.connect_ms = 1000;
+  c.timeouts.shutdown_grace_ms = 200;
+  return c;
+}
+
+int connect_to(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  timeval tv{10, 0};  // a test never waits longer on one read
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string request_text(const std::string& method, const std::string& target,
+                         const std::string& body) {
+  return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+         "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+struct Reply {
+  int status = 0;
+  std::string head, body;
+};
+
+std::string dechunk(const std::string& s) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < s.size()) {
+    const auto eol = s.find("\r\n", at);
+    if (eol == std::string::npos) break;
+    const std::size_t n = std::stoul(s.substr(at, eol - at), nullptr, 16);
+    if (n == 0) break;
+    out += s.substr(eol + 2, n);
+    at = eol + 2 + n + 2;
+  }
+  return out;
+}
+
+// One request on its own connection, read to the end.
+Reply http(std::uint16_t port, const std::string& method, const std::string& target,
+           const std::string& body = "") {
+  Reply r;
+  const int fd = connect_to(port);
+  if (fd < 0) return r;
+  ct::send_all(fd, request_text(method, target, body));
+  std::string in;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    in.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  const auto end = in.find("\r\n\r\n");
+  if (end == std::string::npos || in.size() < 12) return r;
+  r.status = std::stoi(in.substr(9, 3));
+  r.head = in.substr(0, end);
+  r.body = in.substr(end + 4);
+  if (r.head.find("Transfer-Encoding: chunked") != std::string::npos) r.body = dechunk(r.body);
+  return r;
+}
+
+std::string chat(bool stream, const std::string& extra = "") {
+  return std::string(R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],)") +
+         R"( "chat_template_kwargs": {"enable_thinking": false}, "stream": )" +
+         (stream ? "true" : "false") + extra + "}";
+}
+
+// Polls `done` every 10 ms for at most 5 s.
+template <typename F>
+bool eventually(F done) {
+  for (int i = 0; i < 500; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+TEST(Server, ChatCompletionsStreamedAndNot) {
+  ct::FakeBackend backend(ct::Fault::none, {"<tool_call>\n{\"name\": \"get_weather\", ",
+                                            "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"});
+  RunningServer server(config_for(backend));
+  const std::string tools =
+      R"(, "tools": [{"type": "function", "function": {"name": "get_weather", "parameters":
+         {"type": "object", "properties": {"city": {"type": "string"}}}}}])";
+  auto plain = http(server.port(), "POST", "/v1/chat/completions", chat(false, tools));
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  const json body = json::parse(plain.body);
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(body["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_TRUE(backend.last_body()["prompt"].is_array());  // token ids, not text
+
+  auto streamed = http(server.port(), "POST", "/v1/chat/completions",
+                       chat(true, tools + R"(, "stream_options": {"include_usage": true})"));
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  EXPECT_NE(streamed.head.find("text/event-stream"), std::string::npos);
+  EXPECT_TRUE(streamed.body.starts_with("data: {")) << streamed.body;
+  EXPECT_NE(streamed.body.find(R"("finish_reason":"tool_calls")"), std::string::npos);
+  EXPECT_NE(streamed.body.find(R"("choices":[],"usage")"), std::string::npos);
+  EXPECT_TRUE(streamed.body.ends_with("data: [DONE]\n\n")) << streamed.body;
+  EXPECT_EQ(backend.requests(), 2);
+}
+
+TEST(Server, BackendFaultsGiveTheirStatusAndTheServerKeepsServing) {
+  const std::pair<ct::Fault, int> faults[] = {
+      {ct::Fault::http500, 502},
+      {ct::Fault::garbage, 502},
+      {ct::Fault::drop, 502},
+      {ct::Fault::stall, 504},
+  };
+  for (const auto& [fault, status] : faults) {
+    ct::FakeBackend backend(fault);
+    RunningServer server(config_for(backend));
+    auto r = http(server.port(), "POST", "/v1/chat/completions", chat(false));
+    EXPECT_EQ(r.status, status) << r.body;
+    const json e = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(e.is_object()) << r.body;
+    EXPECT_TRUE(e["error"]["message"].is_string()) << r.body;
+    EXPECT_EQ(e["error"]["type"], "server_error");
+    EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);
+  }
+  // No backend listening at all.
+  cs::Config c;
+  c.models.push_back(ct::model_config("qwen3", "http://127.0.0.1:1"));
+  RunningServer server(c);
+  auto r = http(server.port(), "POST", "/v1/chat/completions", chat(false));
+  EXPECT_EQ(r.status, 502) << r.body;
+  EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);
+}
+
+TEST(Server, AStallMidStreamIsAnErrorEventThenDone) {
+  ct::FakeBackend backend(ct::Fault::stall);
+  RunningServer server(config_for(backend));
+  auto r = http(server.port(), "POST", "/v1/chat/completions", chat(true));
+  ASSERT_EQ(r.status, 200) << r.body;  // the stream had begun
+  EXPECT_NE(r.body.find(R"(data: {"error":)"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("code":"backend_timeout")"), std::string::npos) << r.body;
+  EXPECT_TRUE(r.body.ends_with("data: [DONE]\n\n")) << r.body;
+}
+
+TEST(Server, AClientThatDisconnectsCancelsItsBackendRequest) {
+  for (const bool stream : {true, false}) {
+    ct::FakeBackend backend(stream ? ct::Fault::slow : ct::Fault::stall);
+    cs::Config config = config_for(backend);
+    config.timeouts.idle_ms = 20000;  // the backend's silence is not what ends it
+    RunningServer server(config);
+    const int fd = connect_to(server.port());
+    ASSERT_GE(fd, 0);
+    ct::send_all(fd, request_text("POST", "/v1/chat/completions", chat(stream)));
+    if (stream) {
+      char buf[256];
+      ASSERT_GT(::recv(fd, buf, sizeof buf, 0), 0);  // the stream has begun
+    } else {
+      ASSERT_TRUE(eventually([&] { return backend.requests() == 1; }));
+    }
+    ::close(fd);
+    EXPECT_TRUE(eventually([&] { return backend.peer_closed(); })) << "stream " << stream;
+    EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);
+  }
+}
+
+TEST(Server, BodiesOverTheLimitAre413AndRequestsOverTheConcurrencyLimit429) {
+  ct::FakeBackend backend(ct::Fault::stall);
+  cs::Config config = config_for(backend);
+  config.timeouts.idle_ms = 20000;
+  config.limits.max_body_bytes = 2000;
+  config.limits.max_concurrent_requests = 1;
+  RunningServer server(config);
+  auto big = http(server.port(), "POST", "/v1/chat/completions",
+                  chat(false, R"(, "user": ")" + std::string(3 << 20, 'x') + "\""));
+  EXPECT_EQ(big.status, 413) << big.body;
+  EXPECT_EQ(json::parse(big.body)["error"]["code"], "request_too_large");
+
+  const int fd = connect_to(server.port());  // holds the one slot
+  ASSERT_GE(fd, 0);
+  ct::send_all(fd, request_text("POST", "/v1/chat/completions", chat(true)));
+  char buf[256];
+  ASSERT_GT(::recv(fd, buf, sizeof buf, 0), 0);
+  auto over = http(server.port(), "POST", "/v1/chat/completions", chat(false));
+  EXPECT_EQ(over.status, 429) << over.body;
+  EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);  // not limited
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] { return backend.peer_closed(); }));
+}
+
+TEST(Server, AClientExpecting100ContinueGetsItThenTheAnswer) {
+  ct::FakeBackend backend(ct::Fault::none);
+  RunningServer server(config_for(backend));
+  const int fd = connect_to(server.port());
+  ASSERT_GE(fd, 0);
+  const std::string body = R"({"prompt": "hello world"})";
+  ct::send_all(fd,
+               "POST /tokenize HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+               "Expect: 100-continue\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n");
+  char buf[4096];
+  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  EXPECT_TRUE(std::string(buf, static_cast<std::size_t>(n)).starts_with("HTTP/1.1 100 Continue"));
+  ct::send_all(fd, body);
+  std::string in;
+  ssize_t m;
+  while ((m = ::recv(fd, buf, sizeof buf, 0)) > 0) in.append(buf, static_cast<std::size_t>(m));
+  ::close(fd);
+  EXPECT_TRUE(in.starts_with("HTTP/1.1 200")) << in;
+  EXPECT_NE(in.find(R"("count":2)"), std::string::npos) << in;
+}
+
+TEST(Server, StopCancelsOpenStreamsAfterTheGracePeriodWithAnErrorEvent) {
+  ct::FakeBackend backend(ct::Fault::stall);
+  cs::Config config = config_for(backend);
+  config.timeouts.idle_ms = 20000;
+  RunningServer server(config);
+  const int fd = connect_to(server.port());
+  ASSERT_GE(fd, 0);
+  ct::send_all(fd, request_text("POST", "/v1/chat/completions", chat(true)));
+  std::string in;
+  char buf[4096];
+  ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  in.append(buf, static_cast<std::size_t>(n));
+  server.stop();  // returns once every connection has closed
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) in.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  EXPECT_NE(in.find("shutting_down"), std::string::npos) << in;
+  EXPECT_NE(in.find("data: [DONE]"), std::string::npos) << in;
+  EXPECT_TRUE(eventually([&] { return backend.peer_closed(); }));
+}
+
+}  // namespace
