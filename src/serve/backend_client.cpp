@@ -224,10 +224,9 @@ net::awaitable<Result<bool>> BackendCall::read(std::string& out) {
     body_done_ = true;
     co_return false;
   }
-  char piece[16384];
   auto& b = parser_->get().body();
-  b.data = piece;
-  b.size = sizeof piece;
+  b.data = piece_.data();
+  b.size = piece_.size();
   beast::error_code ec;
   stream_->expires_after(read_budget());
   co_await http::async_read_some(*stream_, buffer_, *parser_,
@@ -235,7 +234,7 @@ net::awaitable<Result<bool>> BackendCall::read(std::string& out) {
   if (cancelled_) co_return backend_error("cancelled");
   if (ec == http::error::need_buffer) ec = {};
   if (ec) co_return timeout_or(ec, "streaming the reply");
-  out.append(piece, sizeof piece - b.size);
+  out.append(piece_.data(), piece_.size() - b.size);
   if (parser_->is_done()) {
     body_done_ = true;
     co_return false;
