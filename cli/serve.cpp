@@ -5,6 +5,8 @@
 // as "listening on HOST:PORT", the line test harnesses wait for (port 0 = any free port).
 #include "chatwire/serve.hpp"
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -60,6 +62,16 @@ Result<serve::Config> read_config(const ServeArgs& args) {
   return config;
 }
 
+// Every open stream holds two descriptors (the client's and the backend's): the soft limit on
+// open files (often 1024) is raised to the hard one.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0)
+    std::fprintf(stderr, "chatwire serve: could not raise the open-file limit\n");
+}
+
 int run_serve(const ServeArgs& args) {
   auto config = read_config(args);
   if (!config) {
@@ -76,6 +88,7 @@ int run_serve(const ServeArgs& args) {
   const bool announce = config->announce;
   const std::string host = config->host;
   serve::Gateway gateway(std::move(*config), std::move(models));
+  raise_open_file_limit();
   serve::Server server(gateway);
   auto port = server.listen();
   if (!port) {

@@ -12,6 +12,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <limits>
 
 #include "serve/http_errors.hpp"
 
@@ -184,7 +185,9 @@ net::awaitable<Result<bool>> BackendCall::attempt(const std::string& path, const
   buffer_.clear();
   parser_.emplace();
   parser_->header_limit(kMaxReplyHeaderBytes);
-  parser_->body_limit(boost::none);
+  // No limit on a streamed reply (each event is limited by the SSE reader). Not boost::none:
+  // Beast 1.74 compares a Content-Length against the optional, and none is less than any length.
+  parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   stream_->expires_after(read_budget());
   co_await http::async_read_header(*stream_, buffer_, *parser_,
                                    net::redirect_error(net::use_awaitable, ec));
@@ -224,10 +227,9 @@ net::awaitable<Result<bool>> BackendCall::read(std::string& out) {
     body_done_ = true;
     co_return false;
   }
-  char piece[16384];
   auto& b = parser_->get().body();
-  b.data = piece;
-  b.size = sizeof piece;
+  b.data = piece_.data();
+  b.size = piece_.size();
   beast::error_code ec;
   stream_->expires_after(read_budget());
   co_await http::async_read_some(*stream_, buffer_, *parser_,
@@ -235,7 +237,7 @@ net::awaitable<Result<bool>> BackendCall::read(std::string& out) {
   if (cancelled_) co_return backend_error("cancelled");
   if (ec == http::error::need_buffer) ec = {};
   if (ec) co_return timeout_or(ec, "streaming the reply");
-  out.append(piece, sizeof piece - b.size);
+  out.append(piece_.data(), piece_.size() - b.size);
   if (parser_->is_done()) {
     body_done_ = true;
     co_return false;

@@ -9,6 +9,7 @@
 #include <utility>  // first: Boost 1.74's asio/awaitable.hpp uses std::exchange without it
 // clang-format on
 
+#include <array>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -68,6 +69,7 @@ class BackendCall {
   std::chrono::steady_clock::time_point deadline_;
   bool cancelled_ = false;
   bool body_done_ = false;
+  std::array<char, 16384> piece_;  // what one read of the body takes
 };
 
 class BackendPool {

@@ -257,7 +257,8 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   int status = 200;
   if (failure) {
     status = failure->status;
-    g.metrics().error(failure->code);
+    // A client that went away ended the backend request itself: not a backend's error.
+    if (!active.client_gone) g.metrics().error(failure->code);
   }
   if (client_ok) {
     if (relay->streaming() || headers_sent) {

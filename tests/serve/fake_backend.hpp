@@ -21,12 +21,13 @@
 namespace chatwire::serve::testing {
 
 enum class Fault {
-  none,     // the pieces, then the stop event
-  slow,     // the pieces, then an event every 20 ms (up to 10 s) until the peer goes away
-  stall,    // one event, then nothing until the peer goes away (up to 10 s)
-  drop,     // one event, then the connection closes without the stop event
-  http500,  // HTTP 500 with an error body
-  garbage,  // an event that is not JSON
+  none,        // the pieces, then the stop event; the connection closes
+  keep_alive,  // as none, with a Content-Length, the connection kept for the next request
+  slow,        // the pieces, then an event every 20 ms (up to 10 s) until the peer goes away
+  stall,       // one event, then nothing until the peer goes away (up to 10 s)
+  drop,        // one event, then the connection closes without the stop event
+  http500,     // HTTP 500 with an error body
+  garbage,     // an event that is not JSON
 };
 
 inline bool send_all(int fd, const std::string& s) {
@@ -64,6 +65,7 @@ class FakeBackend {
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int requests() const { return requests_.load(); }
+  int connections() const { return connections_accepted_.load(); }
   // The gateway closed a connection before the reply was complete.
   bool peer_closed() const { return peer_closed_.load(); }
   nlohmann::json last_body() const {
@@ -78,8 +80,10 @@ class FakeBackend {
       if (::poll(&p, 1, 20) <= 0) continue;
       const int fd = ::accept(listener_, nullptr, nullptr);
       if (fd < 0) continue;
+      ++connections_accepted_;
       connections_.emplace_back([this, fd] {
-        serve(fd);
+        while (serve(fd) && fault_ == Fault::keep_alive) {
+        }
         ::close(fd);
       });
     }
@@ -99,15 +103,21 @@ class FakeBackend {
     return false;
   }
 
-  void serve(int fd) {
+  // One request on `fd`; false when the connection ended (or nothing came for 5 s).
+  bool serve(int fd) {
     std::string in;
     char buf[4096];
     std::size_t body_at = std::string::npos, length = 0;
+    int idle_polls = 0;
     while (body_at == std::string::npos || in.size() < body_at + length) {
       pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 5000) <= 0) return;
+      if (stopping_ || idle_polls > 250) return false;
+      if (::poll(&p, 1, 20) <= 0) {
+        ++idle_polls;
+        continue;
+      }
       const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) return;
+      if (n <= 0) return false;
       in.append(buf, static_cast<std::size_t>(n));
       if (body_at == std::string::npos) {
         const auto end = in.find("\r\n\r\n");
@@ -128,47 +138,52 @@ class FakeBackend {
       return event({{"content", text}, {"stop", false}});
     };
     switch (fault_) {
-      case Fault::none: {
-        std::string out = head;
-        for (const auto& p : pieces_) out += content(p);
-        out += event({{"content", ""}, {"stop", true}, {"stop_type", "eos"}});
-        send_all(fd, out);
-        return;
+      case Fault::none:
+      case Fault::keep_alive: {
+        std::string events;
+        for (const auto& p : pieces_) events += content(p);
+        events += event({{"content", ""}, {"stop", true}, {"stop_type", "eos"}});
+        if (fault_ == Fault::none) return send_all(fd, head + events);
+        return send_all(fd,
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        "Content-Length: " +
+                            std::to_string(events.size()) + "\r\n\r\n" + events);
       }
       case Fault::slow: {
-        if (!send_all(fd, head)) return;
+        if (!send_all(fd, head)) return true;
         for (int i = 0; i < 500 && !stopping_; ++i) {
           if (!send_all(fd, content("x"))) {
             peer_closed_ = true;
-            return;
+            return true;
           }
           pollfd p{fd, POLLIN, 0};
           if (::poll(&p, 1, 20) > 0 && ::recv(fd, buf, sizeof buf, 0) <= 0) {
             peer_closed_ = true;
-            return;
+            return true;
           }
         }
-        return;
+        return true;
       }
       case Fault::stall:
         send_all(fd, head + content(pieces_.front()));
         if (wait_for_close(fd)) peer_closed_ = true;
-        return;
+        return true;
       case Fault::drop:
         send_all(fd, head + content(pieces_.front()));
-        return;
+        return true;
       case Fault::http500: {
         const std::string body = R"({"error": {"code": 500, "message": "out of memory"}})";
         send_all(fd,
                  "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
                  "Connection: close\r\nContent-Length: " +
                      std::to_string(body.size()) + "\r\n\r\n" + body);
-        return;
+        return true;
       }
       case Fault::garbage:
         send_all(fd, head + "data: {\"content\": \"Hel\", \"stop\": fal\n\n");
-        return;
+        return true;
     }
+    return false;
   }
 
   Fault fault_;
@@ -177,6 +192,7 @@ class FakeBackend {
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> requests_{0};
+  std::atomic<int> connections_accepted_{0};
   std::atomic<bool> peer_closed_{false};
   std::thread acceptor_;
   std::vector<std::thread> connections_;

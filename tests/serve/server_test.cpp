@@ -161,6 +161,18 @@ TEST(Server, ChatCompletionsStreamedAndNot) {
   EXPECT_EQ(backend.requests(), 2);
 }
 
+TEST(Server, BackendConnectionsAreKeptAliveAndReused) {
+  ct::FakeBackend backend(ct::Fault::keep_alive);
+  RunningServer server(config_for(backend));
+  for (const bool stream : {false, true, false}) {
+    auto r = http(server.port(), "POST", "/v1/chat/completions", chat(stream));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_NE(r.body.find(" there\""), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(backend.requests(), 3);
+  EXPECT_EQ(backend.connections(), 1);
+}
+
 TEST(Server, BackendFaultsGiveTheirStatusAndTheServerKeepsServing) {
   const std::pair<ct::Fault, int> faults[] = {
       {ct::Fault::http500, 502},

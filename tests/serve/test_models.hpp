@@ -1,7 +1,9 @@
 // The model directories the gateway's tests serve (data/models/endpoint), each loaded once.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "serve/models.hpp"
