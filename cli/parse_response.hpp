@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "chatwire/response.hpp"
+#include "chatwire/response_json.hpp"
 
 namespace chatwire::cli {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "chatwire/response.hpp"
+#include "chatwire/response_json.hpp"
 
 namespace {
 

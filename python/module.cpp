@@ -26,7 +26,7 @@
 #include "chatwire/chat.hpp"
 #include "chatwire/error.hpp"
 #include "chatwire/probe_json.hpp"
-#include "chatwire/response.hpp"
+#include "chatwire/response_json.hpp"
 #include "chatwire/tokenize.hpp"
 #include "chatwire/tokenized.hpp"
 #include "chatwire/value.hpp"

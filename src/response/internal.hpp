@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "chatwire/response.hpp"
+#include "chatwire/response_json.hpp"
 
 namespace chatwire::response {
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "chatwire/response.hpp"
+#include "chatwire/response_json.hpp"
 
 namespace chatwire::response {
 namespace {

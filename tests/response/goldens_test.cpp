@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "chatwire/response.hpp"
+#include "chatwire/response_json.hpp"
 #include "response/internal.hpp"
 
 namespace chatwire::response {

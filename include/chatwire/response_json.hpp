@@ -4,6 +4,9 @@
 // every key is checked and errors name its path); a Parser is fed the output whole or in chunks
 // and gives region events and, at finalize, the message. Values are JSON as Python would hold
 // them: dicts keep insertion order, ints stay ints, floats stay floats.
+//
+// The whole API is JSON values (transformers hands back dicts), so it is a *_json.hpp header:
+// the base headers stay free of nlohmann/json (tests/CMakeLists.txt checks that).
 #pragma once
 
 #include <cstddef>
