@@ -28,11 +28,15 @@ struct Limits {
   std::size_t max_output_bytes = 256u << 20;   // rendered output
   std::size_t max_string_bytes = 64u << 20;    // any single string built while rendering
   std::size_t max_container_items = 4u << 20;  // any single list/dict built while rendering
-  std::int64_t max_range = 100'000;            // range() size; Jinja2's sandbox raises OverflowError above it
+  std::int64_t max_range = 100'000;  // range() size; Jinja2's sandbox raises OverflowError above it
 };
 
 struct CompileOptions {
   Limits limits;  // only max_parse_depth is used at compile time
+  // Run the optimise pass (constant folding, the evaluator's fast paths). Off, a template
+  // renders the same bytes and raises the same errors, only slower: for checking exactly
+  // that, and for telling an optimiser bug from an evaluator bug.
+  bool optimize = true;
 };
 
 struct RenderOptions {

@@ -7,14 +7,13 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "chatwire/value.hpp"
+#include "jinja/registry.hpp"
 
 namespace chatwire::jinja {
-
-struct FilterEntry;
-struct TestEntry;
 
 using SymbolId = std::uint32_t;
 
@@ -165,36 +164,20 @@ struct CallExpr : Expr {
   CallExpr() : Expr(ExprKind::Call) {}
 };
 
-// Filters the evaluator can answer without building a value (resolved with
-// FilterExpr::filter): `x | trim` printed is a view of x, `x | trim | length` counts
-// that view, and a printed `x | tojson` is written without a string Value.
-enum class FilterSpecial : std::uint8_t { None, Trim, Length, Tojson };
-
 struct FilterExpr : Expr {
   ExprPtr operand;  // null inside filter blocks / set blocks: the body is the operand
   std::string name;
-  const FilterEntry* filter = nullptr;  // null: unknown, fails when evaluated
-  FilterSpecial special = FilterSpecial::None;
+  const FilterEntry* filter = nullptr;          // null: unknown, fails when evaluated
+  FilterSpecial special = FilterSpecial::None;  // filter->fast_path, set by the optimiser
   CallArguments arguments;
   FilterExpr() : Expr(ExprKind::Filter) {}
-};
-
-// Tests the evaluator answers itself (resolved with TestExpr::test).
-enum class TestSpecial : std::uint8_t {
-  None,  // not special (the `none` test is NoneValue)
-  Defined,
-  Undefined,
-  Escaped,
-  String,
-  NoneValue,
-  Mapping
 };
 
 struct TestExpr : Expr {
   ExprPtr operand;
   std::string name;
   const TestEntry* test = nullptr;
-  TestSpecial special = TestSpecial::None;
+  TestSpecial special = TestSpecial::None;  // test->fast_path, set by the optimiser
   CallArguments arguments;
   TestExpr() : Expr(ExprKind::Test) {}
 };
@@ -207,9 +190,13 @@ struct UnaryExpr : Expr {
 // And, Or, Binary, Concat
 struct BinaryExpr : Expr {
   BinaryOp op = BinaryOp::Add;  // for ExprKind::Binary
+  // The last node of a `~` chain as written: Jinja2 has one n-ary Concat node per chain,
+  // and a parenthesized chain inside another is one operand of it (set by the parser).
+  bool ends_chain = false;
   // A `~` chain whose operands are all constants or filters of constants: Jinja2's
   // optimizer folds it to str.join of their str() (a plain str, even with a Markup among
-  // them, which markup_join would keep while autoescaping). Set on the chain's last node.
+  // them, which markup_join would keep while autoescaping). Set by the resolve pass on the
+  // node that ends the chain, whether chatwire's optimiser runs or not.
   bool folds_to_str = false;
   ExprPtr left, right;
   explicit BinaryExpr(ExprKind k) : Expr(k) {}
@@ -260,14 +247,29 @@ struct Stmt {
   virtual ~Stmt() = default;
 };
 
+// One of the statements the optimiser merged into an OutputStmt: template data, or a
+// printed constant (`{{ '<|im_start|>' }}`) with the position of its `{{`.
+struct OutputPiece {
+  std::size_t end = 0;  // where the piece ends in OutputStmt::text
+  bool printed = false;
+  std::uint32_t line = 0, column = 0;
+};
+
 struct OutputStmt : Stmt {
   std::string text;
+  // Empty for one statement of the source. Otherwise the statements the optimiser merged,
+  // in order: the evaluator counts a step for each, and when a limit is reached inside the
+  // text, writes them one by one so that the error is the one the unmerged statements raise.
+  std::vector<OutputPiece> pieces;
   OutputStmt() : Stmt(StmtKind::Output) {}
 };
 
 // An operand of a printed `+` chain (PrintStmt::sum).
 struct SumOperand {
   const Expr* expr = nullptr;  // the operand (the first one of joined constants)
+  // The `+` node that adds this operand to the ones before it (null for the first): an
+  // error of that addition is reported at its position, as the general path reports it.
+  const Expr* plus = nullptr;
   // A str constant: its text, ready to write. Adjacent str constants are joined into one
   // text: while the sum so far is a str, `s + 'a' + 'b'` is `s + 'ab'`, and once it is
   // not, both raise the same TypeError (or UndefinedError) at the first constant.
@@ -410,6 +412,48 @@ struct UnsupportedStmt : Stmt {
   ExprPtr template_name;
   UnsupportedStmt() : Stmt(StmtKind::Unsupported) {}
 };
+
+// Calls fn(body) for each body nested directly in `s` (branches, loop bodies and else, macro
+// and call-block bodies, block bodies), in template order. `S` is Stmt or const Stmt.
+template <typename T, typename From>
+using ConstLike = std::conditional_t<std::is_const_v<From>, const T, T>;
+template <typename S, typename Fn>
+void for_each_body(S& s, Fn&& fn) {
+  switch (s.kind) {
+    case StmtKind::If: {
+      auto& i = static_cast<ConstLike<IfStmt, S>&>(s);
+      for (auto& [cond, b] : i.branches) fn(b);
+      fn(i.otherwise);
+      return;
+    }
+    case StmtKind::For:
+      fn(static_cast<ConstLike<ForStmt, S>&>(s).body);
+      fn(static_cast<ConstLike<ForStmt, S>&>(s).otherwise);
+      return;
+    case StmtKind::SetBlock:
+      fn(static_cast<ConstLike<SetBlockStmt, S>&>(s).body);
+      return;
+    case StmtKind::Macro:
+      fn(static_cast<ConstLike<MacroStmt, S>&>(s).def->body);
+      return;
+    case StmtKind::CallBlock:
+      fn(static_cast<ConstLike<CallBlockStmt, S>&>(s).caller->body);
+      return;
+    case StmtKind::FilterBlock:
+      fn(static_cast<ConstLike<FilterBlockStmt, S>&>(s).body);
+      return;
+    case StmtKind::With:
+      fn(static_cast<ConstLike<WithStmt, S>&>(s).body);
+      return;
+    case StmtKind::Generation:
+    case StmtKind::Block:
+    case StmtKind::Autoescape:
+      fn(static_cast<ConstLike<BodyStmt, S>&>(s).body);
+      return;
+    default:
+      return;
+  }
+}
 
 // An expression that reads without side effects (a name, a constant, attribute and
 // constant-subscript reads of those): a fast path may evaluate it, give up, and let the

@@ -1039,6 +1039,29 @@ class Evaluator {
 
   // -------------------------------------------------------------- statements
 
+  // An OutputStmt the optimiser merged from several statements (OutputStmt::pieces): one
+  // step per statement and one write, unless a limit is reached inside; then the pieces
+  // one by one, so that the error (max_steps or max_output_bytes, and where) is the one the
+  // statements raise unmerged.
+  void write_pieces(const OutputStmt& o) {
+    const std::size_t n = o.pieces.size();
+    if (st_.steps_left > n && st_.out.total_bytes + o.text.size() <= st_.out.max_bytes) {
+      st_.steps_left -= n;
+      st_.out.write(o.text);
+      return;
+    }
+    std::size_t begin = 0;
+    for (const auto& piece : o.pieces) {
+      st_.step();
+      const std::string_view text = std::string_view(o.text).substr(begin, piece.end - begin);
+      if (piece.printed)
+        at(piece, [&] { st_.out.write(text); });
+      else
+        st_.out.write(text);
+      begin = piece.end;
+    }
+  }
+
   Flow exec(const Body& body, Frame* f) {
     // Statements nest only through bodies (and macro bodies), all run from here: one stack
     // check per body instead of one per statement.
@@ -1048,8 +1071,13 @@ class Evaluator {
       // Text, `{{ }}` and `if` (most statements run) are handled here, without a call into
       // exec_stmt_inner and its large frame.
       if (s.kind == StmtKind::Output) {
-        st_.step();
-        st_.out.write(static_cast<const OutputStmt&>(s).text);
+        const auto& o = static_cast<const OutputStmt&>(s);
+        if (o.pieces.empty()) {
+          st_.step();
+          st_.out.write(o.text);
+        } else {
+          write_pieces(o);
+        }
         continue;
       }
       Flow flow;
@@ -1204,7 +1232,7 @@ class Evaluator {
         for (std::size_t k = 0; k < count; ++k)
           check(append_checked(joined, operands[k], st_.limits));
         Value acc(std::move(joined));
-        acc = at(operand, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
+        acc = at(*op.plus, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
         return write_value(eval_sum_from(acc, sum, i + 1, f));
       }
       std::construct_at(&operands[count++], v.as_string());
@@ -1219,7 +1247,7 @@ class Evaluator {
   Value eval_sum_from(Value acc, const std::vector<SumOperand>& sum, std::size_t from, Frame* f) {
     for (std::size_t i = from; i < sum.size(); ++i) {
       Value v = sum[i].is_text ? Value(sum[i].text) : eval(*sum[i].expr, f);
-      acc = at(*sum[i].expr, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
+      acc = at(*sum[i].plus, [&] { return check(binary_op(BinaryOp::Add, acc, v, st_.limits)); });
     }
     return acc;
   }

@@ -1,6 +1,8 @@
-// Mirrors jinja2/parser.py: statement dispatch, parse_tuple / condexpr / or / and /
-// not / compare / math1 / concat / math2 / pow / unary / primary / postfix /
-// filter_expr, and the error messages of TokenStream.expect and fail_unknown_tag.
+// The parse pass (tokens -> syntax tree). Mirrors jinja2/parser.py: statement dispatch,
+// parse_tuple / condexpr / or / and / not / compare / math1 / concat / math2 / pow / unary /
+// primary / postfix / filter_expr, and the error messages of TokenStream.expect and
+// fail_unknown_tag. The tree is the source's, node for node: names are bound by the resolve
+// pass (resolve.cpp) and nothing is folded here (optimize.cpp).
 #include "jinja/parser.hpp"
 
 #include <algorithm>
@@ -10,11 +12,7 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
-#include <type_traits>
-#include <unordered_map>
-
 #include "jinja/lexer.hpp"
-#include "jinja/registry.hpp"
 
 namespace chatwire::jinja {
 
@@ -55,7 +53,6 @@ class Parser {
   ParsedTemplate run() {
     ParsedTemplate result;
     result.body = subparse({});
-    result.symbols = std::move(symbol_names_);
     result.uses_generation = uses_generation_;
     return result;
   }
@@ -67,8 +64,6 @@ class Parser {
   std::uint32_t depth_ = 0;
   std::vector<std::string> tag_stack_;
   std::vector<std::vector<std::string>> end_token_stack_;
-  std::unordered_map<std::string, SymbolId> symbols_;
-  std::vector<std::string> symbol_names_;
   bool uses_generation_ = false;
   std::vector<std::string> block_names_;
   int loop_depth_ = 0;  // for break/continue: Python's "outside loop" check
@@ -191,12 +186,6 @@ class Parser {
     if (!(current().type == Tok::Name && current().text == name)) return false;
     next();
     return true;
-  }
-
-  SymbolId intern(const std::string& name) {
-    auto [it, inserted] = symbols_.try_emplace(name, static_cast<SymbolId>(symbol_names_.size()));
-    if (inserted) symbol_names_.push_back(name);
-    return it->second;
   }
 
   // Long flat chains (a + b + c ..., a.b.c ..., x|f|g ...) are built by loops, not
@@ -436,7 +425,6 @@ class Parser {
       const Token& name = expect(Tok::Name);
       MacroParam param;
       param.name = name.text;
-      param.symbol = intern(name.text);
       if (skip_if(Tok::Assign)) {
         param.default_value = parse_expression(true);
         have_default = true;
@@ -462,7 +450,6 @@ class Parser {
     node->def = std::make_shared<MacroDef>();
     const Token& name = expect(Tok::Name);
     node->def->name = name.text;
-    node->symbol = intern(name.text);
     parse_signature(*node->def);
     int saved_loops = loop_depth_;
     loop_depth_ = 0;  // a macro is its own Python function
@@ -558,7 +545,6 @@ class Parser {
       const auto& n = static_cast<const NameExpr&>(e);
       t.kind = Target::Kind::Name;
       t.name = n.name;
-      t.symbol = n.symbol;
       return t;
     }
     if (e.kind == ExprKind::Tuple) {
@@ -587,7 +573,6 @@ class Parser {
       t.line = name.line;
       t.column = name.column;
       t.name = name.text;
-      t.symbol = intern(name.text);
       t.attr = expect(Tok::Name).text;
       return t;
     }
@@ -619,7 +604,6 @@ class Parser {
       t.line = name.line;
       t.column = name.column;
       t.name = name.text;
-      t.symbol = intern(name.text);
       if (!name_only) {
         next();  // dot
         t.kind = Target::Kind::NamespaceAttr;
@@ -718,8 +702,6 @@ class Parser {
       }
       next();
       ExprPtr right = parse_math1();
-      if (kind == CompareKind::In || kind == CompareKind::NotIn)
-        right = fold_literal(std::move(right));
       ops.emplace_back(kind, std::move(right));
     }
     if (ops.empty()) return expr;
@@ -738,41 +720,7 @@ class Parser {
     node->left = std::move(left);
     node->right = std::move(right);
     set_height(*node, {node->left.get(), node->right.get()});
-    return fold_binary(std::move(node));
-  }
-
-  // `'\n' ~ '<tools>'`, `'<|im_start|>' + 'system'`, `1 + 1`: an operation on two constants
-  // is computed once, here, as Jinja2's optimizer does (Expr.as_const). Not folded: a
-  // failing operation (the runtime raises it where it is), and a string result over
-  // kMaxFoldedBytes (`'x' * 1000000` stays a runtime computation under its limits).
-  static constexpr std::size_t kMaxFoldedBytes = 64u << 10;
-  static ExprPtr fold_binary(std::unique_ptr<BinaryExpr> node) {
-    const Expr& l = *node->left;
-    const Expr& r = *node->right;
-    if (l.kind != ExprKind::Const || r.kind != ExprKind::Const) return node;
-    const Value& a = static_cast<const ConstExpr&>(l).value;
-    const Value& b = static_cast<const ConstExpr&>(r).value;
-    Value folded;
-    if (node->kind == ExprKind::Concat) {  // str(a) + str(b)
-      std::string text;
-      append_str(text, a);
-      append_str(text, b);
-      if (text.size() > kMaxFoldedBytes) return node;
-      folded = Value(std::move(text));
-    } else if (node->kind == ExprKind::Binary) {
-      if (!(a.is_string() || a.is_number()) || !(b.is_string() || b.is_number())) return node;
-      auto result = binary_op(node->op, a, b);
-      if (!result) return node;
-      if (result->is_string() && result->as_string().size() > kMaxFoldedBytes) return node;
-      folded = std::move(result.value());
-    } else {
-      return node;
-    }
-    auto c = std::make_unique<ConstExpr>();
-    c->line = node->line;
-    c->column = node->column;
-    c->value = std::move(folded);
-    return c;
+    return node;
   }
 
   ExprPtr parse_math1() {
@@ -788,33 +736,13 @@ class Parser {
   ExprPtr parse_concat() {
     const Token& at = current();
     ExprPtr left = parse_math2();
-    bool constant = computable_at_compile_time(*left);
+    if (current().type != Tok::Tilde) return left;
     while (current().type == Tok::Tilde) {
       next();
-      ExprPtr right = parse_math2();
-      constant = constant && computable_at_compile_time(*right);
-      left = binary(at, ExprKind::Concat, BinaryOp::Add, std::move(left), std::move(right));
+      left = binary(at, ExprKind::Concat, BinaryOp::Add, std::move(left), parse_math2());
     }
-    if (constant && left->kind == ExprKind::Concat)
-      static_cast<BinaryExpr&>(*left).folds_to_str = true;
+    static_cast<BinaryExpr&>(*left).ends_chain = true;
     return left;
-  }
-
-  // What Jinja2's optimizer computes (Expr.as_const) among a `~` chain's operands: constants,
-  // folded chains, and filters without context whose operand and arguments are such.
-  static bool computable_at_compile_time(const Expr& e) {
-    if (e.kind == ExprKind::Const) return true;
-    if (e.kind == ExprKind::Concat) return static_cast<const BinaryExpr&>(e).folds_to_str;
-    if (e.kind != ExprKind::Filter) return false;
-    const auto& fe = static_cast<const FilterExpr&>(e);
-    const FilterEntry* filter = find_filter(fe.name);
-    if (!filter || filter->needs_context || !fe.operand) return false;
-    if (fe.arguments.dyn_args || fe.arguments.dyn_kwargs) return false;
-    for (const auto& a : fe.arguments.args)
-      if (a->kind != ExprKind::Const) return false;
-    for (const auto& k : fe.arguments.kwargs)
-      if (k.value->kind != ExprKind::Const) return false;
-    return computable_at_compile_time(*fe.operand);
   }
 
   ExprPtr parse_math2() {
@@ -850,61 +778,6 @@ class Parser {
     return left;
   }
 
-  // `-1`, `+2.5`: a sign on a number literal is the negative literal (messages[-1] then
-  // takes the constant-subscript path). Other operands keep the node: `-x` may fail.
-  ExprPtr fold_sign(std::unique_ptr<UnaryExpr> u) {
-    const Expr& operand = *u->operand;
-    if (operand.kind != ExprKind::Const) return u;
-    const Value& v = static_cast<const ConstExpr&>(operand).value;
-    if (!v.is_int() && !v.is_float()) return u;
-    auto folded = u->kind == ExprKind::Neg ? negate(v) : unary_plus(v);
-    if (!folded) return u;  // e.g. an overflow: the runtime raises it as before
-    auto c = std::make_unique<ConstExpr>();
-    c->line = u->line;
-    c->column = u->column;
-    c->value = std::move(folded.value());
-    return c;
-  }
-
-  // A list, tuple or dict literal made only of constants (`['user', 'system']`,
-  // `{0: 0, 512: 128}`) is built once, at compile time, and shared by every evaluation:
-  // nothing in the sandbox can mutate it (append/update raise SecurityError), and only
-  // `is sameas` between two evaluations of the same literal could tell. Jinja2's own
-  // optimizer folds the same literals into constants.
-  static ExprPtr fold_literal(ExprPtr e) {
-    auto is_plain_const = [](const ExprPtr& item) { return item->kind == ExprKind::Const; };
-    auto constant = [](const Expr& at, Value value) {
-      auto c = std::make_unique<ConstExpr>();
-      c->line = at.line;
-      c->column = at.column;
-      c->value = std::move(value);
-      return c;
-    };
-    if (e->kind == ExprKind::Dict) {
-      auto& dict = static_cast<DictExpr&>(*e);
-      std::vector<std::pair<Value, Value>> entries;
-      entries.reserve(dict.items.size());
-      for (const auto& [k, v] : dict.items) {
-        if (!is_plain_const(k) || !is_plain_const(v)) return e;
-        entries.emplace_back(static_cast<const ConstExpr&>(*k).value,
-                             static_cast<const ConstExpr&>(*v).value);
-      }
-      auto built = Value::dict(std::move(entries));
-      if (!built) return e;  // e.g. an unhashable key: the runtime raises it as before
-      return constant(*e, std::move(built.value()));
-    }
-    if (e->kind != ExprKind::List && e->kind != ExprKind::Tuple) return e;
-    auto& seq = static_cast<SequenceExpr&>(*e);
-    std::vector<Value> items;
-    items.reserve(seq.items.size());
-    for (const auto& item : seq.items) {
-      if (!is_plain_const(item)) return e;
-      items.push_back(static_cast<const ConstExpr&>(*item).value);
-    }
-    return constant(*e, e->kind == ExprKind::List ? Value::list(std::move(items))
-                                                  : Value::tuple(std::move(items)));
-  }
-
   ExprPtr parse_unary(bool with_filter) {
     DepthGuard guard(*this);
     const Token& at = current();
@@ -913,7 +786,7 @@ class Parser {
       next();
       auto u = make(at, new UnaryExpr(at.type == Tok::Sub ? ExprKind::Neg : ExprKind::Pos));
       u->operand = parse_unary(false);
-      node = fold_sign(std::move(u));
+      node = std::move(u);
     } else {
       node = parse_primary();
     }
@@ -940,7 +813,6 @@ class Parser {
       }
       auto n = make(token, new NameExpr);
       n->name = token.text;
-      n->symbol = intern(token.text);
       return n;
     }
     if (token.type == Tok::String) {
@@ -1001,7 +873,7 @@ class Parser {
     }
     auto node = make(at, new SequenceExpr(ExprKind::Tuple));
     node->items = std::move(args);
-    return fold_literal(std::move(node));
+    return node;
   }
 
   ExprPtr parse_list() {
@@ -1013,7 +885,7 @@ class Parser {
       node->items.push_back(parse_expression(true));
     }
     expect(Tok::RBracket);
-    return fold_literal(std::move(node));
+    return node;
   }
 
   ExprPtr parse_dict() {
@@ -1028,7 +900,7 @@ class Parser {
       node->items.emplace_back(std::move(key), std::move(value));
     }
     expect(Tok::RBrace);
-    return fold_literal(std::move(node));
+    return node;
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
@@ -1072,14 +944,6 @@ class Parser {
         auto g = make(token, new GetattrExpr);
         g->object = std::move(node);
         g->attr = attr.text;
-        g->attr_value = Value(attr.text);
-        g->attr_hash = hash_string(attr.text);
-        g->dict_blocked = is_unsafe_mutator(Kind::Dict, attr.text) || attr.text[0] == '_';
-        g->loop_attr = loop_attr_of(attr.text);
-        g->str_method = find_method_fn(Kind::String, attr.text);
-        g->list_method = find_method_fn(Kind::List, attr.text);
-        g->tuple_method = find_method_fn(Kind::Tuple, attr.text);
-        g->dict_method = find_method_fn(Kind::Dict, attr.text);
         return g;
       }
       if (attr.type != Tok::Integer) fail("expected name or number", attr);
@@ -1222,648 +1086,19 @@ class Parser {
   }
 };
 
-// ------------------------------------------------------------------ resolution pass
-// Binds filter/test names to their table entries and marks what macros use. Mirrors
-// the compiler's "soft frame" rule: inside `if` statements and conditional
-// expressions an unknown filter/test only fails when it is evaluated.
-
-// Calls fn(body) for each body nested directly in `s` (branches, loop bodies and else, macro
-// and call-block bodies, block bodies), in template order. `S` is Stmt or const Stmt.
-template <typename T, typename From>
-using ConstLike = std::conditional_t<std::is_const_v<From>, const T, T>;
-template <typename S, typename Fn>
-void for_each_body(S& s, Fn&& fn) {
-  switch (s.kind) {
-    case StmtKind::If: {
-      auto& i = static_cast<ConstLike<IfStmt, S>&>(s);
-      for (auto& [cond, b] : i.branches) fn(b);
-      fn(i.otherwise);
-      return;
-    }
-    case StmtKind::For:
-      fn(static_cast<ConstLike<ForStmt, S>&>(s).body);
-      fn(static_cast<ConstLike<ForStmt, S>&>(s).otherwise);
-      return;
-    case StmtKind::SetBlock:
-      fn(static_cast<ConstLike<SetBlockStmt, S>&>(s).body);
-      return;
-    case StmtKind::Macro:
-      fn(static_cast<ConstLike<MacroStmt, S>&>(s).def->body);
-      return;
-    case StmtKind::CallBlock:
-      fn(static_cast<ConstLike<CallBlockStmt, S>&>(s).caller->body);
-      return;
-    case StmtKind::FilterBlock:
-      fn(static_cast<ConstLike<FilterBlockStmt, S>&>(s).body);
-      return;
-    case StmtKind::With:
-      fn(static_cast<ConstLike<WithStmt, S>&>(s).body);
-      return;
-    case StmtKind::Generation:
-    case StmtKind::Block:
-    case StmtKind::Autoescape:
-      fn(static_cast<ConstLike<BodyStmt, S>&>(s).body);
-      return;
-    default:
-      return;
-  }
-}
-
-struct Resolver {
-  Error error;
-  bool failed = false;
-
-  void fail_unknown(const char* kind, const std::string& name, const Expr& at) {
-    if (failed) return;
-    failed = true;
-    error = Error{"TemplateAssertionError",
-                  std::string("No ") + kind + " named '" + name + "'.",
-                  at.line,
-                  at.column,
-                  {}};
-  }
-
-  void args(const CallArguments& a, bool soft) {
-    for (const auto& e : a.args) expr(e.get(), soft);
-    for (const auto& k : a.kwargs) expr(k.value.get(), soft);
-    expr(a.dyn_args.get(), soft);
-    expr(a.dyn_kwargs.get(), soft);
-  }
-
-  void expr(Expr* e, bool soft) {
-    if (!e) return;
-    switch (e->kind) {
-      case ExprKind::Const:
-      case ExprKind::Name:
-        return;
-      case ExprKind::List:
-      case ExprKind::Tuple:
-        for (const auto& item : static_cast<SequenceExpr*>(e)->items) expr(item.get(), soft);
-        return;
-      case ExprKind::Dict:
-        for (const auto& [k, v] : static_cast<DictExpr*>(e)->items) {
-          expr(k.get(), soft);
-          expr(v.get(), soft);
-        }
-        return;
-      case ExprKind::Getattr: {
-        auto* g = static_cast<GetattrExpr*>(e);
-        expr(g->object.get(), soft);
-        if (g->object->kind == ExprKind::Name && !g->dict_blocked && !g->dict_method) {
-          g->direct = {static_cast<const NameExpr&>(*g->object).symbol, g->attr, g->attr_hash};
-          g->name_key = &g->direct;
-        }
-        return;
-      }
-      case ExprKind::Getitem: {
-        auto* g = static_cast<GetitemExpr*>(e);
-        expr(g->object.get(), soft);
-        expr(g->index.get(), soft);
-        if (g->object->kind == ExprKind::Name && g->index->kind == ExprKind::Const) {
-          const Value& key = static_cast<const ConstExpr&>(*g->index).value;
-          if (key.is_string()) {  // a dict key first, whatever the name (subscript rules)
-            g->direct = {static_cast<const NameExpr&>(*g->object).symbol, key.as_string(),
-                         key.string_hash()};
-            g->name_key = &g->direct;
-          }
-        }
-        return;
-      }
-      case ExprKind::Slice: {
-        auto* s = static_cast<SliceExpr*>(e);
-        expr(s->start.get(), soft);
-        expr(s->stop.get(), soft);
-        expr(s->step.get(), soft);
-        return;
-      }
-      case ExprKind::Call:
-        expr(static_cast<CallExpr*>(e)->callee.get(), soft);
-        args(static_cast<CallExpr*>(e)->arguments, soft);
-        return;
-      case ExprKind::Filter: {
-        auto* f = static_cast<FilterExpr*>(e);
-        f->filter = find_filter(f->name);
-        if (!f->filter && !soft) fail_unknown("filter", f->name, *f);
-        if (f->filter && f->name == "trim") f->special = FilterSpecial::Trim;
-        if (f->filter && (f->name == "length" || f->name == "count"))
-          f->special = FilterSpecial::Length;
-        if (f->filter && f->name == "tojson") f->special = FilterSpecial::Tojson;
-        expr(f->operand.get(), soft);
-        args(f->arguments, soft);
-        return;
-      }
-      case ExprKind::Test: {
-        auto* t = static_cast<TestExpr*>(e);
-        t->test = find_test(t->name);
-        if (!t->test && !soft) fail_unknown("test", t->name, *t);
-        if (t->test)
-          t->special = t->name == "defined"     ? TestSpecial::Defined
-                       : t->name == "undefined" ? TestSpecial::Undefined
-                       : t->name == "escaped"   ? TestSpecial::Escaped
-                       : t->name == "string"    ? TestSpecial::String
-                       : t->name == "none"      ? TestSpecial::NoneValue
-                       : t->name == "mapping"   ? TestSpecial::Mapping
-                                                : TestSpecial::None;
-        expr(t->operand.get(), soft);
-        args(t->arguments, soft);
-        return;
-      }
-      case ExprKind::Not:
-      case ExprKind::Neg:
-      case ExprKind::Pos:
-        expr(static_cast<UnaryExpr*>(e)->operand.get(), soft);
-        return;
-      case ExprKind::And:
-      case ExprKind::Or:
-      case ExprKind::Binary:
-      case ExprKind::Concat: {
-        auto* b = static_cast<BinaryExpr*>(e);
-        expr(b->left.get(), soft);
-        expr(b->right.get(), soft);
-        return;
-      }
-      case ExprKind::Compare:
-        expr(static_cast<CompareExpr*>(e)->first.get(), soft);
-        for (const auto& [op, x] : static_cast<CompareExpr*>(e)->rest) expr(x.get(), soft);
-        return;
-      case ExprKind::CondExpr: {
-        auto* c = static_cast<CondExpr*>(e);
-        expr(c->test.get(), true);
-        expr(c->then.get(), true);
-        expr(c->otherwise.get(), true);
-        return;
-      }
-    }
-  }
-
-  // PrintStmt::sum from the chain's operands.
-  static void sum_operands(PrintStmt& p, const std::vector<const Expr*>& operands) {
-    for (const Expr* e : operands) {
-      SumOperand op;
-      op.expr = e;
-      if (e->kind == ExprKind::Const && static_cast<const ConstExpr&>(*e).value.is_string()) {
-        op.is_text = true;
-        op.text = static_cast<const ConstExpr&>(*e).value.as_string();
-        if (!p.sum.empty() && p.sum.back().is_text) {  // joined with the constant before
-          p.joined_texts.push_back(std::string(p.sum.back().text) + std::string(op.text));
-          p.sum.back().text = p.joined_texts.back();
-          continue;
-        }
-      } else if (e->kind == ExprKind::Filter) {
-        const auto& fe = static_cast<const FilterExpr&>(*e);
-        op.is_trim = fe.special == FilterSpecial::Trim && fe.arguments.empty() && fe.operand;
-      }
-      p.sum.push_back(op);
-    }
-  }
-
-  // IfStmt::subject: the shape of one branch test, and the name key it reads.
-  static SubjectTest subject_test(const Expr& test, const NameKey*& key) {
-    SubjectTest t;
-    const Expr* compare = &test;
-    if (test.kind == ExprKind::And) {
-      const auto& b = static_cast<const BinaryExpr&>(test);
-      compare = b.left.get();
-      t.rest = b.right.get();
-    }
-    key = nullptr;
-    if (compare->kind != ExprKind::Compare) return {};
-    const auto& c = static_cast<const CompareExpr&>(*compare);
-    if (c.rest.size() != 1 || !c.first->name_key) return {};
-    const Expr& right = *c.rest[0].second;
-    if (right.kind != ExprKind::Const) return {};
-    const Value& constant = static_cast<const ConstExpr&>(right).value;
-    switch (c.rest[0].first) {
-      case CompareKind::Eq:
-      case CompareKind::Ne:
-        if (!constant.is_string()) return {};
-        t.kind = c.rest[0].first == CompareKind::Eq ? SubjectTest::Kind::Eq : SubjectTest::Kind::Ne;
-        break;
-      case CompareKind::In:
-      case CompareKind::NotIn:
-        if (!constant.is_sequence()) return {};
-        t.kind =
-            c.rest[0].first == CompareKind::In ? SubjectTest::Kind::In : SubjectTest::Kind::NotIn;
-        break;
-      default:
-        return {};
-    }
-    t.constant = &constant;
-    key = c.first->name_key;
-    return t;
-  }
-  static void find_subject(IfStmt& i) {
-    std::vector<SubjectTest> tests;
-    const NameKey* subject = nullptr;
-    std::size_t shaped = 0;
-    for (const auto& [cond, b] : i.branches) {
-      const NameKey* key = nullptr;
-      SubjectTest t = subject_test(*cond, key);
-      if (key && subject && (key->symbol != subject->symbol || key->key != subject->key)) t = {};
-      if (t.kind != SubjectTest::Kind::None) {
-        if (!subject) subject = key;
-        ++shaped;
-      }
-      tests.push_back(t);
-    }
-    if (shaped < 2) return;
-    i.subject = subject;
-    i.subject_tests = std::move(tests);
-  }
-
-  // ForStmt::dict_items_source.
-  static const Expr* dict_items_source(ForStmt& loop) {
-    if (loop.recursive || (loop.uses_loop && !loop.loop_attrs_only) || loop.filter ||
-        loop.target.kind != Target::Kind::Tuple || loop.target.items.size() != 2 ||
-        loop.target.items[0].kind != Target::Kind::Name ||
-        loop.target.items[1].kind != Target::Kind::Name || loop.target.items[0].name == "loop" ||
-        loop.target.items[1].name == "loop")
-      return nullptr;
-    const Expr* source = nullptr;
-    if (loop.iter->kind == ExprKind::Filter) {
-      const auto& fe = static_cast<const FilterExpr&>(*loop.iter);
-      if (fe.filter && (fe.name == "items" || fe.name == "dictsort") && fe.arguments.empty()) {
-        source = fe.operand.get();
-        loop.dict_items_sorted = fe.name == "dictsort";
-      }
-    } else if (loop.iter->kind == ExprKind::Call) {
-      const auto& c = static_cast<const CallExpr&>(*loop.iter);
-      if (c.arguments.empty() && c.callee->kind == ExprKind::Getattr) {
-        const auto& g = static_cast<const GetattrExpr&>(*c.callee);
-        if (g.attr == "items" && g.dict_method) source = g.object.get();
-      }
-    }
-    if (source && is_pure_read(*source)) return source;
-    loop.dict_items_sorted = false;
-    return nullptr;
-  }
-
-  void body(const Body& b, bool soft) {
-    for (const auto& s : b) stmt(s.get(), soft);
-  }
-
-  void macro(MacroDef& def) {
-    for (const auto& p : def.params) expr(p.default_value.get(), false);
-    body(def.body, false);
-    NameFinder finder;
-    finder.body(def.body);
-    def.uses_caller = finder.caller;
-    def.uses_varargs = finder.varargs;
-    def.uses_kwargs = finder.kwargs;
-  }
-
-  // The first assignment target named `loop` in `b`, nested bodies included, in template
-  // order (Jinja2's node.find_all over the loop).
-  static const Target* loop_store(const Target& t) {
-    if (t.kind == Target::Kind::Name) return t.name == "loop" ? &t : nullptr;
-    for (const auto& item : t.items)
-      if (const Target* found = loop_store(item)) return found;
-    return nullptr;
-  }
-  static const Target* loop_store(const Body& b) {
-    for (const auto& sp : b) {
-      const Stmt& s = *sp;
-      const Target* found = nullptr;
-      if (s.kind == StmtKind::Set) found = loop_store(static_cast<const SetStmt&>(s).target);
-      if (s.kind == StmtKind::SetBlock)
-        found = loop_store(static_cast<const SetBlockStmt&>(s).target);
-      if (s.kind == StmtKind::For) found = loop_store(static_cast<const ForStmt&>(s).target);
-      for_each_body(s, [&](const Body& inner) {
-        if (!found) found = loop_store(inner);
-      });
-      if (found) return found;
-    }
-    return nullptr;
-  }
-
-  void stmt(Stmt* s, bool soft) {
-    switch (s->kind) {
-      case StmtKind::Output:
-      case StmtKind::Break:
-      case StmtKind::Continue:
-        return;
-      case StmtKind::Print: {
-        auto* p = static_cast<PrintStmt*>(s);
-        expr(p->expr.get(), soft);
-        const Expr* cur = p->expr.get();
-        if (cur->kind == ExprKind::Binary &&
-            static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add) {
-          std::vector<const Expr*> operands;
-          while (cur->kind == ExprKind::Binary &&
-                 static_cast<const BinaryExpr*>(cur)->op == BinaryOp::Add &&
-                 operands.size() + 1 < PrintStmt::kMaxSumOperands) {
-            operands.push_back(static_cast<const BinaryExpr*>(cur)->right.get());
-            cur = static_cast<const BinaryExpr*>(cur)->left.get();
-          }
-          operands.push_back(cur);
-          std::reverse(operands.begin(), operands.end());
-          sum_operands(*p, operands);
-        }
-        return;
-      }
-      case StmtKind::If: {
-        auto* i = static_cast<IfStmt*>(s);
-        for (auto& [cond, b] : i->branches) {
-          expr(cond.get(), true);
-          body(b, true);
-        }
-        body(i->otherwise, true);
-        find_subject(*i);
-        return;
-      }
-      case StmtKind::For: {
-        auto* f = static_cast<ForStmt*>(s);
-        // Jinja2's code generator: the inline `if` first, then no store to `loop` anywhere
-        // in the loop (`{% set loop = ... %}` in its body too), then the iterable.
-        expr(f->filter.get(), false);
-        if (!failed) {
-          const Target* store = loop_store(f->body);
-          if (!store) store = loop_store(f->otherwise);
-          if (store) {
-            failed = true;
-            error = Error{"TemplateAssertionError",
-                          "Can't assign to special loop variable in for-loop target",
-                          store->line,
-                          store->column,
-                          {}};
-          }
-        }
-        expr(f->iter.get(), soft);
-        body(f->body, false);
-        body(f->otherwise, false);
-        NameFinder finder;
-        finder.body(f->body);
-        finder.expr(f->filter.get());
-        f->uses_loop = finder.loop || f->recursive;
-        f->loop_attrs_only = f->uses_loop && !finder.loop_value && !f->recursive;
-        f->dict_items_source = dict_items_source(*f);
-        return;
-      }
-      case StmtKind::Set:
-        expr(static_cast<SetStmt*>(s)->value.get(), soft);
-        return;
-      case StmtKind::SetBlock:
-        expr(static_cast<SetBlockStmt*>(s)->filter.get(), false);
-        body(static_cast<SetBlockStmt*>(s)->body, false);
-        return;
-      case StmtKind::Macro:
-        macro(*static_cast<MacroStmt*>(s)->def);
-        return;
-      case StmtKind::CallBlock: {
-        auto* c = static_cast<CallBlockStmt*>(s);
-        expr(c->call.get(), soft);
-        macro(*c->caller);
-        return;
-      }
-      case StmtKind::FilterBlock:
-        expr(static_cast<FilterBlockStmt*>(s)->filter.get(), false);
-        body(static_cast<FilterBlockStmt*>(s)->body, false);
-        return;
-      case StmtKind::With: {
-        auto* w = static_cast<WithStmt*>(s);
-        for (const auto& v : w->values) expr(v.get(), soft);
-        body(w->body, false);
-        return;
-      }
-      case StmtKind::Generation:
-      case StmtKind::Block:
-      case StmtKind::Autoescape:
-        expr(static_cast<BodyStmt*>(s)->expr.get(), soft);
-        body(static_cast<BodyStmt*>(s)->body, false);
-        return;
-      case StmtKind::Unsupported:
-        expr(static_cast<UnsupportedStmt*>(s)->template_name.get(), soft);
-        return;
-    }
-  }
-
-  // Finds loads of `caller`, `varargs`, `kwargs`, `loop` in a body (Jinja2's
-  // find_undeclared, which also looks into nested macros and call blocks).
-  struct NameFinder {
-    bool caller = false, varargs = false, kwargs = false, loop = false;
-    bool loop_value = false;  // `loop` used other than as `loop.<LoopAttr>`
-    void name(const std::string& n) {
-      if (n == "caller") caller = true;
-      if (n == "varargs") varargs = true;
-      if (n == "kwargs") kwargs = true;
-      if (n == "loop") loop = loop_value = true;
-    }
-    void args(const CallArguments& a) {
-      for (const auto& e : a.args) expr(e.get());
-      for (const auto& k : a.kwargs) expr(k.value.get());
-      expr(a.dyn_args.get());
-      expr(a.dyn_kwargs.get());
-    }
-    void expr(const Expr* e) {
-      if (!e) return;
-      switch (e->kind) {
-        case ExprKind::Const:
-          return;
-        case ExprKind::Name:
-          name(static_cast<const NameExpr*>(e)->name);
-          return;
-        case ExprKind::List:
-        case ExprKind::Tuple:
-          for (const auto& item : static_cast<const SequenceExpr*>(e)->items) expr(item.get());
-          return;
-        case ExprKind::Dict:
-          for (const auto& [k, v] : static_cast<const DictExpr*>(e)->items) {
-            expr(k.get());
-            expr(v.get());
-          }
-          return;
-        case ExprKind::Getattr: {
-          const auto* g = static_cast<const GetattrExpr*>(e);
-          if (g->loop_attr != LoopAttr::None && g->object->kind == ExprKind::Name &&
-              static_cast<const NameExpr&>(*g->object).name == "loop") {
-            loop = true;  // a plain attribute: loop_value stays as it is
-            return;
-          }
-          expr(g->object.get());
-          return;
-        }
-        case ExprKind::Getitem:
-          expr(static_cast<const GetitemExpr*>(e)->object.get());
-          expr(static_cast<const GetitemExpr*>(e)->index.get());
-          return;
-        case ExprKind::Slice: {
-          auto* s = static_cast<const SliceExpr*>(e);
-          expr(s->start.get());
-          expr(s->stop.get());
-          expr(s->step.get());
-          return;
-        }
-        case ExprKind::Call:
-          expr(static_cast<const CallExpr*>(e)->callee.get());
-          args(static_cast<const CallExpr*>(e)->arguments);
-          return;
-        case ExprKind::Filter:
-          expr(static_cast<const FilterExpr*>(e)->operand.get());
-          args(static_cast<const FilterExpr*>(e)->arguments);
-          return;
-        case ExprKind::Test:
-          expr(static_cast<const TestExpr*>(e)->operand.get());
-          args(static_cast<const TestExpr*>(e)->arguments);
-          return;
-        case ExprKind::Not:
-        case ExprKind::Neg:
-        case ExprKind::Pos:
-          expr(static_cast<const UnaryExpr*>(e)->operand.get());
-          return;
-        case ExprKind::And:
-        case ExprKind::Or:
-        case ExprKind::Binary:
-        case ExprKind::Concat:
-          expr(static_cast<const BinaryExpr*>(e)->left.get());
-          expr(static_cast<const BinaryExpr*>(e)->right.get());
-          return;
-        case ExprKind::Compare:
-          expr(static_cast<const CompareExpr*>(e)->first.get());
-          for (const auto& [op, x] : static_cast<const CompareExpr*>(e)->rest) expr(x.get());
-          return;
-        case ExprKind::CondExpr: {
-          auto* c = static_cast<const CondExpr*>(e);
-          expr(c->test.get());
-          expr(c->then.get());
-          expr(c->otherwise.get());
-          return;
-        }
-      }
-    }
-    void body(const Body& b) {
-      for (const auto& s : b) stmt(s.get());
-    }
-    void stmt(const Stmt* s) {
-      switch (s->kind) {
-        case StmtKind::Output:
-        case StmtKind::Break:
-        case StmtKind::Continue:
-          return;
-        case StmtKind::Print:
-          expr(static_cast<const PrintStmt*>(s)->expr.get());
-          return;
-        case StmtKind::If:
-          for (const auto& [c, b] : static_cast<const IfStmt*>(s)->branches) {
-            expr(c.get());
-            body(b);
-          }
-          body(static_cast<const IfStmt*>(s)->otherwise);
-          return;
-        case StmtKind::For: {
-          auto* f = static_cast<const ForStmt*>(s);
-          expr(f->iter.get());
-          // `loop` inside a nested for refers to the inner loop; other names count.
-          bool outer_loop = loop, outer_loop_value = loop_value;
-          expr(f->filter.get());
-          body(f->body);
-          loop = outer_loop;
-          loop_value = outer_loop_value;
-          body(f->otherwise);
-          return;
-        }
-        case StmtKind::Set:
-          expr(static_cast<const SetStmt*>(s)->value.get());
-          return;
-        case StmtKind::SetBlock:
-          expr(static_cast<const SetBlockStmt*>(s)->filter.get());
-          body(static_cast<const SetBlockStmt*>(s)->body);
-          return;
-        case StmtKind::Macro: {
-          const auto& def = *static_cast<const MacroStmt*>(s)->def;
-          for (const auto& p : def.params) expr(p.default_value.get());
-          body(def.body);
-          return;
-        }
-        case StmtKind::CallBlock: {
-          auto* c = static_cast<const CallBlockStmt*>(s);
-          expr(c->call.get());
-          for (const auto& p : c->caller->params) expr(p.default_value.get());
-          body(c->caller->body);
-          return;
-        }
-        case StmtKind::FilterBlock:
-          expr(static_cast<const FilterBlockStmt*>(s)->filter.get());
-          body(static_cast<const FilterBlockStmt*>(s)->body);
-          return;
-        case StmtKind::With:
-          for (const auto& v : static_cast<const WithStmt*>(s)->values) expr(v.get());
-          body(static_cast<const WithStmt*>(s)->body);
-          return;
-        case StmtKind::Generation:
-        case StmtKind::Block:
-        case StmtKind::Autoescape:
-          expr(static_cast<const BodyStmt*>(s)->expr.get());
-          body(static_cast<const BodyStmt*>(s)->body);
-          return;
-        case StmtKind::Unsupported:
-          expr(static_cast<const UnsupportedStmt*>(s)->template_name.get());
-          return;
-      }
-    }
-  };
-};
-
 }  // namespace
-
-// Compile-time output folding, as Jinja2's code generator does it: `{{ 'text' }}` (a
-// constant printed) is static text, and consecutive static texts are one write. Chat
-// templates print many constant markers (`{{- '<|im_start|>' }}`); each was a statement
-// to dispatch and a value to print. Skipped when the template uses {% autoescape %},
-// where a printed constant may be escaped depending on the block it runs in.
-struct StaticOutputFolder {
-  bool autoescape = false;
-
-  void find_autoescape(const Body& b) {
-    for (const auto& s : b) {
-      if (s->kind == StmtKind::Autoescape) autoescape = true;
-      for_each_body(*s, [&](Body& inner) { find_autoescape(inner); });
-    }
-  }
-
-  void fold(Body& b) {
-    Body kept;
-    kept.reserve(b.size());
-    for (auto& s : b) {
-      for_each_body(*s, [&](Body& inner) { fold(inner); });
-      if (s->kind == StmtKind::Print) {
-        const Expr& e = *static_cast<PrintStmt&>(*s).expr;
-        if (e.kind == ExprKind::Const) {
-          auto text = std::make_unique<OutputStmt>();
-          text->line = s->line;
-          text->column = s->column;
-          append_str(text->text, static_cast<const ConstExpr&>(e).value);
-          s = std::move(text);
-        }
-      }
-      if (s->kind == StmtKind::Output && !kept.empty() && kept.back()->kind == StmtKind::Output) {
-        static_cast<OutputStmt&>(*kept.back()).text += static_cast<OutputStmt&>(*s).text;
-        continue;
-      }
-      kept.push_back(std::move(s));
-    }
-    b = std::move(kept);
-  }
-};
 
 Result<ParsedTemplate> parse_template(std::string_view source, const Limits& limits) {
   auto tokens = tokenize(source);
   if (!tokens) return tokens.error();
-  ParsedTemplate parsed;
   try {
     Parser parser(std::move(tokens.value()), limits);
-    parsed = parser.run();
+    return parser.run();
   } catch (ParseFailure& failure) {
     return std::move(failure.error);
   } catch (const std::bad_alloc&) {
     return Error{"MemoryError", "out of memory while parsing the template", 0, 0, {}};
   }
-  Resolver resolver;
-  resolver.body(parsed.body, false);
-  if (resolver.failed) return resolver.error;
-  StaticOutputFolder folder;
-  folder.find_autoescape(parsed.body);
-  if (!folder.autoescape) folder.fold(parsed.body);
-  return parsed;
 }
 
 }  // namespace chatwire::jinja

@@ -25,12 +25,37 @@ enum class FilterMarkup : std::uint8_t {
   Autoescape,  // a Markup while autoescaping is on (urlize, xmlattr)
 };
 
+// Filters the evaluator can answer without building a value: `x | trim` printed is a view
+// of x, `x | trim | length` counts that view, a printed `x | tojson` is written without a
+// string Value, and `for k, v in d | items` / `d | dictsort` binds d's entries directly. The
+// optimiser copies the column into FilterExpr::special; with the optimiser off every filter
+// takes the general path.
+enum class FilterSpecial : std::uint8_t { None, Trim, Length, Tojson, Items, Dictsort };
+
+// Tests the evaluator answers itself, without an argument list (TestEntry::fast_path, copied
+// into TestExpr::special by the optimiser).
+enum class TestSpecial : std::uint8_t {
+  None,  // not special (the `none` test is NoneValue)
+  Defined,
+  Undefined,
+  Escaped,
+  String,
+  NoneValue,
+  Mapping
+};
+
+// One row per filter name. The columns after `fn` are what the rest of the engine needs to
+// know about a filter: how its result treats Markup (the evaluator), whether Jinja2's
+// optimizer may compute it at compile time (resolve and optimise), and its fast path.
 struct FilterEntry {
   std::string_view name;
   FilterFn fn;
   FilterMarkup markup = FilterMarkup::Str;
-  // Jinja2's @pass_context filters: its optimizer never computes them at compile time.
+  // Jinja2's @pass_context filters: they read the render's environment, so its optimizer
+  // never computes them at compile time. Every other filter is computed when its operand
+  // and arguments are constants (what `~` chains of constants fold to: folds_to_str).
   bool needs_context = false;
+  FilterSpecial fast_path = FilterSpecial::None;
 };
 
 // Calls the filter and applies its Markup column: every call of a filter goes through here.
@@ -42,6 +67,7 @@ struct TestEntry {
   TestFn fn;
   std::string_view python_name;  // for arity messages ("test_even")
   std::uint8_t arity = 0;        // arguments after the operand
+  TestSpecial fast_path = TestSpecial::None;
 };
 
 // Room for n sort positions, inside the object up to 16 (a dict literal of a few keys,

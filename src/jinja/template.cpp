@@ -1,10 +1,13 @@
-// The public API: Template::compile / render.
+// The public API: Template::compile (the parse, resolve and optimise passes, see
+// parser.hpp) / render.
 #include <algorithm>
 
 #include "chatwire/jinja.hpp"
 #include "jinja/compiled.hpp"
 #include "jinja/lexer.hpp"
 #include "jinja/objects.hpp"
+#include "jinja/optimize.hpp"
+#include "jinja/resolve.hpp"
 
 namespace chatwire::jinja {
 
@@ -12,6 +15,8 @@ Result<Template> Template::compile(std::string_view source, const CompileOptions
   std::string normalized = normalize_source(source);
   auto parsed = parse_template(normalized, options.limits);
   if (!parsed) return parsed.error();
+  if (auto error = resolve_template(*parsed)) return std::move(*error);
+  if (options.optimize) optimize_template(*parsed);
   auto impl = std::make_shared<Impl>();
   impl->parsed = std::move(parsed.value());
   // The oracle tracks generation spans when the source mentions the tag at all.

@@ -22,6 +22,7 @@
 
 #include "chatwire/jinja.hpp"
 #include "chatwire/value.hpp"
+#include "jinja/both_ways.hpp"
 #include "jinja/test_util.hpp"
 
 namespace {
@@ -96,7 +97,7 @@ TEST_P(RenderGenerated, MatchesOracleWithDefaultLimits) {
   const std::string& set = GetParam().set;
   const auto source = chatwire::test::read_file(data_path("templates/" + stem + ".jinja"));
   ASSERT_TRUE(source) << "template " << stem << " is gone: run scripts/regen-render-goldens";
-  auto compiled = chatwire::jinja::Template::compile(*source);
+  const chatwire::test::BothWays compiled(*source);
   chatwire::jinja::RenderOptions options;  // default limits on purpose
   options.now = kFrozenNow;
 
@@ -104,8 +105,9 @@ TEST_P(RenderGenerated, MatchesOracleWithDefaultLimits) {
     SCOPED_TRACE(stem + " x " + set + "/" + conversation);
     const auto context = contexts().find(set + "/" + conversation);
     ASSERT_NE(context, contexts().end()) << "context " << set << "/" << conversation << " missing";
-    auto result = compiled.ok() ? compiled->render(context->second, options)
-                                : chatwire::Result<chatwire::jinja::RenderResult>(compiled.error());
+    std::string optimizer_difference;
+    auto result = compiled.render(context->second, options, optimizer_difference);
+    EXPECT_EQ(optimizer_difference, "");
     if (golden.value("ok", false)) {
       if (!result.ok()) {
         ADD_FAILURE() << "oracle renders, chatwire fails: " << result.error().to_string();

@@ -26,6 +26,7 @@
 
 #include "chatwire/jinja.hpp"
 #include "chatwire/value.hpp"
+#include "jinja/both_ways.hpp"
 #include "jinja/test_util.hpp"
 
 namespace {
@@ -107,7 +108,7 @@ TEST_P(RenderConformance, MatchesOracle) {
   ASSERT_FALSE(golden_lines.empty())
       << "no goldens for " << stem << ": run scripts/regen-render-goldens";
 
-  auto compiled = chatwire::jinja::Template::compile(*source);
+  const chatwire::test::BothWays compiled(*source);
   chatwire::jinja::RenderOptions options;
   options.now = kFrozenNow;
 
@@ -126,9 +127,9 @@ TEST_P(RenderConformance, MatchesOracle) {
     ASSERT_NE(context, contexts().end())
         << "conversation " << conversation << " missing or not parsable";
 
-    chatwire::Result<chatwire::jinja::RenderResult> result =
-        compiled.ok() ? compiled->render(context->second, options)
-                      : chatwire::Result<chatwire::jinja::RenderResult>(compiled.error());
+    std::string optimizer_difference;
+    auto result = compiled.render(context->second, options, optimizer_difference);
+    EXPECT_EQ(optimizer_difference, "");
 
     if (oracle_ok) {
       ++rendered_total;

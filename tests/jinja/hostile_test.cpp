@@ -26,6 +26,7 @@
 
 #include "chatwire/jinja.hpp"
 #include "chatwire/value.hpp"
+#include "jinja/both_ways.hpp"
 #include "jinja/test_util.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -108,6 +109,9 @@ struct Outcome {
   std::string stage;       // where it failed: "context", "compile" or "render"
   double seconds = 0;      // wall clock
   double cpu_seconds = 0;  // this process's CPU time: what the budget is checked against
+  // How the render without the optimiser differs ("" when it does not); measured after
+  // the timed render, so the budget stays the optimised engine's.
+  std::string optimizer_difference;
 };
 
 // Builds the template and the context, compiles and renders: all the work a case does.
@@ -149,17 +153,23 @@ Outcome run_case(const nlohmann::json& c) {
     finish(outcome);
     return outcome;
   }
+  chatwire::jinja::RenderOptions options;
+  options.now = kFrozenNow;
   auto compiled = chatwire::jinja::Template::compile(source);
+  auto compare_unoptimized = [&](const chatwire::Result<chatwire::jinja::RenderResult>& with) {
+    outcome.optimizer_difference = chatwire::test::BothWays::describe(
+        with, chatwire::test::render_unoptimized(source, *context, options));
+  };
   if (!compiled.ok()) {
     outcome.error = compiled.error();
     outcome.stage = "compile";
     finish(outcome);
+    compare_unoptimized(compiled.error());
     return outcome;
   }
-  chatwire::jinja::RenderOptions options;
-  options.now = kFrozenNow;
   auto rendered = compiled->render(*context, options);
   finish(outcome);
+  compare_unoptimized(rendered);
   if (!rendered.ok()) {
     outcome.error = rendered.error();
     outcome.stage = "render";
@@ -215,6 +225,8 @@ std::string judge(const nlohmann::json& c, const Outcome& outcome) {
                 " but must fail with one of " + types.dump();
     }
   }
+  if (problem.empty() && !outcome.optimizer_difference.empty())
+    problem = "the optimiser changes the result: " + outcome.optimizer_difference;
   if (problem.empty() && !CHATWIRE_TEST_SANITIZED && outcome.cpu_seconds > kMaxSeconds) {
     problem = "took " + std::to_string(outcome.cpu_seconds) + " s of CPU (budget " +
               std::to_string(kMaxSeconds) + " s)";

@@ -11,6 +11,7 @@
 
 #include "chatwire/jinja.hpp"
 #include "chatwire/value_json.hpp"
+#include "jinja/both_ways.hpp"
 #include "jinja/test_util.hpp"
 
 namespace {
@@ -37,20 +38,21 @@ TEST_P(JinjaUnit, MatchesOracle) {
     SCOPED_TRACE(id + ": " + source);
     const auto& oracle = c["oracle"];
     // A documented difference (e.g. Python big integers): chatwire must fail cleanly.
+    const chatwire::test::BothWays compiled(source);
+    std::string optimizer_difference;
     if (c.contains("known_difference")) {
-      auto compiled = chatwire::jinja::Template::compile(source);
-      if (compiled) {
-        auto r = compiled->render(chatwire::from_json(c["context"]));
+      auto r = compiled.render(chatwire::from_json(c["context"]), {}, optimizer_difference);
+      EXPECT_EQ(optimizer_difference, "");
+      if (compiled.optimized()) {
         EXPECT_FALSE(r.ok()) << "known difference now renders: remove the marker";
       }
       continue;
     }
     chatwire::jinja::RenderOptions options;
     if (c.contains("now")) options.now = c["now"].get<std::string>();
-    auto compiled = chatwire::jinja::Template::compile(source);
-    chatwire::Result<chatwire::jinja::RenderResult> rendered =
-        compiled ? compiled->render(chatwire::from_json(c["context"]), options)
-                 : chatwire::Result<chatwire::jinja::RenderResult>(compiled.error());
+    auto rendered =
+        compiled.render(chatwire::from_json(c["context"]), options, optimizer_difference);
+    EXPECT_EQ(optimizer_difference, "");
     if (oracle["ok"].get<bool>()) {
       ASSERT_TRUE(rendered.ok()) << "oracle renders, chatwire fails: "
                                  << rendered.error().to_string();
