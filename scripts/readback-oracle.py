@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The round-trip texts of every bundled template, rendered by the reference renderer.
 
-For each data/templates/*.jinja whose probe golden (data/goldens/probe/) says it renders tool
-calls or reasoning (and each crafted data/readback/crafted/*.jinja, probed here by
+For each data/templates/*.jinja whose probe golden (data/goldens/probe/) says it renders (the
+plain-answer trip for every one; the calls and reasoning trips where it renders those) (and each crafted data/readback/crafted/*.jinja, probed here by
 scripts/probe-oracle.py's algorithm), builds the same conversations as src/readback/roundtrip.cpp (keep the two
 in step) and writes data/goldens/readback/<name>.json: per round trip its kind, the number of
 calls, the id rule, and the prompt and full renders (or the template's error); crafted ones go
@@ -136,6 +136,8 @@ def round_trips(source, profile):
         field = profile["reasoning"].get("field") or "reasoning_content"
         out.append(trip(source, profile, "reasoning",
                         {"role": "assistant", "content": ANSWER, field: REASONING}))
+    # A plain answer, no reasoning and no calls.
+    out.append(trip(source, profile, "answer", {"role": "assistant", "content": ANSWER}))
     return out
 
 

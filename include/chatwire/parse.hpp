@@ -125,6 +125,11 @@ class Syntax {
   static Result<Syntax> from_json_text(std::string_view json_text,
                                        std::size_t max_json_depth = 512);
 
+  // The calls of `calls` inside the text framing of `text` (its reasoning markers, answer
+  // opener and dropped tokens): the parser for a template that writes no calls of its own when
+  // the prompt teaches the model a call syntax (adapt's calls_as_text, definitions_into_system).
+  static Syntax with_calls(const Syntax& text, const Syntax& calls);
+
   const std::string& name() const noexcept;     // the table row, or "derived"
   const std::string& summary() const noexcept;  // family and markers, one line
   std::string_view family() const noexcept;     // "json", "header_json", "xml", "pythonic", ...

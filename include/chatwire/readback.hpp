@@ -30,7 +30,8 @@ namespace chatwire::readback {
 
 // One rendered round trip.
 struct RoundTrip {
-  std::string kind;         // "calls" (two tool calls, reasoning first) or "reasoning" (+ answer)
+  // "calls" (two tool calls, reasoning first), "reasoning" (+ answer) or "answer" (content only)
+  std::string kind;
   bool applicable = false;  // rendered, and the turn's text could be cut out of the render
   // The prompt is a prefix of the conversation: `generated` is exactly what follows the prompt
   // (the round trip proper). When it is not (the template rewrites history, e.g. drops past
@@ -92,6 +93,9 @@ struct ParserChoice {
   bool calls_read_back = false;  // proven on the "calls" round trip
   bool reasoning_rendered = false;
   bool reasoning_read_back = false;
+  bool answer_rendered = false;   // the plain-answer round trip applies (the answer is rendered)
+  bool answer_read_back = false;  // ... and the parser gives the answer back as content, alone
+  std::string answer_verdict;     // when not read back: the first difference
   // The parse options the prompt implies (reasoning already opened by the generation prompt).
   parse::Options options;
   // "read back", or why not (e.g. "tool calls of this template cannot be read back: ...").

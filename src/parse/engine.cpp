@@ -121,6 +121,7 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
   }
   if (d.think_open.empty() && d.think_close.empty()) c_.in_reasoning = false;
   c_.at_reasoning_start = c_.in_reasoning;
+  at_answer_open_ = !d.answer_open.empty() && !c_.in_reasoning;
   at_recipient_ =
       (!d.recipient_open.empty() && !d.recipient_close.empty()) || d.syntax == CallSyntax::kHarmony;
 }
@@ -231,6 +232,22 @@ bool Engine::text() {
     }
   }
   started_ = true;
+  if (at_answer_open_) {
+    // The opener the template writes before a plain answer is layout (leading whitespace too).
+    std::size_t p = pos;
+    while (p < buf.size() && is_ws(buf[p])) ++p;
+    if (p == buf.size() && !c_.eof) return false;
+    std::size_t save = pos;
+    pos = p;
+    Tri t = c_.take(d.answer_open);
+    if (t == Tri::kMore) {
+      pos = save;
+      return false;
+    }
+    if (t == Tri::kNo) pos = save;
+    at_answer_open_ = false;
+    return true;
+  }
   if (c_.in_reasoning && c_.at_reasoning_start) {
     // The output may still open the reasoning block the options already assumed open.
     std::size_t p = pos;

@@ -59,6 +59,9 @@ struct Dialect {
   std::string_view think_open;  // "" = the dialect has no reasoning block
   std::string_view think_close;
   bool starts_in_reasoning = false;  // default when neither prefilled nor enable_thinking
+  // What the template writes before a plain answer (gpt-oss: `<|channel|>final<|message|>`
+  // after the generation prompt's `<|start|>assistant`): layout where the output begins with it.
+  std::string_view answer_open;
   // A recipient header the output may begin with (`to=get_weather<|message|>`): layout, since
   // the calls that follow name themselves.
   std::string_view recipient_open, recipient_close;

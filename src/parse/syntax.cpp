@@ -3,6 +3,7 @@
 //
 // The JSON form is written and read through one table of the dialect's fields per kind (text,
 // flag, list, sections, enums): a new Dialect field is one row here.
+#include <algorithm>
 #include <utility>
 
 #include "parse/internal.hpp"
@@ -19,6 +20,7 @@ struct TextField {
 constexpr TextField kTextFields[] = {
     {"think_open", &Dialect::think_open},
     {"think_close", &Dialect::think_close},
+    {"answer_open", &Dialect::answer_open},
     {"recipient_open", &Dialect::recipient_open},
     {"recipient_close", &Dialect::recipient_close},
     {"recipient_header", &Dialect::recipient_header},
@@ -148,6 +150,20 @@ Syntax make_syntax(const Dialect& dialect, std::string name, std::string summary
   data->summary = std::move(summary);
   own_strings(*data);
   return Syntax(std::move(data));
+}
+
+Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
+  Dialect d = calls.data().dialect;
+  const Dialect& t = text.data().dialect;
+  if (!t.think_open.empty() || !t.think_close.empty()) {
+    d.think_open = t.think_open;
+    d.think_close = t.think_close;
+    d.starts_in_reasoning = t.starts_in_reasoning;
+  }
+  if (!t.answer_open.empty()) d.answer_open = t.answer_open;
+  for (auto m : t.dropped)
+    if (std::find(d.dropped.begin(), d.dropped.end(), m) == d.dropped.end()) d.dropped.push_back(m);
+  return make_syntax(d, calls.name(), calls.summary() + "; reasoning and framing of " + text.name());
 }
 
 Result<Syntax> Syntax::named(std::string_view dialect) {

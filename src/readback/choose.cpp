@@ -69,6 +69,59 @@ parse::Syntax with_reasoning(const parse::Syntax& row, const std::string& open,
   return parse::make_syntax(d, row.name(), row.summary());
 }
 
+// The text before the answer in the answer round trip, past any reasoning block: the opener the
+// template writes before a plain answer, when it is made of markers and words (no sentence of
+// the conversation).
+std::string answer_lead(const RoundTrip& answer, const parse::Syntax& syntax) {
+  std::string_view g = answer.generated;
+  std::size_t at = g.find(answer.expected.content);
+  if (at == std::string_view::npos) return {};
+  std::string_view before = g.substr(0, at);
+  std::string_view close = syntax.data().dialect.think_close;
+  if (!close.empty())
+    if (auto c = before.rfind(close); c != std::string_view::npos)
+      before = before.substr(c + close.size());
+  before = trim(before);
+  if (before.empty() || before.size() > 64) return {};
+  for (std::string_view text : conversation_texts())
+    if (before.find(text.substr(0, 12)) != std::string_view::npos) return {};
+  return std::string(before);
+}
+
+// The plain-answer round trip on the chosen parser (proven on `proven`); a template that frames
+// its answers gets the opener it writes as the parser's answer_open, kept only when every round
+// trip still reads back.
+void read_answer(ParserChoice& choice, const RoundTrip* answer,
+                 std::vector<const RoundTrip*> proven) {
+  if (answer == nullptr || !choice.syntax) return;
+  choice.answer_rendered = true;
+  std::string verdict = check(*choice.syntax, *answer, choice.options);
+  if (!verdict.empty()) {
+    if (std::string lead = answer_lead(*answer, *choice.syntax); !lead.empty()) {
+      parse::Dialect d = choice.syntax->data().dialect;
+      // Where the output begins with a header (Functionary v3.2's `>>>` left in the prompt), a
+      // header naming the answer (`all\n`) is the content header, not an opener to strip.
+      bool header = false;
+      if (d.header_at_start)
+        for (auto end : d.header_end)
+          header = header || answer->generated.find(lead + std::string(end)) == 0;
+      (header ? d.content_name : d.answer_open) = lead;
+      std::string summary = choice.syntax->summary() + (header ? " content_name=" : " answer=") +
+                            nlohmann::json(lead).dump();
+      parse::Syntax framed = parse::make_syntax(d, choice.syntax->name(), summary);
+      proven.push_back(answer);
+      std::string framed_verdict = check_all(framed, proven, choice.options);
+      choice.tried.push_back({"derived", framed, framed_verdict});
+      if (framed_verdict.empty()) {
+        choice.syntax = std::move(framed);
+        verdict.clear();
+      }
+    }
+  }
+  choice.answer_read_back = verdict.empty();
+  choice.answer_verdict = std::move(verdict);
+}
+
 }  // namespace
 
 std::string compare(const parse::Message& m, const RoundTrip& trip) {
@@ -100,14 +153,22 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
                            const std::vector<std::string>& end_markers) {
   ParserChoice choice;
   choice.trips = round_trips(render, profile, end_markers);
+  // The prompt leaves reasoning open when its generation prompt ends with the opener (not when
+  // it opens and closes an empty block, as a thinking-off generation prompt does).
   choice.options.reasoning_prefilled = profile.reasoning.prompt_opens;
+  for (const auto& t : choice.trips)
+    if (t.applicable && t.prefix) {
+      choice.options.reasoning_prefilled = t.reasoning_prefilled;
+      break;
+    }
   const RoundTrip* calls = nullptr;
   const RoundTrip* reasoning = nullptr;
+  const RoundTrip* answer = nullptr;
   for (const auto& t : choice.trips) {
     if (t.kind == "calls") choice.calls_rendered = true;
     if (t.kind == "reasoning") choice.reasoning_rendered = t.applicable;
     if (!t.applicable) continue;
-    (t.kind == "calls" ? calls : reasoning) = &t;
+    (t.kind == "calls" ? calls : t.kind == "reasoning" ? reasoning : answer) = &t;
   }
   std::string open, close;
   if (calls) reasoning_markers(*calls, profile, open, close);
@@ -137,6 +198,7 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
       choice.calls_read_back = true;
       choice.reasoning_read_back = reasoning != nullptr;
       choice.verdict = "read back";
+      read_answer(choice, answer, all);
       return choice;
     }
   }
@@ -174,18 +236,23 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
     if (reasoning) why += ": " + choice.tried.back().verdict;
   }
   choice.verdict = why.empty() ? "read back" : why;
+  if (text_ok) read_answer(choice, answer, text_trips);
   return choice;
 }
 
 Json to_json(const ParserChoice& choice) {
   const auto& [syntax, calls_rendered, calls_read_back, reasoning_rendered, reasoning_read_back,
-               options, verdict, trips, tried, template_bug] = choice;
+               answer_rendered, answer_read_back, answer_verdict, options, verdict, trips, tried,
+               template_bug] = choice;
   Json out = Json::object();
   out["syntax"] = syntax ? parse::to_json(*syntax) : Json();
   out["calls_rendered"] = calls_rendered;
   out["calls_read_back"] = calls_read_back;
   out["reasoning_rendered"] = reasoning_rendered;
   out["reasoning_read_back"] = reasoning_read_back;
+  out["answer_rendered"] = answer_rendered;
+  out["answer_read_back"] = answer_read_back;
+  if (!answer_verdict.empty()) out["answer_verdict"] = answer_verdict;
   out["reasoning_prefilled"] = options.reasoning_prefilled;
   out["verdict"] = verdict;
   if (template_bug)

@@ -134,6 +134,16 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
   }
   std::printf("round trip: calls %zu/%zu read back, %zu template bugs; reasoning %zu/%zu\n",
               calls_ok, calls, bugs, reasoning_ok, reasoning);
+  // The plain answer: read back wherever the prompt is a prefix of the conversation.
+  std::size_t answers = 0, answers_ok = 0;
+  for (const auto& [name, o] : outcomes()) {
+    const auto* at = find_trip(o.choice, "answer");
+    if (!at || !at->applicable || !at->prefix) continue;
+    ++answers;
+    answers_ok += o.choice.answer_read_back;
+    EXPECT_TRUE(o.choice.answer_read_back) << name << ": " << o.choice.answer_verdict;
+  }
+  std::printf("round trip: plain answers %zu/%zu read back\n", answers_ok, answers);
   std::printf("prompt not a prefix, parser derived from the conversation's render: %zu/%zu\n",
               history_ok, history);
   // Measured, not required: the same texts not cut at the end-of-turn marker (everything the
@@ -142,12 +152,16 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
   for (const auto& [name, o] : outcomes()) {
     if (!o.choice.syntax) continue;
     for (const auto& t : o.choice.trips) {
-      bool proven = t.kind == "calls" ? o.choice.calls_read_back : o.choice.reasoning_read_back;
+      bool proven = t.kind == "calls"       ? o.choice.calls_read_back
+                    : t.kind == "reasoning" ? o.choice.reasoning_read_back
+                                            : o.choice.answer_read_back;
       if (!t.applicable || !proven) continue;
       cw::readback::RoundTrip whole = t;
       whole.generated = t.full.substr(t.turn_at);
+      cw::parse::Options options = o.choice.options;
+      options.reasoning_prefilled = t.reasoning_prefilled;  // as the round trip itself
       auto r = cw::parse::parse(whole.generated, *o.choice.syntax,
-                                cw::readback::round_trip_tools_json(), o.choice.options);
+                                cw::readback::round_trip_tools_json(), options);
       ++uncut;
       const bool ok = r && cw::readback::compare(r->message, whole).empty();
       uncut_ok += ok;
