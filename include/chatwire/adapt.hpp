@@ -67,6 +67,10 @@ struct AdaptedRequest {
   chat::ChatRequest request;
   std::vector<Adaptation> adaptations;
   std::vector<std::string> warnings;
+  // The call syntax the prompt teaches the model ("" = the template's own): set when the
+  // template writes no calls and the adapter wrote the tool instructions (with its example) or
+  // past calls as text in this syntax; the model's calls are read with call_syntax_dialect().
+  std::string taught_call_syntax;
   // The verification render (chat::render with Options::mode/assistant_mask/now/limits);
   // nullopt when Options::verify is false.
   std::optional<chat::ChatResult> rendered;
@@ -81,6 +85,8 @@ Result<AdaptedRequest> adapt_request(std::string_view request_json, const probe:
 
 // The names of the call-syntax table.
 std::vector<std::string> call_syntax_names();
+// The output parser's dialect that reads calls in the named call syntax ("" = unknown name).
+std::string call_syntax_dialect(std::string_view name);
 
 // ---------------------------------------------------------------------------------------
 // The acceptance check's sentinels (the check itself, check/CheckReport, is in

@@ -102,6 +102,10 @@ struct Prompt {
   bool reasoning_prefilled = false;     // the prompt ends inside an opened reasoning block
   std::optional<bool> enable_thinking;  // the request's enable_thinking (false: no reasoning)
   std::string dialect;  // the output parser: a dialect or "derived"; "" = content only
+  // The prompt teaches the model a call syntax the template does not write (the adapter's
+  // taught_call_syntax, e.g. tools for Gemma 3): its calls are read with this dialect, inside
+  // the template's own reasoning and framing ("" = the template's own parser).
+  std::string taught_dialect;
   bool tool_calls_read_back = false;  // false: calls this template renders are served as content
   CallIdStyle call_ids = CallIdStyle::openai;
   std::string tools_json;  // the request's tools as JSON text ("" = none), for the parser

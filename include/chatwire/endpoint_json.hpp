@@ -13,7 +13,8 @@ nlohmann::ordered_json to_json(const Message& message);
 // {"content"?, "reasoning_content"?, "tool_calls"?: [{index, id?, type?, function}]}
 nlohmann::ordered_json to_json(const Delta& delta);
 // {"text", "ids", "assistant_masks"?, "adaptations", "warnings", "stop_ids", "stop_strings",
-//  "parser": {"dialect", "reasoning_prefilled", "enable_thinking", "call_ids"}}
+//  "parser": {"dialect", "taught_dialect", "tool_calls_read_back", "reasoning_prefilled",
+//             "enable_thinking", "call_ids"}}
 nlohmann::ordered_json to_json(const Prompt& prompt);
 nlohmann::ordered_json to_json(const std::vector<Warning>& warnings);
 

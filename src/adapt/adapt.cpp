@@ -124,6 +124,7 @@ struct Work {
   json tools = nullptr;
   const CallSyntax* syntax = nullptr;  // chosen lazily
   Adapted out;
+  bool taught = false;  // the prompt shows the model calls in `syntax` (not the template's)
 
   void record(std::string code, std::string finding, std::string detail) {
     out.adaptations.push_back({std::move(code), std::move(finding), std::move(detail)});
@@ -471,6 +472,7 @@ Status calls_as_text(Work& w) {
     std::string content = *text;
     if (!content.empty()) content += "\n";
     content += w.call_syntax().write_calls(m["tool_calls"]);
+    w.taught = true;
     m["content"] = content;
     m.erase("tool_calls");
     changed += (changed.empty() ? "" : ", ") + msg_path(i);
@@ -536,6 +538,7 @@ Status definitions_into_system(Work& w) {
         {"function",
          {{"name", "<function-name>"}, {"arguments", {{"<argument-name>", "<argument-value>"}}}}}};
     text += w.call_syntax().write_calls(json::array({call}));
+    w.taught = true;
   }
   if (!w.messages.empty() && w.messages[0].value("role", "") == "system") {
     auto existing = content_as_text(w.messages[0], msg_path(0));
@@ -815,7 +818,7 @@ bool flag(const json& request, const char* key, bool absent) {
 Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& profile,
                                   const jinja::Template& tmpl, const Options& options,
                                   const json* tools_as_text) {
-  Work w{profile, options, json::array(), nullptr, nullptr, Adapted{}};
+  Work w{profile, options, json::array(), nullptr, nullptr, Adapted{}, false};
   w.messages = request["messages"];
   for (auto& m : w.messages)
     if (m.contains("tool_calls") && m["tool_calls"].is_null()) m.erase("tool_calls");
@@ -836,6 +839,7 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
   chat_request.kwargs = request_kwargs(request);
   out.adaptations = std::move(w.out.adaptations);
   out.warnings = std::move(w.out.warnings);
+  if (w.taught) out.taught_call_syntax = std::string(w.call_syntax().name);
   if (!options.verify) return out;
 
   chat::RenderOptions render_options;

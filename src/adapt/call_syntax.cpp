@@ -112,10 +112,11 @@ std::string plain_result(const json& message) {
 
 // Detection runs in table order, so a marker that contains another comes first.
 constexpr CallSyntax kCallSyntaxes[] = {
-    {"granite", "<|tool_call|>", granite_calls, hermes_result},
-    {"mistral", "[TOOL_CALLS]", mistral_calls, mistral_result},
-    {"hermes", "<tool_call>", hermes_calls, hermes_result},
-    {"json", "", plain_json_calls, plain_result},
+    {"granite", "<|tool_call|>", granite_calls, hermes_result, "granite"},
+    {"mistral", "[TOOL_CALLS]", mistral_calls, mistral_result, "mistral_v03"},
+    {"hermes", "<tool_call>", hermes_calls, hermes_result, "hermes"},
+    // One bare {"name", "arguments"} object per line: llama3_json reads bare call objects.
+    {"json", "", plain_json_calls, plain_result, "llama3_json"},
 };
 
 }  // namespace
@@ -136,6 +137,11 @@ const CallSyntax* find_syntax(std::string_view name) {
   for (const auto& syntax : kCallSyntaxes)
     if (syntax.name == name) return &syntax;
   return nullptr;
+}
+
+std::string call_syntax_dialect(std::string_view name) {
+  const CallSyntax* syntax = find_syntax(name);
+  return syntax ? std::string(syntax->parse_dialect) : std::string();
 }
 
 std::vector<std::string> call_syntax_names() {

@@ -21,6 +21,9 @@ struct CallSyntax {
   std::string (*write_calls)(const json& tool_calls);
   // The text of one tool result (an OpenAI tool message) inside a user turn.
   std::string (*write_result)(const json& tool_message);
+  // The output parser's dialect (parse::dialects()) that reads calls written this way: a model
+  // taught this syntax by the prompt answers in it.
+  std::string_view parse_dialect;
 };
 
 // The syntax the template's instructions teach (first table row whose marker occurs in

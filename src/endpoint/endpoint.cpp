@@ -389,6 +389,11 @@ Result<Prompt> prepare_json(const Endpoint::Impl& impl, const json& request,
   prompt.stop_strings = impl.stop_strings;
   prompt.dialect = impl.parser.syntax ? impl.parser.syntax->name() : std::string();
   prompt.tool_calls_read_back = impl.parser.calls_read_back;
+  if (!adapted->taught_call_syntax.empty()) {
+    prompt.taught_dialect = adapt::call_syntax_dialect(adapted->taught_call_syntax);
+    prompt.dialect = prompt.taught_dialect;
+    prompt.tool_calls_read_back = true;
+  }
   prompt.call_ids = impl.call_ids;
   prompt.enable_thinking = enable_thinking(adapted->request.kwargs);
   if (!impl.open_marker.empty() && prompt.enable_thinking != false)
@@ -637,7 +642,19 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
   g->style = prompt.call_ids;
   std::random_device seed;
   g->random.seed((static_cast<std::uint64_t>(seed()) << 32) ^ seed());
-  if (impl_->parser.syntax) {  // the Endpoint's parser: a prompt is prepared by its Endpoint
+  // The Endpoint's parser (a prompt is prepared by its Endpoint), or the calls the prompt taught
+  // inside the template's framing.
+  std::optional<parse::Syntax> taught;
+  if (!prompt.taught_dialect.empty()) {
+    auto row = parse::Syntax::named(prompt.taught_dialect);
+    if (!row) return row.error();
+    taught = impl_->parser.syntax ? parse::Syntax::with_calls(*impl_->parser.syntax, *row)
+                                  : std::move(*row);
+  }
+  const parse::Syntax* syntax = taught                 ? &*taught
+                                : impl_->parser.syntax ? &*impl_->parser.syntax
+                                                       : nullptr;
+  if (syntax) {
     json tools = json::array();
     if (!prompt.tools_json.empty()) {
       auto parsed = parse_json_text(prompt.tools_json, impl_->input.max_json_depth, "tools");
@@ -648,7 +665,7 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
     options.reasoning_prefilled = prompt.reasoning_prefilled;
     if (prompt.enable_thinking == false) options.enable_thinking = false;
     options.id_prefix = std::string(kParserIdPrefix);
-    auto parser = parse::stream_parser(*impl_->parser.syntax, tools, options);
+    auto parser = parse::stream_parser(*syntax, tools, options);
     if (!parser) return parser.error();
     g->parser.emplace(std::move(*parser));
   }

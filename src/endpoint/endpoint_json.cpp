@@ -43,6 +43,8 @@ json to_json(const Prompt& prompt) {
   j["stop_strings"] = prompt.stop_strings;
   j["parser"] = {
       {"dialect", prompt.dialect.empty() ? json(nullptr) : json(prompt.dialect)},
+      {"taught_dialect",
+       prompt.taught_dialect.empty() ? json(nullptr) : json(prompt.taught_dialect)},
       {"tool_calls_read_back", prompt.tool_calls_read_back},
       {"reasoning_prefilled", prompt.reasoning_prefilled},
       {"enable_thinking", prompt.enable_thinking ? json(*prompt.enable_thinking) : json(nullptr)},

@@ -525,9 +525,9 @@ class Engine {
   Family* calls_ = nullptr;  // the family of the dialect's call syntax (nullptr: none)
   std::size_t total_ = 0;
   bool finished_ = false, overflow_ = false, started_ = false;
-  bool at_recipient_ = false;  // the output's start, where a recipient header may stand
+  bool at_recipient_ = false;    // the output's start, where a recipient header may stand
   bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
-  bool mid_header_ = false;    // ... or a recipient_header found mid-output, at pos
+  bool mid_header_ = false;      // ... or a recipient_header found mid-output, at pos
 
   std::vector<std::string_view> triggers_;
   MarkerSet content_markers_, reasoning_markers_;

@@ -163,7 +163,8 @@ Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
   if (!t.answer_open.empty()) d.answer_open = t.answer_open;
   for (auto m : t.dropped)
     if (std::find(d.dropped.begin(), d.dropped.end(), m) == d.dropped.end()) d.dropped.push_back(m);
-  return make_syntax(d, calls.name(), calls.summary() + "; reasoning and framing of " + text.name());
+  return make_syntax(d, calls.name(),
+                     calls.summary() + "; reasoning and framing of " + text.name());
 }
 
 Result<Syntax> Syntax::named(std::string_view dialect) {

@@ -220,9 +220,10 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
     // closes an empty block (`<think>\n\n</think>\n\n`, thinking off) leaves nothing open.
     const std::string open_marker = p.reasoning.open.value_or("");
     std::string_view open = trim(open_marker), prompt = trim(trip.prompt);
-    trip.reasoning_prefilled = p.reasoning.prompt_opens &&
-                               (open.empty() || (prompt.size() >= open.size() &&
-                                                 prompt.substr(prompt.size() - open.size()) == open));
+    trip.reasoning_prefilled =
+        p.reasoning.prompt_opens &&
+        (open.empty() ||
+         (prompt.size() >= open.size() && prompt.substr(prompt.size() - open.size()) == open));
   } else {
     std::string_view before = trim(std::string_view(trip.full).substr(0, common));
     const std::string open_marker = p.reasoning.open.value_or("");  // `open` views it
@@ -278,9 +279,8 @@ std::vector<RoundTrip> round_trips(const probe::RenderFunction& render,
   // A plain answer, no reasoning and no calls: what most turns are. Some templates frame it
   // (gpt-oss writes `<|channel|>final<|message|>` after the generation prompt).
   {
-    RoundTrip trip =
-        render_trip(render, profile, "answer", Json{{"role", "assistant"}, {"content", kAnswer}},
-                    ends);
+    RoundTrip trip = render_trip(render, profile, "answer",
+                                 Json{{"role", "assistant"}, {"content", kAnswer}}, ends);
     if (trip.applicable && trip.generated.find(kAnswer) == std::string::npos) {
       trip.applicable = false;
       trip.why_not = "the answer is not in the generated text";

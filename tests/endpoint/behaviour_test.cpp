@@ -224,6 +224,57 @@ TEST(EndpointGeneration, ToolCallIdsFollowTheTemplatesRule) {
 // starts inside the reasoning (QwQ's own renders prove no parser: its prompt is not a prefix of
 // its conversation, so the dialect is named); Qwen3 with enable_thinking=false closes it in the
 // prompt.
+// A template that writes no tools (Gemma 3): the adapter teaches a call syntax in the system
+// prompt, and the model's calls in that syntax are read back as calls, not served as content.
+TEST(EndpointGeneration, CallsInTheTaughtSyntax) {
+  const Endpoint& ep = shared_endpoint("gemma3");
+  json r = user("Weather in Zürich?");
+  r["tools"] = kTools;
+  auto prompt = ep.prepare(r.dump());
+  ASSERT_TRUE(prompt) << prompt.error().to_string();
+  EXPECT_EQ(prompt->taught_dialect, "hermes");
+  EXPECT_EQ(prompt->dialect, "hermes");
+  EXPECT_TRUE(prompt->tool_calls_read_back);
+  EXPECT_NE(prompt->text.find("<tool_call>"), std::string::npos);
+  auto gen = ep.start(*prompt);
+  ASSERT_TRUE(gen);
+  ASSERT_TRUE(
+      gen->push_text("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+                     "\"Zürich\"}}\n</tool_call>"));
+  ASSERT_TRUE(gen->finish());
+  ASSERT_EQ(gen->message().tool_calls.size(), 1u);
+  EXPECT_EQ(gen->message().tool_calls[0].name, "get_weather");
+  EXPECT_EQ(json::parse(gen->message().tool_calls[0].arguments), json({{"city", "Zürich"}}));
+  EXPECT_EQ(gen->message().content, "");
+  EXPECT_EQ(gen->finish_reason(), "tool_calls");
+  // Without tools nothing is taught: the template's own parser, content only.
+  auto plain = ep.prepare(user("Hi").dump());
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->taught_dialect, "");
+  auto text = ep.start(*plain);
+  ASSERT_TRUE(text);
+  ASSERT_TRUE(text->push_text("<tool_call>\n{}\n</tool_call>"));
+  ASSERT_TRUE(text->finish());
+  EXPECT_TRUE(text->message().tool_calls.empty());
+}
+
+// A gpt-oss answer without reasoning starts with the final channel's header, which the
+// template writes before every plain answer: layout, not content.
+TEST(EndpointGeneration, FramedPlainAnswer) {
+  const Endpoint& ep = shared_endpoint("gpt-oss");
+  auto prompt = ep.prepare(user("Hi").dump());
+  ASSERT_TRUE(prompt) << prompt.error().to_string();
+  for (std::size_t chunk : {1u, 5u, 1000u}) {
+    auto gen = ep.start(*prompt);
+    ASSERT_TRUE(gen);
+    const std::string out = "<|channel|>final<|message|>Hello there.";
+    for (std::size_t at = 0; at < out.size(); at += chunk)
+      ASSERT_TRUE(gen->push_text(out.substr(at, chunk)));
+    ASSERT_TRUE(gen->finish());
+    EXPECT_EQ(gen->message().content, "Hello there.") << chunk;
+  }
+}
+
 TEST(EndpointGeneration, ParserStateFromThePrompt) {
   TempModel qwq("Qwen--QwQ-32B");
   chatwire::endpoint::LoadOptions hermes;

@@ -267,3 +267,42 @@ TEST(ParseApi, MessagesRoutedByRecipient) {
   EXPECT_EQ(direct->message.reasoning_content, "");
   EXPECT_EQ(direct->message.content, "Hi. <|start|>assistant to=<b> x");
 }
+
+namespace {
+
+// answer_open (a derived field: the opener a template writes before a plain answer) is layout
+// only at the output's start, survives the JSON form, and with_calls() keeps it with the text
+// syntax's reasoning markers around another syntax's calls.
+TEST(ParseApi, AnswerOpenerAndTaughtCalls) {
+  auto text = parse::syntax_from_json(Json{{"family", "none"},
+                                           {"think_open", "<think>"},
+                                           {"think_close", "</think>"},
+                                           {"answer_open", "<|channel|>final<|message|>"}});
+  ASSERT_TRUE(text) << text.error().message;
+  auto back = parse::syntax_from_json(parse::to_json(*text));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(parse::to_json(*back), parse::to_json(*text));
+  auto r = parse::parse("  <|channel|>final<|message|>Hi <|channel|>final<|message|>", *text);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->message.content, "Hi <|channel|>final<|message|>");
+  auto hermes = parse::Syntax::named("hermes");
+  ASSERT_TRUE(hermes);
+  parse::Syntax both = parse::Syntax::with_calls(*text, *hermes);
+  EXPECT_EQ(both.name(), "hermes");
+  const std::string out =
+      "<think>hm</think><tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>";
+  auto whole = parse::parse(out, both);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->message.reasoning_content, "hm");
+  ASSERT_EQ(whole->message.tool_calls.size(), 1u);
+  EXPECT_EQ(whole->message.tool_calls[0].name, "f");
+  // Streamed byte by byte: the opener is still layout.
+  const std::string framed = "<|channel|>final<|message|>Hello";
+  auto plain = parse::StreamParser::create(*text);
+  ASSERT_TRUE(plain);
+  for (char c : framed) plain->feed(std::string_view(&c, 1));
+  plain->finish();
+  EXPECT_EQ(plain->message().content, "Hello");
+}
+
+}  // namespace
