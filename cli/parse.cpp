@@ -69,6 +69,10 @@ bool parse_options(const Json& o, parse::Options& options, std::string& error) {
     if (!it->is_boolean()) return error = "options.enable_thinking must be a boolean", false;
     options.enable_thinking = it->get<bool>();
   }
+  if (auto it = o.find("strict"); it != o.end()) {
+    if (!it->is_boolean()) return error = "options.strict must be a boolean", false;
+    options.strict = it->get<bool>();
+  }
   return true;
 }
 
@@ -132,7 +136,7 @@ void add_parse(CLI::App& root, int& exit_code) {
     std::string dialect, tools_path, template_path, model_dir;
     std::string response_template_path, prefix_path;
     bool explain = false;
-    bool reasoning_prefilled = false, batch = false, list = false;
+    bool reasoning_prefilled = false, batch = false, list = false, strict = false;
     std::string thinking;
     std::size_t stream = 0;
     std::size_t max_input_bytes = io::kDefaultMaxInputBytes;  // the model output on stdin
@@ -156,6 +160,9 @@ void add_parse(CLI::App& root, int& exit_code) {
                   "JSON file: the request's tools array (types XML-style arguments)");
   cmd->add_flag("--reasoning-prefilled", args->reasoning_prefilled,
                 "the prompt already opened the reasoning block");
+  cmd->add_flag("--strict", args->strict,
+                "a malformed call is an error (exit 1, its byte offset and family on stderr) "
+                "instead of content with a warning");
   cmd->add_option("--thinking", args->thinking, "on|off: thinking requested or disabled")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--stream", args->stream,
@@ -278,6 +285,7 @@ void add_parse(CLI::App& root, int& exit_code) {
       tools = std::move(*t);
     }
     if (args->reasoning_prefilled) options.reasoning_prefilled = true;
+    if (args->strict) options.strict = true;
     if (!args->thinking.empty()) options.enable_thinking = args->thinking == "on";
     std::string read_error;
     auto read = io::WholeInput::read(0, args->max_input_bytes, read_error);
@@ -317,6 +325,12 @@ void add_parse(CLI::App& root, int& exit_code) {
         print_deltas(stream->feed(std::string_view(input).substr(i, args->stream)));
       print_deltas(stream->finish());
       warnings = stream->warnings();
+      if (auto failure = stream->failure()) {
+        out.flush();
+        std::fprintf(stderr, "chatwire parse: %s\n", failure->to_string().c_str());
+        exit_code = 1;
+        return;
+      }
     }
     out.flush();
     for (const auto& w : warnings)

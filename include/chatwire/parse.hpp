@@ -61,7 +61,15 @@ struct Options {
   // Arguments up to this size are fully validated as JSON (a warning when not); larger ones are
   // checked structurally only, so a long file argument costs one pass.
   std::size_t max_validated_argument_bytes = std::size_t{64} << 10;
+  // For callers who prefer a refusal to content: a malformed call (broken JSON, a call cut off
+  // at the end, a missing marker, a call marker not followed by a call, ...) makes parse() an
+  // error (type "ParseError", path "output") naming the byte offset and the syntax family, and
+  // StreamParser::failure() says the same. Off: the text stays content with a Warning.
+  bool strict = false;
 };
+
+// Whether a warning code means a malformed call (what Options::strict refuses).
+bool is_malformed_call(std::string_view warning_code) noexcept;
 
 struct ToolCallDelta {
   std::size_t index = 0;  // position of the call in this response
@@ -173,6 +181,8 @@ class StreamParser {
   // The message assembled so far (complete after finish()) and the warnings so far.
   const Message& message() const;
   const std::vector<Warning>& warnings() const;
+  // With Options::strict: the first malformed call so far, as the error parse() would return.
+  std::optional<Error> failure() const;
 
  private:
   explicit StreamParser(std::unique_ptr<Engine> engine);

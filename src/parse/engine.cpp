@@ -11,6 +11,9 @@
 //    (headers, typed values, pythonic lists) are parsed once when their end is found.
 #include "parse/engine.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace chatwire::parse {
 
 // ---- the families ----
@@ -327,6 +330,29 @@ bool Engine::text() {
     start_bare(d.syntax != CallSyntax::kPythonic);
     return true;
   }
+  // A call marker inside reasoning: a model thinking about a call may write one there and close
+  // the block later; then it is reasoning (as vLLM's and SGLang's reasoning parsers, which run
+  // first, keep it). A model that calls without closing its reasoning never closes it: the call
+  // ends the reasoning. Held until the block closes or the output ends (or max_held_bytes).
+  if (c_.in_reasoning && !d.think_close.empty()) {
+    const std::size_t from =
+        std::max(pos + hit.len, hold_scan_ > c_.base ? hold_scan_ - c_.base : 0);
+    const std::size_t close = buf.find(d.think_close, from);
+    if (close != std::string::npos) {
+      c_.emit(Route::kReasoning, c_.bytes(pos, pos + hit.len));
+      pos += hit.len;
+      hold_scan_ = 0;
+      return true;
+    }
+    if (!c_.eof && buf.size() - pos <= c_.opt.max_held_bytes) {
+      // Resume the search where a close marker could still start.
+      hold_scan_ = c_.base + std::max(from, buf.size() >= d.think_close.size()
+                                                ? buf.size() - d.think_close.size() + 1
+                                                : std::size_t{0});
+      return false;
+    }
+    hold_scan_ = 0;
+  }
   // A call marker.
   if (c_.em.msg.tool_calls.size() >= c_.opt.max_tool_calls) {
     c_.em.warn("limit", "more calls than max_tool_calls; the marker stays text", c_.abs(pos));
@@ -435,9 +461,31 @@ Result<ParseResult> parse_with(std::string_view text, const SyntaxOrName& syntax
   (*engine)->one_shot();
   (*engine)->feed(text);
   (*engine)->finish();
+  if (auto failure = (*engine)->strict_failure()) return *failure;
   return (*engine)->take_result();
 }
 }  // namespace
+
+bool is_malformed_call(std::string_view code) noexcept {
+  // The codes of a call that is not well formed; limits, reasoning markers and schema types
+  // (coercion) are not about the call's form.
+  constexpr std::string_view kMalformed[] = {"malformed_call",    "truncated",    "not_a_call",
+                                             "invalid_arguments", "invalid_call", "missing_marker",
+                                             "malformed_message"};
+  return std::find(std::begin(kMalformed), std::end(kMalformed), code) != std::end(kMalformed);
+}
+
+std::optional<Error> Engine::strict_failure() const {
+  if (!c_.opt.strict) return std::nullopt;
+  for (const auto& w : c_.em.warnings) {
+    if (!is_malformed_call(w.code)) continue;
+    return Error{"ParseError",
+                 w.code + " at byte " + std::to_string(w.offset) + " (" +
+                     std::string(family_name(c_.d.syntax)) + " family): " + w.message,
+                 0, 0, "output"};
+  }
+  return std::nullopt;
+}
 
 Result<ParseResult> parse(std::string_view text, std::string_view dialect, const Tools& tools,
                           const Options& options) {
@@ -474,6 +522,9 @@ std::vector<Delta> StreamParser::finish() {
 }
 const Message& StreamParser::message() const {
   return engine_->message();
+}
+std::optional<Error> StreamParser::failure() const {
+  return engine_->strict_failure();
 }
 const std::vector<Warning>& StreamParser::warnings() const {
   return engine_->warnings();

@@ -504,6 +504,8 @@ class Engine {
   const Message& message() const { return c_.em.msg; }
   const std::vector<Warning>& warnings() const { return c_.em.warnings; }
   void one_shot() { c_.em.collect_deltas = false; }
+  // Options::strict: the first malformed call as an error (nullopt when none or not strict).
+  std::optional<Error> strict_failure() const;
   ParseResult take_result() { return ParseResult{std::move(c_.em.msg), std::move(c_.em.warnings)}; }
 
  private:
@@ -527,7 +529,10 @@ class Engine {
   bool finished_ = false, overflow_ = false, started_ = false;
   bool at_recipient_ = false;    // the output's start, where a recipient header may stand
   bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
-  bool mid_header_ = false;      // ... or a recipient_header found mid-output, at pos
+  // A call marker held inside reasoning: where (absolute offset) the search for the reasoning's
+  // close marker resumes; 0 = none held.
+  std::size_t hold_scan_ = 0;
+  bool mid_header_ = false;  // ... or a recipient_header found mid-output, at pos
 
   std::vector<std::string_view> triggers_;
   MarkerSet content_markers_, reasoning_markers_;

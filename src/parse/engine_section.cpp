@@ -31,6 +31,18 @@ bool SectionFamily::between_calls() {
     begin_call();
     return true;
   }
+  if (!in_section_ && c_.committed && !c_.d.section_close.empty()) {
+    // The section's closer after calls whose opener is missing (Qwen3-Coder writing
+    // `<function=f>...</function>` without `<tool_call>`): layout, not content.
+    t = c_.take(c_.d.section_close);
+    if (t == Tri::kMore) return need_more();
+    if (t == Tri::kYes) {
+      c_.em.warn("missing_marker",
+                 "tool-call section closed without " + std::string(c_.d.section_open),
+                 c_.abs(c_.pos - c_.d.section_close.size()));
+      return true;
+    }
+  }
   if (!in_section_) {
     c_.pos = before_ws;  // what follows the call is text, with its layout
     end_block_or_fallback();

@@ -145,6 +145,9 @@ std::string_view family_name(CallSyntax syntax) noexcept;
 // JSON string literal of `text` the way Python's json.dumps(ensure_ascii=False) writes it.
 void append_json_quoted(std::string& out, std::string_view text);
 void append_json_escaped(std::string& out, std::string_view text);  // without the quotes
+// A JSON value as Python's json.dumps(ensure_ascii=False) writes it (", " and ": " separators);
+// nesting deeper than 256 is written compactly by nlohmann (no recursion here).
+void append_python_json(std::string& out, const Json& value, int depth = 0);
 
 // The JSON types a tool's schema allows for one parameter; empty = unknown.
 struct ParamTypes {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "parse/internal.hpp"
+#include "util/json_text.hpp"
 #include "util/utf8.hpp"
 
 namespace chatwire::parse {
@@ -453,6 +454,36 @@ void append_json_quoted(std::string& out, std::string_view text) {
   out += '"';
 }
 
+void append_python_json(std::string& out, const Json& v, int depth) {
+  if (depth > 256) {  // deeper than any schema-typed argument: compact, without recursion
+    out += v.dump();
+    return;
+  }
+  if (v.is_object()) {
+    out += '{';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!first) out += ", ";
+      first = false;
+      append_json_quoted(out, it.key());
+      out += ": ";
+      append_python_json(out, it.value(), depth + 1);
+    }
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ", ";
+      append_python_json(out, v[i], depth + 1);
+    }
+    out += ']';
+  } else if (v.is_string()) {
+    append_json_quoted(out, v.get_ref<const std::string&>());
+  } else {
+    out += v.dump();
+  }
+}
+
 ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param) {
   ParamTypes types;
   if (!tools.is_array()) return types;
@@ -498,32 +529,52 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
   std::string_view t = trim(raw);
   std::string low = lower(t);
   if (low == "null" || low == "none") return "null";  // as the reference parsers read it
-  // The first non-null type decides; when its conversion fails the raw text stays a string.
+  // The first non-null type decides (as vLLM's parsers do); when the value is not one, the other
+  // members of a union (`["integer", "boolean"]`, `anyOf`) are tried, then it stays a string,
+  // which is a mismatch only when the schema does not allow a string.
   auto first = types.first;
   if (!first || first == &ParamTypes::string) return as_string();
-  if (first == &ParamTypes::integer) {
-    if (is_integer_text(t)) return integer_json(t);
-    // "5.0" for an integer: Python's int(float(v)) when the value is integral.
-    if (number_json(t, out) && out.find_first_of(".e") == std::string::npos) return out;
-  }
-  if (first == &ParamTypes::number && number_json(t, out)) {
-    return out;
-  }
-  if (first == &ParamTypes::boolean && (low == "true" || low == "false")) return low;
-  if (first == &ParamTypes::object || first == &ParamTypes::array) {
-    bool want_object = first == &ParamTypes::object;
-    if (Json::accept(t)) {
-      Json v = Json::parse(t);
-      if (want_object ? v.is_object() : v.is_array()) return v.dump();
+  auto convert = [&](bool ParamTypes::*type) {
+    if (type == &ParamTypes::integer) {
+      if (is_integer_text(t)) {
+        out = integer_json(t);
+        return true;
+      }
+      // "5.0" for an integer: Python's int(float(v)) when the value is integral.
+      return number_json(t, out) && out.find_first_of(".e") == std::string::npos;
     }
-    PyReader reader(t, 256);
-    std::string json;
-    if (reader.value(json, 0)) {
-      reader.skip_ws();
-      if (reader.at_end() && json[0] == (want_object ? '{' : '[')) return json;
+    if (type == &ParamTypes::number) return number_json(t, out);
+    if (type == &ParamTypes::boolean && (low == "true" || low == "false")) {
+      out = low;
+      return true;
     }
-  }
-  if (coerced_ok) *coerced_ok = false;
+    if (type == &ParamTypes::object || type == &ParamTypes::array) {
+      const char open = type == &ParamTypes::object ? '{' : '[';
+      // Nesting is bounded before anything recurses over the value (model output).
+      auto parsed = util::parse_bounded_json(t, 256);
+      if (parsed.failure == util::BoundedJson::Failure::kNone &&
+          (type == &ParamTypes::object ? parsed.value.is_object() : parsed.value.is_array())) {
+        out.clear();
+        append_python_json(out, parsed.value);
+        return true;
+      }
+      PyReader reader(t, 256);
+      std::string json;
+      if (reader.value(json, 0)) {
+        reader.skip_ws();
+        if (reader.at_end() && !json.empty() && json[0] == open) {
+          out = std::move(json);
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  if (convert(first)) return out;
+  for (auto member : {&ParamTypes::integer, &ParamTypes::number, &ParamTypes::boolean,
+                      &ParamTypes::object, &ParamTypes::array})
+    if (member != first && types.*member && convert(member)) return out;
+  if (coerced_ok && !types.string) *coerced_ok = false;
   return as_string();
 }
 

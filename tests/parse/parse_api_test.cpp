@@ -306,3 +306,39 @@ TEST(ParseApi, AnswerOpenerAndTaughtCalls) {
 }
 
 }  // namespace
+
+namespace {
+
+// Options::strict: a malformed call is an error naming its byte offset and the family, one-shot
+// and streamed; well-formed output and a malformed call's lenient reading are unchanged.
+TEST(ParseApi, StrictRefusesMalformedCalls) {
+  const std::string broken = R"(<tool_call>{"name": "f", "arguments": {"a": 1}</tool_call>)";
+  parse::Options strict;
+  strict.strict = true;
+  auto lenient = parse::parse(broken, "hermes");
+  ASSERT_TRUE(lenient);
+  EXPECT_FALSE(lenient->warnings.empty());
+  auto refused = parse::parse(broken, "hermes", parse::Tools{}, strict);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().type, "ParseError");
+  EXPECT_EQ(refused.error().path, "output");
+  EXPECT_NE(refused.error().message.find("at byte 46"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("json family"), std::string::npos);
+  auto stream = parse::StreamParser::create("hermes", parse::Tools{}, strict);
+  ASSERT_TRUE(stream);
+  for (char c : broken) stream->feed(std::string_view(&c, 1));
+  stream->finish();
+  ASSERT_TRUE(stream->failure());
+  EXPECT_EQ(stream->failure()->message, refused.error().message);
+  // A call cut off at the end is malformed too; a clean call is not.
+  EXPECT_FALSE(parse::parse(R"(<tool_call>{"name": "f", "argu)", "hermes", parse::Tools{}, strict));
+  auto clean = parse::parse(R"(<tool_call>{"name": "f", "arguments": {}}</tool_call>)", "hermes",
+                            parse::Tools{}, strict);
+  ASSERT_TRUE(clean);
+  EXPECT_EQ(clean->message.tool_calls.size(), 1u);
+  EXPECT_TRUE(parse::is_malformed_call("truncated"));
+  EXPECT_FALSE(parse::is_malformed_call("coercion"));
+}
+
+}  // namespace
