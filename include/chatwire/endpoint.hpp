@@ -86,6 +86,15 @@ enum class CallIdStyle : unsigned char {
   short9,  // 9 random alphanumerics: the template rejects OpenAI-style ids and takes these
 };
 
+// tool_choice "required" or a named function (the request's `tool_choice`), served the way vLLM
+// serves them: the engine constrains the generation to Prompt::constraint_schema, and the
+// Generation reads that JSON as the calls instead of the template's own call syntax.
+enum class ForcedCalls : unsigned char {
+  none,      // "auto" (or no tool_choice): the template's own parser decides
+  named,     // {"type": "function", "function": {"name": ...}}: the output is its arguments
+  required,  // a JSON list of {"name", "parameters"} objects, at least one
+};
+
 struct Prompt {
   std::string text;                               // the rendered prompt
   std::vector<std::uint32_t> ids;                 // its tokens (empty without a tokenizer)
@@ -109,6 +118,16 @@ struct Prompt {
   bool tool_calls_read_back = false;  // false: calls this template renders are served as content
   CallIdStyle call_ids = CallIdStyle::openai;
   std::string tools_json;  // the request's tools as JSON text ("" = none), for the parser
+  ForcedCalls forced_calls = ForcedCalls::none;
+  std::string forced_name;  // ForcedCalls::named: the function
+  // The JSON schema (text) the engine must constrain the generation to when forced_calls is
+  // not none (vLLM's: named, the function's parameters; required, a list of at least one
+  // {"name": one of the tools, "parameters": its schema}, at most one with max_tool_calls 1).
+  // An engine that cannot constrain output cannot serve such a request.
+  std::string constraint_schema;
+  // parallel_tool_calls false: 1, the generation ends where a second call begins (its text is
+  // not part of the message); 0 = no limit.
+  std::size_t max_tool_calls = 0;
 };
 
 struct ToolCall {
@@ -163,7 +182,10 @@ class Generation {
 
   const Message& message() const;  // complete after finish()
   std::vector<Warning> warnings() const;
-  bool stopped() const;  // a stop id or stop string was generated
+  bool stopped() const;  // a stop id or stop string was generated, or the call limit reached
+  // Prompt::max_tool_calls reached: a further call began and the generation ended there (the
+  // engine can stop generating).
+  bool call_limit_reached() const;
   // "tool_calls" when the message has calls, else "stop" when stopped, else "length".
   std::string_view finish_reason() const;
 

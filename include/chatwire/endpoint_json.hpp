@@ -14,7 +14,8 @@ nlohmann::ordered_json to_json(const Message& message);
 nlohmann::ordered_json to_json(const Delta& delta);
 // {"text", "ids", "assistant_masks"?, "adaptations", "warnings", "stop_ids", "stop_strings",
 //  "parser": {"dialect", "taught_dialect", "tool_calls_read_back", "reasoning_prefilled",
-//             "enable_thinking", "call_ids"}}
+//             "enable_thinking", "call_ids", "forced_calls", "forced_name", "max_tool_calls"},
+//  "constraint_schema": the JSON schema or null}
 nlohmann::ordered_json to_json(const Prompt& prompt);
 nlohmann::ordered_json to_json(const std::vector<Warning>& warnings);
 

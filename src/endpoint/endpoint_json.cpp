@@ -48,7 +48,17 @@ json to_json(const Prompt& prompt) {
       {"tool_calls_read_back", prompt.tool_calls_read_back},
       {"reasoning_prefilled", prompt.reasoning_prefilled},
       {"enable_thinking", prompt.enable_thinking ? json(*prompt.enable_thinking) : json(nullptr)},
-      {"call_ids", prompt.call_ids == CallIdStyle::short9 ? "short9" : "openai"}};
+      {"call_ids", prompt.call_ids == CallIdStyle::short9 ? "short9" : "openai"},
+      {"forced_calls", prompt.forced_calls == ForcedCalls::named      ? json("named")
+                       : prompt.forced_calls == ForcedCalls::required ? json("required")
+                                                                      : json(nullptr)},
+      {"forced_name", prompt.forced_name.empty() ? json(nullptr) : json(prompt.forced_name)},
+      {"max_tool_calls", prompt.max_tool_calls}};
+  // The schema the engine must constrain the generation to (it came from the request's tools,
+  // already parsed once: it is valid JSON).
+  j["constraint_schema"] = prompt.constraint_schema.empty()
+                               ? json(nullptr)
+                               : json::parse(prompt.constraint_schema, nullptr, false);
   return j;
 }
 

@@ -40,6 +40,10 @@ struct Endpoint::Impl {
 Result<Prompt> prepare_json(const Endpoint::Impl& impl, const nlohmann::ordered_json& request,
                             const PrepareOptions& options);
 
+// The request's tool_choice and parallel_tool_calls into prompt.forced_calls, forced_name,
+// constraint_schema and max_tool_calls (forced_calls.cpp). Errors: RequestError with the path.
+Status read_tool_choice(const nlohmann::ordered_json& request, Prompt& prompt);
+
 // The parser choice, its JSON form (Endpoint::parser_json) and the reasoning marker.
 Status choose_parser(Endpoint::Impl& impl, const LoadOptions& options);
 nlohmann::ordered_json parser_to_json(const ParserChoice& parser);

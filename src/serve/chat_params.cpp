@@ -90,13 +90,8 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model) {
     if (l->get<bool>())
       return bad("logprobs", "logprobs are not served: they are not read from the backends yet");
   }
-  if (auto ptc = request.find("parallel_tool_calls"); ptc != request.end() && !ptc->is_null()) {
-    if (!ptc->is_boolean()) return bad("parallel_tool_calls", "must be a boolean");
-    if (!ptc->get<bool>())
-      return bad("parallel_tool_calls",
-                 "false needs a backend that constrains output to one call, which the gateway "
-                 "does not drive");
-  }
+  // parallel_tool_calls is read by Endpoint::prepare (false: the generation ends where a second
+  // call begins).
   if (auto rf = request.find("response_format"); rf != request.end() && !rf->is_null()) {
     if (!rf->is_object() || !(*rf)["type"].is_string())
       return bad("response_format", "must be an object with a string `type`");
@@ -111,25 +106,22 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model) {
       return bad("response_format.type", "must be text, json_object or json_schema");
     }
   }
+  // tool_choice "required" and a named function are read by Endpoint::prepare (the backend
+  // constrains the output to the JSON schema it builds, as vLLM does); "none" is applied here.
   if (auto tc = request.find("tool_choice"); tc != request.end() && !tc->is_null()) {
-    if (tc->is_string()) {
-      const std::string choice = tc->get<std::string>();
-      if (choice == "none") {
-        request.erase("tools");  // the model is not offered tools: it cannot call one
-      } else if (choice != "auto") {
-        if (choice != "required") return bad("tool_choice", "must be none, auto or required");
-        return bad("tool_choice",
-                   "\"required\" needs a backend that constrains output to a call, which the "
-                   "gateway does not drive; use \"auto\"");
-      }
-    } else if (tc->is_object()) {
+    const bool forced = tc->is_object() || (tc->is_string() && *tc == "required");
+    if (tc->is_string() && *tc == "none") {
+      request.erase("tools");  // the model is not offered tools: it cannot call one
+      request.erase("tool_choice");
+    } else if (forced && !model.backend_structured_output) {
       return bad("tool_choice",
-                 "a named function needs a backend that constrains output to that call, which "
-                 "the gateway does not drive; use \"auto\"");
-    } else {
-      return bad("tool_choice", "must be a string or an object");
+                 "\"required\" and a named function need a backend that constrains output "
+                 "(this model's backend_structured_output is false); use \"auto\"");
+    } else if (forced && !p.response_format.is_null()) {
+      return bad("response_format",
+                 "cannot be combined with tool_choice \"required\" or a named function: both "
+                 "constrain the output");
     }
-    request.erase("tool_choice");
   }
   return p;
 }

@@ -25,8 +25,9 @@ struct ChatParams {
   json response_format;  // null = none
 };
 
-// Removes `tool_choice` (it is handled here, not by the template) and, when it is "none", the
-// `tools` too; nothing else is changed. Errors are RequestError with the field path.
+// tool_choice "none" removes `tool_choice` and the `tools`; nothing else is changed (the
+// Endpoint reads "required", a named function and parallel_tool_calls). Errors are
+// RequestError with the field path.
 Result<ChatParams> read_chat_params(json& request, const ModelConfig& model);
 
 }  // namespace chatwire::serve

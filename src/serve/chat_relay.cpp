@@ -71,6 +71,11 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   br.stop_ids = job.prompt.stop_ids;
   br.sampling = job.params.sampling;
   br.response_format = job.params.response_format;
+  if (!job.prompt.constraint_schema.empty())  // tool_choice required / named
+    br.response_format = {
+        {"type", "json_schema"},
+        {"json_schema",
+         {{"name", "tool_calls"}, {"schema", json::parse(job.prompt.constraint_schema)}}}};
   const BackendApiRow& row = backend_api_row(model->config.backend_api);
   job.backend_path = std::string(row.path);
   job.backend_body = row.build(br).dump(-1, ' ', false, json::error_handler_t::replace);
@@ -133,12 +138,17 @@ Result<std::string> ChatRelay::on_event(std::string_view data) {
   if (chunk->completion_tokens) backend_completion_tokens_ = chunk->completion_tokens;
   if (backend_finish_) return std::string();  // after the last event (usage): nothing generated
   if (chunk->done) backend_finish_ = chunk->finish;
+  Result<std::string> out = std::string();
   if (chunk->has_ids) {
     ids_seen_ = true;
     generated_ids_ += chunk->ids.size();
-    return emit(generation_.push(chunk->ids));
+    out = emit(generation_.push(chunk->ids));
+  } else {
+    out = emit(generation_.push_text(chunk->text));
   }
-  return emit(generation_.push_text(chunk->text));
+  // parallel_tool_calls false and a second call began: the reply ends here.
+  if (generation_.call_limit_reached() && !backend_finish_) backend_finish_ = "stop";
+  return out;
 }
 
 Result<std::string> ChatRelay::finish() {

@@ -48,6 +48,9 @@ class ChatRelay {
   Result<std::string> finish();
 
   bool backend_finished() const noexcept { return backend_finish_.has_value(); }
+  // The reply is complete before the backend's is (parallel_tool_calls false and a second call
+  // began): the backend request can be cancelled.
+  bool ended_early() const { return generation_.call_limit_reached(); }
   bool saw_output() const noexcept { return saw_output_; }
   const Usage& usage() const noexcept { return usage_; }
   bool streaming() const noexcept { return job_->params.stream; }

@@ -241,6 +241,11 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
         g.metrics().first_token(seconds_since(started));
       }
       if (relay->streaming()) co_await send_chunk(*out);
+      if (relay->ended_early()) break;
+    }
+    if (!failure && relay->ended_early()) {
+      call->cancel();  // the rest of the backend's reply is not wanted
+      break;
     }
   }
   if (!failure && client_ok && !active.client_gone) {

@@ -38,7 +38,7 @@ TEST(ChatParams, ReadsStreamingLimitsStopAndSampling) {
   EXPECT_EQ(p->sampling["seed"], 7);
 }
 
-TEST(ChatParams, ToolChoiceNoneDropsTheToolsAndOthersAreRefused) {
+TEST(ChatParams, ToolChoiceNoneDropsTheToolsForcedCallsNeedAConstrainingBackend) {
   json r = json::parse(R"({"tools": [{"type": "function"}], "tool_choice": "none"})");
   ASSERT_TRUE(cs::read_chat_params(r, model()));
   EXPECT_FALSE(r.contains("tools"));
@@ -46,11 +46,26 @@ TEST(ChatParams, ToolChoiceNoneDropsTheToolsAndOthersAreRefused) {
   json a = json::parse(R"({"tools": [], "tool_choice": "auto"})");
   ASSERT_TRUE(cs::read_chat_params(a, model()));
   EXPECT_TRUE(a.contains("tools"));
-  EXPECT_EQ(refused(json::parse(R"({"tool_choice": "required"})")), "tool_choice");
-  EXPECT_EQ(
-      refused(json::parse(R"({"tool_choice": {"type": "function", "function": {"name": "f"}}})")),
-      "tool_choice");
-  EXPECT_EQ(refused(json::parse(R"({"tool_choice": 3})")), "tool_choice");
+  // required and a named function are left for the Endpoint, which builds the constraint.
+  const json named =
+      json::parse(R"({"tool_choice": {"type": "function", "function": {"name": "f"}}})");
+  for (json forced : {json::parse(R"({"tool_choice": "required"})"), named}) {
+    json copy = forced;
+    ASSERT_TRUE(cs::read_chat_params(copy, model())) << forced;
+    EXPECT_EQ(copy["tool_choice"], forced["tool_choice"]);
+    auto plain = model();
+    plain.backend_structured_output = false;
+    copy = forced;
+    auto refused_here = cs::read_chat_params(copy, plain);
+    ASSERT_FALSE(refused_here) << forced;
+    EXPECT_EQ(refused_here.error().path, "tool_choice");
+    copy = forced;
+    copy["response_format"] = {{"type", "json_object"}};
+    EXPECT_EQ(refused(copy), "response_format") << forced;
+  }
+  json parallel = json::parse(R"({"parallel_tool_calls": false})");
+  ASSERT_TRUE(cs::read_chat_params(parallel, model()));
+  EXPECT_EQ(parallel["parallel_tool_calls"], false);  // read by the Endpoint
 }
 
 TEST(ChatParams, BadFieldsNameTheirPath) {
@@ -63,7 +78,6 @@ TEST(ChatParams, BadFieldsNameTheirPath) {
   EXPECT_EQ(refused(json::parse(R"({"n": 2})")), "n");
   EXPECT_EQ(refused(json::parse(R"({"n": 1})")), "accepted");
   EXPECT_EQ(refused(json::parse(R"({"logprobs": true})")), "logprobs");
-  EXPECT_EQ(refused(json::parse(R"({"parallel_tool_calls": false})")), "parallel_tool_calls");
   EXPECT_EQ(refused(json::parse(R"({"response_format": {"type": "yaml"}})")),
             "response_format.type");
   EXPECT_EQ(refused(json::parse("[]")), "");

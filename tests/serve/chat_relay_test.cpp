@@ -149,7 +149,13 @@ TEST(PlanChat, RefusalsNameTheStatusAndTheField) {
       {request("", "nope"), 404, "model"},
       {"{not json", 400, ""},
       {R"({"messages": []})", 400, "model"},
-      {request(R"(, "tool_choice": "required")"), 400, "tool_choice"},
+      {request(R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}})"), 400,
+       "tool_choice.function.name"},
+      {request(R"(, "tool_choice": {"type": "tool", "function": {"name": "get_time"}})"), 400,
+       "tool_choice.type"},
+      {request(R"(, "tool_choice": 3)"), 400, "tool_choice"},
+      {request(R"(, "tool_choice": "always")"), 400, "tool_choice"},
+      {request(R"(, "parallel_tool_calls": "no")"), 400, "parallel_tool_calls"},
       {request(R"(, "n": 2)"), 400, "n"},
       {R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant",
           "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f",
@@ -165,6 +171,153 @@ TEST(PlanChat, RefusalsNameTheStatusAndTheField) {
     const json body = json::parse(cs::error_body(e));
     EXPECT_TRUE(body["error"].contains("message") && body["error"].contains("type") &&
                 body["error"].contains("param") && body["error"].contains("code"));
+  }
+}
+
+// tool_choice with a named function: the backend is asked for the function's parameters as JSON
+// (vLLM's way), and what it generates streams as that call's arguments.
+TEST(ChatRelay, ANamedToolChoiceConstrainsTheBackendAndStreamsTheArguments) {
+  for (auto api : {cs::BackendApi::llama_cpp, cs::BackendApi::openai, cs::BackendApi::sglang}) {
+    auto models = qwen3(api);
+    auto job = cs::plan_chat(
+        models,
+        request(
+            R"(, "stream": true, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})"));
+    ASSERT_TRUE(job) << job.error().to_string();
+    const json body = json::parse(job->backend_body);
+    const json parameters = json::parse(kWeatherTool)["function"]["parameters"];
+    json sent;
+    if (api == cs::BackendApi::llama_cpp) sent = body["json_schema"];
+    if (api == cs::BackendApi::openai) sent = body["response_format"]["json_schema"]["schema"];
+    if (api == cs::BackendApi::sglang)
+      sent = json::parse(body["sampling_params"]["json_schema"].get<std::string>());
+    EXPECT_EQ(sent, parameters);
+  }
+  auto models = qwen3();
+  auto job = cs::plan_chat(
+      models,
+      request(
+          R"(, "stream": true, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})"));
+  ASSERT_TRUE(job);
+  // Text that the template's own parser would read as content: here it is the arguments.
+  auto out = relay(*job, llama_text_events({"{\"city\": ", "\"Paris\"}"}));
+  ASSERT_FALSE(out.error) << out.error->message;
+  const auto events = sse_events(out.text);
+  std::string arguments, id;
+  std::string finish;
+  for (const auto& e : events) {
+    if (!e.is_object() || e["choices"].empty()) continue;
+    const json& c = e["choices"][0];
+    if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
+    if (!c["delta"].contains("tool_calls")) continue;
+    const json& call = c["delta"]["tool_calls"][0];
+    EXPECT_EQ(call["index"], 0);
+    if (call.contains("id")) {
+      EXPECT_TRUE(id.empty()) << "the id comes on the first delta only";
+      id = call["id"];
+      EXPECT_EQ(call["function"]["name"], "get_weather");
+    }
+    arguments += call["function"]["arguments"].get<std::string>();
+  }
+  EXPECT_TRUE(id.starts_with("call_")) << id;
+  EXPECT_EQ(arguments, "{\"city\": \"Paris\"}");
+  EXPECT_EQ(finish, "tool_calls");
+}
+
+// tool_choice "required": a list of {"name", "parameters"} objects, one schema per tool; with
+// parallel_tool_calls false, at most one.
+TEST(ChatRelay, RequiredToolChoiceReadsTheConstrainedListAsCalls) {
+  auto models = qwen3();
+  auto job = cs::plan_chat(models, request(R"(, "tool_choice": "required")"));
+  ASSERT_TRUE(job) << job.error().to_string();
+  const json schema = json::parse(job->backend_body)["json_schema"];
+  EXPECT_EQ(schema["type"], "array");
+  EXPECT_EQ(schema["minItems"], 1);
+  EXPECT_FALSE(schema.contains("maxItems"));
+  ASSERT_EQ(schema["items"]["anyOf"].size(), 2u);
+  EXPECT_EQ(schema["items"]["anyOf"][1]["properties"]["name"]["enum"], json::array({"get_time"}));
+  auto one = cs::plan_chat(models, request(R"(, "tool_choice": "required",
+                                              "parallel_tool_calls": false)"));
+  ASSERT_TRUE(one);
+  EXPECT_EQ(json::parse(one->backend_body)["json_schema"]["maxItems"], 1);
+
+  auto out = relay(*job, llama_text_events({R"([{"name": "get_weather", "parameters": )",
+                                            R"({"city": "Paris"}}, {"name": "get_time", )",
+                                            R"("parameters": {}}])"}));
+  ASSERT_FALSE(out.error) << out.error->message;
+  const json body = json::parse(out.text);
+  const json& message = body["choices"][0]["message"];
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_TRUE(message["content"].is_null());
+  ASSERT_EQ(message["tool_calls"].size(), 2u);
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(json::parse(message["tool_calls"][0]["function"]["arguments"].get<std::string>()),
+            json::parse(R"({"city": "Paris"})"));
+  EXPECT_EQ(message["tool_calls"][1]["function"]["arguments"], "{}");
+  EXPECT_NE(message["tool_calls"][0]["id"], message["tool_calls"][1]["id"]);
+
+  // Output that is not the list (a backend that ignored the constraint) is kept as content.
+  auto ignored = relay(*job, llama_text_events({"Sunny, probably."}));
+  ASSERT_FALSE(ignored.error);
+  const json plain = json::parse(ignored.text);
+  EXPECT_EQ(plain["choices"][0]["message"]["content"], "Sunny, probably.");
+  EXPECT_EQ(plain["choices"][0]["finish_reason"], "stop");
+}
+
+// parallel_tool_calls false with tool_choice auto: the reply ends where a second call begins
+// (the backend request can be cancelled), streaming and not.
+TEST(ChatRelay, ParallelToolCallsFalseEndsTheReplyAtTheSecondCall) {
+  auto models = qwen3();
+  const std::vector<std::string> pieces = {
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+      "\"Paris\"}}\n</tool_call>",
+      "\n<tool_call>\n{\"name\": \"get_time\", ", "\"arguments\": {}}\n</tool_call>",
+      "\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>"};
+  for (bool stream : {false, true}) {
+    auto job =
+        cs::plan_chat(models, request(std::string(R"(, "parallel_tool_calls": false, "stream": )") +
+                                      (stream ? "true" : "false")));
+    ASSERT_TRUE(job) << job.error().to_string();
+    auto r = cs::ChatRelay::start(*job, cs::Limits{});
+    ASSERT_TRUE(r);
+    std::string text;
+    const auto events = llama_text_events(pieces);
+    std::size_t fed = 0;
+    for (const auto& e : events) {
+      auto sent = r->on_event(e);
+      ASSERT_TRUE(sent) << sent.error().to_string();
+      text += *sent;
+      ++fed;
+      if (r->ended_early()) break;
+    }
+    EXPECT_TRUE(r->ended_early());
+    // The relay ends at the event where the second call shows (its name is read), before the
+    // third call and the backend's last event.
+    EXPECT_EQ(fed, 3u);
+    auto tail = r->finish();
+    ASSERT_TRUE(tail) << tail.error().to_string();
+    text += *tail;
+    std::vector<std::string> names;
+    std::string finish;
+    if (stream) {
+      for (const auto& e : sse_events(text)) {
+        if (!e.is_object() || e["choices"].empty()) continue;
+        const json& c = e["choices"][0];
+        if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
+        if (c["delta"].contains("tool_calls"))
+          for (const auto& call : c["delta"]["tool_calls"]) {
+            EXPECT_EQ(call["index"], 0);
+            if (call["function"].contains("name")) names.push_back(call["function"]["name"]);
+          }
+      }
+    } else {
+      const json body = json::parse(text);
+      finish = body["choices"][0]["finish_reason"];
+      for (const auto& call : body["choices"][0]["message"]["tool_calls"])
+        names.push_back(call["function"]["name"]);
+    }
+    EXPECT_EQ(names, std::vector<std::string>{"get_weather"}) << "stream " << stream;
+    EXPECT_EQ(finish, "tool_calls");
   }
 }
 

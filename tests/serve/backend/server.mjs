@@ -12,6 +12,10 @@
 // render's date, tool-call ids the gateway made up) is decoded with the model's tokenizer, the
 // slots are read off by matching the reference's literal parts, and the reference text with those
 // values is encoded again: the ids must be equal (so the gateway's ids are checked exactly too).
+// A case's `constraint` is the JSON schema the request must ask the backend to constrain the
+// output to (llama.cpp `json_schema`, OpenAI completions `response_format`, SGLang
+// `sampling_params.json_schema`); a request and a case match only when their constraints are
+// equal (none on both sides included).
 // A case's `fault` replaces the normal answer: http_500, malformed_json (after N tokens), drop
 // (the connection is closed after N tokens), stall (no byte until the client gives up), delay
 // (ms before the first token). Nothing is shared between requests but the read-only cases.
@@ -33,6 +37,9 @@ const tokenDelayMs = Number(args["token-delay-ms"] || 0);
 const STALL_CAP_MS = 30000;  // a stall ends by itself after this long
 
 // --- the scripts ---------------------------------------------------------------------------
+// Canonical JSON (sorted keys): constraints are compared by value.
+const canon = (v) => JSON.stringify(v ?? null, (k, x) =>
+  (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
 const byModel = new Map();  // model -> {exact: Map(ids key -> case), slotted: [case]}
 for (const line of fs.readFileSync(casesFile, "utf8").split("\n")) {
   if (!line.trim()) continue;
@@ -59,21 +66,25 @@ for (const line of fs.readFileSync(casesFile, "utf8").split("\n")) {
     c.regex = new RegExp(`^${re}$`, "s");
     m.slotted.push(c);
   } else {
-    m.exact.set(c.prompt.ids.join(","), c);
+    m.exact.set(c.prompt.ids.join(",") + "|" + canon(c.constraint), c);
   }
 }
 
 // The case a prompt selects, or a diagnostic.
-async function selectCase(model, ids) {
+async function selectCase(model, ids, constraint) {
   const m = byModel.get(model);
   if (!m) return { error: `no scripts for model '${model}' (known: ${[...byModel.keys()].join(", ")})` };
-  const exact = m.exact.get(ids.join(","));
+  const exact = m.exact.get(ids.join(",") + "|" + canon(constraint));
   if (exact) return { case: exact };
+  const sameIds = m.all.filter((c) => c.prompt.ids.join(",") === ids.join(","));
+  if (sameIds.length)
+    return { error: `the prompt is case '${sameIds.map((c) => c.case).join("', '")}' but the output constraint ${canon(constraint)} is none of theirs: ${sameIds.map((c) => canon(c.constraint)).join(" / ")}` };
   const dir = path.join(modelsDir, model);
   let text = null;
   if (m.slotted.length) {
     text = await decode(dir, ids);
     for (const c of m.slotted) {
+      if (canon(c.constraint) !== canon(constraint)) continue;
       const match = c.regex.exec(text);
       if (!match) continue;
       const filled = c.prompt.segments.map((s) => (typeof s === "string" ? s : match.groups[s.slot])).join("");
@@ -112,7 +123,8 @@ const APIS = {
       if (!isIds(b.prompt)) return { error: "`prompt` must be token ids" };
       if (b.return_tokens !== true) return { error: "`return_tokens` must be true (ids keep special-token markers)" };
       const n = b.n_predict;
-      return { ids: b.prompt, max: Number.isInteger(n) && n >= 0 ? n : Infinity, stream: b.stream === true };
+      return { ids: b.prompt, max: Number.isInteger(n) && n >= 0 ? n : Infinity, stream: b.stream === true,
+               constraint: b.json_schema ?? null };
     },
     // llama.cpp does not emit the end-of-generation token: it stops on it.
     *events(run) {
@@ -134,8 +146,11 @@ const APIS = {
       if (b.add_special_tokens !== false) return { error: "`add_special_tokens` must be false (the template wrote BOS)" };
       if (b.skip_special_tokens !== false) return { error: "`skip_special_tokens` must be false (markers reach the parser)" };
       if (b.return_token_ids !== true) return { error: "`return_token_ids` must be true" };
+      const rf = b.response_format;
+      if (rf && rf.type !== "json_schema") return { error: "`response_format` here is json_schema or absent" };
       return { ids: b.prompt, max: Number.isInteger(b.max_tokens) ? b.max_tokens : Infinity, stream: b.stream === true,
-               usage: b.stream_options?.include_usage === true, model: b.model };
+               usage: b.stream_options?.include_usage === true, model: b.model,
+               constraint: rf ? rf.json_schema?.schema ?? null : null };
     },
     // vLLM keeps the stop token's id and drops its text.
     *events(run) {
@@ -165,7 +180,13 @@ const APIS = {
       if (!isIds(b.input_ids)) return { error: "`input_ids` must be token ids" };
       const s = b.sampling_params || {};
       if (s.skip_special_tokens !== false) return { error: "`sampling_params.skip_special_tokens` must be false" };
-      return { ids: b.input_ids, max: Number.isInteger(s.max_new_tokens) ? s.max_new_tokens : Infinity, stream: b.stream === true };
+      let constraint = null;
+      if (s.json_schema !== undefined) {
+        if (typeof s.json_schema !== "string") return { error: "`sampling_params.json_schema` must be a JSON string" };
+        constraint = JSON.parse(s.json_schema);
+      }
+      return { ids: b.input_ids, max: Number.isInteger(s.max_new_tokens) ? s.max_new_tokens : Infinity, stream: b.stream === true,
+               constraint };
     },
     *events(run) {
       let text = "";
@@ -224,7 +245,7 @@ async function handle(req, res) {
   try { body = JSON.parse(raw); } catch { return sendJson(res, 400, { error: { message: "the request body is not JSON", code: 400 } }); }
   const r = api.read(body);
   if (r.error) return sendJson(res, 400, { error: { message: `${route}: ${r.error}`, code: 400 } });
-  const sel = await selectCase(model, r.ids);
+  const sel = await selectCase(model, r.ids, r.constraint);
   if (sel.error) return sendJson(res, 400, { error: { message: `${route}: ${sel.error}`, code: 400 } });
   const c = sel.case;
   const fault = c.fault || {};

@@ -87,6 +87,8 @@ export function modelEntries(backendUrl, only = null) {
     ["qwen3", "qwen3", "llama.cpp"],
     ["qwen3-openai", "qwen3", "openai"],
     ["qwen3-sglang", "qwen3", "sglang"],
+    // A backend without structured output: tool_choice required / named are refused.
+    ["qwen3-unconstrained", "qwen3", "llama.cpp", { backend_structured_output: false }],
     ["llama3_1", "llama3_1", "openai"],
     ["mistral-v0.3", "mistral-v0.3", "sglang"],
     ["gpt-oss", "gpt-oss", "llama.cpp"],

@@ -176,6 +176,39 @@ describe("parameterless tool calls get \"{}\"", () => {
   }
 });
 
+// tool_choice "required" and a named function: the gateway asks the backend to constrain the
+// output to the JSON schema vLLM builds (the scripted backend refuses any other constraint, under
+// each API's own field) and reads the JSON as the calls. parallel_tool_calls false with "auto":
+// the reply ends where the model's second call begins.
+describe("tool_choice and parallel_tool_calls (Qwen3 under each backend API)", () => {
+  for (const name of ["qwen3", "qwen3-openai", "qwen3-sglang"]) {
+    for (const golden_name of ["forced_named", "forced_required", "forced_required_one", "one_call"]) {
+      test(`${name}: ${golden_name}, non-streaming and streamed`, async () => {
+        const c = golden("qwen3", golden_name);
+        const r = await client.chat.completions.create(request(c, name));
+        assert.equal(r.choices[0].finish_reason, "tool_calls");
+        checkMessage("qwen3", r.choices[0].message, c.expected, r.choices[0].message.reasoning_content);
+        const { chunks, final, reasoning } = await streamed(request(c, name));
+        checkChunks(chunks, "tool_calls");
+        checkMessage("qwen3", final.choices[0].message, c.expected, reasoning);
+      });
+    }
+  }
+  test("a backend that does not constrain output: required and named are refused with 400", async () => {
+    for (const tool_choice of ["required", { type: "function", function: { name: "get_weather" } }]) {
+      const c = golden("qwen3", "forced_named");
+      await assert.rejects(client.chat.completions.create({ ...request(c, "qwen3-unconstrained"), tool_choice }),
+        (e) => e.status === 400 && e.param === "tool_choice" && /constrain/.test(e.message));
+    }
+  });
+  test("a named function that is not among the tools: 400 naming tool_choice.function.name", async () => {
+    const c = golden("qwen3", "forced_named");
+    await assert.rejects(client.chat.completions.create({ ...request(c, "qwen3"),
+      tool_choice: { type: "function", function: { name: "get_stock_price" } } }),
+      (e) => e.status === 400 && e.param === "tool_choice.function.name");
+  });
+});
+
 describe("backend APIs (Qwen3 under each)", () => {
   for (const name of ["qwen3", "qwen3-openai", "qwen3-sglang"]) {
     test(`${name}: tool calls streamed, answer, finish length, usage chunk`, async () => {
