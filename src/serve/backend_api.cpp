@@ -3,6 +3,7 @@
 // special-token markers reach chatwire's own detokenizer and parser intact.
 #include "serve/backend_api.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace chatwire::serve {
@@ -39,6 +40,60 @@ json schema_of(const json& response_format) {
       return (*it)["schema"];
   }
   return json{{"type", "object"}};
+}
+
+// --- log probabilities, in each API's shape ----------------------------------------------
+
+bool read_logprob(const json& v, double& out) {
+  if (!v.is_number()) return false;
+  out = v.get<double>();
+  return true;
+}
+
+// llama.cpp: {"id", "token", "logprob", "top_logprobs": [{"id", "token", "logprob"}]}.
+bool read_llama_logprob(const json& e, TokenLogprob& out, bool with_top) {
+  if (!e.is_object() || !read_logprob(e.value("logprob", json()), out.logprob)) return false;
+  if (auto id = e.find("id"); id != e.end() && id->is_number_unsigned())
+    out.id = static_cast<std::uint32_t>(id->get<std::uint64_t>());
+  else if (auto t = e.find("token"); t != e.end() && t->is_string())
+    out.text = t->get<std::string>();
+  else
+    return false;
+  if (!with_top) return true;
+  if (auto top = e.find("top_logprobs"); top != e.end() && top->is_array())
+    for (const auto& alt : *top) {
+      TokenLogprob a;
+      if (!read_llama_logprob(alt, a, false)) return false;
+      out.top.push_back(std::move(a));
+    }
+  return true;
+}
+
+// vLLM's "token_id:123" (return_tokens_as_token_ids), else the token's text.
+void put_token(const std::string& token, TokenLogprob& out) {
+  constexpr std::string_view kPrefix = "token_id:";
+  if (token.starts_with(kPrefix)) {
+    std::uint64_t id = 0;
+    bool digits = token.size() > kPrefix.size();
+    for (std::size_t i = kPrefix.size(); digits && i < token.size(); ++i) {
+      digits = token[i] >= '0' && token[i] <= '9' && id < 0xffffffffu;
+      id = id * 10 + static_cast<std::uint64_t>(token[i] - '0');
+    }
+    if (digits && id <= 0xffffffffu) {
+      out.id = static_cast<std::uint32_t>(id);
+      return;
+    }
+  }
+  out.text = token;
+}
+
+// SGLang: [logprob, token_id, text-or-null].
+bool read_sglang_logprob(const json& e, TokenLogprob& out) {
+  if (!e.is_array() || e.size() < 2 || !read_logprob(e[0], out.logprob) ||
+      !e[1].is_number_unsigned())
+    return false;
+  out.id = static_cast<std::uint32_t>(e[1].get<std::uint64_t>());
+  return true;
 }
 
 Error backend_error(std::string message) {
@@ -93,6 +148,8 @@ json llama_build(const BackendRequest& r) {
   b["return_tokens"] = true;  // ids, so that special-token markers survive
   put_sampling(b, r.sampling, &SamplingName::llama_cpp);
   if (!r.response_format.is_null()) b["json_schema"] = schema_of(r.response_format);
+  // n_probs 0 returns no probabilities at all: at least one, the extra ones dropped later.
+  if (r.top_logprobs) b["n_probs"] = std::max<std::size_t>(*r.top_logprobs, 1);
   return b;
 }
 
@@ -105,6 +162,14 @@ Result<BackendChunk> llama_read(std::string_view data, StreamState&) {
     c.has_ids = true;
   }
   if (auto t = j->find("content"); t != j->end() && t->is_string()) c.text = t->get<std::string>();
+  if (auto p = j->find("completion_probabilities"); p != j->end() && p->is_array())
+    for (const auto& e : *p) {
+      TokenLogprob t;
+      if (!read_llama_logprob(e, t, true))
+        return backend_error("the backend's `completion_probabilities` are not read: " +
+                             e.dump().substr(0, 200));
+      c.logprobs.push_back(std::move(t));
+    }
   if (j->value("stop", false)) {
     c.done = true;
     const std::string type = j->value("stop_type", "");
@@ -135,6 +200,10 @@ json completions_build(const BackendRequest& r) {
   b["return_token_ids"] = true;  // vLLM: choices[].token_ids
   put_sampling(b, r.sampling, &SamplingName::completions);
   if (!r.response_format.is_null()) b["response_format"] = r.response_format;
+  if (r.top_logprobs) {
+    b["logprobs"] = *r.top_logprobs;
+    b["return_tokens_as_token_ids"] = true;  // "token_id:N": ids, not ambiguous strings
+  }
   return b;
 }
 
@@ -158,6 +227,28 @@ Result<BackendChunk> completions_read(std::string_view data, StreamState&) {
     }
     if (auto t = choice.find("text"); t != choice.end() && t->is_string())
       c.text = t->get<std::string>();
+    if (auto l = choice.find("logprobs"); l != choice.end() && l->is_object()) {
+      const json& tokens = l->value("tokens", json());
+      const json& values = l->value("token_logprobs", json());
+      const json& tops = l->value("top_logprobs", json());
+      if (!tokens.is_array() || !values.is_array() || values.size() != tokens.size())
+        return backend_error("the backend's `logprobs` have no matching tokens and token_logprobs");
+      for (std::size_t i = 0; i < tokens.size(); ++i) {
+        TokenLogprob t;
+        if (!tokens[i].is_string() || !read_logprob(values[i], t.logprob))
+          return backend_error("the backend's `logprobs` are not read");
+        put_token(tokens[i].get<std::string>(), t);
+        if (tops.is_array() && i < tops.size() && tops[i].is_object())
+          for (const auto& [token, value] : tops[i].items()) {
+            TokenLogprob a;
+            if (!read_logprob(value, a.logprob))
+              return backend_error("the backend's `top_logprobs` are not read");
+            put_token(token, a);
+            t.top.push_back(std::move(a));
+          }
+        c.logprobs.push_back(std::move(t));
+      }
+    }
     if (auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {
       c.done = true;
       c.finish = f->get<std::string>() == "length" ? "length" : "stop";
@@ -181,6 +272,10 @@ json sglang_build(const BackendRequest& r) {
   if (!r.response_format.is_null()) s["json_schema"] = schema_of(r.response_format).dump();
   b["sampling_params"] = std::move(s);
   b["stream"] = true;
+  if (r.top_logprobs) {
+    b["return_logprob"] = true;
+    b["top_logprobs_num"] = *r.top_logprobs;
+  }
   return b;
 }
 
@@ -205,6 +300,26 @@ Result<BackendChunk> sglang_read(std::string_view data, StreamState& state) {
     state.text_seen = all.size();
   }
   if (auto m = j->find("meta_info"); m != j->end() && m->is_object()) {
+    // Cumulative like the text: the entries past those already seen.
+    if (auto l = m->find("output_token_logprobs"); l != m->end() && l->is_array()) {
+      if (l->size() < state.logprobs_seen)
+        return backend_error("the backend's cumulative `output_token_logprobs` shrank");
+      const json& tops = m->value("output_top_logprobs", json());
+      for (std::size_t i = state.logprobs_seen; i < l->size(); ++i) {
+        TokenLogprob t;
+        if (!read_sglang_logprob((*l)[i], t))
+          return backend_error("the backend's `output_token_logprobs` are not read");
+        if (tops.is_array() && i < tops.size() && tops[i].is_array())
+          for (const auto& alt : tops[i]) {
+            TokenLogprob a;
+            if (!read_sglang_logprob(alt, a))
+              return backend_error("the backend's `output_top_logprobs` are not read");
+            t.top.push_back(std::move(a));
+          }
+        c.logprobs.push_back(std::move(t));
+      }
+      state.logprobs_seen = l->size();
+    }
     c.prompt_tokens = count(*m, "prompt_tokens");
     c.completion_tokens = count(*m, "completion_tokens");
     if (auto f = m->find("finish_reason"); f != m->end() && !f->is_null()) {

@@ -27,6 +27,17 @@ struct BackendRequest {
   std::vector<std::uint32_t> stop_ids;
   json sampling = json::object();  // OpenAI names: temperature, top_p, seed, top_k, ...
   json response_format;            // null = none; else OpenAI's response_format
+  // logprobs: the sampled token's log probability and this many alternatives (0-20).
+  std::optional<std::size_t> top_logprobs;
+};
+
+// One generated token's log probability as a backend reports it: by id where the API gives
+// ids, else by its text.
+struct TokenLogprob {
+  std::optional<std::uint32_t> id;
+  std::string text;  // when there is no id
+  double logprob = 0;
+  std::vector<TokenLogprob> top;  // the most likely alternatives
 };
 
 // One event of a streamed reply, as increments (cumulative APIs are differenced).
@@ -37,12 +48,14 @@ struct BackendChunk {
   bool done = false;   // the last event of the reply
   std::string finish;  // "stop", "length" or "" (not said)
   std::optional<std::size_t> prompt_tokens, completion_tokens;
+  std::vector<TokenLogprob> logprobs;  // of the tokens this event generated
 };
 
 // What a cumulative API (SGLang's /generate) has sent so far.
 struct StreamState {
   std::size_t text_seen = 0;
   std::size_t ids_seen = 0;
+  std::size_t logprobs_seen = 0;
 };
 
 struct BackendApiRow {

@@ -85,11 +85,18 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model) {
     if (n->get<std::uint64_t>() > 1)
       return bad("n", "only n = 1 is served: the gateway parses one generation per request");
   }
+  bool logprobs = false;
   if (auto l = request.find("logprobs"); l != request.end() && !l->is_null()) {
     if (!l->is_boolean()) return bad("logprobs", "must be a boolean");
-    if (l->get<bool>())
-      return bad("logprobs", "logprobs are not served: they are not read from the backends yet");
+    logprobs = l->get<bool>();
   }
+  if (auto t = request.find("top_logprobs"); t != request.end() && !t->is_null()) {
+    if (!t->is_number_unsigned() || t->get<std::uint64_t>() > 20)
+      return bad("top_logprobs", "must be an integer between 0 and 20");
+    if (!logprobs) return bad("top_logprobs", "needs logprobs: true");
+    p.top_logprobs = t->get<std::size_t>();
+  }
+  if (logprobs && !p.top_logprobs) p.top_logprobs = 0;
   // parallel_tool_calls is read by Endpoint::prepare (false: the generation ends where a second
   // call begins).
   if (auto rf = request.find("response_format"); rf != request.end() && !rf->is_null()) {

@@ -23,6 +23,8 @@ struct ChatParams {
   std::vector<std::string> stop;
   json sampling = json::object();
   json response_format;  // null = none
+  // logprobs true: the sampled tokens' log probabilities with this many alternatives each.
+  std::optional<std::size_t> top_logprobs;
 };
 
 // tool_choice "none" removes `tool_choice` and the `tools`; nothing else is changed (the

@@ -1,6 +1,7 @@
 // Planning a chat completion and relaying the backend's reply (see chat_relay.hpp).
 #include "serve/chat_relay.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -71,6 +72,7 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   br.stop_ids = job.prompt.stop_ids;
   br.sampling = job.params.sampling;
   br.response_format = job.params.response_format;
+  br.top_logprobs = job.params.top_logprobs;
   if (!job.prompt.constraint_schema.empty())  // tool_choice required / named
     br.response_format = {
         {"type", "json_schema"},
@@ -101,6 +103,49 @@ Result<ChatRelay> ChatRelay::start(const ChatJob& job, const Limits& limits) {
   return ChatRelay(job, std::move(*generation), limits);
 }
 
+json ChatRelay::token_entry(const TokenLogprob& t, std::size_t depth) const {
+  std::string token = t.text;
+  if (t.id) {
+    const tokenize::Tokenizer* tokenizer = job_->model->endpoint.tokenizer();
+    const std::uint32_t id[] = {*t.id};
+    auto text = tokenizer ? tokenizer->decode(id) : Result<std::string>(Error{});
+    token = text ? std::move(*text) : std::string();
+  }
+  json bytes = json::array();
+  for (unsigned char ch : token) bytes.push_back(ch);
+  json entry{{"token", token}, {"logprob", t.logprob}, {"bytes", std::move(bytes)}};
+  if (depth == 0) {
+    json top = json::array();
+    const std::size_t n = std::min(t.top.size(), job_->params.top_logprobs.value_or(0));
+    for (std::size_t i = 0; i < n; ++i) top.push_back(token_entry(t.top[i], 1));
+    entry["top_logprobs"] = std::move(top);
+  }
+  return entry;
+}
+
+Status ChatRelay::take_logprobs(const std::vector<TokenLogprob>& entries) {
+  if (!job_->params.top_logprobs) return std::monostate{};
+  const auto& stops = job_->prompt.stop_ids;
+  for (const auto& t : entries) {
+    // The stop id ends the message; its probability is not part of it (nor what follows).
+    if (t.id && std::find(stops.begin(), stops.end(), *t.id) != stops.end()) logprobs_ended_ = true;
+    if (logprobs_ended_ || generation_.call_limit_reached()) return std::monostate{};
+    json entry = token_entry(t, 0);
+    if (streaming())
+      pending_logprobs_.push_back(std::move(entry));
+    else
+      all_logprobs_.push_back(std::move(entry));
+  }
+  return std::monostate{};
+}
+
+json ChatRelay::take_pending_logprobs() {
+  if (!job_->params.top_logprobs || pending_logprobs_.empty()) return nullptr;
+  json out{{"content", std::move(pending_logprobs_)}, {"refusal", nullptr}};
+  pending_logprobs_ = json::array();
+  return out;
+}
+
 Result<std::string> ChatRelay::emit(Result<std::vector<endpoint::Delta>> deltas) {
   if (!deltas)
     return backend_error("the backend's output could not be read: " + deltas.error().to_string());
@@ -122,7 +167,10 @@ Result<std::string> ChatRelay::emit(Result<std::vector<endpoint::Delta>> deltas)
     if (!d.content.empty() || !d.reasoning_content.empty() || !d.tool_calls.empty())
       saw_output_ = true;
     if (streaming()) {
+      // The log probabilities that arrived so far ride on the next chunk that is sent.
       std::string body = chunk_body(job_->head, d, /*first=*/false);
+      if (!body.empty() && !pending_logprobs_.empty())
+        body = chunk_body(job_->head, d, false, take_pending_logprobs());
       if (!body.empty()) out += sse(body);
     }
   }
@@ -138,6 +186,7 @@ Result<std::string> ChatRelay::on_event(std::string_view data) {
   if (chunk->completion_tokens) backend_completion_tokens_ = chunk->completion_tokens;
   if (backend_finish_) return std::string();  // after the last event (usage): nothing generated
   if (chunk->done) backend_finish_ = chunk->finish;
+  if (auto taken = take_logprobs(chunk->logprobs); !taken) return taken.error();
   Result<std::string> out = std::string();
   if (chunk->has_ids) {
     ids_seen_ = true;
@@ -160,7 +209,11 @@ Result<std::string> ChatRelay::finish() {
   const endpoint::Message& message = generation_.message();
   usage_.completion_tokens = ids_seen_ ? generated_ids_ : backend_completion_tokens_.value_or(0);
   const std::string_view reason = finish_reason(!message.tool_calls.empty(), *backend_finish_);
-  if (!streaming()) return completion_body(job_->head, message, reason, usage_);
+  if (!streaming())
+    return completion_body(job_->head, message, reason, usage_,
+                           job_->params.top_logprobs
+                               ? json{{"content", std::move(all_logprobs_)}, {"refusal", nullptr}}
+                               : json(nullptr));
   // A call whose streamed arguments fall short of the final ones (a parameterless call: "{}").
   for (std::size_t i = 0; i < message.tool_calls.size(); ++i) {
     const std::string& final_args = message.tool_calls[i].arguments.empty()
@@ -173,7 +226,7 @@ Result<std::string> ChatRelay::finish() {
       out += sse(chunk_body(job_->head, d, false));
     }
   }
-  out += sse(finish_chunk_body(job_->head, reason));
+  out += sse(finish_chunk_body(job_->head, reason, take_pending_logprobs()));
   if (job_->params.include_usage) out += sse(usage_chunk_body(job_->head, usage_));
   out += "data: [DONE]\n\n";
   return out;

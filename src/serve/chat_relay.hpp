@@ -61,6 +61,11 @@ class ChatRelay {
  private:
   ChatRelay(const ChatJob& job, endpoint::Generation generation, const Limits& limits);
   Result<std::string> emit(Result<std::vector<endpoint::Delta>> deltas);
+  // The backend's log probabilities as OpenAI's entries (pending_logprobs_ and all_logprobs_).
+  Status take_logprobs(const std::vector<TokenLogprob>& entries);
+  json token_entry(const TokenLogprob& t, std::size_t depth) const;
+  // {"content": entries} and the entries cleared; null when logprobs were not asked for.
+  json take_pending_logprobs();
 
   const ChatJob* job_;
   endpoint::Generation generation_;
@@ -74,6 +79,9 @@ class ChatRelay {
   bool role_sent_ = false;
   bool saw_output_ = false;
   std::vector<std::string> streamed_arguments_;  // per call index
+  json pending_logprobs_ = json::array();        // not sent yet (streaming)
+  json all_logprobs_ = json::array();            // the whole reply's (non-streaming)
+  bool logprobs_ended_ = false;                  // a stop id was reported: nothing after it counts
   Usage usage_;
 };
 

@@ -46,7 +46,8 @@ HttpError request_error(const Error& e) {
 }
 
 std::string completion_body(const ResponseHead& head, const endpoint::Message& m,
-                            std::string_view finish_reason, const Usage& usage) {
+                            std::string_view finish_reason, const Usage& usage,
+                            const json& logprobs) {
   json message{
       {"role", "assistant"},
       {"content", m.content.empty() && !m.tool_calls.empty() ? json(nullptr) : json(m.content)}};
@@ -64,13 +65,14 @@ std::string completion_body(const ResponseHead& head, const endpoint::Message& m
   json out = head_json(head, "chat.completion");
   out["choices"] = json::array({json{{"index", 0},
                                      {"message", std::move(message)},
-                                     {"logprobs", nullptr},
+                                     {"logprobs", logprobs},
                                      {"finish_reason", finish_reason}}});
   out["usage"] = usage_json(usage);
   return dump(out);
 }
 
-std::string chunk_body(const ResponseHead& head, const endpoint::Delta& d, bool first) {
+std::string chunk_body(const ResponseHead& head, const endpoint::Delta& d, bool first,
+                       const json& logprobs) {
   json delta = json::object();
   if (first) delta["role"] = "assistant";
   if (!d.content.empty() || (first && d.reasoning_content.empty() && d.tool_calls.empty()))
@@ -95,16 +97,17 @@ std::string chunk_body(const ResponseHead& head, const endpoint::Delta& d, bool 
   json out = head_json(head, "chat.completion.chunk");
   out["choices"] = json::array({json{{"index", 0},
                                      {"delta", std::move(delta)},
-                                     {"logprobs", nullptr},
+                                     {"logprobs", logprobs},
                                      {"finish_reason", nullptr}}});
   return dump(out);
 }
 
-std::string finish_chunk_body(const ResponseHead& head, std::string_view finish_reason) {
+std::string finish_chunk_body(const ResponseHead& head, std::string_view finish_reason,
+                              const json& logprobs) {
   json out = head_json(head, "chat.completion.chunk");
   out["choices"] = json::array({json{{"index", 0},
                                      {"delta", json::object()},
-                                     {"logprobs", nullptr},
+                                     {"logprobs", logprobs},
                                      {"finish_reason", finish_reason}}});
   return dump(out);
 }

@@ -40,11 +40,15 @@ struct Usage {
 };
 
 // The non-streaming response.
+// `logprobs`: the choice's {"content": [...]} (null: none asked for).
 std::string completion_body(const ResponseHead& head, const endpoint::Message& message,
-                            std::string_view finish_reason, const Usage& usage);
+                            std::string_view finish_reason, const Usage& usage,
+                            const json& logprobs = nullptr);
 // One chunk: `first` adds role "assistant". Empty deltas are not written (returns "").
-std::string chunk_body(const ResponseHead& head, const endpoint::Delta& delta, bool first);
-std::string finish_chunk_body(const ResponseHead& head, std::string_view finish_reason);
+std::string chunk_body(const ResponseHead& head, const endpoint::Delta& delta, bool first,
+                       const json& logprobs = nullptr);
+std::string finish_chunk_body(const ResponseHead& head, std::string_view finish_reason,
+                              const json& logprobs = nullptr);
 std::string usage_chunk_body(const ResponseHead& head, const Usage& usage);
 
 // "data: <body>\n\n"

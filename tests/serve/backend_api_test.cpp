@@ -126,4 +126,71 @@ TEST(ServeConfig, ReadsModelsAndNamesBadKeys) {
   EXPECT_EQ(twice.error().path, "models[1].name");
 }
 
+// logprobs: each API is asked in its own words and its answer read into one shape (ids where
+// the API gives ids: vLLM's "token_id:N" strings, llama.cpp's and SGLang's ids).
+TEST(BackendApi, LogprobsAreAskedForAndReadInEachApisShape) {
+  auto r = request();
+  r.top_logprobs = 0;
+  EXPECT_EQ(cs::backend_api_row(cs::BackendApi::llama_cpp).build(r)["n_probs"], 1);
+  r.top_logprobs = 2;
+  EXPECT_EQ(cs::backend_api_row(cs::BackendApi::llama_cpp).build(r)["n_probs"], 2);
+  auto c = cs::backend_api_row(cs::BackendApi::openai).build(r);
+  EXPECT_EQ(c["logprobs"], 2);
+  EXPECT_EQ(c["return_tokens_as_token_ids"], true);
+  auto g = cs::backend_api_row(cs::BackendApi::sglang).build(r);
+  EXPECT_EQ(g["return_logprob"], true);
+  EXPECT_EQ(g["top_logprobs_num"], 2);
+  EXPECT_FALSE(
+      cs::backend_api_row(cs::BackendApi::sglang).build(request()).contains("return_logprob"));
+
+  cs::StreamState st;
+  auto l = cs::backend_api_row(cs::BackendApi::llama_cpp)
+               .read(R"({"content": "Hi", "tokens": [9], "stop": false, "completion_probabilities":
+                   [{"id": 9, "token": "Hi", "logprob": -0.25, "bytes": [72, 105],
+                     "top_logprobs": [{"id": 9, "token": "Hi", "logprob": -0.25},
+                                      {"id": 4, "token": "Hey", "logprob": -1.5}]}]})",
+                     st);
+  ASSERT_TRUE(l) << l.error().to_string();
+  ASSERT_EQ(l->logprobs.size(), 1u);
+  EXPECT_EQ(l->logprobs[0].id, 9u);
+  EXPECT_EQ(l->logprobs[0].logprob, -0.25);
+  ASSERT_EQ(l->logprobs[0].top.size(), 2u);
+  EXPECT_EQ(l->logprobs[0].top[1].id, 4u);
+
+  auto o = cs::backend_api_row(cs::BackendApi::openai)
+               .read(R"({"choices": [{"index": 0, "text": "Hi!", "token_ids": [9, 2],
+                   "logprobs": {"tokens": ["token_id:9", "!"], "token_logprobs": [-0.25, -0.5],
+                                "top_logprobs": [{"token_id:9": -0.25, "token_id:4": -1.5},
+                                                 {"!": -0.5}], "text_offset": [0, 2]},
+                   "finish_reason": null}]})",
+                     st);
+  ASSERT_TRUE(o) << o.error().to_string();
+  ASSERT_EQ(o->logprobs.size(), 2u);
+  EXPECT_EQ(o->logprobs[0].id, 9u);
+  EXPECT_EQ(o->logprobs[0].top[1].id, 4u);
+  EXPECT_FALSE(o->logprobs[1].id.has_value());
+  EXPECT_EQ(o->logprobs[1].text, "!");
+  EXPECT_FALSE(cs::backend_api_row(cs::BackendApi::openai)
+                   .read(R"({"choices": [{"index": 0, "text": "", "logprobs": {"tokens": ["a"],
+                         "token_logprobs": []}}]})",
+                         st));
+
+  cs::StreamState sg;
+  const auto& sglang = cs::backend_api_row(cs::BackendApi::sglang);
+  auto first = sglang.read(R"({"text": "Hi", "output_ids": [9], "meta_info": {
+      "output_token_logprobs": [[-0.25, 9, null]],
+      "output_top_logprobs": [[[-0.25, 9, null], [-1.5, 4, null]]], "finish_reason": null}})",
+                           sg);
+  auto second = sglang.read(R"({"text": "Hi!", "output_ids": [9, 2], "meta_info": {
+      "output_token_logprobs": [[-0.25, 9, null], [-0.5, 2, null]],
+      "output_top_logprobs": [[[-0.25, 9, null]], [[-0.5, 2, null]]], "finish_reason": null}})",
+                            sg);
+  ASSERT_TRUE(first && second);
+  ASSERT_EQ(first->logprobs.size(), 1u);
+  EXPECT_EQ(first->logprobs[0].top.size(), 2u);
+  ASSERT_EQ(second->logprobs.size(), 1u) << "cumulative: only the new entry";
+  EXPECT_EQ(second->logprobs[0].id, 2u);
+  EXPECT_EQ(second->logprobs[0].logprob, -0.5);
+}
+
 }  // namespace

@@ -77,7 +77,10 @@ TEST(ChatParams, BadFieldsNameTheirPath) {
   EXPECT_EQ(refused(json::parse(R"({"temperature": 9})")), "temperature");
   EXPECT_EQ(refused(json::parse(R"({"n": 2})")), "n");
   EXPECT_EQ(refused(json::parse(R"({"n": 1})")), "accepted");
-  EXPECT_EQ(refused(json::parse(R"({"logprobs": true})")), "logprobs");
+  EXPECT_EQ(refused(json::parse(R"({"logprobs": true, "top_logprobs": 3})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"logprobs": 1})")), "logprobs");
+  EXPECT_EQ(refused(json::parse(R"({"logprobs": true, "top_logprobs": 21})")), "top_logprobs");
+  EXPECT_EQ(refused(json::parse(R"({"top_logprobs": 2})")), "top_logprobs");
   EXPECT_EQ(refused(json::parse(R"({"response_format": {"type": "yaml"}})")),
             "response_format.type");
   EXPECT_EQ(refused(json::parse("[]")), "");

@@ -16,6 +16,10 @@
 // output to (llama.cpp `json_schema`, OpenAI completions `response_format`, SGLang
 // `sampling_params.json_schema`); a request and a case match only when their constraints are
 // equal (none on both sides included).
+// Log probabilities, when a request asks (llama.cpp n_probs, completions logprobs with
+// return_tokens_as_token_ids, SGLang return_logprob + top_logprobs_num), are scripted: the token
+// at position i has logprob scriptedLogprob(i), and its alternatives are the ids after it with
+// one less each (tests/serve/e2e/sdk.test.mjs checks the gateway passes exactly these on).
 // A case's `fault` replaces the normal answer: http_500, malformed_json (after N tokens), drop
 // (the connection is closed after N tokens), stall (no byte until the client gives up), delay
 // (ms before the first token). Nothing is shared between requests but the read-only cases.
@@ -115,6 +119,10 @@ function diagnostic(c, got, want, why) {
 
 // --- the three APIs ------------------------------------------------------------------------
 // Each: the prompt and options out of a request body (or an error), and the streamed events.
+const scriptedLogprob = (i) => -((i % 9) + 1) / 8;
+// The k most likely tokens at position i: the sampled id first.
+const alternatives = (i, id, k) => Array.from({ length: k }, (_, j) => ({ id: id + j, logprob: scriptedLogprob(i) - j }));
+const utf8 = (s) => [...Buffer.from(s, "utf8")];
 const isIds = (a) => Array.isArray(a) && a.length > 0 && a.every((x) => Number.isInteger(x) && x >= 0);
 
 const APIS = {
@@ -123,12 +131,21 @@ const APIS = {
       if (!isIds(b.prompt)) return { error: "`prompt` must be token ids" };
       if (b.return_tokens !== true) return { error: "`return_tokens` must be true (ids keep special-token markers)" };
       const n = b.n_predict;
+      if (b.n_probs !== undefined && !(Number.isInteger(b.n_probs) && b.n_probs >= 0)) return { error: "`n_probs` must be a count" };
       return { ids: b.prompt, max: Number.isInteger(n) && n >= 0 ? n : Infinity, stream: b.stream === true,
-               constraint: b.json_schema ?? null };
+               constraint: b.json_schema ?? null, logprobs: b.n_probs > 0 ? b.n_probs : null };
     },
     // llama.cpp does not emit the end-of-generation token: it stops on it.
     *events(run) {
-      for (const t of run.tokens) yield { content: t.piece, tokens: [t.id], stop: false, id_slot: 0, index: 0 };
+      for (const [i, t] of run.tokens.entries()) {
+        const ev = { content: t.piece, tokens: [t.id], stop: false, id_slot: 0, index: 0 };
+        if (run.logprobs !== null) {
+          const entry = (a) => ({ id: a.id, token: `<${a.id}>`, logprob: a.logprob, bytes: utf8(`<${a.id}>`) });
+          ev.completion_probabilities = [{ ...entry({ id: t.id, logprob: scriptedLogprob(i) }),
+                                           top_logprobs: alternatives(i, t.id, run.logprobs).map(entry) }];
+        }
+        yield ev;
+      }
       yield { content: "", tokens: [], stop: true, stop_type: run.finish === "length" ? "limit" : "eos",
               stopping_word: "", tokens_predicted: run.predicted, tokens_evaluated: run.promptLen,
               truncated: false, id_slot: 0, index: 0 };
@@ -146,19 +163,27 @@ const APIS = {
       if (b.add_special_tokens !== false) return { error: "`add_special_tokens` must be false (the template wrote BOS)" };
       if (b.skip_special_tokens !== false) return { error: "`skip_special_tokens` must be false (markers reach the parser)" };
       if (b.return_token_ids !== true) return { error: "`return_token_ids` must be true" };
+      if (b.logprobs !== undefined && b.logprobs !== null) {
+        if (!Number.isInteger(b.logprobs) || b.logprobs < 0) return { error: "`logprobs` must be a count" };
+        if (b.return_tokens_as_token_ids !== true) return { error: "`return_tokens_as_token_ids` must be true with logprobs" };
+      }
       const rf = b.response_format;
       if (rf && rf.type !== "json_schema") return { error: "`response_format` here is json_schema or absent" };
       return { ids: b.prompt, max: Number.isInteger(b.max_tokens) ? b.max_tokens : Infinity, stream: b.stream === true,
                usage: b.stream_options?.include_usage === true, model: b.model,
-               constraint: rf ? rf.json_schema?.schema ?? null : null };
+               constraint: rf ? rf.json_schema?.schema ?? null : null, logprobs: b.logprobs ?? null };
     },
     // vLLM keeps the stop token's id and drops its text.
     *events(run) {
       const base = { id: "cmpl-scripted", object: "text_completion", created: 1767268800, model: run.model };
       const all = run.tokens.concat(run.stopToken ? [{ ...run.stopToken, piece: "" }] : []);
+      // vLLM reports the stop token's probability too (its text is dropped).
+      const lp = (i, id) => run.logprobs === null ? null : {
+        tokens: [`token_id:${id}`], token_logprobs: [scriptedLogprob(i)], text_offset: [0],
+        top_logprobs: [Object.fromEntries(alternatives(i, id, run.logprobs).map((a) => [`token_id:${a.id}`, a.logprob]))] };
       for (let i = 0; i < all.length; i++) {
         const last = i === all.length - 1;
-        yield { ...base, choices: [{ index: 0, text: all[i].piece, logprobs: null, token_ids: [all[i].id],
+        yield { ...base, choices: [{ index: 0, text: all[i].piece, logprobs: lp(i, all[i].id), token_ids: [all[i].id],
                                       finish_reason: last ? run.finish : null, stop_reason: null }], usage: null };
       }
       if (all.length === 0)
@@ -185,13 +210,19 @@ const APIS = {
         if (typeof s.json_schema !== "string") return { error: "`sampling_params.json_schema` must be a JSON string" };
         constraint = JSON.parse(s.json_schema);
       }
+      if (b.return_logprob === true && !(Number.isInteger(b.top_logprobs_num) && b.top_logprobs_num >= 0))
+        return { error: "`top_logprobs_num` must be a count" };
       return { ids: b.input_ids, max: Number.isInteger(s.max_new_tokens) ? s.max_new_tokens : Infinity, stream: b.stream === true,
-               constraint };
+               constraint, logprobs: b.return_logprob === true ? b.top_logprobs_num : null };
     },
     *events(run) {
       let text = "";
       const ids = [];
-      const meta = (k, finish) => ({ id: "scripted", finish_reason: finish, prompt_tokens: run.promptLen, completion_tokens: k, cached_tokens: 0 });
+      // Cumulative, like the text: every entry so far in each event.
+      const meta = (k, finish) => ({ id: "scripted", finish_reason: finish, prompt_tokens: run.promptLen, completion_tokens: k, cached_tokens: 0,
+        ...(run.logprobs === null ? {} : {
+          output_token_logprobs: ids.slice(0, k).map((id, i) => [scriptedLogprob(i), id, null]),
+          output_top_logprobs: ids.slice(0, k).map((id, i) => alternatives(i, id, run.logprobs).map((a) => [a.logprob, a.id, null])) }) });
       for (const t of run.tokens) {
         text += t.piece; ids.push(t.id);
         yield { text, output_ids: [...ids], meta_info: meta(ids.length, null), index: 0 };
@@ -217,8 +248,8 @@ function scriptRun(c, req, promptLen) {
   const body = ids.slice(0, -1).map((id, i) => ({ id, piece: pieces[i] }));
   const stop = { id: ids.at(-1), piece: pieces.at(-1) };
   if (req.max < body.length)
-    return { tokens: body.slice(0, req.max), stopToken: null, finish: "length", predicted: req.max, promptLen, model: req.model, usage: req.usage };
-  return { tokens: body, stopToken: stop, finish: "stop", predicted: body.length + 1, promptLen, model: req.model, usage: req.usage };
+    return { tokens: body.slice(0, req.max), stopToken: null, finish: "length", predicted: req.max, promptLen, model: req.model, usage: req.usage, logprobs: req.logprobs ?? null };
+  return { tokens: body, stopToken: stop, finish: "stop", predicted: body.length + 1, promptLen, model: req.model, usage: req.usage, logprobs: req.logprobs ?? null };
 }
 
 function sendJson(res, status, body) {

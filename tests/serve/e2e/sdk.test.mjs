@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
-import { golden, modelEntries, post, sseEvents, startBackend, startGateway } from "./harness.mjs";
+import { golden, modelEntries, modelsDir, post, sseEvents, startBackend, startGateway } from "./harness.mjs";
+import { decode } from "../backend/tok.mjs";
 
 let backend, gateway, client;
 // A command's exit status and output (asynchronous: the test process keeps serving its children).
@@ -60,7 +61,9 @@ function checkMessage(model, msg, expected, reasoning) {
 async function streamed(req) {
   const stream = client.chat.completions.stream({ ...req, stream: true });
   const chunks = [];
-  for await (const chunk of stream) chunks.push(chunk);
+  // Cloned as they come: the SDK's accumulator appends later chunks' logprobs.content to the
+  // first chunk's own array (it copies the logprobs object, not the list).
+  for await (const chunk of stream) chunks.push(structuredClone(chunk));
   const final = await stream.finalChatCompletion();
   const reasoning = chunks.map((c) => c.choices[0]?.delta?.reasoning_content ?? "").join("");
   return { chunks, final, reasoning };
@@ -206,6 +209,43 @@ describe("tool_choice and parallel_tool_calls (Qwen3 under each backend API)", (
     await assert.rejects(client.chat.completions.create({ ...request(c, "qwen3"),
       tool_choice: { type: "function", function: { name: "get_stock_price" } } }),
       (e) => e.status === 400 && e.param === "tool_choice.function.name");
+  });
+});
+
+// logprobs / top_logprobs: asked of each backend API in its own words, passed on per generated
+// token (the stop token excluded) in OpenAI's shape, streamed with the chunks. The scripted
+// backend's values: scriptedLogprob(i) for the token at position i, alternatives the ids after
+// it with one less each (tests/serve/backend/server.mjs).
+describe("logprobs (Qwen3 under each backend API)", () => {
+  const scriptedLogprob = (i) => -((i % 9) + 1) / 8;
+  for (const name of ["qwen3", "qwen3-openai", "qwen3-sglang"]) {
+    test(`${name}: logprobs with top_logprobs 2, non-streaming and streamed`, async () => {
+      const c = golden("qwen3", "answer");
+      const req = { ...request(c, name), logprobs: true, top_logprobs: 2 };
+      const r = await client.chat.completions.create(req);
+      const content = r.choices[0].logprobs.content;
+      const ids = c.completion.ids.slice(0, -1);  // the stop id is not part of the message
+      assert.equal(content.length, ids.length);
+      const dir = `${modelsDir}/qwen3`;
+      for (const [i, e] of content.entries()) {
+        assert.equal(e.logprob, scriptedLogprob(i));
+        assert.equal(e.token, await decode(dir, [ids[i]]));
+        assert.deepEqual(e.bytes, [...Buffer.from(e.token, "utf8")]);
+        assert.deepEqual(e.top_logprobs.map((t) => t.logprob), [scriptedLogprob(i), scriptedLogprob(i) - 1]);
+        assert.equal(e.top_logprobs[1].token, await decode(dir, [ids[i] + 1]));
+      }
+      const { chunks } = await streamed(req);
+      const streamedContent = chunks.flatMap((x) => x.choices[0]?.logprobs?.content ?? []);
+      assert.deepEqual(streamedContent, content);
+      const none = await client.chat.completions.create({ ...request(c, name) });
+      assert.equal(none.choices[0].logprobs, null);
+    });
+  }
+  test("top_logprobs without logprobs, or above 20: 400 naming top_logprobs", async () => {
+    const c = golden("qwen3", "answer");
+    for (const extra of [{ top_logprobs: 2 }, { logprobs: true, top_logprobs: 21 }])
+      await assert.rejects(client.chat.completions.create({ ...request(c, "qwen3"), ...extra }),
+        (e) => e.status === 400 && e.param === "top_logprobs");
   });
 });
 
