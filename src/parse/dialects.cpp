@@ -123,6 +123,7 @@ std::vector<Dialect> build_table() {
     d.sections = {{"[TOOL_CALLS]", ""}};
     d.id_keys = {"id"};
     d.header_end = {"[ARGS]"};  // the v11 form after the same marker
+    d.header_recovery = true;
     d.id_marker = "[CALL_ID]";
     d.dropped = {"</s>"};
     t.push_back(d);
@@ -138,6 +139,7 @@ std::vector<Dialect> build_table() {
     d = header_json(d, {}, {"[TOOL_CALLS]", ""}, "[ARGS]");
     d.id_marker = "[CALL_ID]";
     d.json_list_calls = true;  // the v0.3 form after the same marker
+    d.header_recovery = true;
     d.id_keys = {"id"};
     d.dropped = {"</s>"};
     t.push_back(d);
@@ -213,7 +215,7 @@ std::vector<Dialect> build_table() {
     d = header_json(d, {"<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"},
                     {"<|tool_call_begin|>", "<|tool_call_end|>"}, "<|tool_call_argument_begin|>");
     d.id_in_header = true;
-    d.dropped = {"<|im_end|>", "<|tool_call_argument_begin|>"};
+    d.dropped = {"<|im_end|>"};
     t.push_back(d);
   }
   {
@@ -264,7 +266,8 @@ std::vector<Dialect> build_table() {
     d.name = "granite";
     d.summary = "<|tool_call|>[{\"name\", \"arguments\"}] (Granite 3.x)";
     d.syntax = CallSyntax::kJsonObject;
-    d.sections = {{"<|tool_call|>", ""}};
+    // Granite 3.1 writes its marker as the text `<tool_call>` (vLLM's granite parser reads both).
+    d.sections = {{"<|tool_call|>", ""}, {"<tool_call>", ""}};
     d.dropped = {"<response>", "</response>"};
     t.push_back(d);
   }

@@ -13,6 +13,7 @@ class HeaderJsonFamily final : public SectionFamily {
     const Dialect& d = c_.d;
     for (auto m : d.header_end) header_markers_.add(m, 1);
     header_markers_.add(d.id_marker, 2);
+    if (d.header_recovery) header_markers_.add("[{", 3);
     raw_args_markers_.add(d.call_close, 1);
     raw_args_markers_.add(d.section_close, 1);
     raw_args_markers_.add(d.call_open, 1);
@@ -101,6 +102,23 @@ bool HeaderJsonFamily::hj_header() {
       return true;
     }
   }
+  if (c_.d.header_recovery && c_.pos == c_.mark && !id_done_) {
+    // `name{..}`: a name followed by its arguments' `{`, the separator lost.
+    std::size_t p = c_.pos;
+    while (p < c_.buf.size() && p - c_.pos <= 256 &&
+           (std::isalnum(static_cast<unsigned char>(c_.buf[p])) || c_.buf[p] == '_' ||
+            c_.buf[p] == '-' || c_.buf[p] == '.'))
+      ++p;
+    if (p == c_.buf.size() && !c_.eof) return false;
+    if (p > c_.pos && p < c_.buf.size() && c_.buf[p] == '{') {
+      name_.assign(c_.buf, c_.pos, p - c_.pos);
+      id_.clear();
+      infer_name_ = false;
+      c_.pos = p;
+      go(St::kArgsStart);
+      return true;
+    }
+  }
   MarkerSet::Hit hit = c_.search(header_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
     if (!c_.eof) return false;
@@ -111,6 +129,16 @@ bool HeaderJsonFamily::hj_header() {
       return true;
     }
     c_.fallback("truncated", "output ended inside a call header");
+    return true;
+  }
+  if (hit.tag == 3) {
+    // Text, then a JSON call list: the text is content, the list is read as calls.
+    c_.em.warn("malformed_call", "text between the call marker and the call list, kept as content",
+               c_.abs(c_.mark));
+    c_.emit(Route::kContent, c_.bytes(c_.mark, hit.at));
+    c_.cand = hit.at;
+    c_.pos = hit.at;
+    c_.family(CallSyntax::kJsonObject).on_list();
     return true;
   }
   std::string header(trim(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark)));

@@ -212,6 +212,13 @@ bool JsonFamily::jo_key() {
 
 bool JsonFamily::jo_truncated() {
   if (bare_ && !c_.committed) {
+    // An object never closed may hold a complete call after its opening brace (Llama 3.2
+    // restarting the call: `{"name": "f", "parameters": {{"name": "f", ...}}`, which SGLang
+    // reads as the call): only the brace is content, and the text after it is read again.
+    // Bounded, so that nested unclosed objects cannot make the output quadratic.
+    constexpr std::size_t kRereadBytes = 64 * 1024;
+    if (c_.d.bare_anywhere && c_.cand != kNone && c_.buf.size() - c_.cand <= kRereadBytes)
+      c_.pos = c_.cand + 1;
     c_.fallback("truncated", "output ended inside a JSON object");
     return true;
   }

@@ -65,6 +65,26 @@ bool SectionFamily::between_calls() {
     if (t == Tri::kYes) return true;
     if (c_.committed) c_.em.warn("missing_marker", "tool-call section not closed", c_.abs(c_.pos));
   } else {
+    // Text inside the section where a call should start (Kimi-K2 writing prose after the
+    // section opener): when a call marker follows before the section ends, the text is content
+    // (nothing the model wrote is dropped), the markers are not, and the section goes on.
+    if (section_text_end_.empty()) {
+      section_text_end_.add(c_.d.call_open, 1);
+      section_text_end_.add(c_.d.section_close, 2);
+    }
+    MarkerSet::Hit hit = c_.search(section_text_end_);
+    if (hit.kind != MarkerSet::Hit::kFound && !c_.eof) return need_more();
+    if (hit.kind == MarkerSet::Hit::kFound && hit.tag == 1) {
+      std::size_t end = hit.at;
+      while (end > c_.pos && is_ws(c_.buf[end - 1])) --end;  // layout before the call
+      c_.em.warn("malformed_call", "text inside the tool-call section, kept as content",
+                 c_.abs(c_.pos));
+      c_.emit(c_.text_route(), c_.bytes(c_.pos, end));
+      // A candidate that later fails is content from here on (the text before is emitted).
+      if (!c_.committed) c_.cand = hit.at;
+      c_.pos = hit.at;
+      return true;
+    }
     c_.em.warn("malformed_call", "unexpected text inside the tool-call section", c_.abs(c_.pos));
   }
   end_block_or_fallback();

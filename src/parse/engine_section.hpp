@@ -35,6 +35,7 @@ class SectionFamily : public Family {
   virtual bool has_function_lines() const { return false; }
 
   bool in_section_ = false;
+  MarkerSet section_text_end_;  // what ends text inside a section: a call, the section's end
 
  private:
   // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes

@@ -272,8 +272,9 @@ bool XmlFamily::xp_value() {
     if (streaming_value_) {
       // Emit what cannot be trailing layout or the start of the end marker.
       std::size_t end = c_.emit_end(without_trailing_layout(c_.pos, hit.at));
-      // A string value is held until it cannot be the literal null (read as JSON null).
-      if (end > c_.pos && (quote_open_ || end - c_.mark > 4)) {
+      // A string value whose schema allows null is held until it cannot be the literal null
+      // (read as JSON null); for a string-only schema the text null is the string "null".
+      if (end > c_.pos && (quote_open_ || !types_.null || end - c_.mark > 4)) {
         std::string escaped = quote_open_ ? "" : "\"";
         quote_open_ = true;
         append_json_escaped(escaped, std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
@@ -289,7 +290,8 @@ bool XmlFamily::xp_value() {
   if (streaming_value_) {
     std::string_view rest = std::string_view(c_.buf).substr(c_.pos, stop - c_.pos);
     std::string escaped;
-    if (!quote_open_ && (trim(rest) == "null" || trim(rest) == "None") && types_.known) {
+    if (!quote_open_ && (trim(rest) == "null" || trim(rest) == "None") && types_.known &&
+        types_.null) {
       escaped = "null";
     } else {
       if (!quote_open_) escaped = "\"";

@@ -105,6 +105,10 @@ struct Dialect {
   bool header_at_start = false;              // the output may begin with a header (Functionary)
   std::string_view content_name;             // a header naming content, not a call ("all")
   bool json_list_calls = false;              // the marker may also start a JSON call list
+  // Mistral's header as backends and models garble it: it may end where its JSON object begins
+  // (`name{..}`, `[ARGS]` stripped with the special tokens by the detokenizer), and text before
+  // a `[{` call list is content (`[TOOL_CALLS] junk [{..}]`).
+  bool header_recovery = false;
 
   // kXmlParams.
   std::vector<std::string_view> name_end;   // ends the function name (consumed)

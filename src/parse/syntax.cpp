@@ -58,6 +58,7 @@ constexpr FlagField kFlagFields[] = {
     {"fenced_args", &Dialect::fenced_args},
     {"header_at_start", &Dialect::header_at_start},
     {"json_list_calls", &Dialect::json_list_calls},
+    {"header_recovery", &Dialect::header_recovery},
     {"pythonic_bare", &Dialect::pythonic_bare},
 };
 

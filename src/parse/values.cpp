@@ -528,7 +528,10 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
   }
   std::string_view t = trim(raw);
   std::string low = lower(t);
-  if (low == "null" || low == "none") return "null";  // as the reference parsers read it
+  // The text null/None is JSON null (as the reference parsers read it), except where the schema
+  // asks for a string and allows no null: there it is the string the model wrote (vLLM's
+  // test_string_null_value_preserved).
+  if ((low == "null" || low == "none") && !(types.string && !types.null)) return "null";
   // The first non-null type decides (as vLLM's parsers do); when the value is not one, the other
   // members of a union (`["integer", "boolean"]`, `anyOf`) are tried, then it stays a string,
   // which is a mismatch only when the schema does not allow a string.
@@ -570,10 +573,26 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
     }
     return false;
   };
-  if (convert(first)) return out;
-  for (auto member : {&ParamTypes::integer, &ParamTypes::number, &ParamTypes::boolean,
-                      &ParamTypes::object, &ParamTypes::array})
-    if (member != first && types.*member && convert(member)) return out;
+  auto convert_any = [&] {
+    if (convert(first)) return true;
+    for (auto member : {&ParamTypes::integer, &ParamTypes::number, &ParamTypes::boolean,
+                        &ParamTypes::object, &ParamTypes::array})
+      if (member != first && types.*member && convert(member)) return true;
+    return false;
+  };
+  if (convert_any()) return out;
+  // A value of another type written as a JSON string (`"42"` for an integer, GLM; `"{'k': 1}"`
+  // for an object, Qwen3-Coder) is unwrapped once and converted, as SGLang and vLLM read it.
+  std::string unwrapped;
+  if (t.size() >= 2 && t.front() == '"' && t.back() == '"') {
+    Json inner = Json::parse(t, nullptr, false);
+    if (inner.is_string()) {
+      unwrapped = inner.get<std::string>();
+      t = trim(unwrapped);
+      low = lower(t);
+      if (convert_any()) return out;
+    }
+  }
   if (coerced_ok && !types.string) *coerced_ok = false;
   return as_string();
 }
