@@ -56,6 +56,7 @@ struct Limits {
   std::size_t max_concurrent_requests = 4096;      // generations and renders at once (429 above)
   std::size_t max_backend_event_bytes = 16 << 20;  // one SSE event from a backend (502 above)
   std::size_t max_completion_bytes = std::size_t{256} << 20;  // generated text per response
+  std::size_t max_choices = 16;  // a request's `n` (each choice is one backend request)
 };
 
 struct Timeouts {

@@ -29,7 +29,8 @@ constexpr SamplingField kSamplingFields[] = {
 
 }  // namespace
 
-Result<ChatParams> read_chat_params(json& request, const ModelConfig& model) {
+Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
+                                    std::size_t max_choices) {
   ChatParams p;
   if (!request.is_object()) return bad("", "the request is not a JSON object");
   if (auto m = request.find("model"); m != request.end()) {
@@ -82,8 +83,9 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model) {
   if (auto n = request.find("n"); n != request.end() && !n->is_null()) {
     if (!n->is_number_unsigned() || n->get<std::uint64_t>() == 0)
       return bad("n", "must be a positive integer");
-    if (n->get<std::uint64_t>() > 1)
-      return bad("n", "only n = 1 is served: the gateway parses one generation per request");
+    if (n->get<std::uint64_t>() > max_choices)
+      return bad("n", "must be at most " + std::to_string(max_choices) + " (limits.max_choices)");
+    p.n = n->get<std::size_t>();
   }
   bool logprobs = false;
   if (auto l = request.find("logprobs"); l != request.end() && !l->is_null()) {

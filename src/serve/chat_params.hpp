@@ -18,6 +18,7 @@ namespace chatwire::serve {
 struct ChatParams {
   std::string model;
   bool stream = false;
+  std::size_t n = 1;  // choices: one backend request each
   bool include_usage = false;
   std::optional<std::size_t> max_tokens;
   std::vector<std::string> stop;
@@ -30,6 +31,7 @@ struct ChatParams {
 // tool_choice "none" removes `tool_choice` and the `tools`; nothing else is changed (the
 // Endpoint reads "required", a named function and parallel_tool_calls). Errors are
 // RequestError with the field path.
-Result<ChatParams> read_chat_params(json& request, const ModelConfig& model);
+Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
+                                    std::size_t max_choices = Limits{}.max_choices);
 
 }  // namespace chatwire::serve

@@ -35,7 +35,7 @@ std::string_view finish_reason(bool has_tool_calls, std::string_view backend_fin
 }
 
 Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
-                          std::size_t max_json_depth) {
+                          std::size_t max_json_depth, std::size_t max_choices) {
   auto parsed = util::parse_bounded_json(body, max_json_depth);
   if (!parsed)
     return gateway_error("RequestError", parsed.failure == util::BoundedJson::Failure::kTooDeep
@@ -52,7 +52,7 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
     return gateway_error("ModelNotFound",
                          "the model '" + name->get<std::string>() + "' is not served here",
                          "model");
-  auto params = read_chat_params(request, model->config);
+  auto params = read_chat_params(request, model->config, max_choices);
   if (!params) return params.error();
   auto prompt = model->endpoint.prepare(request.dump());
   if (!prompt) return prompt.error();
@@ -81,6 +81,7 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   const BackendApiRow& row = backend_api_row(model->config.backend_api);
   job.backend_path = std::string(row.path);
   job.backend_body = row.build(br).dump(-1, ' ', false, json::error_handler_t::replace);
+  job.backend_request = std::move(br);
   job.head.id = completion_id();
   job.head.created = std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch())
@@ -90,17 +91,34 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   return job;
 }
 
-ChatRelay::ChatRelay(const ChatJob& job, endpoint::Generation generation, const Limits& limits)
+std::string ChatJob::backend_body_for(std::size_t choice) const {
+  if (choice == 0) return backend_body;
+  BackendRequest br = backend_request;
+  if (auto seed = br.sampling.find("seed"); seed != br.sampling.end()) {
+    if (seed->is_number_integer())
+      *seed = seed->get<std::int64_t>() + static_cast<std::int64_t>(choice);
+    else if (seed->is_number())
+      *seed = seed->get<double>() + static_cast<double>(choice);
+  }
+  return backend_api_row(model->config.backend_api)
+      .build(br)
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+ChatRelay::ChatRelay(const ChatJob& job, endpoint::Generation generation, const Limits& limits,
+                     std::size_t choice)
     : job_(&job),
+      head_(job.head),
       generation_(std::move(generation)),
       max_completion_bytes_(limits.max_completion_bytes) {
   usage_.prompt_tokens = job.prompt.ids.size();
+  head_.choice = choice;
 }
 
-Result<ChatRelay> ChatRelay::start(const ChatJob& job, const Limits& limits) {
+Result<ChatRelay> ChatRelay::start(const ChatJob& job, const Limits& limits, std::size_t choice) {
   auto generation = job.model->endpoint.start(job.prompt);
   if (!generation) return generation.error();
-  return ChatRelay(job, std::move(*generation), limits);
+  return ChatRelay(job, std::move(*generation), limits, choice);
 }
 
 json ChatRelay::token_entry(const TokenLogprob& t, std::size_t depth) const {
@@ -151,7 +169,7 @@ Result<std::string> ChatRelay::emit(Result<std::vector<endpoint::Delta>> deltas)
     return backend_error("the backend's output could not be read: " + deltas.error().to_string());
   std::string out;
   if (streaming() && !role_sent_) {
-    out += sse(chunk_body(job_->head, endpoint::Delta{}, /*first=*/true));
+    out += sse(chunk_body(head_, endpoint::Delta{}, /*first=*/true));
     role_sent_ = true;
   }
   for (const auto& d : *deltas) {
@@ -168,9 +186,9 @@ Result<std::string> ChatRelay::emit(Result<std::vector<endpoint::Delta>> deltas)
       saw_output_ = true;
     if (streaming()) {
       // The log probabilities that arrived so far ride on the next chunk that is sent.
-      std::string body = chunk_body(job_->head, d, /*first=*/false);
+      std::string body = chunk_body(head_, d, /*first=*/false);
       if (!body.empty() && !pending_logprobs_.empty())
-        body = chunk_body(job_->head, d, false, take_pending_logprobs());
+        body = chunk_body(head_, d, false, take_pending_logprobs());
       if (!body.empty()) out += sse(body);
     }
   }
@@ -210,7 +228,7 @@ Result<std::string> ChatRelay::finish() {
   usage_.completion_tokens = ids_seen_ ? generated_ids_ : backend_completion_tokens_.value_or(0);
   const std::string_view reason = finish_reason(!message.tool_calls.empty(), *backend_finish_);
   if (!streaming())
-    return completion_body(job_->head, message, reason, usage_,
+    return completion_body(head_, message, reason, usage_,
                            job_->params.top_logprobs
                                ? json{{"content", std::move(all_logprobs_)}, {"refusal", nullptr}}
                                : json(nullptr));
@@ -223,11 +241,14 @@ Result<std::string> ChatRelay::finish() {
     if (streamed.size() < final_args.size() && final_args.starts_with(streamed)) {
       endpoint::Delta d;
       d.tool_calls.push_back({i, {}, {}, final_args.substr(streamed.size())});
-      out += sse(chunk_body(job_->head, d, false));
+      out += sse(chunk_body(head_, d, false));
     }
   }
-  out += sse(finish_chunk_body(job_->head, reason, take_pending_logprobs()));
-  if (job_->params.include_usage) out += sse(usage_chunk_body(job_->head, usage_));
+  out += sse(finish_chunk_body(head_, reason, take_pending_logprobs()));
+  if (!last_choice()) return out;  // the next choice's chunks follow
+  Usage total = usage_;
+  total.completion_tokens += earlier_completion_tokens_;
+  if (job_->params.include_usage) out += sse(usage_chunk_body(head_, total));
   out += "data: [DONE]\n\n";
   return out;
 }

@@ -22,13 +22,19 @@ struct ChatJob {
   ChatParams params;
   endpoint::Prompt prompt;
   std::string backend_path;  // the API's path, appended to the backend URL's prefix
-  std::string backend_body;  // JSON text
+  std::string backend_body;  // JSON text (the first choice's)
+  BackendRequest backend_request;
   ResponseHead head;
+
+  // The backend request of choice `choice` (n > 1): the same, with seed + choice when the
+  // request gave a seed (the same seed would give the same choice n times).
+  std::string backend_body_for(std::size_t choice) const;
 };
 
 // Errors: RequestError and the template's errors (400, with the field path), ModelNotFound.
 Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
-                          std::size_t max_json_depth = 512);
+                          std::size_t max_json_depth = 512,
+                          std::size_t max_choices = Limits{}.max_choices);
 
 // tool_calls whenever calls were parsed, length when the backend stopped on its token limit,
 // else stop.
@@ -36,7 +42,11 @@ std::string_view finish_reason(bool has_tool_calls, std::string_view backend_fin
 
 class ChatRelay {
  public:
-  static Result<ChatRelay> start(const ChatJob& job, const Limits& limits);
+  // One relay per choice (`choice` < job.params.n). Streaming: the last choice's relay ends the
+  // stream (usage chunk, [DONE]).
+  static Result<ChatRelay> start(const ChatJob& job, const Limits& limits, std::size_t choice = 0);
+  // The completion tokens of the earlier choices, counted in the usage the last one reports.
+  void add_earlier_completion_tokens(std::size_t tokens) { earlier_completion_tokens_ += tokens; }
 
   // One `data:` payload of the backend's reply. Returns the text to send the client now:
   // SSE events when streaming (the first call starts with the role chunk), "" otherwise.
@@ -59,7 +69,9 @@ class ChatRelay {
   static std::string stream_error(const HttpError& e);
 
  private:
-  ChatRelay(const ChatJob& job, endpoint::Generation generation, const Limits& limits);
+  ChatRelay(const ChatJob& job, endpoint::Generation generation, const Limits& limits,
+            std::size_t choice);
+  bool last_choice() const noexcept { return head_.choice + 1 >= job_->params.n; }
   Result<std::string> emit(Result<std::vector<endpoint::Delta>> deltas);
   // The backend's log probabilities as OpenAI's entries (pending_logprobs_ and all_logprobs_).
   Status take_logprobs(const std::vector<TokenLogprob>& entries);
@@ -68,6 +80,8 @@ class ChatRelay {
   json take_pending_logprobs();
 
   const ChatJob* job_;
+  ResponseHead head_;  // the job's, with this choice's index
+  std::size_t earlier_completion_tokens_ = 0;
   endpoint::Generation generation_;
   std::size_t max_completion_bytes_;
   std::size_t completion_bytes_ = 0;

@@ -106,6 +106,7 @@ Result<Config> Config::from_json_text(std::string_view text, const std::filesyst
     CW_READ(*it, "max_concurrent_requests", "limits", c.limits.max_concurrent_requests);
     CW_READ(*it, "max_backend_event_bytes", "limits", c.limits.max_backend_event_bytes);
     CW_READ(*it, "max_completion_bytes", "limits", c.limits.max_completion_bytes);
+    CW_READ(*it, "max_choices", "limits", c.limits.max_choices);
   }
   if (auto it = j.find("timeouts"); it != j.end()) {
     if (!it->is_object()) return config_error("timeouts", "must be an object");

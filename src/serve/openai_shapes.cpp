@@ -63,7 +63,7 @@ std::string completion_body(const ResponseHead& head, const endpoint::Message& m
     message["tool_calls"] = std::move(calls);
   }
   json out = head_json(head, "chat.completion");
-  out["choices"] = json::array({json{{"index", 0},
+  out["choices"] = json::array({json{{"index", head.choice},
                                      {"message", std::move(message)},
                                      {"logprobs", logprobs},
                                      {"finish_reason", finish_reason}}});
@@ -95,7 +95,7 @@ std::string chunk_body(const ResponseHead& head, const endpoint::Delta& d, bool 
   }
   if (delta.empty()) return {};
   json out = head_json(head, "chat.completion.chunk");
-  out["choices"] = json::array({json{{"index", 0},
+  out["choices"] = json::array({json{{"index", head.choice},
                                      {"delta", std::move(delta)},
                                      {"logprobs", logprobs},
                                      {"finish_reason", nullptr}}});
@@ -105,7 +105,7 @@ std::string chunk_body(const ResponseHead& head, const endpoint::Delta& d, bool 
 std::string finish_chunk_body(const ResponseHead& head, std::string_view finish_reason,
                               const json& logprobs) {
   json out = head_json(head, "chat.completion.chunk");
-  out["choices"] = json::array({json{{"index", 0},
+  out["choices"] = json::array({json{{"index", head.choice},
                                      {"delta", json::object()},
                                      {"logprobs", logprobs},
                                      {"finish_reason", finish_reason}}});

@@ -33,6 +33,7 @@ struct ResponseHead {
   long long created = 0;
   std::string model;
   const std::vector<std::string>* reasoning_fields = nullptr;
+  std::size_t choice = 0;  // the choice's index (n > 1)
 };
 
 struct Usage {

@@ -159,7 +159,7 @@ net::awaitable<void> Server::Impl::drain(Session& s) {
 net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, unsigned version,
                                         bool keep_alive, Clock::time_point started) {
   const Gateway& g = gateway;
-  auto plan = [&]() { return plan_chat(g.models(), body); };
+  auto plan = [&]() { return plan_chat(g.models(), body, 512, config.limits.max_choices); };
   auto job = co_await on_worker(plan);
   if (!job) {
     const HttpError e = http_error(job.error());
@@ -182,8 +182,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   ActiveChat active;
   active.watcher_done.emplace(io, Clock::time_point::max());
   s.chat = &active;
-  std::unique_ptr<BackendCall> call = pool.call(url);
-  active.backend = call.get();
+  std::unique_ptr<BackendCall> call;
   active.watcher_running = true;
   net::co_spawn(io, watch_client(s, active), net::detached);
 
@@ -212,48 +211,88 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
     co_return client_ok;
   };
 
-  auto started_call = co_await call->start(job->backend_path, job->backend_body);
-  if (!started_call) failure = http_error(started_call.error());
-  SseReader sse(config.limits.max_backend_event_bytes);
-  std::vector<std::string> events;
-  std::string piece;
-  bool more = !failure.has_value();
-  while (more && !failure && client_ok) {
-    piece.clear();
-    auto r = co_await call->read(piece);
-    if (!r) {
-      failure = http_error(r.error());
-      break;
-    }
-    more = *r;
-    events.clear();
-    if (auto fed = sse.feed(piece, events); !fed) failure = http_error(fed.error());
-    if (!more) sse.finish(events);
-    for (const auto& data : events) {
-      if (failure) break;
-      auto out = relay->on_event(data);
-      if (!out) {
-        failure = http_error(out.error());
+  // n > 1: one backend request per choice, one after another; a streamed choice ends with its
+  // finish chunk, the last one with the usage chunk and [DONE]; non-streaming choices are
+  // gathered into one chat.completion.
+  const std::size_t choices = job->params.n;
+  std::size_t completion_tokens = 0;
+  json gathered;  // non-streaming, n > 1
+  for (std::size_t choice = 0; choice < choices && !failure && client_ok && !active.client_gone;
+       ++choice) {
+    if (choice > 0) {
+      auto next = ChatRelay::start(*job, config.limits, choice);
+      if (!next) {
+        failure = http_error(gateway_error("InternalError", next.error().to_string()));
         break;
       }
-      if (!first_output_seen && relay->saw_output()) {
-        first_output_seen = true;
-        g.metrics().first_token(seconds_since(started));
+      relay = std::move(next);
+      relay->add_earlier_completion_tokens(completion_tokens);
+    }
+    call = pool.call(url);
+    active.backend = call.get();
+    auto started_call = co_await call->start(job->backend_path, job->backend_body_for(choice));
+    if (!started_call) failure = http_error(started_call.error());
+    SseReader sse(config.limits.max_backend_event_bytes);
+    std::vector<std::string> events;
+    std::string piece;
+    bool more = !failure.has_value();
+    while (more && !failure && client_ok) {
+      piece.clear();
+      auto r = co_await call->read(piece);
+      if (!r) {
+        failure = http_error(r.error());
+        break;
       }
-      if (relay->streaming()) co_await send_chunk(*out);
-      if (relay->ended_early()) break;
+      more = *r;
+      events.clear();
+      if (auto fed = sse.feed(piece, events); !fed) failure = http_error(fed.error());
+      if (!more) sse.finish(events);
+      for (const auto& data : events) {
+        if (failure) break;
+        auto out = relay->on_event(data);
+        if (!out) {
+          failure = http_error(out.error());
+          break;
+        }
+        if (!first_output_seen && relay->saw_output()) {
+          first_output_seen = true;
+          g.metrics().first_token(seconds_since(started));
+        }
+        if (relay->streaming()) co_await send_chunk(*out);
+        if (relay->ended_early()) break;
+      }
+      if (!failure && relay->ended_early()) {
+        call->cancel();  // the rest of the backend's reply is not wanted
+        break;
+      }
     }
-    if (!failure && relay->ended_early()) {
-      call->cancel();  // the rest of the backend's reply is not wanted
-      break;
+    if (!failure && client_ok && !active.client_gone) {
+      auto tail = relay->finish();
+      if (!tail) {
+        failure = http_error(tail.error());
+      } else if (choice + 1 == choices) {
+        reply = std::move(*tail);
+      } else if (relay->streaming()) {
+        co_await send_chunk(*tail);
+      } else {
+        json body = json::parse(*tail);
+        if (gathered.is_null())
+          gathered = std::move(body);
+        else
+          gathered["choices"].push_back(std::move(body["choices"][0]));
+      }
     }
+    completion_tokens += relay->usage().completion_tokens;
+    active.backend = nullptr;
+    if (choice + 1 < choices) call.reset();  // the last one is reset after the watcher ends
   }
-  if (!failure && client_ok && !active.client_gone) {
-    auto tail = relay->finish();
-    if (!tail)
-      failure = http_error(tail.error());
-    else
-      reply = std::move(*tail);
+  if (!failure && choices > 1 && !relay->streaming() && !reply.empty()) {
+    json last = json::parse(reply);
+    gathered["choices"].push_back(std::move(last["choices"][0]));
+    gathered["usage"]["completion_tokens"] = completion_tokens;
+    gathered["usage"]["total_tokens"] =
+        gathered["usage"]["prompt_tokens"].get<std::size_t>() + completion_tokens;
+    reply = gathered.dump(-1, ' ', false, json::error_handler_t::replace);
   }
   if (active.shutdown && failure)
     failure = http_error(gateway_error("ShuttingDown", "the server is shutting down"));
@@ -287,7 +326,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
       client_ok = co_await write_reply(s, r, version, keep_alive);
     }
   }
-  if (!failure) g.metrics().tokens(relay->usage().prompt_tokens, relay->usage().completion_tokens);
+  if (!failure) g.metrics().tokens(relay->usage().prompt_tokens, completion_tokens);
   g.metrics().request("chat_completions", active.client_gone ? 499 : status,
                       seconds_since(started));
   g.metrics().stream_closed();

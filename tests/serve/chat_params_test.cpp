@@ -75,7 +75,9 @@ TEST(ChatParams, BadFieldsNameTheirPath) {
   EXPECT_EQ(refused(json::parse(R"({"max_tokens": 0})")), "max_tokens");
   EXPECT_EQ(refused(json::parse(R"({"stop": ["a", 2]})")), "stop[1]");
   EXPECT_EQ(refused(json::parse(R"({"temperature": 9})")), "temperature");
-  EXPECT_EQ(refused(json::parse(R"({"n": 2})")), "n");
+  EXPECT_EQ(refused(json::parse(R"({"n": 2})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"n": 17})")), "n");  // limits.max_choices
+  EXPECT_EQ(refused(json::parse(R"({"n": 0})")), "n");
   EXPECT_EQ(refused(json::parse(R"({"n": 1})")), "accepted");
   EXPECT_EQ(refused(json::parse(R"({"logprobs": true, "top_logprobs": 3})")), "accepted");
   EXPECT_EQ(refused(json::parse(R"({"logprobs": 1})")), "logprobs");

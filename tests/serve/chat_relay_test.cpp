@@ -156,7 +156,7 @@ TEST(PlanChat, RefusalsNameTheStatusAndTheField) {
       {request(R"(, "tool_choice": 3)"), 400, "tool_choice"},
       {request(R"(, "tool_choice": "always")"), 400, "tool_choice"},
       {request(R"(, "parallel_tool_calls": "no")"), 400, "parallel_tool_calls"},
-      {request(R"(, "n": 2)"), 400, "n"},
+      {request(R"(, "n": 17)"), 400, "n"},
       {R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant",
           "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f",
           "arguments": "{bad"}}]}]})",
@@ -319,6 +319,35 @@ TEST(ChatRelay, ParallelToolCallsFalseEndsTheReplyAtTheSecondCall) {
     EXPECT_EQ(names, std::vector<std::string>{"get_weather"}) << "stream " << stream;
     EXPECT_EQ(finish, "tool_calls");
   }
+}
+
+// n > 1: one backend request per choice (seed + choice when a seed is given, an integer kept an
+// integer), each relay writing its own choice index; only the last ends the stream.
+TEST(ChatRelay, SeveralChoicesAreOneBackendRequestEachWithTheirOwnIndex) {
+  auto models = qwen3();
+  auto job = cs::plan_chat(models, request(R"(, "n": 3, "seed": 41, "stream": true)"));
+  ASSERT_TRUE(job) << job.error().to_string();
+  EXPECT_EQ(job->params.n, 3u);
+  EXPECT_EQ(json::parse(job->backend_body_for(0))["seed"], 41);
+  const json third = json::parse(job->backend_body_for(2));
+  EXPECT_TRUE(third["seed"].is_number_integer());
+  EXPECT_EQ(third["seed"], 43);
+  EXPECT_EQ(third["prompt"], json::parse(job->backend_body)["prompt"]);
+  for (std::size_t choice = 0; choice < 3; ++choice) {
+    auto r = cs::ChatRelay::start(*job, cs::Limits{}, choice);
+    ASSERT_TRUE(r);
+    std::string text;
+    for (const auto& e : llama_text_events({"Hi"})) text += *r->on_event(e);
+    text += *r->finish();
+    const auto events = sse_events(text);
+    for (const auto& e : events) {
+      if (e.is_object() && !e["choices"].empty()) {
+        EXPECT_EQ(e["choices"][0]["index"], choice);
+      }
+    }
+    EXPECT_EQ(events.back() == json("[DONE]"), choice == 2) << choice;
+  }
+  EXPECT_FALSE(cs::plan_chat(models, request(R"(, "n": 5)"), 512, 4));
 }
 
 TEST(ChatRelay, AStreamedToolCallHasOpenAisShape) {

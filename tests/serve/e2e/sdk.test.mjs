@@ -249,6 +249,34 @@ describe("logprobs (Qwen3 under each backend API)", () => {
   });
 });
 
+// n > 1: one backend request per choice; each choice carries its index, the usage counts every
+// choice's tokens and the prompt once.
+describe("n choices (Qwen3 under each backend API)", () => {
+  for (const name of ["qwen3", "qwen3-openai", "qwen3-sglang"]) {
+    test(`${name}: n 2, non-streaming and streamed`, async () => {
+      const c = golden("qwen3", "call");
+      const r = await client.chat.completions.create({ ...request(c, name), n: 2 });
+      assert.deepEqual(r.choices.map((x) => x.index), [0, 1]);
+      for (const x of r.choices) {
+        assert.equal(x.finish_reason, "tool_calls");
+        checkMessage("qwen3", x.message, c.expected, x.message.reasoning_content);
+      }
+      const one = await client.chat.completions.create(request(c, name));
+      assert.equal(r.usage.prompt_tokens, one.usage.prompt_tokens);
+      assert.equal(r.usage.completion_tokens, 2 * one.usage.completion_tokens);
+      const { chunks, final } = await streamed({ ...request(c, name), n: 2, stream_options: { include_usage: true } });
+      assert.deepEqual(final.choices.map((x) => x.index), [0, 1]);
+      for (const x of final.choices) assert.deepEqual(argsOf(x.message.tool_calls), argsOf(c.expected.tool_calls));
+      assert.equal(chunks.at(-1).usage.completion_tokens, 2 * one.usage.completion_tokens);
+      for (const index of [0, 1]) {
+        const mine = chunks.filter((x) => x.choices[0]?.index === index);
+        assert.equal(mine[0].choices[0].delta.role, "assistant");
+        assert.deepEqual(mine.map((x) => x.choices[0].finish_reason).filter(Boolean), ["tool_calls"]);
+      }
+    });
+  }
+});
+
 describe("backend APIs (Qwen3 under each)", () => {
   for (const name of ["qwen3", "qwen3-openai", "qwen3-sglang"]) {
     test(`${name}: tool calls streamed, answer, finish length, usage chunk`, async () => {
