@@ -28,6 +28,8 @@ class HarmonyFamily final : public Family {
         return hm_header();
       case St::kBody:
         return hm_body();
+      case St::kAfter:
+        return hm_after();
     }
     return false;
   }
@@ -36,6 +38,7 @@ class HarmonyFamily final : public Family {
   enum class St {
     kHeader,  // `<|start|>assistant<|channel|>commentary to=functions.f json<|message|>`
     kBody,    // the message, up to its end marker
+    kAfter,   // after a message's end marker, where the next header's <|start|> belongs
   };
 
   void go(St state) {
@@ -45,6 +48,7 @@ class HarmonyFamily final : public Family {
 
   bool hm_header();
   bool hm_body();
+  bool hm_after();
 
   St st_ = St::kHeader;
   MarkerSet header_markers_, body_markers_;
@@ -111,6 +115,34 @@ bool HarmonyFamily::hm_body() {
     c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
   }
   if (route_ == Route::kArgs) c_.close_call();
+  c_.back_to_text();
+  if (hit.kind == MarkerSet::Hit::kFound && hit.tag == 1) go(St::kAfter);
+  return true;
+}
+
+// A word directly before <|channel|> after a message's end is the next header's role, its
+// <|start|> lost (gpt-oss writing `<|call|>commentary<|channel|>commentary to=...`): it is read
+// with the header, as `<|start|>assistant` is, not as content. Anything else is text.
+bool HarmonyFamily::hm_after() {
+  constexpr std::size_t kMaxRole = 32;
+  std::size_t p = c_.pos;
+  while (p < c_.buf.size() && p - c_.pos < kMaxRole &&
+         (std::isalnum(static_cast<unsigned char>(c_.buf[p])) || c_.buf[p] == '_' ||
+          c_.buf[p] == '-' || c_.buf[p] == '.'))
+    ++p;
+  if (p == c_.buf.size() && !c_.eof) return false;
+  if (p > c_.pos) {
+    const std::size_t start = c_.pos;
+    c_.pos = p;
+    Tri t = c_.at("<|channel|>");
+    c_.pos = start;
+    if (t == Tri::kMore) return false;
+    if (t == Tri::kYes) {
+      c_.cand = start;
+      go(St::kHeader);
+      return true;
+    }
+  }
   c_.back_to_text();
   return true;
 }
