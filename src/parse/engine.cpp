@@ -208,8 +208,10 @@ void Engine::run() {
 }
 
 bool Engine::step() {
-  if (c_.cand != kNone && !c_.committed && c_.pos > c_.cand &&
-      c_.pos - c_.cand > c_.opt.max_held_bytes) {
+  // Held: what is buffered past the candidate's start, whether or not the state has moved its
+  // cursor (a header searched for its end marker keeps it at the header's start).
+  if (c_.cand != kNone && !c_.committed && c_.buf.size() > c_.cand &&
+      c_.buf.size() - c_.cand > c_.opt.max_held_bytes) {
     c_.fallback("limit", "held more than max_held_bytes while deciding whether this is a call");
     return true;
   }

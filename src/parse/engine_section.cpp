@@ -72,9 +72,13 @@ bool SectionFamily::between_calls() {
       section_text_end_.add(c_.d.call_open, 1);
       section_text_end_.add(c_.d.section_close, 2);
     }
+    // Looked for within a few KiB only: longer text is not noise before a call, and streamed
+    // text is not held for it.
+    constexpr std::size_t kMaxSectionText = 4096;
     MarkerSet::Hit hit = c_.search(section_text_end_);
-    if (hit.kind != MarkerSet::Hit::kFound && !c_.eof) return need_more();
-    if (hit.kind == MarkerSet::Hit::kFound && hit.tag == 1) {
+    bool near = hit.at - c_.pos <= kMaxSectionText;
+    if (hit.kind != MarkerSet::Hit::kFound && !c_.eof && near) return need_more();
+    if (hit.kind == MarkerSet::Hit::kFound && hit.tag == 1 && near) {
       std::size_t end = hit.at;
       while (end > c_.pos && is_ws(c_.buf[end - 1])) --end;  // layout before the call
       c_.em.warn("malformed_call", "text inside the tool-call section, kept as content",
