@@ -197,6 +197,8 @@ class Generation {
   std::unique_ptr<Impl> impl_;
 };
 
+struct EndpointAccess;  // the library's own access to the loaded state (endpoint/internal.hpp)
+
 class Endpoint {
  public:
   static Result<Endpoint> load(const std::filesystem::path& dir, const LoadOptions& options = {});
@@ -225,6 +227,7 @@ class Endpoint {
 
  private:
   explicit Endpoint(std::shared_ptr<const Impl> impl);
+  friend struct EndpointAccess;
   std::shared_ptr<const Impl> impl_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "chatwire/parse_json.hpp"
 #include "chatwire/value_json.hpp"
+#include "endpoint/internal.hpp"
 
 namespace chatwire::endpoint {
 
@@ -64,7 +65,13 @@ json to_json(const Prompt& prompt) {
 
 Result<Prompt> prepare(const Endpoint& endpoint, const json& request,
                        const PrepareOptions& options) {
-  return endpoint.prepare(request.dump(-1, ' ', false, json::error_handler_t::replace), options);
+  // The request is already parsed (its depth bounded by the caller's parse): no second parse.
+  try {
+    return prepare_json(EndpointAccess::impl(endpoint), request, options);
+  } catch (const std::exception& e) {  // a shape the checks missed: an error, never a crash
+    return Error{
+        "RequestError", std::string("the request could not be read: ") + e.what(), 0, 0, {}};
+  }
 }
 
 }  // namespace chatwire::endpoint

@@ -36,6 +36,10 @@ struct Endpoint::Impl {
   chat::InputLimits input;
 };
 
+struct EndpointAccess {
+  static const Endpoint::Impl& impl(const Endpoint& endpoint) { return *endpoint.impl_; }
+};
+
 // prepare() on a parsed request.
 Result<Prompt> prepare_json(const Endpoint::Impl& impl, const nlohmann::ordered_json& request,
                             const PrepareOptions& options);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <random>
 
+#include "chatwire/endpoint_json.hpp"
 #include "serve/http_errors.hpp"
 #include "util/json_text.hpp"
 
@@ -54,7 +55,7 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
                          "model");
   auto params = read_chat_params(request, model->config, max_choices);
   if (!params) return params.error();
-  auto prompt = model->endpoint.prepare(request.dump());
+  auto prompt = endpoint::prepare(model->endpoint, request);
   if (!prompt) return prompt.error();
   prompt->call_ids = model->call_ids;
 
