@@ -11,8 +11,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// What a client can expect from the model, as the probe measured it on the template.
-std::string capabilities(const endpoint::Endpoint& ep) {
+// What a client can expect from the model, as the probe measured it on the template, and what
+// its backend can do (tool_choice "required" and named functions need structured output).
+std::string capabilities(const endpoint::Endpoint& ep, const ModelConfig& config) {
   const probe::Profile& p = ep.profile();
   json c{
       {"tools", p.tools.definitions_rendered},
@@ -24,6 +25,10 @@ std::string capabilities(const endpoint::Endpoint& ep) {
       {"parser", std::string(ep.dialect())},
       {"tool_call_ids", ep.call_ids() == endpoint::CallIdStyle::short9 ? "short9" : "openai"},
       {"tokenizer", ep.tokenizer() != nullptr},
+      {"tool_choice", config.backend_structured_output
+                          ? json::array({"none", "auto", "required", "function"})
+                          : json::array({"none", "auto"})},
+      {"response_format", config.backend_structured_output},
   };
   return c.dump();
 }
@@ -54,7 +59,7 @@ Result<ServedModel> load_model(const ModelConfig& config) {
         "no tokenizer.json in " + config.dir.string() + ": the gateway sends backends token ids", 0,
         0, "model_dir"};
   ServedModel m{config, *ep, call_id_style(config.tool_call_ids, ep->call_ids()),
-                capabilities(*ep)};
+                capabilities(*ep, config)};
   return m;
 }
 

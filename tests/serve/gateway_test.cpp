@@ -48,6 +48,8 @@ TEST(Gateway, ModelsListsCapabilitiesFromTheProbe) {
   EXPECT_EQ(body["data"][0]["capabilities"]["tools"], true);
   EXPECT_EQ(body["data"][0]["capabilities"]["reasoning"], true);
   EXPECT_EQ(body["data"][0]["capabilities"]["tool_call_ids"], "openai");
+  EXPECT_EQ(body["data"][0]["capabilities"]["tool_choice"],
+            json::array({"none", "auto", "required", "function"}));
 }
 
 TEST(Gateway, TokenizeAPromptOrAChatAndDetokenize) {
