@@ -9,12 +9,14 @@
 #include <random>
 #include <string>
 
+#include "case_support.hpp"
 #include "chatwire/parse_json.hpp"
 
 namespace {
 
 using chatwire::parse::Json;
 namespace parse = chatwire::parse;
+using namespace chatwire::parse::testing;
 
 struct Case {
   std::string file;
@@ -49,51 +51,11 @@ std::vector<Case> load_cases() {
   return cases;
 }
 
-parse::Options options_of(const Json& data) {
-  parse::Options o;
-  if (auto it = data.find("options"); it != data.end() && it->is_object()) {
-    o.reasoning_prefilled = it->value("reasoning_prefilled", false);
-    if (it->contains("enable_thinking") && (*it)["enable_thinking"].is_boolean())
-      o.enable_thinking = (*it)["enable_thinking"].get<bool>();
-  }
-  return o;
-}
-
 std::string strip(const std::string& s) {
   std::size_t b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
   std::size_t e = s.find_last_not_of(" \t\r\n");
   return s.substr(b, e - b + 1);
-}
-
-std::string text_of(const Json& j) {
-  return j.is_string() ? j.get<std::string>() : "";
-}
-
-parse::Message assemble(const std::vector<parse::Delta>& deltas, std::string& shape_error) {
-  parse::Message m;
-  for (const auto& d : deltas) {
-    if (d.content.empty() && d.reasoning_content.empty() && d.tool_calls.empty())
-      shape_error = "empty delta";
-    m.content += d.content;
-    m.reasoning_content += d.reasoning_content;
-    for (const auto& t : d.tool_calls) {
-      if (t.index == m.tool_calls.size()) {
-        if (t.id.empty() || t.name.empty()) shape_error = "first delta of a call lacks id or name";
-        m.tool_calls.push_back({t.id, t.name, t.arguments});
-      } else if (t.index + 1 == m.tool_calls.size()) {
-        if (!t.id.empty() || !t.name.empty()) shape_error = "id or name repeated";
-        m.tool_calls.back().arguments += t.arguments;
-      } else {
-        shape_error = "call index out of order";
-      }
-    }
-  }
-  return m;
-}
-
-std::string describe(const parse::Message& m) {
-  return parse::message_to_json(m).dump();
 }
 
 class ParseCase : public ::testing::TestWithParam<Case> {};

@@ -16,12 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "case_support.hpp"
 #include "chatwire/parse_json.hpp"
 
 namespace {
 
 using chatwire::parse::Json;
 namespace parse = chatwire::parse;
+using namespace chatwire::parse::testing;
 
 const std::filesystem::path& reference_dir() {
   static const std::filesystem::path dir =
@@ -79,24 +81,6 @@ std::map<std::string, std::string> load_differences() {
   for (const auto& row : read_jsonl(reference_dir() / "differences.jsonl"))
     out[row.at("id").get<std::string>()] = row.value("reason", "");
   return out;
-}
-
-parse::Options options_of(const Json& data) {
-  parse::Options o;
-  if (auto it = data.find("options"); it != data.end() && it->is_object()) {
-    o.reasoning_prefilled = it->value("reasoning_prefilled", false);
-    if (it->contains("enable_thinking") && (*it)["enable_thinking"].is_boolean())
-      o.enable_thinking = (*it)["enable_thinking"].get<bool>();
-  }
-  return o;
-}
-
-std::string text_of(const Json& j) {
-  return j.is_string() ? j.get<std::string>() : "";
-}
-
-std::string describe(const parse::Message& m) {
-  return parse::message_to_json(m).dump();
 }
 
 // The ways `got` differs from what the reference asserts (empty: it matches), with the
@@ -195,24 +179,8 @@ TEST_P(ReferenceCase, ChunkingInvariant) {
     }
     auto d = stream->finish();
     deltas.insert(deltas.end(), d.begin(), d.end());
-    parse::Message assembled;
     std::string shape_error;
-    for (const auto& delta : deltas) {
-      assembled.content += delta.content;
-      assembled.reasoning_content += delta.reasoning_content;
-      for (const auto& t : delta.tool_calls) {
-        if (t.index == assembled.tool_calls.size()) {
-          if (t.id.empty() || t.name.empty())
-            shape_error = "first delta of a call lacks id or name";
-          assembled.tool_calls.push_back({t.id, t.name, t.arguments});
-        } else if (t.index + 1 == assembled.tool_calls.size()) {
-          if (!t.id.empty() || !t.name.empty()) shape_error = "id or name repeated";
-          assembled.tool_calls.back().arguments += t.arguments;
-        } else {
-          shape_error = "call index out of order";
-        }
-      }
-    }
+    const parse::Message assembled = assemble(deltas, shape_error);
     EXPECT_EQ(shape_error, "") << "chunk size " << size;
     EXPECT_EQ(describe(assembled), describe(one->message)) << "chunk size " << size;
     EXPECT_EQ(describe(stream->message()), describe(one->message)) << "chunk size " << size;
