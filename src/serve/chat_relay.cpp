@@ -186,11 +186,10 @@ Result<std::string> ChatRelay::emit(Result<std::vector<endpoint::Delta>> deltas)
     if (!d.content.empty() || !d.reasoning_content.empty() || !d.tool_calls.empty())
       saw_output_ = true;
     if (streaming()) {
-      // The log probabilities that arrived so far ride on the next chunk that is sent.
-      std::string body = chunk_body(head_, d, /*first=*/false);
-      if (!body.empty() && !pending_logprobs_.empty())
-        body = chunk_body(head_, d, false, take_pending_logprobs());
-      if (!body.empty()) out += sse(body);
+      // The log probabilities that arrived so far ride on the next chunk that is sent (an
+      // empty delta is not sent).
+      if (!d.content.empty() || !d.reasoning_content.empty() || !d.tool_calls.empty())
+        out += sse(chunk_body(head_, d, /*first=*/false, take_pending_logprobs()));
     }
   }
   return out;
