@@ -10,6 +10,12 @@ rendered and tokenized by chatwire's C++ library (byte-for-byte the same output,
     raw = chatwire.Tokenizer.from_file("tokenizer.json")          # tokenizers.Tokenizer
     raw.encode_batch(["a", "b"])                                  # GIL released, threads
 
+    ep = chatwire.Endpoint("path/to/checkpoint")                  # OpenAI request <-> model
+    prompt = ep.prepare(request)                                  # prompt.ids, prompt.stop_ids
+    gen = ep.start(prompt)
+    deltas = gen.push(generated_ids)                              # OpenAI deltas (dicts)
+    gen.finish(); gen.message                                     # the assistant message
+
 Only local checkpoint directories are read (nothing is downloaded).
 """
 
@@ -20,6 +26,7 @@ import os
 from . import errors
 from ._chatwire import ChatModel as _ChatModel
 from ._chatwire import DecodeStream, Encoding, Tokenizer, get_num_threads, set_num_threads
+from ._chatwire import Endpoint, Generation, Prompt
 from ._chatwire import adapt as _adapt
 from ._chatwire import parse_response as _parse_response
 from ._chatwire import probe as _probe
@@ -30,6 +37,7 @@ from .errors import (CannotRepresent, Error, LimitError, RequestError, SecurityE
 
 __all__ = [
     "AutoTokenizer", "BatchEncoding", "Tokenizer", "Encoding", "DecodeStream", "probe", "adapt",
+    "Endpoint", "Prompt", "Generation",
     "sentinel_request", "parse_response",
     "set_num_threads", "get_num_threads", "errors", "Error", "TemplateError",
     "TemplateSyntaxError", "TemplateAssertionError", "TemplateRuntimeError", "UndefinedError",
