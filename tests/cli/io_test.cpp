@@ -49,10 +49,13 @@ struct ReadLine {
   bool too_long;
 };
 
+// block == 0: the file is mapped (the reader's default for a regular file); else read in
+// blocks of that size, as a pipe is.
 std::vector<ReadLine> read_lines(const std::string& bytes, std::size_t max_line,
                                  std::size_t block) {
   InputFile file(bytes);
-  io::LineReader reader(file.fd(), max_line, nullptr, block);
+  io::LineReader reader(file.fd(), max_line, nullptr, block == 0 ? std::size_t{1} << 20 : block,
+                        /*map_files=*/block == 0);
   std::vector<ReadLine> lines;
   std::size_t number = 0;
   while (auto line = reader.next()) {
@@ -74,7 +77,7 @@ TEST(LineReader, SplitsLinesAcrossBlocks) {
   }
   input += "last line without newline";
   want.push_back("last line without newline");
-  for (std::size_t block : {64, 100, 4096, 1 << 20}) {
+  for (std::size_t block : {64, 100, 4096, 1 << 20, 0}) {
     auto lines = read_lines(input, 1 << 20, block);
     ASSERT_EQ(lines.size(), want.size()) << block;
     for (std::size_t i = 0; i < want.size(); ++i) {
@@ -86,16 +89,18 @@ TEST(LineReader, SplitsLinesAcrossBlocks) {
 
 TEST(LineReader, GrowsForLongLinesUpToTheLimit) {
   std::string long_line(10000, 'x');
-  auto lines = read_lines("a\n" + long_line + "\nb\n", 10000, 64);
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[1].text, long_line);
-  EXPECT_FALSE(lines[1].too_long);
-  EXPECT_EQ(lines[2].text, "b");
+  for (std::size_t block : {64, 0}) {
+    auto lines = read_lines("a\n" + long_line + "\nb\n", 10000, block);
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines[1].text, long_line);
+    EXPECT_FALSE(lines[1].too_long);
+    EXPECT_EQ(lines[2].text, "b");
+  }
 }
 
 TEST(LineReader, CutsALineOverTheLimitAndGoesOn) {
   std::string huge(5000, 'y');
-  for (std::size_t block : {64, 1 << 20}) {
+  for (std::size_t block : {64, 1 << 20, 0}) {
     // Over the limit in the middle (rest skipped across blocks) and as the last line.
     auto lines = read_lines("ok\n" + huge + "\nnext\n" + huge, 100, block);
     ASSERT_EQ(lines.size(), 4u) << block;
@@ -109,10 +114,26 @@ TEST(LineReader, CutsALineOverTheLimitAndGoesOn) {
 }
 
 TEST(LineReader, EmptyInputHasNoLines) {
-  EXPECT_TRUE(read_lines("", 100, 64).empty());
-  auto lines = read_lines("\n\n", 100, 64);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0].text, "");
+  for (std::size_t block : {64, 0}) {
+    EXPECT_TRUE(read_lines("", 100, block).empty());
+    auto lines = read_lines("\n\n", 100, block);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0].text, "");
+  }
+}
+
+TEST(LineReader, MappedFileStartsAtTheCurrentOffset) {
+  // `{ read -r first; chatwire render --batch; } < file`: the reader starts where the shell
+  // left the descriptor, as the block reader does.
+  InputFile file("skipped\nfirst\nsecond");
+  ASSERT_EQ(::lseek(file.fd(), 8, SEEK_SET), 8);
+  io::LineReader reader(file.fd(), 100, nullptr);
+  auto a = reader.next();
+  auto b = reader.next();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->text, "first");
+  EXPECT_EQ(b->text, "second");
+  EXPECT_FALSE(reader.next());
 }
 
 TEST(ReadAll, ReadsEverythingAndEnforcesTheLimit) {
