@@ -16,6 +16,8 @@
 
 #include <pybind11/stl.h>
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -81,6 +83,8 @@ class PyPrompt {
   Prompt prompt_;
 };
 
+// A Generation belongs to one thread in the library; Python code may still share one between
+// threads, so every call takes the object's lock (uncontended in the intended use).
 class PyGeneration {
  public:
   PyGeneration(Endpoint endpoint, Generation generation)
@@ -96,6 +100,7 @@ class PyGeneration {
     std::vector<endpoint::Delta> deltas;
     {
       py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
       deltas = unwrap(generation_.push(v));
     }
     return deltas_to_py(deltas);
@@ -108,21 +113,56 @@ class PyGeneration {
     std::vector<endpoint::Delta> deltas;
     {
       py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
       deltas = unwrap(generation_.push_text(s));
     }
     return deltas_to_py(deltas);
   }
-  py::list finish() { return deltas_to_py(unwrap(generation_.finish())); }
+  py::list finish() {
+    std::vector<endpoint::Delta> deltas;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      deltas = unwrap(generation_.finish());
+    }
+    return deltas_to_py(deltas);
+  }
 
-  py::object message() const { return json_to_py(endpoint::to_json(generation_.message())); }
-  py::object warnings() const { return json_to_py(endpoint::to_json(generation_.warnings())); }
-  bool stopped() const { return generation_.stopped(); }
-  bool call_limit_reached() const { return generation_.call_limit_reached(); }
-  std::string finish_reason() const { return std::string(generation_.finish_reason()); }
+  py::object message() const {
+    json message;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      message = endpoint::to_json(generation_.message());
+    }
+    return json_to_py(message);
+  }
+  py::object warnings() const {
+    json warnings;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      warnings = endpoint::to_json(generation_.warnings());
+    }
+    return json_to_py(warnings);
+  }
+  bool stopped() const {
+    std::lock_guard lock(mutex_);
+    return generation_.stopped();
+  }
+  bool call_limit_reached() const {
+    std::lock_guard lock(mutex_);
+    return generation_.call_limit_reached();
+  }
+  std::string finish_reason() const {
+    std::lock_guard lock(mutex_);
+    return std::string(generation_.finish_reason());
+  }
 
  private:
   Endpoint endpoint_;  // keeps the loaded state the generation reads alive
   Generation generation_;
+  mutable std::mutex mutex_;
 };
 
 endpoint::PrepareOptions prepare_options(std::optional<std::string> mode,
@@ -214,8 +254,8 @@ class PyEndpoint {
     return out;
   }
 
-  PyGeneration start(const PyPrompt& prompt) const {
-    return PyGeneration(endpoint_, unwrap(endpoint_.start(prompt.prompt())));
+  std::unique_ptr<PyGeneration> start(const PyPrompt& prompt) const {
+    return std::make_unique<PyGeneration>(endpoint_, unwrap(endpoint_.start(prompt.prompt())));
   }
 
   std::string dialect() const { return std::string(endpoint_.dialect()); }

@@ -356,3 +356,25 @@ def test_load_errors():
         chatwire.Endpoint(MODELS / "qwen3", profile="{not json")
     with pytest.raises(TypeError):
         chatwire.Endpoint(42)
+
+
+def test_one_generation_shared_by_threads_does_not_crash():
+    # The library's Generation belongs to one thread; the binding locks it, so Python code
+    # that shares one gets some interleaving of the pushes, never a crash.
+    case = CASES[0]
+    ep = endpoint(case["model"])
+    gen = ep.start(ep.prepare(case["request"], now=case["now"]))
+    ids = case["generated"]["ids"][:-1]  # without the stop id: every push is read
+
+    def work():
+        for i in ids:
+            gen.push(i)
+            gen.message
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gen.finish()
+    assert gen.message["role"] == "assistant"
