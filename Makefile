@@ -111,7 +111,7 @@ bench-serve: configure serve-test-deps
 	CHATWIRE=$(BUILD)/chatwire node bench/serve_load.mjs --clients $(SERVE_CLIENTS)
 
 # apply_chat_template and encode_batch vs the reference pipeline (bench/python_bench.py).
-bench-python: python
+bench-python: python $(SERVE_NODE_MODULES)
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/python_bench.py
 
 fuzz: bootstrap

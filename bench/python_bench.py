@@ -154,8 +154,9 @@ def main():
                          "qwen3-training and llama3_1-training)")
     ap.add_argument("--n", type=int, default=1000, help="conversations")
     ap.add_argument("--repeat", type=int, default=3, help="timed calls per conversation")
-    ap.add_argument("--oracle-modules", default="/tmp/tokoracle/node_modules",
-                    help="node_modules holding tokenizers@0.23.2 (npm i tokenizers@0.23.2)")
+    ap.add_argument("--oracle-modules", default=os.path.join(ROOT, "tests/serve/node_modules"),
+                    help="node_modules holding tokenizers@0.23.2 (default: the one `make "
+                         "serve-test-deps` installs from tests/serve/package-lock.json)")
     args = ap.parse_args()
     models = args.model or [os.path.join(ROOT, "data/models/tokenized", m)
                             for m in ("qwen3-training", "llama3_1-training")]
