@@ -90,6 +90,15 @@ class PyGeneration {
   PyGeneration(Endpoint endpoint, Generation generation)
       : endpoint_(std::move(endpoint)), generation_(std::move(generation)) {}
 
+  // fn() under the object's lock, with the GIL released (so a thread waiting for the lock never
+  // holds the GIL that the thread holding the lock may need).
+  template <typename Fn>
+  auto locked(Fn&& fn) const -> decltype(fn()) {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    return fn();
+  }
+
   py::list push(py::handle ids) {
     std::vector<std::uint32_t> v;
     if (PyLong_Check(ids.ptr())) {
@@ -97,66 +106,33 @@ class PyGeneration {
     } else {
       v = ids_from_py(ids);
     }
-    std::vector<endpoint::Delta> deltas;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
-      deltas = unwrap(generation_.push(v));
-    }
-    return deltas_to_py(deltas);
+    return deltas_to_py(locked([&] { return unwrap(generation_.push(v)); }));
   }
   py::list push_text(py::handle text) {
     if (!PyUnicode_Check(text.ptr()))
       fail("TypeError",
            "push_text takes a str, got " + py::type::of(text).attr("__name__").cast<std::string>());
     std::string s = py_str_bytes(text);
-    std::vector<endpoint::Delta> deltas;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
-      deltas = unwrap(generation_.push_text(s));
-    }
-    return deltas_to_py(deltas);
+    return deltas_to_py(locked([&] { return unwrap(generation_.push_text(s)); }));
   }
   py::list finish() {
-    std::vector<endpoint::Delta> deltas;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
-      deltas = unwrap(generation_.finish());
-    }
-    return deltas_to_py(deltas);
+    return deltas_to_py(locked([&] { return unwrap(generation_.finish()); }));
   }
 
   py::object message() const {
-    json message;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
-      message = endpoint::to_json(generation_.message());
-    }
-    return json_to_py(message);
+    return json_to_py(locked([&] { return endpoint::to_json(generation_.message()); }));
   }
   py::object warnings() const {
-    json warnings;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
-      warnings = endpoint::to_json(generation_.warnings());
-    }
-    return json_to_py(warnings);
+    return json_to_py(locked([&] { return endpoint::to_json(generation_.warnings()); }));
   }
   bool stopped() const {
-    std::lock_guard lock(mutex_);
-    return generation_.stopped();
+    return locked([&] { return generation_.stopped(); });
   }
   bool call_limit_reached() const {
-    std::lock_guard lock(mutex_);
-    return generation_.call_limit_reached();
+    return locked([&] { return generation_.call_limit_reached(); });
   }
   std::string finish_reason() const {
-    std::lock_guard lock(mutex_);
-    return std::string(generation_.finish_reason());
+    return locked([&] { return std::string(generation_.finish_reason()); });
   }
 
  private:
