@@ -1,6 +1,7 @@
 // Value helpers of the output parser: JSON quoting, schema-typed coercion of XML parameter values,
 // and Python literals/calls (pythonic tool calls) converted to JSON text.
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -8,6 +9,9 @@
 #include <string>
 
 #include "parse/internal.hpp"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "util/json_text.hpp"
 #include "util/utf8.hpp"
 
@@ -409,12 +413,44 @@ class PyReader {
 
 }  // namespace
 
+namespace {
+
+// The first byte at or after `i` that JSON must escape ('"', '\\', a control byte), or size.
+// 16 bytes a step: arguments are long runs of text (a file being written is megabytes).
+std::size_t next_to_escape(std::string_view text, std::size_t i) {
+  const char* p = text.data();
+  const std::size_t n = text.size();
+#if defined(__SSE2__)
+  while (i + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    // Bytes below 0x20 as unsigned: (v xor 0x80) < (0x20 xor 0x80) as signed bytes.
+    const __m128i flipped = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
+    __m128i hit = _mm_cmplt_epi8(flipped, _mm_set1_epi8(static_cast<char>(0x20 ^ 0x80)));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+    i += 16;
+  }
+#endif
+  for (; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(p[i]);
+    if (c < 0x20 || c == '"' || c == '\\') return i;
+  }
+  return n;
+}
+
+}  // namespace
+
 void append_json_escaped(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
+  // Room for the text and some escapes up front: a long value grows the string once or twice
+  // instead of doubling it (a copy and fresh pages each time).
+  if (const std::size_t need = out.size() + text.size() + text.size() / 8; need > out.capacity())
+    out.reserve(std::max(need, 2 * out.capacity()));  // still geometric for repeated appends
   std::size_t run = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  for (std::size_t i = next_to_escape(text, 0); i < text.size(); i = next_to_escape(text, i + 1)) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(text.data() + run, i - run);
     run = i + 1;
     switch (c) {
