@@ -7,11 +7,16 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <cstring>
 #include <memory>
 
 #include "parse/internal.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace chatwire::parse {
 
@@ -127,7 +132,7 @@ class JsonScanner {
           ++i;
           continue;
         }
-        while (i < n && p[i] != '"' && p[i] != '\\') ++i;
+        i = string_run_end(p, i, n);
         if (i == n) break;
         if (p[i] == '\\') {
           escape_ = true;
@@ -174,6 +179,22 @@ class JsonScanner {
   std::size_t max_depth() const { return max_depth_seen_; }
 
  private:
+  // The first '"' or '\\' in p[i..n), or n: 16 bytes a step, since argument strings are long
+  // runs of text (a file being written).
+  static std::size_t string_run_end(const char* p, std::size_t i, std::size_t n) {
+#if defined(__SSE2__)
+    while (i + 16 <= n) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                       _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+      const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+      i += 16;
+    }
+#endif
+    while (i < n && p[i] != '"' && p[i] != '\\') ++i;
+    return i;
+  }
   static bool scalar_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+';
   }
