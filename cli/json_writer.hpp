@@ -66,15 +66,31 @@ inline std::size_t escape_into(char* dst, std::string_view s) {
       __m128i bad = _mm_andnot_si128(high, _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
       bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
       bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-      const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(bad));
+      unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(bad));
       if (mask == 0) {
         at += 16;
         dst += 16;
         continue;
       }
-      const auto plain = static_cast<std::size_t>(__builtin_ctz(mask));
-      at += plain;
-      dst += plain;
+      // Every byte to escape in this block, without loading it again per escape (code and JSON
+      // text escape every few bytes): the plain bytes before each are copied 16 at a time from
+      // the source (exactly, near the end of the input).
+      std::size_t done = 0;  // bytes of this block written so far
+      while (mask != 0) {
+        const auto k = static_cast<std::size_t>(__builtin_ctz(mask));
+        mask &= mask - 1;
+        if (at + done + 16 <= n)
+          std::memcpy(dst, p + at + done, 16);
+        else  // near the end of the input: only the bytes that are there
+          std::memcpy(dst, p + at + done, k - done);
+        dst += k - done;
+        const Escape& e = kEscapes.of[static_cast<unsigned char>(p[at + k])];
+        std::memcpy(dst, e.text, 8);
+        dst += e.size;
+        done = k + 1;
+      }
+      at += done;  // the rest of the block is read again with the next load
+      continue;
     } else
 #endif
     {
