@@ -84,7 +84,7 @@ test-python: python
 # under ASan+UBSan. At -O1: the instrumented build is most of make test's time, and -O1 compiles it
 # in about two thirds of -O2's time (src/serve/server.cpp 86 s of CPU against 134 s) while the
 # sanitized tests still take about a minute.
-SANITIZED := value jinja chat parse readback response tokenize endpoint serve
+SANITIZED := value jinja chat parse readback response tokenize endpoint serve cli
 test-sanitize: bootstrap fetch-tokenizers
 	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHATWIRE_SANITIZE=ON \
 	  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
