@@ -245,6 +245,21 @@ class Emitter {
   void args(std::string_view s) {
     if (s.empty() || !in_call_) return;
     msg.tool_calls.back().arguments.append(s);
+    delta_args(s);
+  }
+  // prefix, then `raw` escaped as the inside of a JSON string, then suffix: escaped straight into
+  // the call's arguments (a value of many megabytes is not built in a string of its own first).
+  void args_escaped(std::string_view prefix, std::string_view raw, std::string_view suffix) {
+    if (!in_call_) return;
+    std::string& arguments = msg.tool_calls.back().arguments;
+    const std::size_t start = arguments.size();
+    arguments.append(prefix);
+    append_json_escaped(arguments, raw);
+    arguments.append(suffix);
+    if (arguments.size() > start) delta_args(std::string_view(arguments).substr(start));
+  }
+  // The same bytes into the current feed's deltas.
+  void delta_args(std::string_view s) {
     if (!collect_deltas) return;
     if (!out.empty() && !out.back().tool_calls.empty() &&
         out.back().tool_calls.back().index == msg.tool_calls.size() - 1) {

@@ -275,10 +275,8 @@ bool XmlFamily::xp_value() {
       // A string value whose schema allows null is held until it cannot be the literal null
       // (read as JSON null); for a string-only schema the text null is the string "null".
       if (end > c_.pos && (quote_open_ || !types_.null || end - c_.mark > 4)) {
-        std::string escaped = quote_open_ ? "" : "\"";
+        c_.em.args_escaped(quote_open_ ? "" : "\"", c_.bytes(c_.pos, end), "");
         quote_open_ = true;
-        append_json_escaped(escaped, std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
-        c_.em.args(escaped);
         c_.pos = end;
       }
     }
@@ -289,16 +287,12 @@ bool XmlFamily::xp_value() {
   if (!found) c_.truncated("a parameter value");
   if (streaming_value_) {
     std::string_view rest = std::string_view(c_.buf).substr(c_.pos, stop - c_.pos);
-    std::string escaped;
     if (!quote_open_ && (trim(rest) == "null" || trim(rest) == "None") && types_.known &&
         types_.null) {
-      escaped = "null";
+      c_.em.args("null");
     } else {
-      if (!quote_open_) escaped = "\"";
-      append_json_escaped(escaped, rest);
-      escaped += '"';
+      c_.em.args_escaped(quote_open_ ? "" : "\"", rest, "\"");
     }
-    c_.em.args(escaped);
   } else {
     std::string_view raw = std::string_view(c_.buf).substr(c_.mark, stop - c_.mark);
     std::string value;
