@@ -59,7 +59,12 @@ class MarkerSet {
     for (const auto& item : items_)
       if (item.marker == marker) return;
     items_.push_back({marker, tag});
-    first_[static_cast<unsigned char>(marker[0])] = true;
+    const auto first = static_cast<unsigned char>(marker[0]);
+    if (!first_[first]) {
+      first_[first] = true;
+      if (distinct_ < kVectorFirsts) firsts_[distinct_] = static_cast<char>(first);
+      ++distinct_;
+    }
   }
   bool empty() const { return items_.empty(); }
 
@@ -68,7 +73,10 @@ class MarkerSet {
   Hit find(std::string_view hay, std::size_t from, bool eof) const {
     const std::size_t n = hay.size();
     for (std::size_t i = from; i < n; ++i) {
-      if (!first_[static_cast<unsigned char>(hay[i])]) continue;
+      if (!first_[static_cast<unsigned char>(hay[i])]) {
+        i = next_first(hay, i + 1) - 1;  // the loop's ++i lands on it
+        continue;
+      }
       Hit found;
       bool partial = false;
       for (const auto& item : items_) {
@@ -90,12 +98,47 @@ class MarkerSet {
   }
 
  private:
+  // The first index >= from whose byte can start a marker (hay.size() if none): one marker's
+  // first byte by memchr, up to kVectorFirsts of them 16 bytes a step, more byte by byte. A long
+  // value or text between markers is skipped at memory speed instead of a table lookup a byte.
+  std::size_t next_first(std::string_view hay, std::size_t from) const {
+    const std::size_t n = hay.size();
+    if (from >= n || distinct_ == 0) return n;
+    const char* p = hay.data();
+    if (distinct_ == 1) {
+      const void* hit = std::memchr(p + from, firsts_[0], n - from);
+      return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - p) : n;
+    }
+    std::size_t i = from;
+#if defined(__SSE2__)
+    if (distinct_ <= kVectorFirsts) {
+      __m128i want[kVectorFirsts];
+      for (std::size_t k = 0; k < kVectorFirsts; ++k)  // unused lanes repeat the first byte
+        want[k] = _mm_set1_epi8(firsts_[k < distinct_ ? k : 0]);
+      for (; i + 16 <= n; i += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, want[0]), _mm_cmpeq_epi8(v, want[1]));
+        hit =
+            _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(v, want[2]), _mm_cmpeq_epi8(v, want[3])));
+        const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+        if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+      }
+    }
+#endif
+    for (; i < n; ++i)
+      if (first_[static_cast<unsigned char>(p[i])]) return i;
+    return n;
+  }
+
+  static constexpr std::size_t kVectorFirsts = 4;
   struct Item {
     std::string_view marker;
     int tag;
   };
   std::vector<Item> items_;
   std::array<bool, 256> first_{};
+  std::array<char, kVectorFirsts> firsts_{};  // the first kVectorFirsts distinct first bytes
+  std::size_t distinct_ = 0;                  // distinct first bytes in all
 };
 
 // Resumable structural lexer for one JSON value: finds where it ends without building it.
