@@ -153,6 +153,18 @@ auto Engine::feed(std::string_view chunk) -> std::vector<Delta> {
   return take();
 }
 
+void Engine::feed_whole(std::string_view text) {
+  if (!finished_ && !overflow_ && total_ == 0 && c_.buf.size() == 0 &&
+      text.size() <= c_.opt.max_output_bytes) {
+    total_ = text.size();
+    c_.buf.borrow(text);
+    run();
+    take();  // as feed() does (one-shot collects no deltas)
+    return;
+  }
+  feed(text);
+}
+
 auto Engine::finish() -> std::vector<Delta> {
   if (finished_) return {};
   finished_ = true;
@@ -194,7 +206,7 @@ auto Engine::take() -> std::vector<Delta> {
 void Engine::compact() {
   std::size_t keep = c_.cand == kNone ? c_.pos : std::min(c_.pos, c_.cand);
   if (keep < (std::size_t{1} << 16) || keep * 2 < c_.buf.size()) return;
-  c_.buf.erase(0, keep);
+  c_.buf.erase_prefix(keep);
   c_.base += keep;
   c_.pos -= keep;
   if (c_.cand != kNone) c_.cand -= keep;
@@ -224,7 +236,7 @@ bool Engine::step() {
 bool Engine::text() {
   compact();
   const Dialect& d = c_.d;
-  std::string& buf = c_.buf;
+  const Buffer& buf = c_.buf;
   std::size_t& pos = c_.pos;
   if (d.header_at_start && pos == 0 && c_.base == 0 && !started_) {
     // Functionary v3.2: the prompt ends with ">>>", so the output starts with a header.
@@ -461,7 +473,7 @@ Result<ParseResult> parse_with(std::string_view text, const SyntaxOrName& syntax
   auto engine = make_engine(syntax, tools, options);
   if (!engine) return engine.error();
   (*engine)->one_shot();
-  (*engine)->feed(text);
+  (*engine)->feed_whole(text);
   (*engine)->finish();
   if (auto failure = (*engine)->strict_failure()) return *failure;
   return (*engine)->take_result();

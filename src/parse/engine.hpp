@@ -44,6 +44,49 @@ inline std::size_t utf8_complete_prefix(std::string_view s) {
   return need > back + 1 ? n - 1 - back : n;
 }
 
+// The output bytes the states read: owned (streaming: chunks appended, the decided prefix erased
+// by compaction) or, for a one-shot parse, a view of the caller's text, so an output of many
+// megabytes is not copied (nor its fresh pages faulted in) before it is parsed.
+class Buffer {
+ public:
+  std::size_t size() const { return view_.size(); }
+  const char* data() const { return view_.data(); }
+  char operator[](std::size_t i) const { return view_[i]; }
+  operator std::string_view() const { return view_; }
+  int compare(std::size_t pos, std::size_t n, std::string_view s) const {
+    return view_.compare(pos, n, s);
+  }
+  std::size_t find(std::string_view s, std::size_t from) const { return view_.find(s, from); }
+
+  // Views `text` (empty buffer only); it must outlive the reading. A later append copies.
+  void borrow(std::string_view text) {
+    owned_.clear();
+    view_ = text;
+    borrowed_ = true;
+  }
+  void append(std::string_view s) {
+    if (borrowed_) {
+      owned_.assign(view_);
+      borrowed_ = false;
+    }
+    owned_.append(s);
+    view_ = owned_;
+  }
+  void erase_prefix(std::size_t n) {
+    if (borrowed_) {
+      view_.remove_prefix(n);
+      return;
+    }
+    owned_.erase(0, n);
+    view_ = owned_;
+  }
+
+ private:
+  std::string owned_;
+  std::string_view view_;
+  bool borrowed_ = false;
+};
+
 // A set of markers searched together.
 class MarkerSet {
  public:
@@ -556,7 +599,7 @@ class Core {
   const Options opt;
   Emitter em;
 
-  std::string buf;
+  Buffer buf;
   std::size_t base = 0;      // absolute offset of buf[0]
   std::size_t pos = 0;       // first undecided byte
   std::size_t scan = 0;      // where the current state's marker search resumes
@@ -577,6 +620,9 @@ class Engine {
   Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options options);
 
   std::vector<Delta> feed(std::string_view chunk);
+  // One-shot: the whole output, read in place (it must outlive the engine's reading, i.e. this
+  // call and finish()); the same as feed(text) on a fresh engine.
+  void feed_whole(std::string_view text);
 
   std::vector<Delta> finish();
 

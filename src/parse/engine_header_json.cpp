@@ -111,7 +111,7 @@ bool HeaderJsonFamily::hj_header() {
       ++p;
     if (p == c_.buf.size() && !c_.eof) return false;
     if (p > c_.pos && p < c_.buf.size() && c_.buf[p] == '{') {
-      name_.assign(c_.buf, c_.pos, p - c_.pos);
+      name_.assign(std::string_view(c_.buf).substr(c_.pos, p - c_.pos));
       id_.clear();
       infer_name_ = false;
       c_.pos = p;
