@@ -90,11 +90,13 @@ inline std::uint64_t mix64(std::uint64_t x) {
 // Bytes -> uint32 value. Keys live in one arena owned by the map.
 class StringIdMap {
  public:
-  void reserve(std::size_t n) {
+  // Room for n keys of key_bytes bytes in all.
+  void reserve(std::size_t n, std::size_t key_bytes = 0) {
     std::size_t cap = 16;
     while (cap < n * 2) cap <<= 1;
     slots_.assign(cap, Slot{});
     mask_ = cap - 1;
+    arena_.reserve(key_bytes);
   }
   // Inserts or overwrites (the last writer wins, as HF's HashMap collect does).
   void put(std::string_view key, std::uint32_t value) {
@@ -192,7 +194,7 @@ class StringIdMap {
            std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0;
   }
   void grow() {
-    std::vector<Slot> old = std::move(slots_);
+    HugeVector<Slot> old = std::move(slots_);
     std::size_t cap = old.empty() ? 16 : old.size() * 2;
     slots_.assign(cap, Slot{});
     mask_ = cap - 1;
@@ -204,7 +206,7 @@ class StringIdMap {
       slots_[i] = s;
     }
   }
-  std::vector<Slot> slots_;
+  HugeVector<Slot> slots_;
   std::string arena_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;

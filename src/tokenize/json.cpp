@@ -1,7 +1,11 @@
 #include "tokenize/json.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tokenize/unicode.hpp"
 
@@ -9,13 +13,13 @@ namespace chatwire::tokenize::json {
 
 class Parser {
  public:
-  Parser(Document& doc, std::size_t max_depth) : doc_(doc), max_depth_(max_depth) {}
+  Parser(Document& doc, std::string_view text, std::size_t max_depth)
+      : doc_(doc), max_depth_(max_depth), begin_(text.data()), end_(text.data() + text.size()) {}
 
   bool run() {
-    char* data = doc_.buffer_->data();
-    p_ = data;
-    end_ = data + doc_.buffer_->size();
-    doc_.nodes_.reserve(doc_.buffer_->size() / 24 + 16);
+    p_ = begin_;
+    doc_.nodes_.reserve(std::min<std::size_t>(static_cast<std::size_t>(end_ - begin_) / 24 + 16,
+                                              std::size_t{1} << 16));
     doc_.nodes_.emplace_back();
     skip_ws();
     if (!parse_value(0, 0)) return false;
@@ -27,7 +31,7 @@ class Parser {
   Error error() const {
     // Line/column of the failure point.
     std::size_t line = 1, column = 1;
-    for (const char* q = doc_.buffer_->data(); q < err_at_ && q < end_; ++q) {
+    for (const char* q = begin_; q < err_at_ && q < end_; ++q) {
       if (*q == '\n') {
         ++line;
         column = 1;
@@ -45,8 +49,27 @@ class Parser {
     return false;
   }
 
+  static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
   void skip_ws() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    if (p_ >= end_ || !is_ws(*p_)) return;  // compact files: nothing to skip
+#if defined(__SSE2__)
+    // Indented files: runs of spaces after each newline, 16 bytes a step.
+    while (end_ - p_ >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
+      const __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+      const auto other = static_cast<unsigned>(_mm_movemask_epi8(ws)) ^ 0xFFFFu;
+      if (other != 0) {
+        p_ += __builtin_ctz(other);
+        return;
+      }
+      p_ += 16;
+    }
+#endif
+    while (p_ < end_ && is_ws(*p_)) ++p_;
   }
 
   bool parse_value(std::uint32_t index, std::size_t depth) {
@@ -126,18 +149,39 @@ class Parser {
     return true;
   }
 
-  // Unescapes in place: the output never outgrows the input it came from.
+  // Advances p_ to the first '"', '\\' or control character at or after it (end_ if none).
+  void scan_plain() {
+#if defined(__SSE2__)
+    while (end_ - p_ >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
+      const __m128i stop =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                       _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F)));
+      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(stop));
+      if (mask != 0) {
+        p_ += __builtin_ctz(mask);
+        return;
+      }
+      p_ += 16;
+    }
+#endif
+    while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) ++p_;
+  }
+
+  // The string at p_ (its opening quote). A string without escapes is a view into the text; one
+  // with escapes is unescaped into the Document's blocks.
   bool parse_string(std::string_view& out) {
     ++p_;  // opening quote
-    char* write = p_;
-    char* start = p_;
+    const char* start = p_;
+    scan_plain();
+    if (p_ < end_ && *p_ == '"') {
+      out = std::string_view(start, static_cast<std::size_t>(p_ - start));
+      ++p_;
+      return true;
+    }
+    scratch_.assign(start, static_cast<std::size_t>(p_ - start));
     while (true) {
-      // Fast scan of the plain run.
-      char* run = p_;
-      while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20)
-        ++p_;
-      if (write != run) std::memmove(write, run, static_cast<std::size_t>(p_ - run));
-      write += p_ - run;
       if (p_ >= end_) return fail("unterminated string");
       char c = *p_;
       if (c == '"') {
@@ -150,28 +194,28 @@ class Parser {
       p_ += 2;
       switch (e) {
         case '"':
-          *write++ = '"';
+          scratch_ += '"';
           break;
         case '\\':
-          *write++ = '\\';
+          scratch_ += '\\';
           break;
         case '/':
-          *write++ = '/';
+          scratch_ += '/';
           break;
         case 'b':
-          *write++ = '\b';
+          scratch_ += '\b';
           break;
         case 'f':
-          *write++ = '\f';
+          scratch_ += '\f';
           break;
         case 'n':
-          *write++ = '\n';
+          scratch_ += '\n';
           break;
         case 'r':
-          *write++ = '\r';
+          scratch_ += '\r';
           break;
         case 't':
-          *write++ = '\t';
+          scratch_ += '\t';
           break;
         case 'u': {
           char32_t cp;
@@ -188,17 +232,171 @@ class Parser {
           } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
             return fail("lone surrogate in \\u escape");
           }
-          std::string tmp;
-          unicode::append_utf8(tmp, cp);
-          std::memcpy(write, tmp.data(), tmp.size());
-          write += tmp.size();
+          unicode::append_utf8(scratch_, cp);
           break;
         }
         default:
           return fail("invalid escape in string");
       }
+      const char* run = p_;
+      scan_plain();
+      scratch_.append(run, static_cast<std::size_t>(p_ - run));
     }
-    out = std::string_view(start, static_cast<std::size_t>(write - start));
+    char* stored = doc_.reserve_chars(scratch_.size());
+    if (!scratch_.empty()) std::memcpy(stored, scratch_.data(), scratch_.size());
+    out = std::string_view(stored, scratch_.size());
+    return true;
+  }
+
+  // A value parsed into a scratch node (dropped afterwards), for the rare members of the flat
+  // arrays that are not of the usual shape: the same syntax checks and errors as everywhere else.
+  template <typename Inspect>
+  bool parse_scratch(std::size_t depth, Inspect inspect) {
+    const auto scratch = static_cast<std::uint32_t>(doc_.nodes_.size());
+    doc_.nodes_.emplace_back();
+    if (!parse_value(scratch, depth)) return false;
+    inspect(scratch);
+    doc_.nodes_.resize(scratch);
+    return true;
+  }
+
+  // model.vocab, an object {"token": id, ...}, at p_ (its '{'): into Document::vocab_.
+  bool parse_flat_vocab(std::uint32_t index) {
+    ++p_;
+    Node& node = doc_.nodes_[index];
+    node.kind = Kind::kObject;
+    node.flat = true;
+    doc_.vocab_.reserve(static_cast<std::size_t>(end_ - p_) / 8 + 16);
+    skip_ws();
+    if (p_ < end_ && *p_ == '}') {
+      ++p_;
+      return true;
+    }
+    std::size_t key_bytes = 0;
+    while (true) {
+      std::string_view key;
+      if (p_ >= end_ || *p_ != '"') return fail("expected a member name");
+      if (!parse_string(key)) return false;
+      skip_ws();
+      if (p_ >= end_ || *p_ != ':') return fail("expected ':'");
+      ++p_;
+      skip_ws();
+      VocabEntry e{key.data(), static_cast<std::uint32_t>(key.size()), false, 0};
+      if (key.size() > 0xFFFFFFFFu) return fail("member name too long");
+      key_bytes += key.size();
+      const char* value = p_;
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+      if (p_ > value && (p_ >= end_ || (*p_ != '.' && *p_ != 'e' && *p_ != 'E'))) {
+        auto [ptr, ec] = std::from_chars(value, p_, e.id);
+        e.id_ok = ec == std::errc() && ptr == p_;
+      } else {
+        p_ = value;
+        if (!parse_scratch(3, [&](std::uint32_t n) { e.id_ok = as_uint(&doc_.nodes_[n], e.id); }))
+          return false;
+      }
+      doc_.vocab_.push_back(e);
+      skip_ws();
+      if (p_ >= end_) return fail("unexpected end of input");
+      if (*p_ == ',') {
+        ++p_;
+        skip_ws();
+        continue;
+      }
+      if (*p_ == '}') {
+        ++p_;
+        break;
+      }
+      return fail("expected ',' or '}'");
+    }
+    doc_.nodes_[index].count =
+        static_cast<std::uint32_t>(std::min<std::size_t>(doc_.vocab_.size(), 0xFFFFFFFFu));
+    doc_.vocab_key_bytes_ = key_bytes;
+    return true;
+  }
+
+  // One merge given as [a, b] with nothing else: the usual shape, read without nodes.
+  bool quick_pair(MergeEntry& m) {
+    const char* at = p_;
+    ++p_;
+    skip_ws();
+    std::string_view a, b;
+    bool ok = p_ < end_ && *p_ == '"' && parse_string(a);
+    if (ok) {
+      skip_ws();
+      ok = p_ < end_ && *p_ == ',';
+    }
+    if (ok) {
+      ++p_;
+      skip_ws();
+      ok = p_ < end_ && *p_ == '"' && parse_string(b);
+    }
+    if (ok) {
+      skip_ws();
+      ok = p_ < end_ && *p_ == ']';
+    }
+    if (!ok || a.size() > 0xFFFFFFFFu || b.size() > 0xFFFFFFFFu) {
+      p_ = at;
+      err_.clear();
+      return false;
+    }
+    ++p_;
+    m = MergeEntry{a.data(), b.data(), static_cast<std::uint32_t>(a.size()),
+                   static_cast<std::uint32_t>(b.size())};
+    return true;
+  }
+
+  // model.merges, an array of "a b" strings or [a, b] pairs, at p_ (its '['): into
+  // Document::merges_.
+  bool parse_flat_merges(std::uint32_t index) {
+    ++p_;
+    Node& node = doc_.nodes_[index];
+    node.kind = Kind::kArray;
+    node.flat = true;
+    doc_.merges_.reserve(static_cast<std::size_t>(end_ - p_) / 8 + 16);
+    skip_ws();
+    if (p_ < end_ && *p_ == ']') {
+      ++p_;
+      return true;
+    }
+    while (true) {
+      MergeEntry m{nullptr, nullptr, 0, 0};
+      if (p_ < end_ && *p_ == '"') {
+        std::string_view s;
+        if (!parse_string(s)) return false;
+        if (s.size() > 0xFFFFFFFFu) return fail("string too long");
+        m.a = s.data();
+        m.a_len = static_cast<std::uint32_t>(s.size());
+      } else if (!(p_ < end_ && *p_ == '[' && quick_pair(m))) {
+        bool ok = parse_scratch(3, [&](std::uint32_t n) {
+          const Node& c = doc_.nodes_[n];
+          if (c.kind == Kind::kArray && c.count == 2 && is_string(&doc_.nodes_[c.first_child]) &&
+              is_string(&doc_.nodes_[doc_.nodes_[c.first_child].next])) {
+            const std::string_view a = doc_.nodes_[c.first_child].text;
+            const std::string_view b = doc_.nodes_[doc_.nodes_[c.first_child].next].text;
+            if (a.size() <= 0xFFFFFFFFu && b.size() <= 0xFFFFFFFFu) {
+              m = MergeEntry{a.data(), b.data(), static_cast<std::uint32_t>(a.size()),
+                             static_cast<std::uint32_t>(b.size())};
+            }
+          }
+        });
+        if (!ok) return false;
+      }
+      doc_.merges_.push_back(m);
+      skip_ws();
+      if (p_ >= end_) return fail("unexpected end of input");
+      if (*p_ == ',') {
+        ++p_;
+        skip_ws();
+        continue;
+      }
+      if (*p_ == ']') {
+        ++p_;
+        break;
+      }
+      return fail("expected ',' or ']'");
+    }
+    doc_.nodes_[index].count =
+        static_cast<std::uint32_t>(std::min<std::size_t>(doc_.merges_.size(), 0xFFFFFFFFu));
     return true;
   }
 
@@ -207,6 +405,10 @@ class Parser {
     ++p_;
     doc_.nodes_[index].kind = is_object ? Kind::kObject : Kind::kArray;
     const char close = is_object ? '}' : ']';
+    // The members of the root's "model" object that hold the vocabulary and the merges (the first
+    // of each) are read flat, when the depth limit leaves room for what they hold.
+    const bool model =
+        is_object && depth == 1 && doc_.nodes_[index].key == "model" && max_depth_ > 4;
     skip_ws();
     if (p_ < end_ && *p_ == close) {
       ++p_;
@@ -235,7 +437,17 @@ class Parser {
       }
       previous = child;
       ++count;
-      if (!parse_value(child, depth + 1)) return false;
+      bool ok;
+      if (model && key == "vocab" && !flat_vocab_ && p_ < end_ && *p_ == '{') {
+        flat_vocab_ = true;
+        ok = parse_flat_vocab(child);
+      } else if (model && key == "merges" && !flat_merges_ && p_ < end_ && *p_ == '[') {
+        flat_merges_ = true;
+        ok = parse_flat_merges(child);
+      } else {
+        ok = parse_value(child, depth + 1);
+      }
+      if (!ok) return false;
       skip_ws();
       if (p_ >= end_) return fail("unexpected end of input");
       if (*p_ == ',') {
@@ -255,16 +467,31 @@ class Parser {
 
   Document& doc_;
   std::size_t max_depth_;
-  char* p_ = nullptr;
-  char* end_ = nullptr;
+  const char* begin_;
+  const char* end_;
+  const char* p_ = nullptr;
   const char* err_at_ = nullptr;
   std::string err_;
+  std::string scratch_;  // an escaped string being unescaped
+  bool flat_vocab_ = false, flat_merges_ = false;
 };
 
-Result<Document> Document::parse(std::string text, std::size_t max_depth) {
+char* Document::reserve_chars(std::size_t n) {
+  if (n > block_left_) {
+    const std::size_t size = std::max<std::size_t>(n, std::size_t{64} << 10);
+    blocks_.push_back(std::make_unique<char[]>(size));
+    block_at_ = blocks_.back().get();
+    block_left_ = size;
+  }
+  char* out = block_at_;
+  block_at_ += n;
+  block_left_ -= n;
+  return out;
+}
+
+Result<Document> Document::parse(std::string_view text, std::size_t max_depth) {
   Document doc;
-  doc.buffer_ = std::make_unique<std::string>(std::move(text));
-  Parser parser(doc, max_depth);
+  Parser parser(doc, text, max_depth);
   if (!parser.run()) return parser.error();
   return doc;
 }

@@ -6,6 +6,12 @@
 #endif
 #include <atomic>
 #include <cstdio>
+#if defined(__unix__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -465,32 +471,54 @@ class Loader {
     if (vocab->count > opt_.max_vocab) {
       return Error{"LimitError", "vocab has more entries than max_vocab", 0, 0, "model.vocab"};
     }
-    d_.vocab.reserve(vocab->count + 1024);
+    d_.vocab.reserve(vocab->count + 1024, vocab->flat ? doc_.vocab_key_bytes() : 0);
     d_.id_text.resize(vocab->count);
     d_.id_flags.resize(vocab->count, 0);
+    texts_.reserve(vocab->count + 1024);
     std::string raw;
     const auto& ab = alphabet();
-    for (const Node* c = doc_.first(*vocab); c; c = doc_.next(*c)) {
-      std::uint64_t id;
-      if (!json::as_uint(c, id)) {
-        return tokenizer_error("model.vocab", "id of token '" + std::string(c->key) +
-                                                  "' is not a non-negative integer");
+    auto add = [&](std::string_view key, bool id_ok, std::uint64_t id) -> Result<bool> {
+      if (!id_ok) {
+        return tokenizer_error(
+            "model.vocab", "id of token '" + std::string(key) + "' is not a non-negative integer");
       }
       if (id >= opt_.max_vocab + opt_.max_added_tokens) {
         return Error{"LimitError",
                      "token id " + std::to_string(id) + " beyond max_vocab + max_added_tokens", 0,
                      0, "model.vocab"};
       }
-      if (c->key.size() > opt_.max_token_bytes) {
+      if (key.size() > opt_.max_token_bytes) {
         return Error{"LimitError", "token longer than max_token_bytes", 0, 0, "model.vocab"};
       }
       auto id32 = static_cast<std::uint32_t>(id);
-      if (d_.byte_level && ab.to_bytes(c->key, raw)) {
+      if (d_.byte_level && ab.to_bytes(key, raw)) {
         d_.vocab.put(raw, id32);
       } else {
-        d_.vocab.put(c->key, id32);
+        d_.vocab.put(key, id32);
       }
-      set_text(id32, c->key);
+      set_text(id32, key);
+      return true;
+    };
+    if (vocab->flat) {
+      for (const json::VocabEntry& e : doc_.vocab_entries()) {
+        if (!e.id_ok || e.id >= opt_.max_vocab + opt_.max_added_tokens ||
+            e.key_len > opt_.max_token_bytes) [[unlikely]] {
+          return add(e.token(), e.id_ok, e.id);
+        }
+        const auto id32 = static_cast<std::uint32_t>(e.id);
+        if (d_.byte_level && ab.to_bytes(e.token(), raw)) {
+          d_.vocab.put(raw, id32);
+        } else {
+          d_.vocab.put(e.token(), id32);
+        }
+        set_text(id32, e.token());
+      }
+    } else {
+      for (const Node* c = doc_.first(*vocab); c; c = doc_.next(*c)) {
+        std::uint64_t id = 0;
+        const bool id_ok = json::as_uint(c, id);
+        if (auto r = add(c->key, id_ok, id); !r) return r;
+      }
     }
     // Token lookups by their file spelling (unk, <0xXX>, merges) go through key_of().
     if (const Node* unk = doc_.get(model, "unk_token"); json::is_string(unk)) {
@@ -615,12 +643,13 @@ class Loader {
       }
       d_.vocab.get_batch(keys.data(), 3 * batch.size(), ids.data(), found.get());
       for (std::size_t i = 0; i < batch.size(); ++i) {
-        std::string path = "model.merges[" + std::to_string(batch_rank + i) + "]";
-        if (!found[3 * i] || !found[3 * i + 1]) {
-          return tokenizer_error(path, "merge token not in the vocab: '" + std::string(batch[i].a) +
-                                           "' '" + std::string(batch[i].b) + "'");
-        }
-        if (!found[3 * i + 2]) {
+        if (!found[3 * i] || !found[3 * i + 1] || !found[3 * i + 2]) [[unlikely]] {
+          const std::string path = "model.merges[" + std::to_string(batch_rank + i) + "]";
+          if (!found[3 * i] || !found[3 * i + 1]) {
+            return tokenizer_error(path, "merge token not in the vocab: '" +
+                                             std::string(batch[i].a) + "' '" +
+                                             std::string(batch[i].b) + "'");
+          }
           return tokenizer_error(path, "merged token not in the vocab: '" +
                                            std::string(batch[i].a) + std::string(batch[i].b) + "'");
         }
@@ -632,37 +661,74 @@ class Loader {
       keys_buffer.clear();
       return true;
     };
-    for (const Node* c = doc_.first(*merges); c; c = doc_.next(*c), ++rank) {
-      std::string_view a, b;
-      if (c->kind == Kind::kString) {
-        std::size_t space = c->text.find(' ');
-        if (space == std::string_view::npos) {
-          return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
-                                 "merge '" + std::string(c->text) + "' is not two tokens");
-        }
-        a = c->text.substr(0, space);
-        b = c->text.substr(space + 1);
-      } else if (c->kind == Kind::kArray && c->count == 2 && json::is_string(doc_.first(*c)) &&
-                 json::is_string(doc_.next(*doc_.first(*c)))) {
-        a = doc_.first(*c)->text;
-        b = doc_.next(*doc_.first(*c))->text;
-      } else {
-        return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
-                               "merge is neither \"a b\" nor [a, b]");
-      }
+    auto take = [&](std::string_view a, std::string_view b) -> Result<bool> {
       if (batch.empty()) batch_rank = rank;
       Pending p{a, b, {}, {}};
       add_key(p, 0, a);
       add_key(p, 1, b);
-      std::string merged(a);
-      merged.append(b.size() >= prefix_len &&
-                            b.substr(0, prefix_len) == d_.continuing_subword_prefix
-                        ? b.substr(prefix_len)
-                        : b);
-      add_key(p, 2, merged);
+      std::string_view rest =
+          b.size() >= prefix_len && b.substr(0, prefix_len) == d_.continuing_subword_prefix
+              ? b.substr(prefix_len)
+              : b;
+      // The key of the merged token's spelling (a byte-level key maps the whole spelling or none
+      // of it, so it is not always the keys of a and rest joined).
+      if (d_.byte_level) {
+        std::string joined(a);
+        joined.append(rest);
+        add_key(p, 2, joined);
+      } else {
+        p.key_offset[2] = keys_buffer.size();
+        keys_buffer.append(a);
+        keys_buffer.append(rest);
+        p.key_len[2] = keys_buffer.size() - p.key_offset[2];
+      }
       batch.push_back(p);
-      if (batch.size() == kBatch) {
-        if (auto r = flush(); !r) return r;
+      if (batch.size() == kBatch) return flush();
+      return true;
+    };
+    if (merges->flat) {
+      for (const json::MergeEntry& m : doc_.merge_entries()) {
+        std::string_view a, b;
+        if (m.a == nullptr) {
+          return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
+                                 "merge is neither \"a b\" nor [a, b]");
+        }
+        if (m.b == nullptr) {
+          const std::string_view text(m.a, m.a_len);
+          std::size_t space = text.find(' ');
+          if (space == std::string_view::npos) {
+            return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
+                                   "merge '" + std::string(text) + "' is not two tokens");
+          }
+          a = text.substr(0, space);
+          b = text.substr(space + 1);
+        } else {
+          a = std::string_view(m.a, m.a_len);
+          b = std::string_view(m.b, m.b_len);
+        }
+        if (auto r = take(a, b); !r) return r;
+        ++rank;
+      }
+    } else {
+      for (const Node* c = doc_.first(*merges); c; c = doc_.next(*c), ++rank) {
+        std::string_view a, b;
+        if (c->kind == Kind::kString) {
+          std::size_t space = c->text.find(' ');
+          if (space == std::string_view::npos) {
+            return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
+                                   "merge '" + std::string(c->text) + "' is not two tokens");
+          }
+          a = c->text.substr(0, space);
+          b = c->text.substr(space + 1);
+        } else if (c->kind == Kind::kArray && c->count == 2 && json::is_string(doc_.first(*c)) &&
+                   json::is_string(doc_.next(*doc_.first(*c)))) {
+          a = doc_.first(*c)->text;
+          b = doc_.next(*doc_.first(*c))->text;
+        } else {
+          return tokenizer_error("model.merges[" + std::to_string(rank) + "]",
+                                 "merge is neither \"a b\" nor [a, b]");
+        }
+        if (auto r = take(a, b); !r) return r;
       }
     }
     if (!batch.empty()) {
@@ -786,18 +852,64 @@ class Loader {
 
 std::atomic<std::uint64_t> g_serial{1};
 
-Result<bool> read_file(const std::string& path, std::size_t limit, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"TokenizerError", "cannot open " + path, 0, 0, {}};
-  in.seekg(0, std::ios::end);
-  auto size = static_cast<std::size_t>(in.tellg());
-  if (size > limit) return Error{"LimitError", path + " is larger than max_file_bytes", 0, 0, {}};
-  in.seekg(0, std::ios::beg);
-  out.resize(size);
-  in.read(out.data(), static_cast<std::streamsize>(size));
-  if (!in) return Error{"TokenizerError", "cannot read " + path, 0, 0, {}};
-  return true;
-}
+// A file's contents: mapped when it is a regular file (no copy of Gemma 3's 33 MB, and no fresh
+// pages to fault in for one), read otherwise.
+class FileText {
+ public:
+  FileText() = default;
+  FileText(const FileText&) = delete;
+  FileText& operator=(const FileText&) = delete;
+  ~FileText() {
+#if defined(__unix__)
+    if (map_ != nullptr) ::munmap(map_, size_);
+#endif
+  }
+  std::string_view view() const {
+    return map_ != nullptr ? std::string_view(static_cast<const char*>(map_), size_)
+                           : std::string_view(copy_);
+  }
+
+  Result<bool> read(const std::string& path, std::size_t limit) {
+#if defined(__unix__)
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Error{"TokenizerError", "cannot open " + path, 0, 0, {}};
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      const auto size = static_cast<std::size_t>(st.st_size);
+      if (size > limit) {
+        ::close(fd);
+        return Error{"LimitError", path + " is larger than max_file_bytes", 0, 0, {}};
+      }
+      if (size > 0) {
+        void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+          ::madvise(map, size, MADV_SEQUENTIAL);
+          map_ = map;
+          size_ = size;
+          ::close(fd);
+          return true;
+        }
+      }
+    }
+    ::close(fd);
+#endif
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{"TokenizerError", "cannot open " + path, 0, 0, {}};
+    in.seekg(0, std::ios::end);
+    auto size = static_cast<std::size_t>(in.tellg());
+    if (size > limit) return Error{"LimitError", path + " is larger than max_file_bytes", 0, 0, {}};
+    in.seekg(0, std::ios::beg);
+    copy_.resize(size);
+    in.read(copy_.data(), static_cast<std::streamsize>(size));
+    if (!in) return Error{"TokenizerError", "cannot read " + path, 0, 0, {}};
+    return true;
+  }
+
+ private:
+  void* map_ = nullptr;
+  std::size_t size_ = 0;
+  std::string copy_;
+};
 
 std::optional<std::string> token_string(const Document& doc, const Node* n) {
   if (json::is_string(n)) return std::string(n->text);
@@ -924,7 +1036,7 @@ Result<Tokenizer> Tokenizer::load_json(std::string_view tokenizer_json,
   if (tokenizer_json.size() > options.max_file_bytes) {
     return Error{"LimitError", "tokenizer.json is larger than max_file_bytes", 0, 0, {}};
   }
-  auto doc = Document::parse(std::string(tokenizer_json), options.max_json_depth);
+  auto doc = Document::parse(tokenizer_json, options.max_json_depth);
   if (!doc) {
     Error e = doc.error();
     e.message = "tokenizer.json: " + e.message;
@@ -935,7 +1047,7 @@ Result<Tokenizer> Tokenizer::load_json(std::string_view tokenizer_json,
   if (auto r = loader.run(); !r) return r.error();
   if (auto r = loader.finish(); !r) return r.error();
   if (!config_json.empty()) {
-    auto config = Document::parse(std::string(config_json), options.max_json_depth);
+    auto config = Document::parse(config_json, options.max_json_depth);
     if (!config) {
       Error e = config.error();
       e.message = "tokenizer_config.json: " + e.message;
@@ -967,15 +1079,15 @@ Result<Tokenizer> Tokenizer::load_json(std::string_view tokenizer_json,
 }
 
 Result<Tokenizer> Tokenizer::load_dir(const std::string& dir, const LoadOptions& options) {
-  std::string tokenizer_json, config_json;
-  if (auto r = read_file(dir + "/tokenizer.json", options.max_file_bytes, tokenizer_json); !r)
+  FileText tokenizer_json, config_json;
+  if (auto r = tokenizer_json.read(dir + "/tokenizer.json", options.max_file_bytes); !r)
     return r.error();
   std::ifstream probe(dir + "/tokenizer_config.json");
   if (probe) {
-    if (auto r = read_file(dir + "/tokenizer_config.json", options.max_file_bytes, config_json); !r)
+    if (auto r = config_json.read(dir + "/tokenizer_config.json", options.max_file_bytes); !r)
       return r.error();
   }
-  auto t = load_json(tokenizer_json, config_json, options);
+  auto t = load_json(tokenizer_json.view(), config_json.view(), options);
   if (!t) {
     Error e = t.error();
     e.message = dir + "/tokenizer.json: " + e.message;
