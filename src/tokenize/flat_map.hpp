@@ -100,8 +100,16 @@ class StringIdMap {
   }
   // Inserts or overwrites (the last writer wins, as HF's HashMap collect does).
   void put(std::string_view key, std::uint32_t value) {
+    put_hashed(key, hash_bytes(key.data(), key.size()), value);
+  }
+  // Loading many keys: hash each and prefetch its slot some keys ahead of put_hashed, so that the
+  // cache misses of a large table overlap.
+  static std::uint64_t hash_of(std::string_view key) { return hash_bytes(key.data(), key.size()); }
+  void prefetch(std::uint64_t h) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_], 1);
+  }
+  void put_hashed(std::string_view key, std::uint64_t h, std::uint32_t value) {
     if ((size_ + 1) * 2 > slots_.size()) grow();
-    std::uint64_t h = hash_bytes(key.data(), key.size());
     std::size_t i = h & mask_;
     while (true) {
       Slot& s = slots_[i];
@@ -238,8 +246,19 @@ class MergeTable {
     bucket_mask_ = buckets - 1;
     shift_ = 64 - bits;
     size_ = 0;
-    std::vector<Slot> spilled;  // pairs whose home bucket was full
-    for (const Pending& p : pending_) {
+    std::vector<Slot> spilled;         // pairs whose home bucket was full
+    constexpr std::size_t kAhead = 8;  // buckets prefetched ahead of their insert
+    for (std::size_t j = 0; j < std::min(kAhead, pending_.size()); ++j) {
+      __builtin_prefetch(
+          slots_.data() + bucket_of(pair_key(pending_[j].left, pending_[j].right)) * kBucket, 1);
+    }
+    for (std::size_t j = 0; j < pending_.size(); ++j) {
+      if (j + kAhead < pending_.size()) {
+        const Pending& ahead = pending_[j + kAhead];
+        __builtin_prefetch(slots_.data() + bucket_of(pair_key(ahead.left, ahead.right)) * kBucket,
+                           1);
+      }
+      const Pending& p = pending_[j];
       const std::uint64_t key = pair_key(p.left, p.right);
       const std::uint64_t value = (std::uint64_t{p.rank} << 32) | (p.merged & ~kOverflow);
       Slot* home = slots_.data() + bucket_of(key) * kBucket;

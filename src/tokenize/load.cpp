@@ -47,15 +47,20 @@ struct ByteLevelAlphabet {
   }
   // Raw bytes of a byte-level token; false when a character is outside the alphabet.
   bool to_bytes(std::string_view token, std::string& out) const {
-    out.clear();
+    out.resize(token.size());  // a character is at least one byte
+    char* w = out.data();
     std::size_t i = 0;
     while (i < token.size()) {
       std::size_t len;
       char32_t cp = unicode::decode_utf8(token, i, len);
-      if (cp >= char_to_byte.size() || char_to_byte[cp] < 0) return false;
-      out.push_back(static_cast<char>(char_to_byte[cp]));
+      if (cp >= char_to_byte.size() || char_to_byte[cp] < 0) {
+        out.clear();
+        return false;
+      }
+      *w++ = static_cast<char>(char_to_byte[cp]);
       i += len;
     }
+    out.resize(static_cast<std::size_t>(w - out.data()));
     return true;
   }
 };
@@ -438,7 +443,7 @@ class Loader {
       d_.id_text.resize(id + 1);
       d_.id_flags.resize(id + 1, 0);
     }
-    texts_.emplace_back(id, text);  // views into the parsed document, copied at finish()
+    d_.id_text[id] = text;  // a view into the parsed document until finish() copies it
   }
 
   Result<bool> load_model(const Node& model) {
@@ -474,7 +479,6 @@ class Loader {
     d_.vocab.reserve(vocab->count + 1024, vocab->flat ? doc_.vocab_key_bytes() : 0);
     d_.id_text.resize(vocab->count);
     d_.id_flags.resize(vocab->count, 0);
-    texts_.reserve(vocab->count + 1024);
     std::string raw;
     const auto& ab = alphabet();
     auto add = [&](std::string_view key, bool id_ok, std::uint64_t id) -> Result<bool> {
@@ -500,18 +504,44 @@ class Loader {
       return true;
     };
     if (vocab->flat) {
-      for (const json::VocabEntry& e : doc_.vocab_entries()) {
-        if (!e.id_ok || e.id >= opt_.max_vocab + opt_.max_added_tokens ||
-            e.key_len > opt_.max_token_bytes) [[unlikely]] {
-          return add(e.token(), e.id_ok, e.id);
+      // In blocks: check, key and hash a block, prefetching each key's slot, then insert it in
+      // order (the same puts as one at a time; the slot loads overlap instead of stalling each).
+      const auto& entries = doc_.vocab_entries();
+      constexpr std::size_t kBlock = 32;
+      std::string block_raw;
+      std::array<std::string_view, kBlock> keys;
+      std::array<std::uint64_t, kBlock> hashes;
+      std::array<std::size_t, kBlock> raw_at, raw_len;
+      constexpr std::size_t kNoRaw = ~std::size_t{0};
+      for (std::size_t start = 0; start < entries.size(); start += kBlock) {
+        const std::size_t n = std::min(kBlock, entries.size() - start);
+        block_raw.clear();
+        for (std::size_t k = 0; k < n; ++k) {
+          const json::VocabEntry& e = entries[start + k];
+          if (!e.id_ok || e.id >= opt_.max_vocab + opt_.max_added_tokens ||
+              e.key_len > opt_.max_token_bytes) [[unlikely]] {
+            return add(e.token(), e.id_ok, e.id);
+          }
+          raw_at[k] = kNoRaw;
+          if (d_.byte_level && ab.to_bytes(e.token(), raw)) {
+            raw_at[k] = block_raw.size();
+            raw_len[k] = raw.size();
+            block_raw += raw;
+          }
         }
-        const auto id32 = static_cast<std::uint32_t>(e.id);
-        if (d_.byte_level && ab.to_bytes(e.token(), raw)) {
-          d_.vocab.put(raw, id32);
-        } else {
-          d_.vocab.put(e.token(), id32);
+        for (std::size_t k = 0; k < n; ++k) {
+          const json::VocabEntry& e = entries[start + k];
+          keys[k] = raw_at[k] == kNoRaw ? e.token()
+                                        : std::string_view(block_raw).substr(raw_at[k], raw_len[k]);
+          hashes[k] = StringIdMap::hash_of(keys[k]);
+          d_.vocab.prefetch(hashes[k]);
         }
-        set_text(id32, e.token());
+        for (std::size_t k = 0; k < n; ++k) {
+          const json::VocabEntry& e = entries[start + k];
+          const auto id32 = static_cast<std::uint32_t>(e.id);
+          d_.vocab.put_hashed(keys[k], hashes[k], id32);
+          set_text(id32, e.token());
+        }
       }
     } else {
       for (const Node* c = doc_.first(*vocab); c; c = doc_.next(*c)) {
@@ -620,6 +650,7 @@ class Loader {
     struct Pending {
       std::string_view a, b;
       std::size_t key_offset[3], key_len[3];
+      bool mapped[3];
     };
     std::vector<Pending> batch;
     batch.reserve(kBatch);
@@ -631,7 +662,8 @@ class Loader {
     const std::size_t prefix_len = d_.continuing_subword_prefix.size();
     auto add_key = [&](Pending& p, int k, std::string_view token) {
       p.key_offset[k] = keys_buffer.size();
-      keys_buffer.append(key_of(token, tmp));
+      p.mapped[k] = d_.byte_level && alphabet().to_bytes(token, tmp);
+      keys_buffer.append(p.mapped[k] ? std::string_view(tmp) : token);
       p.key_len[k] = keys_buffer.size() - p.key_offset[k];
     };
     auto flush = [&]() -> Result<bool> {
@@ -663,7 +695,7 @@ class Loader {
     };
     auto take = [&](std::string_view a, std::string_view b) -> Result<bool> {
       if (batch.empty()) batch_rank = rank;
-      Pending p{a, b, {}, {}};
+      Pending p{a, b, {}, {}, {}};
       add_key(p, 0, a);
       add_key(p, 1, b);
       std::string_view rest =
@@ -673,9 +705,17 @@ class Loader {
       // The key of the merged token's spelling (a byte-level key maps the whole spelling or none
       // of it, so it is not always the keys of a and rest joined).
       if (d_.byte_level) {
-        std::string joined(a);
-        joined.append(rest);
-        add_key(p, 2, joined);
+        if (rest.size() == b.size() && p.mapped[0] && p.mapped[1]) {
+          // Both parts mapped to raw bytes: the joined spelling maps to the two joined.
+          p.key_offset[2] = keys_buffer.size();
+          keys_buffer.append(keys_buffer, p.key_offset[0], p.key_len[0]);
+          keys_buffer.append(keys_buffer, p.key_offset[1], p.key_len[1]);
+          p.key_len[2] = p.key_len[0] + p.key_len[1];
+        } else {
+          std::string joined(a);
+          joined.append(rest);
+          add_key(p, 2, joined);
+        }
       } else {
         p.key_offset[2] = keys_buffer.size();
         keys_buffer.append(a);
@@ -789,40 +829,17 @@ class Loader {
   // Called after everything is read: id texts into the arena, tries, flags.
   Result<bool> finish() {
     std::size_t total = 0;
-    for (const auto& [id, text] : texts_) total += text.size();
-    d_.arena.reserve(total * 2 + 16);
-    std::vector<std::pair<std::size_t, std::size_t>> text_at(d_.id_text.size(), {0, 0});
-    for (const auto& [id, text] : texts_) {
-      text_at[id] = {d_.arena.size(), text.size()};
-      d_.arena += text;
-    }
-    std::vector<std::pair<std::size_t, std::size_t>> bytes_at;
-    if (d_.byte_level) {
-      bytes_at.assign(d_.id_text.size(), {0, 0});
-      std::string raw;
-      for (std::size_t id = 0; id < text_at.size(); ++id) {
-        std::string_view text(d_.arena.data() + text_at[id].first, text_at[id].second);
-        if (alphabet().to_bytes(text, raw)) {
-          bytes_at[id] = {d_.arena.size(), raw.size()};
-          d_.arena += raw;
-        } else {
-          bytes_at[id] = text_at[id];
-        }
-      }
-    }
-    for (std::size_t id = 0; id < text_at.size(); ++id) {
-      d_.id_text[id] = std::string_view(d_.arena.data() + text_at[id].first, text_at[id].second);
+    for (std::string_view text : d_.id_text) total += text.size();
+    d_.arena.resize(total);
+    char* at = d_.arena.data();
+    for (std::string_view& text : d_.id_text) {
+      if (!text.empty()) std::memcpy(at, text.data(), text.size());
+      text = std::string_view(at, text.size());
+      at += text.size();
     }
     if (!d_.byte_level && d_.model == ModelKind::kBpe && d_.simple_bpe && !d_.ignore_merges) {
       find_metaspace_glue();
       enable_split_words();
-    }
-    if (d_.byte_level) {
-      d_.id_bytes.resize(text_at.size());
-      for (std::size_t id = 0; id < text_at.size(); ++id) {
-        d_.id_bytes[id] =
-            std::string_view(d_.arena.data() + bytes_at[id].first, bytes_at[id].second);
-      }
     }
     for (std::uint32_t i = 0; i < d_.added.size(); ++i) {
       const AddedToken& t = d_.added[i];
@@ -847,7 +864,6 @@ class Loader {
   TokenizerData& d_;
   bool merges_join_special_ = false;  // a merge involves unk or a byte-fallback token
   std::size_t steps_ = 0;
-  std::vector<std::pair<std::uint32_t, std::string_view>> texts_;
 };
 
 std::atomic<std::uint64_t> g_serial{1};

@@ -173,11 +173,10 @@ struct TokenizerData {
     return (join_bits[bit >> 6] >> (bit & 63)) & 1;
   }
 
-  // id -> token text as in the file (for decode and id_to_token); byte-level raw bytes per id.
+  // id -> token text as in the file (for decode and id_to_token).
   std::vector<std::string_view> id_text;
-  std::vector<std::string_view> id_bytes;  // byte-level only: raw bytes, empty when not mappable
-  std::vector<std::uint8_t> id_flags;      // bit 0: special added token, bit 1: added token
-  std::string arena;                       // storage for id_text / id_bytes
+  std::vector<std::uint8_t> id_flags;  // bit 0: special added token, bit 1: added token
+  std::string arena;                   // storage for id_text
 
   // ---- added tokens ----
   std::vector<AddedToken> added;
