@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "parse/internal.hpp"
@@ -415,73 +416,129 @@ class PyReader {
 
 namespace {
 
-// The first byte at or after `i` that JSON must escape ('"', '\\', a control byte), or size.
-// 16 bytes a step: arguments are long runs of text (a file being written is megabytes).
-std::size_t next_to_escape(std::string_view text, std::size_t i) {
-  const char* p = text.data();
-  const std::size_t n = text.size();
+// The escape of each byte JSON escapes: \" \\ \b \f \n \r \t, \u00xx (lower-case hex) for the
+// other control bytes; 8 bytes a row so that each is copied as one word.
+struct JsonEscapes {
+  char text[0x60][8];
+  unsigned char size[0x60];  // '"' (0x22) and '\\' (0x5C) are below 0x60
+  constexpr JsonEscapes() : text{}, size{} {
+    constexpr char kHex[] = "0123456789abcdef";
+    for (int c = 0; c < 0x20; ++c) {
+      const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+      for (int k = 0; k < 6; ++k) text[c][k] = u[k];
+      size[c] = 6;
+    }
+    auto short_escape = [this](int c, char second) {
+      text[c][0] = '\\';
+      text[c][1] = second;
+      size[c] = 2;
+    };
+    short_escape('"', '"');
+    short_escape('\\', '\\');
+    short_escape('\b', 'b');
+    short_escape('\f', 'f');
+    short_escape('\n', 'n');
+    short_escape('\r', 'r');
+    short_escape('\t', 't');
+  }
+};
+constexpr JsonEscapes kJsonEscapes;
+
+inline bool json_escaped(unsigned char c) {
+  return c < 0x20 || c == '"' || c == '\\';
+}
+
 #if defined(__SSE2__)
-  while (i + 16 <= n) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    // Bytes below 0x20 as unsigned: (v xor 0x80) < (0x20 xor 0x80) as signed bytes.
-    const __m128i flipped = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
-    __m128i hit = _mm_cmplt_epi8(flipped, _mm_set1_epi8(static_cast<char>(0x20 ^ 0x80)));
-    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
-    if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
-    i += 16;
+// Bits of the bytes of v that JSON escapes, and (ctrl) of those below 0x20.
+inline unsigned escape_mask(__m128i v, unsigned& ctrl) {
+  // Bytes below 0x20 as unsigned: (v xor 0x80) < (0x20 xor 0x80) as signed bytes.
+  const __m128i flipped = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
+  const __m128i low = _mm_cmplt_epi8(flipped, _mm_set1_epi8(static_cast<char>(0x20 ^ 0x80)));
+  ctrl = static_cast<unsigned>(_mm_movemask_epi8(low));
+  __m128i hit = _mm_or_si128(low, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+  hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+  return static_cast<unsigned>(_mm_movemask_epi8(hit));
+}
+#endif
+
+// Bytes JSON adds to `text` by escaping it, 16 bytes a step.
+std::size_t escaped_extra(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t extra = 0, i = 0;
+#if defined(__SSE2__)
+  for (; i + 16 <= n; i += 16) {
+    unsigned ctrl;
+    const unsigned mask =
+        escape_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), ctrl);
+    if (mask == 0) continue;
+    extra += static_cast<std::size_t>(std::popcount(mask));  // one byte more each
+    for (; ctrl != 0; ctrl &= ctrl - 1)  // a control byte's escape may be longer
+      extra += kJsonEscapes.size[p[i + static_cast<std::size_t>(std::countr_zero(ctrl))]] - 2u;
   }
 #endif
-  for (; i < n; ++i) {
-    const auto c = static_cast<unsigned char>(p[i]);
-    if (c < 0x20 || c == '"' || c == '\\') return i;
-  }
-  return n;
+  for (; i < n; ++i)
+    if (json_escaped(p[i])) extra += kJsonEscapes.size[p[i]] - 1u;
+  return extra;
 }
 
 }  // namespace
 
 void append_json_escaped(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  // Room for the text and some escapes up front: a long value grows the string once or twice
-  // instead of doubling it (a copy and fresh pages each time).
-  if (const std::size_t need = out.size() + text.size() + text.size() / 8; need > out.capacity())
-    out.reserve(std::max(need, 2 * out.capacity()));  // still geometric for repeated appends
-  std::size_t run = 0;
-  for (std::size_t i = next_to_escape(text, 0); i < text.size(); i = next_to_escape(text, i + 1)) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    out.append(text.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 15];
-    }
+  // Two passes: the escaped size, then the bytes written into the string grown once to that size,
+  // a 16-byte block stored whole and every escape in it handled from the one load (code and JSON
+  // text escape every few bytes, where an append per plain run and one per escape cost more).
+  const std::size_t n = text.size();
+  const std::size_t extra = escaped_extra(text);
+  if (extra == 0) {
+    out.append(text);
+    return;
   }
-  out.append(text.data() + run, text.size() - run);
+  const std::size_t start = out.size();
+  const std::size_t total = start + n + extra;
+  if (total + 16 > out.capacity())
+    out.reserve(std::max(total + 16, 2 * out.capacity()));  // still geometric for repeated appends
+  out.resize(total + 16);  // room for whole 16- and 8-byte stores past the last byte written
+  char* dst = out.data() + start;
+  const char* p = text.data();
+  std::size_t at = 0;
+#if defined(__SSE2__)
+  while (at + 16 <= n) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
+    unsigned ctrl;
+    unsigned mask = escape_mask(v, ctrl);
+    if (mask == 0) {
+      at += 16;
+      dst += 16;
+      continue;
+    }
+    std::size_t done = 0;  // bytes of this block written so far
+    for (; mask != 0; mask &= mask - 1) {
+      const auto k = static_cast<std::size_t>(std::countr_zero(mask));
+      if (at + done + 16 <= n)  // the plain bytes before it, as one 16-byte copy
+        std::memcpy(dst, p + at + done, 16);
+      else  // near the end of the input: only the bytes that are there
+        std::memcpy(dst, p + at + done, k - done);
+      dst += k - done;
+      const auto c = static_cast<unsigned char>(p[at + k]);
+      std::memcpy(dst, kJsonEscapes.text[c], 8);
+      dst += kJsonEscapes.size[c];
+      done = k + 1;
+    }
+    at += done;  // the rest of the block is read again with the next load
+  }
+#endif
+  for (; at < n; ++at) {
+    const auto c = static_cast<unsigned char>(p[at]);
+    if (!json_escaped(c)) {
+      *dst++ = static_cast<char>(c);
+      continue;
+    }
+    std::memcpy(dst, kJsonEscapes.text[c], 8);
+    dst += kJsonEscapes.size[c];
+  }
+  out.resize(total);
 }
 
 void append_json_quoted(std::string& out, std::string_view text) {

@@ -83,6 +83,44 @@ TEST(ParseApi, MultiByteCharactersAreNeverSplitAcrossDeltas) {
   EXPECT_EQ(stream->message().reasoning_content, "思考中…");
 }
 
+// A string value is escaped into the call's arguments as nlohmann writes it: every byte JSON
+// escapes, at every offset of a 16-byte block and near the end (the escaper works a block at a
+// time), one-shot and streamed alike.
+TEST(ParseApi, StringValuesAreEscapedAsJsonWritesThem) {
+  const Json tools = Json::parse(
+      R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+          "properties": {"v": {"type": "string"}}}}}])");
+  std::string every;
+  for (int c = 1; c < 0x80; ++c)
+    if (c != '<') every += static_cast<char>(c);
+  every += "\xC3\xAF \xE2\x82\xAC \xF0\x9F\x98\x80";
+  std::vector<std::string> values = {every, "\"", "a\\", std::string(1, '\0') + "x"};
+  for (std::size_t len = 1; len < 40; ++len)  // an escape at each offset, plain text around it
+    for (std::size_t at = 0; at < len; ++at) {
+      std::string v(len, 'a');
+      v[at] = "\"\\\n\x01\t\x1f"[(len + at) % 6];
+      values.push_back(v + "z");
+    }
+  for (const auto& v : values) {
+    const std::string text = "<tool_call>\n<function=f>\n<parameter=v>\n" + v +
+                             "\n</parameter>\n</function>\n</tool_call>";
+    const std::string expected = "{\"v\": " + Json(v).dump() + "}";
+    auto r = parse::parse(text, "qwen3_coder", tools);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->message.tool_calls.size(), 1u);
+    EXPECT_EQ(r->message.tool_calls[0].arguments, expected) << Json(v).dump();
+    auto stream = parse::stream_parser("qwen3_coder", tools);
+    ASSERT_TRUE(stream.ok());
+    std::string streamed;
+    for (std::size_t i = 0; i < text.size(); i += 7)
+      for (const auto& d : stream->feed(std::string_view(text).substr(i, 7)))
+        for (const auto& t : d.tool_calls) streamed += t.arguments;
+    for (const auto& d : stream->finish())
+      for (const auto& t : d.tool_calls) streamed += t.arguments;
+    EXPECT_EQ(streamed, expected) << Json(v).dump();
+  }
+}
+
 TEST(ParseApi, HeldBytesLimitKeepsTextAsContent) {
   parse::Options options;
   options.max_held_bytes = 16;
