@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -118,6 +119,40 @@ TEST(ParseApi, StringValuesAreEscapedAsJsonWritesThem) {
     for (const auto& d : stream->finish())
       for (const auto& t : d.tool_calls) streamed += t.arguments;
     EXPECT_EQ(streamed, expected) << Json(v).dump();
+  }
+}
+
+// A JSON call's string arguments dense with backslash runs and quotes, across the scanner's
+// 64-byte blocks: the call ends where the JSON ends, one-shot and in 1-byte chunks alike.
+TEST(ParseApi, JsonStringsWithBackslashRunsEndAtTheirQuote) {
+  std::uint64_t seed = 12345;
+  auto next = [&seed] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<unsigned>(seed >> 33);
+  };
+  const char* pieces[] = {"a", "\\", "\\", "\"", "\n", "\xC3\xA9", "\\\\", "b"};
+  for (int round = 0; round < 300; ++round) {
+    std::string v;
+    const unsigned len = next() % 400;
+    for (unsigned k = 0; k < len; ++k) v += pieces[next() % 8];
+    const std::string arguments = "{\"content\": " + Json(v).dump() + ", \"n\": 1}";
+    const std::string text =
+        "<tool_call>\n{\"name\": \"f\", \"arguments\": " + arguments + "}\n</tool_call>";
+    auto r = parse::parse(text, "hermes");
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->message.tool_calls.size(), 1u) << round;
+    const Json args = Json::parse(r->message.tool_calls[0].arguments, nullptr, false);
+    ASSERT_TRUE(args.is_object()) << round;
+    EXPECT_EQ(args["content"], v) << round;
+    auto stream = parse::stream_parser("hermes", Json());
+    ASSERT_TRUE(stream.ok());
+    std::string streamed;
+    for (std::size_t i = 0; i < text.size(); ++i)
+      for (const auto& d : stream->feed(std::string_view(text).substr(i, 1)))
+        for (const auto& t : d.tool_calls) streamed += t.arguments;
+    for (const auto& d : stream->finish())
+      for (const auto& t : d.tool_calls) streamed += t.arguments;
+    EXPECT_EQ(streamed, r->message.tool_calls[0].arguments) << round;
   }
 }
 
