@@ -668,6 +668,17 @@ Result<bool> run_model(const TokenizerData& d, std::string_view text,
   }
   if (sc.jobs.size() < kJobsInFlight) sc.jobs.resize(kJobsInFlight);
   sc.words.clear();
+  std::uint32_t next_piece = 0;
+  // The words are cut and run a few chunks at a time, so that the list stays small (it was 40
+  // bytes per word of the whole text, fresh pages that a one-shot encode paid to fault in). The
+  // chunking does not change the result: the cache only remembers.
+  auto run_full_chunks = [&] {
+    const std::size_t full = sc.words.size() / kChunk * kChunk;
+    for (std::size_t at = 0; at < full; at += kChunk) {
+      run_chunk(d, text, sc, sc.words.data() + at, kChunk, out, piece_end, next_piece);
+    }
+    sc.words.erase(sc.words.begin(), sc.words.begin() + static_cast<std::ptrdiff_t>(full));
+  };
   for (std::size_t p = 0; p < pieces.size(); ++p) {
     auto [b, e] = pieces[p];
     if (e == b) continue;
@@ -682,8 +693,8 @@ Result<bool> run_model(const TokenizerData& d, std::string_view text,
     } else {
       sc.words.push_back({b, e, static_cast<std::uint32_t>(p), 0, 0, 0, 0});
     }
+    if (sc.words.size() >= 4 * kChunk) run_full_chunks();
   }
-  std::uint32_t next_piece = 0;
   for (std::size_t at = 0; at < sc.words.size(); at += kChunk) {
     run_chunk(d, text, sc, sc.words.data() + at, std::min(kChunk, sc.words.size() - at), out,
               piece_end, next_piece);
