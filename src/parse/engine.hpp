@@ -437,10 +437,12 @@ class Emitter {
         return;
       }
       started = true;
-      joined = std::move(pending);
-      joined.append(s);
-      pending.clear();
-      s = joined;
+      if (!pending.empty()) {  // held leading layout goes out with the text after it
+        joined = std::move(pending);
+        joined.append(s);
+        pending.clear();
+        s = joined;
+      }  // (none held: `s` as it is, not copied; one-shot it is the whole text)
     }
     (reasoning ? msg.reasoning_content : msg.content).append(s);
     if (!collect_deltas) return;
