@@ -87,7 +87,32 @@ inline std::uint64_t mix64(std::uint64_t x) {
   return x;
 }
 
-// Bytes -> uint32 value. Keys live in one arena owned by the map.
+// a[0, n) == b[0, n) for short keys without a libc call (two possibly overlapping loads a side).
+inline bool equal_short(const char* a, const char* b, std::size_t n) {
+  if (n >= 8) {
+    std::uint64_t a0, a1, b0, b1;
+    std::memcpy(&a0, a, 8);
+    std::memcpy(&b0, b, 8);
+    std::memcpy(&a1, a + n - 8, 8);
+    std::memcpy(&b1, b + n - 8, 8);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  if (n >= 4) {
+    std::uint32_t a0, a1, b0, b1;
+    std::memcpy(&a0, a, 4);
+    std::memcpy(&b0, b, 4);
+    std::memcpy(&a1, a + n - 4, 4);
+    std::memcpy(&b1, b + n - 4, 4);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// Bytes -> uint32 value. A key of up to 16 bytes (most tokens) is held in its slot, so that a
+// lookup reads one cache line; longer keys live in an arena owned by the map.
 class StringIdMap {
  public:
   // Room for n keys of key_bytes bytes in all.
@@ -114,11 +139,16 @@ class StringIdMap {
     while (true) {
       Slot& s = slots_[i];
       if (s.len == kEmpty) {
-        s.offset = static_cast<std::uint32_t>(arena_.size());
         s.len = static_cast<std::uint32_t>(key.size());
-        s.hash = static_cast<std::uint32_t>(h >> 32);
+        s.tag = static_cast<std::uint32_t>(h >> 32);
         s.value = value;
-        arena_.append(key);
+        if (key.size() <= kInline) {
+          if (!key.empty()) std::memcpy(s.bytes, key.data(), key.size());
+        } else {
+          const auto offset = static_cast<std::uint32_t>(arena_.size());
+          std::memcpy(s.bytes, &offset, sizeof offset);
+          arena_.insert(arena_.end(), key.begin(), key.end());
+        }
         ++size_;
         return;
       }
@@ -143,13 +173,12 @@ class StringIdMap {
       i = (i + 1) & mask_;
     }
   }
-  // Looks up n keys at once, prefetching slots and key bytes in stages so that the cache misses of
-  // a large table overlap (loading Gemma 3's 515k merges is 1.5M random lookups).
+  // Looks up n keys at once, hashing them and prefetching their slots in a first pass so that the
+  // cache misses of a large table overlap (loading Gemma 3's 515k merges is 1.5M random lookups).
   void get_batch(const std::string_view* keys, std::size_t n, std::uint32_t* values,
                  bool* found) const {
     constexpr std::size_t kMaxBatch = 512;
     std::uint64_t hashes[kMaxBatch];
-    std::size_t slot[kMaxBatch];
     for (std::size_t start = 0; start < n; start += kMaxBatch) {
       std::size_t m = std::min(kMaxBatch, n - start);
       for (std::size_t k = 0; k < m; ++k) {
@@ -160,28 +189,15 @@ class StringIdMap {
       }
       if (slots_.empty()) continue;
       for (std::size_t k = 0; k < m; ++k) {
-        // First slot whose tag matches (or the empty slot ending the probe).
-        std::size_t i = hashes[k] & mask_;
-        const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
-        while (slots_[i].len != kEmpty &&
-               !(slots_[i].hash == tag && slots_[i].len == keys[start + k].size())) {
-          i = (i + 1) & mask_;
-        }
-        slot[k] = i;
-        if (slots_[i].len != kEmpty) __builtin_prefetch(arena_.data() + slots_[i].offset);
-      }
-      for (std::size_t k = 0; k < m; ++k) {
         std::string_view key = keys[start + k];
-        std::size_t i = slot[k];
         const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
-        while (slots_[i].len != kEmpty) {
+        for (std::size_t i = hashes[k] & mask_; slots_[i].len != kEmpty; i = (i + 1) & mask_) {
           const Slot& s = slots_[i];
           if (holds(s, tag, key)) {
             values[start + k] = s.value;
             found[start + k] = true;
             break;
           }
-          i = (i + 1) & mask_;
         }
       }
     }
@@ -190,16 +206,25 @@ class StringIdMap {
 
  private:
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  static constexpr std::size_t kInline = 16;
   struct Slot {
-    std::uint32_t offset = 0;
+    std::uint32_t tag = 0;  // the top half of the key's hash
     std::uint32_t len = kEmpty;
-    std::uint32_t hash = 0;
     std::uint32_t value = 0;
+    std::uint32_t unused = 0;
+    char bytes[kInline] = {};  // the key (len <= kInline), else its arena offset
   };
-  // Whether occupied slot s holds key (tag: the top half of the key's hash).
+  const char* key_of(const Slot& s) const {
+    if (s.len <= kInline) return s.bytes;
+    std::uint32_t offset;
+    std::memcpy(&offset, s.bytes, sizeof offset);
+    return arena_.data() + offset;
+  }
+  // Whether occupied slot s holds key.
   bool holds(const Slot& s, std::uint32_t tag, std::string_view key) const {
-    return s.hash == tag && s.len == key.size() &&
-           std::memcmp(arena_.data() + s.offset, key.data(), key.size()) == 0;
+    if (s.tag != tag || s.len != key.size()) return false;
+    if (key.size() <= kInline) return equal_short(s.bytes, key.data(), key.size());
+    return std::memcmp(key_of(s), key.data(), key.size()) == 0;
   }
   void grow() {
     HugeVector<Slot> old = std::move(slots_);
@@ -208,14 +233,14 @@ class StringIdMap {
     mask_ = cap - 1;
     for (const Slot& s : old) {
       if (s.len == kEmpty) continue;
-      std::uint64_t h = hash_bytes(arena_.data() + s.offset, s.len);
+      std::uint64_t h = hash_bytes(key_of(s), s.len);
       std::size_t i = h & mask_;
       while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
       slots_[i] = s;
     }
   }
   HugeVector<Slot> slots_;
-  std::string arena_;
+  HugeVector<char> arena_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
 };
@@ -229,16 +254,11 @@ class MergeTable {
  public:
   static constexpr std::uint64_t kNone = ~std::uint64_t{0};
 
-  void reserve(std::size_t n) { pending_.reserve(n); }
-  void put(std::uint32_t left, std::uint32_t right, std::uint32_t rank, std::uint32_t merged) {
-    pending_.push_back({left, right, rank, merged});
-  }
-  // Builds the table. A pair listed twice keeps its last rank (HF collects the merges into a
-  // HashMap, where the last insertion wins).
-  void finish() {
+  // Sizes the table for n pairs (more still fit: they spill).
+  void reserve(std::size_t n) {
     std::size_t buckets = 4;
     int bits = 2;
-    while (buckets * kBucket < pending_.size() * 2) {  // at most half full
+    while (buckets * kBucket < n * 2) {  // at most half full
       buckets <<= 1;
       ++bits;
     }
@@ -246,36 +266,38 @@ class MergeTable {
     bucket_mask_ = buckets - 1;
     shift_ = 64 - bits;
     size_ = 0;
-    std::vector<Slot> spilled;         // pairs whose home bucket was full
-    constexpr std::size_t kAhead = 8;  // buckets prefetched ahead of their insert
-    for (std::size_t j = 0; j < std::min(kAhead, pending_.size()); ++j) {
-      __builtin_prefetch(
-          slots_.data() + bucket_of(pair_key(pending_[j].left, pending_[j].right)) * kBucket, 1);
+    spilled_.clear();
+  }
+  // Starts loading the bucket put(left, right, ...) writes.
+  void prefetch_put(std::uint32_t left, std::uint32_t right) const {
+    if (!slots_.empty())
+      __builtin_prefetch(slots_.data() + bucket_of(pair_key(left, right)) * kBucket, 1);
+  }
+  // A pair listed twice keeps its last rank (HF collects the merges into a HashMap, where the last
+  // insertion wins; ranks only grow).
+  void put(std::uint32_t left, std::uint32_t right, std::uint32_t rank, std::uint32_t merged) {
+    if (slots_.empty()) reserve(16);
+    const std::uint64_t key = pair_key(left, right);
+    const std::uint64_t value = (std::uint64_t{rank} << 32) | (merged & ~kOverflow);
+    Slot* home = slots_.data() + bucket_of(key) * kBucket;
+    Slot* s = home;
+    while (s < home + kBucket && s->key != kNoPair && s->key != key) ++s;
+    if (s == home + kBucket) {
+      home[0].value |= kOverflow;
+      spilled_.push_back(Slot{key, value});  // duplicates resolved in finish()
+      return;
     }
-    for (std::size_t j = 0; j < pending_.size(); ++j) {
-      if (j + kAhead < pending_.size()) {
-        const Pending& ahead = pending_[j + kAhead];
-        __builtin_prefetch(slots_.data() + bucket_of(pair_key(ahead.left, ahead.right)) * kBucket,
-                           1);
-      }
-      const Pending& p = pending_[j];
-      const std::uint64_t key = pair_key(p.left, p.right);
-      const std::uint64_t value = (std::uint64_t{p.rank} << 32) | (p.merged & ~kOverflow);
-      Slot* home = slots_.data() + bucket_of(key) * kBucket;
-      Slot* s = home;
-      while (s < home + kBucket && s->key != kNoPair && s->key != key) ++s;
-      if (s == home + kBucket) {
-        home[0].value |= kOverflow;
-        spilled.push_back(Slot{key, value});  // duplicates resolved below
-        continue;
-      }
-      if (s->key == kNoPair) {
-        *s = Slot{key, value};
-        ++size_;
-      } else if ((s->value >> 32) <= p.rank) {
-        s->value = (s->value & kOverflow) | value;
-      }
+    if (s->key == kNoPair) {
+      *s = Slot{key, value};
+      ++size_;
+    } else if ((s->value >> 32) <= rank) {
+      s->value = (s->value & kOverflow) | value;
     }
+  }
+  // Builds the spill table once every pair is in.
+  void finish() {
+    const std::vector<Slot> spilled = std::move(spilled_);
+    spilled_ = {};
     // The spilled pairs (a few percent) go to a small table of their own, a quarter full, so that a
     // lookup that misses a full bucket costs one more probe, not a walk through the neighbours.
     std::size_t cap = 16;
@@ -292,8 +314,6 @@ class MergeTable {
         spill_[i].value = x.value;
       }
     }
-    pending_.clear();
-    pending_.shrink_to_fit();
   }
   // (rank << 32 | merged id), or kNone.
   std::uint64_t find(std::uint32_t left, std::uint32_t right) const {
@@ -327,9 +347,6 @@ class MergeTable {
   std::size_t size() const { return size_; }
 
  private:
-  struct Pending {
-    std::uint32_t left, right, rank, merged;
-  };
   static constexpr std::size_t kBucket = 4;
   static constexpr std::uint64_t kNoPair = ~std::uint64_t{0};  // left id 2^32-1 is never valid
   // Bit 31 of the first slot's value: some pair whose home is this bucket is in the spill table
@@ -360,7 +377,7 @@ class MergeTable {
   std::size_t bucket_mask_ = 0;
   int shift_ = 64;
   std::size_t size_ = 0;
-  std::vector<Pending> pending_;
+  std::vector<Slot> spilled_;  // pairs whose home bucket was full, until finish()
 };
 
 }  // namespace chatwire::tokenize

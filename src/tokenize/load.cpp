@@ -476,7 +476,7 @@ class Loader {
     if (vocab->count > opt_.max_vocab) {
       return Error{"LimitError", "vocab has more entries than max_vocab", 0, 0, "model.vocab"};
     }
-    d_.vocab.reserve(vocab->count + 1024, vocab->flat ? doc_.vocab_key_bytes() : 0);
+    d_.vocab.reserve(vocab->count, vocab->flat ? doc_.vocab_key_bytes() : 0);
     d_.id_text.resize(vocab->count);
     d_.id_flags.resize(vocab->count, 0);
     std::string raw;
@@ -645,59 +645,67 @@ class Loader {
       return Error{"LimitError", "more merges than max_merges", 0, 0, "model.merges"};
     }
     d_.merges.reserve(merges->count);
-    // In batches: the three vocab lookups per merge go through get_batch (prefetched).
+    // In batches: the three vocab lookups per merge go through get_batch (prefetched), then the
+    // batch's buckets of the merge table are prefetched before its inserts.
     constexpr std::size_t kBatch = 256;
-    struct Pending {
-      std::string_view a, b;
-      std::size_t key_offset[3], key_len[3];
-      bool mapped[3];
-    };
-    std::vector<Pending> batch;
-    batch.reserve(kBatch);
+    std::array<std::string_view, kBatch> as, bs;                // the merge's tokens as spelled
+    std::array<std::string_view, 3 * kBatch> keys;              // vocab keys: a, b, a + b
+    std::array<std::uint32_t, 3 * kBatch> key_at{}, key_len{};  // in keys_buffer, when buffered
+    std::array<bool, 3 * kBatch> buffered{};                    // the key is in keys_buffer
+    std::array<std::uint32_t, 3 * kBatch> ids{};
+    std::array<bool, 3 * kBatch> found{};
     std::string keys_buffer, tmp;
-    std::vector<std::string_view> keys(3 * kBatch);
-    std::vector<std::uint32_t> ids(3 * kBatch);
-    std::unique_ptr<bool[]> found(new bool[3 * kBatch]);
+    std::size_t n = 0;
     std::uint32_t rank = 0, batch_rank = 0;
     const std::size_t prefix_len = d_.continuing_subword_prefix.size();
-    auto add_key = [&](Pending& p, int k, std::string_view token) {
-      p.key_offset[k] = keys_buffer.size();
-      p.mapped[k] = d_.byte_level && alphabet().to_bytes(token, tmp);
-      keys_buffer.append(p.mapped[k] ? std::string_view(tmp) : token);
-      p.key_len[k] = keys_buffer.size() - p.key_offset[k];
+    auto buffer_key = [&](std::size_t k, std::string_view bytes) {
+      key_at[k] = static_cast<std::uint32_t>(keys_buffer.size());
+      key_len[k] = static_cast<std::uint32_t>(bytes.size());
+      buffered[k] = true;
+      keys_buffer.append(bytes);
+    };
+    // The vocab key of a token as spelled (byte-level: its raw bytes when it maps).
+    auto add_key = [&](std::size_t k, std::string_view token) {
+      if (d_.byte_level && alphabet().to_bytes(token, tmp)) {
+        buffer_key(k, tmp);
+      } else {
+        keys[k] = token;
+        buffered[k] = false;
+      }
     };
     auto flush = [&]() -> Result<bool> {
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        for (int k = 0; k < 3; ++k) {
-          keys[3 * i + k] =
-              std::string_view(keys_buffer).substr(batch[i].key_offset[k], batch[i].key_len[k]);
-        }
+      for (std::size_t k = 0; k < 3 * n; ++k) {
+        if (buffered[k]) keys[k] = std::string_view(keys_buffer.data() + key_at[k], key_len[k]);
       }
-      d_.vocab.get_batch(keys.data(), 3 * batch.size(), ids.data(), found.get());
-      for (std::size_t i = 0; i < batch.size(); ++i) {
+      d_.vocab.get_batch(keys.data(), 3 * n, ids.data(), found.data());
+      for (std::size_t i = 0; i < n; ++i) {
         if (!found[3 * i] || !found[3 * i + 1] || !found[3 * i + 2]) [[unlikely]] {
           const std::string path = "model.merges[" + std::to_string(batch_rank + i) + "]";
           if (!found[3 * i] || !found[3 * i + 1]) {
-            return tokenizer_error(path, "merge token not in the vocab: '" +
-                                             std::string(batch[i].a) + "' '" +
-                                             std::string(batch[i].b) + "'");
+            return tokenizer_error(path, "merge token not in the vocab: '" + std::string(as[i]) +
+                                             "' '" + std::string(bs[i]) + "'");
           }
-          return tokenizer_error(path, "merged token not in the vocab: '" +
-                                           std::string(batch[i].a) + std::string(batch[i].b) + "'");
+          return tokenizer_error(path, "merged token not in the vocab: '" + std::string(as[i]) +
+                                           std::string(bs[i]) + "'");
         }
+        d_.merges.prefetch_put(ids[3 * i], ids[3 * i + 1]);
+      }
+      for (std::size_t i = 0; i < n; ++i) {
         d_.merges.put(ids[3 * i], ids[3 * i + 1], batch_rank + static_cast<std::uint32_t>(i),
                       ids[3 * i + 2]);
         note_join(keys[3 * i], keys[3 * i + 1], ids[3 * i], ids[3 * i + 1]);
       }
-      batch.clear();
+      n = 0;
       keys_buffer.clear();
       return true;
     };
     auto take = [&](std::string_view a, std::string_view b) -> Result<bool> {
-      if (batch.empty()) batch_rank = rank;
-      Pending p{a, b, {}, {}, {}};
-      add_key(p, 0, a);
-      add_key(p, 1, b);
+      if (n == 0) batch_rank = rank;
+      as[n] = a;
+      bs[n] = b;
+      const std::size_t k = 3 * n;
+      add_key(k, a);
+      add_key(k + 1, b);
       std::string_view rest =
           b.size() >= prefix_len && b.substr(0, prefix_len) == d_.continuing_subword_prefix
               ? b.substr(prefix_len)
@@ -705,25 +713,26 @@ class Loader {
       // The key of the merged token's spelling (a byte-level key maps the whole spelling or none
       // of it, so it is not always the keys of a and rest joined).
       if (d_.byte_level) {
-        if (rest.size() == b.size() && p.mapped[0] && p.mapped[1]) {
+        if (rest.size() == b.size() && buffered[k] && buffered[k + 1]) {
           // Both parts mapped to raw bytes: the joined spelling maps to the two joined.
-          p.key_offset[2] = keys_buffer.size();
-          keys_buffer.append(keys_buffer, p.key_offset[0], p.key_len[0]);
-          keys_buffer.append(keys_buffer, p.key_offset[1], p.key_len[1]);
-          p.key_len[2] = p.key_len[0] + p.key_len[1];
+          key_at[k + 2] = static_cast<std::uint32_t>(keys_buffer.size());
+          key_len[k + 2] = key_len[k] + key_len[k + 1];
+          buffered[k + 2] = true;
+          keys_buffer.append(keys_buffer, key_at[k], key_len[k]);
+          keys_buffer.append(keys_buffer, key_at[k + 1], key_len[k + 1]);
         } else {
           std::string joined(a);
           joined.append(rest);
-          add_key(p, 2, joined);
+          add_key(k + 2, joined);
         }
       } else {
-        p.key_offset[2] = keys_buffer.size();
+        key_at[k + 2] = static_cast<std::uint32_t>(keys_buffer.size());
+        key_len[k + 2] = static_cast<std::uint32_t>(a.size() + rest.size());
+        buffered[k + 2] = true;
         keys_buffer.append(a);
         keys_buffer.append(rest);
-        p.key_len[2] = keys_buffer.size() - p.key_offset[2];
       }
-      batch.push_back(p);
-      if (batch.size() == kBatch) return flush();
+      if (++n == kBatch) return flush();
       return true;
     };
     if (merges->flat) {
@@ -771,7 +780,7 @@ class Loader {
         if (auto r = take(a, b); !r) return r;
       }
     }
-    if (!batch.empty()) {
+    if (n > 0) {
       if (auto r = flush(); !r) return r;
     }
     d_.merges.finish();
