@@ -473,8 +473,16 @@ std::size_t escaped_extra(std::string_view text) {
         escape_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), ctrl);
     if (mask == 0) continue;
     extra += static_cast<std::size_t>(std::popcount(mask));  // one byte more each
-    for (; ctrl != 0; ctrl &= ctrl - 1)  // a control byte's escape may be longer
-      extra += kJsonEscapes.size[p[i + static_cast<std::size_t>(std::countr_zero(ctrl))]] - 2u;
+    if (ctrl != 0) {  // \u00xx: 4 more for the control bytes without a short escape
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      __m128i short_escape = _mm_cmpeq_epi8(v, _mm_set1_epi8('\b'));
+      short_escape = _mm_or_si128(short_escape, _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')));
+      short_escape = _mm_or_si128(short_escape, _mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
+      short_escape = _mm_or_si128(short_escape, _mm_cmpeq_epi8(v, _mm_set1_epi8('\f')));
+      short_escape = _mm_or_si128(short_escape, _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+      const unsigned long_ctrl = ctrl & ~static_cast<unsigned>(_mm_movemask_epi8(short_escape));
+      extra += 4 * static_cast<std::size_t>(std::popcount(long_ctrl));
+    }
   }
 #endif
   for (; i < n; ++i)
@@ -482,24 +490,11 @@ std::size_t escaped_extra(std::string_view text) {
   return extra;
 }
 
-}  // namespace
-
-void append_json_escaped(std::string& out, std::string_view text) {
-  // Two passes: the escaped size, then the bytes written into the string grown once to that size,
-  // a 16-byte block stored whole and every escape in it handled from the one load (code and JSON
-  // text escape every few bytes, where an append per plain run and one per escape cost more).
+// Writes `text` escaped to dst (room for its escaped size and 16 bytes more): a 16-byte block
+// stored whole and every escape in it handled from the one load (code and JSON text escape every
+// few bytes, where an append per plain run and one per escape cost more).
+void escape_into(char* dst, std::string_view text) {
   const std::size_t n = text.size();
-  const std::size_t extra = escaped_extra(text);
-  if (extra == 0) {
-    out.append(text);
-    return;
-  }
-  const std::size_t start = out.size();
-  const std::size_t total = start + n + extra;
-  if (total + 16 > out.capacity())
-    out.reserve(std::max(total + 16, 2 * out.capacity()));  // still geometric for repeated appends
-  out.resize(total + 16);  // room for whole 16- and 8-byte stores past the last byte written
-  char* dst = out.data() + start;
   const char* p = text.data();
   std::size_t at = 0;
 #if defined(__SSE2__)
@@ -538,7 +533,29 @@ void append_json_escaped(std::string& out, std::string_view text) {
     std::memcpy(dst, kJsonEscapes.text[c], 8);
     dst += kJsonEscapes.size[c];
   }
-  out.resize(total);
+}
+
+}  // namespace
+
+void append_json_escaped(std::string& out, std::string_view text) {
+  // A piece at a time, each counted (its escaped size) and then escaped into the string grown to
+  // that size while it is still in the cache: a value of many megabytes is read from memory once.
+  if (const std::size_t need = out.size() + text.size() + text.size() / 8 + 16;
+      need > out.capacity())
+    out.reserve(std::max(need, 2 * out.capacity()));  // still geometric for repeated appends
+  constexpr std::size_t kPiece = std::size_t{1} << 16;
+  for (std::size_t at = 0; at < text.size(); at += kPiece) {
+    const std::string_view part = text.substr(at, kPiece);
+    const std::size_t extra = escaped_extra(part);
+    if (extra == 0) {
+      out.append(part);
+      continue;
+    }
+    const std::size_t start = out.size();
+    out.resize(start + part.size() + extra + 16);  // room for whole 16- and 8-byte stores
+    escape_into(out.data() + start, part);
+    out.resize(start + part.size() + extra);
+  }
 }
 
 void append_json_quoted(std::string& out, std::string_view text) {
