@@ -371,7 +371,9 @@ class Emitter {
   bool in_call() const { return in_call_; }
   void args(std::string_view s) {
     if (s.empty() || !in_call_) return;
-    msg.tool_calls.back().arguments.append(s);
+    std::string& arguments = msg.tool_calls.back().arguments;
+    reserve_growing(arguments, arguments.size() + s.size());
+    arguments.append(s);
     delta_args(s);
   }
   // prefix, then `raw` escaped as the inside of a JSON string, then suffix: escaped straight into
@@ -444,7 +446,9 @@ class Emitter {
         s = joined;
       }  // (none held: `s` as it is, not copied; one-shot it is the whole text)
     }
-    (reasoning ? msg.reasoning_content : msg.content).append(s);
+    std::string& target = reasoning ? msg.reasoning_content : msg.content;
+    reserve_growing(target, target.size() + s.size());
+    target.append(s);
     if (!collect_deltas) return;
     if (!out.empty() && out.back().tool_calls.empty()) {
       Delta& last = out.back();

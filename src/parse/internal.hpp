@@ -149,6 +149,10 @@ std::string_view family_name(CallSyntax syntax) noexcept;
 // JSON string literal of `text` the way Python's json.dumps(ensure_ascii=False) writes it.
 void append_json_quoted(std::string& out, std::string_view text);
 void append_json_escaped(std::string& out, std::string_view text);  // without the quotes
+// Room for `need` bytes in `s`, grown geometrically; a string growing to megabytes (one-shot: a
+// whole output's content, reasoning or arguments) is advised to the kernel for transparent huge
+// pages, so filling it faults once per 2 MB instead of once per 4 KB.
+void reserve_growing(std::string& s, std::size_t need);
 // A JSON value as Python's json.dumps(ensure_ascii=False) writes it (", " and ": " separators);
 // nesting deeper than 256 is written compactly by nlohmann (no recursion here).
 void append_python_json(std::string& out, const Json& value, int depth = 0);

@@ -16,6 +16,10 @@
 #include "util/json_text.hpp"
 #include "util/utf8.hpp"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace chatwire::parse {
 
 namespace {
@@ -537,12 +541,24 @@ void escape_into(char* dst, std::string_view text) {
 
 }  // namespace
 
+void reserve_growing(std::string& s, std::size_t need) {
+  if (need <= s.capacity()) return;
+  s.reserve(std::max(need, 2 * s.capacity()));
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  if (s.capacity() < 2 * kHuge) return;
+  // The whole huge pages inside the string's buffer (its own allocation: advice, not ownership).
+  const auto begin = reinterpret_cast<std::uintptr_t>(s.data());
+  const std::uintptr_t from = (begin + kHuge - 1) & ~std::uintptr_t{kHuge - 1};
+  const std::uintptr_t to = (begin + s.capacity()) & ~std::uintptr_t{kHuge - 1};
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+#endif
+}
+
 void append_json_escaped(std::string& out, std::string_view text) {
   // A piece at a time, each counted (its escaped size) and then escaped into the string grown to
   // that size while it is still in the cache: a value of many megabytes is read from memory once.
-  if (const std::size_t need = out.size() + text.size() + text.size() / 8 + 16;
-      need > out.capacity())
-    out.reserve(std::max(need, 2 * out.capacity()));  // still geometric for repeated appends
+  reserve_growing(out, out.size() + text.size() + text.size() / 8 + 16);
   constexpr std::size_t kPiece = std::size_t{1} << 16;
   for (std::size_t at = 0; at < text.size(); at += kPiece) {
     const std::string_view part = text.substr(at, kPiece);
