@@ -45,20 +45,30 @@ struct ByteLevelAlphabet {
       char_to_byte[c] = static_cast<std::int16_t>(b);
     }
   }
-  // Raw bytes of a byte-level token; false when a character is outside the alphabet.
+  // Raw bytes of a byte-level token; false when a character is outside the alphabet. Every
+  // character of the alphabet is below U+0144: one byte, or two with a lead byte 0xC2-0xC5.
   bool to_bytes(std::string_view token, std::string& out) const {
     out.resize(token.size());  // a character is at least one byte
     char* w = out.data();
+    const auto* s = reinterpret_cast<const unsigned char*>(token.data());
+    const std::size_t n = token.size();
     std::size_t i = 0;
-    while (i < token.size()) {
-      std::size_t len;
-      char32_t cp = unicode::decode_utf8(token, i, len);
+    while (i < n) {
+      char32_t cp = s[i];
+      if (cp >= 0x80) {
+        if (cp < 0xC2 || cp > 0xC5 || i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) {
+          out.clear();
+          return false;
+        }
+        cp = ((cp & 0x1F) << 6) | (s[i + 1] & 0x3F);
+        ++i;
+      }
+      ++i;
       if (cp >= char_to_byte.size() || char_to_byte[cp] < 0) {
         out.clear();
         return false;
       }
       *w++ = static_cast<char>(char_to_byte[cp]);
-      i += len;
     }
     out.resize(static_cast<std::size_t>(w - out.data()));
     return true;

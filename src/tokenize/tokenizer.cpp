@@ -151,7 +151,12 @@ Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::ui
     pre.pieces.clear();
     pre.text.clear();
     pre.text.track = offsets;
-    pre.text.append_from(norm, seg.begin, seg.end);
+    if (es.norm_segments.size() == 1 && seg.begin == 0 && seg.end == norm.s.size()) {
+      std::swap(pre.text, norm);  // the whole normalized text: no copy (norm is scratch)
+      pre.text.track = offsets;
+    } else {
+      pre.text.append_from(norm, seg.begin, seg.end);
+    }
     pre.pieces.emplace_back(0, seg.end - seg.begin);
     if (!d.pre_tokenizers.empty()) {
       bool at_start = b == 0 && seg.begin == 0;
@@ -159,9 +164,15 @@ Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::ui
         return r;
     }
     const auto base = static_cast<std::uint32_t>(es.all.s.size());
-    es.all.append_from(pre.text, 0, pre.text.s.size());
     const auto first = static_cast<std::uint32_t>(es.pieces.size());
-    for (auto [pb, pe] : pre.pieces) es.pieces.emplace_back(base + pb, base + pe);
+    if (base == 0 && first == 0) {
+      // The first text of the input (usually the only one): taken over, not copied.
+      std::swap(es.all, pre.text);
+      std::swap(es.pieces, pre.pieces);
+    } else {
+      es.all.append_from(pre.text, 0, pre.text.s.size());
+      for (auto [pb, pe] : pre.pieces) es.pieces.emplace_back(base + pb, base + pe);
+    }
     es.items.push_back({false, 0, first, static_cast<std::uint32_t>(es.pieces.size())});
   }
   return true;
@@ -170,6 +181,7 @@ Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::ui
 // Runs the model on every collected pre-token and emits the items in order.
 Result<bool> finish_encode(const TokenizerData& d, bool offsets, EncodeScratch& es, Encoding& enc) {
   es.tokens.clear();
+  es.tokens.reserve(es.all.s.size() / 2 + 16);  // address space: no growth copies
   if (auto r = run_model(d, es.all.s, es.pieces, es.tokens, es.piece_end); !r) return r;
   const Text& all = es.all;
   std::size_t k = 0;
