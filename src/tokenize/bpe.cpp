@@ -97,7 +97,7 @@ class WordCache {
     return probe(word.size(), h, [&](std::uint32_t i) { return same_key(i, word); });
   }
   std::uint32_t count(std::uint32_t slot) const { return slots_[slot].count; }
-  void copy_tokens(std::uint32_t slot, std::vector<TokenPiece>& out) const {
+  void copy_tokens(std::uint32_t slot, TokenList& out) const {
     const Slot& s = slots_[slot];
     const unsigned char* from = arena_.data() + s.offset;
     for (std::uint32_t k = 0; k < s.count; ++k, from += sizeof(TokenPiece)) {
@@ -234,7 +234,7 @@ struct MergeJob {
     d.merges.prefetch(id[fix1], id[next[fix1]]);
     return true;
   }
-  std::uint32_t emit(std::vector<TokenPiece>& out) const {
+  std::uint32_t emit(TokenList& out) const {
     std::uint32_t count = 0;
     for (std::uint32_t i = 0; i < n; i = next[i], ++count) out.push_back({id[i], len[i]});
     return count;
@@ -269,7 +269,7 @@ struct Scratch {
   std::string key;
   std::vector<Word> words;
   std::vector<std::uint32_t> misses;  // chunk word indices to merge
-  std::vector<TokenPiece> results;    // the misses' tokens
+  TokenList results;                  // the misses' tokens
   std::vector<MergeJob> jobs;
   static constexpr std::size_t kMissTable = 2 * kChunk;  // power of two
   std::uint32_t first_miss[kMissTable];  // chunk index of each distinct miss, by hash
@@ -396,7 +396,7 @@ void merge_heap(const TokenizerData& d, Scratch& sc) {
 }
 
 // ignore_merges: a word that is a vocab token is that token, whatever the merges say.
-bool whole_word_token(const TokenizerData& d, std::string_view word, std::vector<TokenPiece>& out) {
+bool whole_word_token(const TokenizerData& d, std::string_view word, TokenList& out) {
   std::uint32_t id;
   if (!d.ignore_merges || !d.vocab.get(word, id)) return false;
   out.push_back({id, static_cast<std::uint32_t>(word.size())});
@@ -404,8 +404,7 @@ bool whole_word_token(const TokenizerData& d, std::string_view word, std::vector
 }
 
 // Tokenizes one word on its own (no job interleaving): words too long for a job or the cache.
-void bpe_word(const TokenizerData& d, std::string_view word, Scratch& sc,
-              std::vector<TokenPiece>& out) {
+void bpe_word(const TokenizerData& d, std::string_view word, Scratch& sc, TokenList& out) {
   if (whole_word_token(d, word, out)) return;
   initial_symbols(d, word, sc);
   if (sc.symbols.size() <= kSmallWord) {
@@ -475,7 +474,7 @@ void merge_misses(const TokenizerData& d, std::string_view text, Scratch& sc, Wo
 
 // One chunk of words: probe the cache (a few words ahead), merge the misses, emit in order.
 void run_chunk(const TokenizerData& d, std::string_view text, Scratch& sc, Word* chunk,
-               std::size_t n, std::vector<TokenPiece>& out, std::vector<std::uint32_t>& piece_end,
+               std::size_t n, TokenList& out, HugeVector<std::uint32_t>& piece_end,
                std::uint32_t& next_piece) {
   WordCache& cache = sc.cache;
   if (!cache.has_room(n)) cache.clear();
@@ -644,9 +643,8 @@ void boundary_words(const TokenizerData& d, std::string_view text, std::uint32_t
 
 }  // namespace
 
-Result<bool> run_model(const TokenizerData& d, std::string_view text,
-                       const std::vector<Span>& pieces, std::vector<TokenPiece>& out,
-                       std::vector<std::uint32_t>& piece_end) {
+Result<bool> run_model(const TokenizerData& d, std::string_view text, const SpanVector& pieces,
+                       TokenList& out, HugeVector<std::uint32_t>& piece_end) {
   piece_end.assign(pieces.size(), 0);
   if (d.model == ModelKind::kWordLevel) {
     for (std::size_t p = 0; p < pieces.size(); ++p) {

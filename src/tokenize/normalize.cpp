@@ -311,7 +311,7 @@ void apply_strip_accents(const Text& in, Text& out) {
 }
 
 Result<bool> apply_replace(const NormalizerStep& step, const Text& in, Text& out,
-                           std::vector<Span>& matches) {
+                           SpanVector& matches) {
   matches.clear();
   if (!step.regex && step.pattern.size() == 1 && step.content.size() <= 4 && !in.track &&
       std::endian::native == std::endian::little) {
@@ -438,7 +438,7 @@ void Text::assign(std::string_view original, std::uint32_t base, bool tracking) 
 }
 
 Result<bool> normalize(const std::vector<NormalizerStep>& steps, Text& text, Text& scratch) {
-  thread_local std::vector<Span> matches;  // reused: encode normalizes every added-token segment
+  thread_local SpanVector matches;  // reused: encode normalizes every added-token segment
   for (const NormalizerStep& step : steps) {
     scratch.clear();
     scratch.track = text.track;

@@ -57,23 +57,23 @@ Result<std::string> normalize_string(const std::vector<NormalizerStep>& steps, s
 // the text starts the whole input.
 struct PreTokenized {
   Text text;
-  std::vector<Span> pieces;
+  SpanVector pieces;
 };
 Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokenized& state,
-                          bool at_input_start, Text& scratch, std::vector<Span>& spans_scratch,
-                          std::vector<Span>& matches_scratch);
+                          bool at_input_start, Text& scratch, SpanVector& spans_scratch,
+                          SpanVector& matches_scratch);
 
 // ---- bpe.cpp ----
 struct TokenPiece {
   std::uint32_t id;
   std::uint32_t len;  // bytes of the pre-token it covers
 };
+using TokenList = HugeVector<TokenPiece>;
 // Tokenizes the pre-tokens `pieces` of `text`, appending to out; piece_end[i] is out.size() once
 // piece i is done. All pieces at once, so that the model can overlap the cache misses of
 // different words. Errors only for WordLevel without unk.
-Result<bool> run_model(const TokenizerData& data, std::string_view text,
-                       const std::vector<Span>& pieces, std::vector<TokenPiece>& out,
-                       std::vector<std::uint32_t>& piece_end);
+Result<bool> run_model(const TokenizerData& data, std::string_view text, const SpanVector& pieces,
+                       TokenList& out, HugeVector<std::uint32_t>& piece_end);
 
 // ---- decode.cpp ----
 void append_lossy_utf8(std::string& out, std::string_view bytes);

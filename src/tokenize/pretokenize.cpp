@@ -15,7 +15,7 @@ struct Match {
 // HF: the matches of a pattern inside a piece become alternating (non-match, match) ranges,
 // then the behaviour decides what is kept and merged. Appends the kept non-empty pieces.
 void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool invert,
-                    std::vector<Span>& out) {
+                    SpanVector& out) {
   if (invert) {
     for (auto& m : ranges) m.is_match = !m.is_match;
   }
@@ -32,7 +32,7 @@ void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool inv
       }
       return;
     case SplitBehavior::kMergedWithPrevious: {
-      thread_local std::vector<Span> acc;  // reused: no allocation per piece
+      thread_local SpanVector acc;  // reused: no allocation per piece
       acc.clear();
       bool previous_match = false;
       for (auto& m : ranges) {
@@ -47,7 +47,7 @@ void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool inv
       return;
     }
     case SplitBehavior::kMergedWithNext: {
-      thread_local std::vector<Span> acc;  // reused: no allocation per piece
+      thread_local SpanVector acc;  // reused: no allocation per piece
       acc.clear();
       bool previous_match = false;
       for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
@@ -62,7 +62,7 @@ void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool inv
       return;
     }
     case SplitBehavior::kContiguous: {
-      thread_local std::vector<Span> acc;  // reused: no allocation per piece
+      thread_local SpanVector acc;  // reused: no allocation per piece
       acc.clear();
       bool previous_match = false;
       bool first = true;
@@ -81,8 +81,63 @@ void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool inv
   }
 }
 
+// The forward behaviours applied as the ranges are produced (no list of ranges: for a large piece
+// it was 12 bytes a range of fresh pages). Same pieces as to_ranges + apply_behavior.
+bool apply_behavior_direct(const SpanVector& matches, std::uint32_t b, std::uint32_t e,
+                           SplitBehavior behavior, bool invert, SpanVector& out) {
+  if (behavior == SplitBehavior::kMergedWithNext) return false;
+  auto push = [&out](Span s) {
+    if (s.second > s.first) out.push_back(s);
+  };
+  bool have = false;  // MergedWithPrevious / Contiguous: `last` is pending (may still grow)
+  Span last{0, 0};
+  bool previous_match = false;
+  auto range = [&](Span span, bool is_match) {
+    if (invert) is_match = !is_match;
+    switch (behavior) {
+      case SplitBehavior::kIsolated:
+        push(span);
+        return;
+      case SplitBehavior::kRemoved:
+        if (!is_match) push(span);
+        return;
+      case SplitBehavior::kMergedWithPrevious:
+        if (is_match && !previous_match && have) {
+          last.second = span.second;
+        } else {
+          if (have) push(last);
+          last = span;
+          have = true;
+        }
+        previous_match = is_match;
+        return;
+      case SplitBehavior::kContiguous:
+        if (have && is_match == previous_match) {
+          last.second = span.second;
+        } else {
+          if (have) push(last);
+          last = span;
+          have = true;
+        }
+        previous_match = is_match;
+        return;
+      case SplitBehavior::kMergedWithNext:
+        return;
+    }
+  };
+  std::uint32_t start = b;
+  for (auto [mb, me] : matches) {
+    if (start != mb) range({start, mb}, false);
+    range({mb, me}, true);
+    start = me;
+  }
+  if (start != e) range({start, e}, false);
+  if (have) push(last);
+  return true;
+}
+
 // Matches (absolute offsets) -> alternating ranges covering [b, e).
-void to_ranges(const std::vector<Span>& matches, std::uint32_t b, std::uint32_t e,
+void to_ranges(const SpanVector& matches, std::uint32_t b, std::uint32_t e,
                std::vector<Match>& ranges) {
   ranges.clear();
   std::uint32_t start = b;
@@ -96,7 +151,7 @@ void to_ranges(const std::vector<Span>& matches, std::uint32_t b, std::uint32_t 
 
 template <typename Predicate>
 void char_matches(const std::string& s, std::uint32_t b, std::uint32_t e, Predicate pred,
-                  std::vector<Span>& out) {
+                  SpanVector& out) {
   out.clear();
   std::size_t i = b;
   while (i < e) {
@@ -116,8 +171,8 @@ bool is_ascii_punctuation(char32_t c) {
 }  // namespace
 
 Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokenized& state,
-                          bool at_input_start, Text& scratch, std::vector<Span>& next,
-                          std::vector<Span>& matches) {
+                          bool at_input_start, Text& scratch, SpanVector& next,
+                          SpanVector& matches) {
   thread_local std::vector<Match> ranges;  // reused: no allocation per call
   for (const PreTokenizerStep& step : steps) {
     Text& text = state.text;
@@ -253,6 +308,7 @@ Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokeniz
       }
       if (!splits) break;
       if (b == e) continue;
+      if (apply_behavior_direct(matches, b, e, behavior, invert, next)) continue;
       to_ranges(matches, b, e, ranges);
       apply_behavior(ranges, behavior, invert, next);
     }

@@ -667,7 +667,7 @@ struct MatchState {
 
 }  // namespace
 
-Result<bool> Regex::find_all(std::string_view text, std::vector<Span>& out) const {
+Result<bool> Regex::find_all(std::string_view text, SpanVector& out) const {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   if (scanner_ == RegexScanner::kDeepseek || scanner_ == RegexScanner::kClassRun) {

@@ -15,10 +15,13 @@
 #include <vector>
 
 #include "chatwire/error.hpp"
+#include "tokenize/flat_map.hpp"
 
 namespace chatwire::tokenize {
 
 using Span = std::pair<std::uint32_t, std::uint32_t>;  // [begin, end) byte offsets
+// Lists of spans grow to a few per byte of a large input: huge pages once they are large.
+using SpanVector = HugeVector<Span>;
 
 enum class RegexScanner {
   kNone,
@@ -44,7 +47,7 @@ class Regex {
 
   // Appends every non-overlapping match of `text`, left to right (Oniguruma find_iter: after an
   // empty match the search moves on by one character). Text must be valid UTF-8.
-  Result<bool> find_all(std::string_view text, std::vector<Span>& out) const;
+  Result<bool> find_all(std::string_view text, SpanVector& out) const;
 
   const std::string& pattern() const { return pattern_; }
   RegexScanner scanner() const { return scanner_; }

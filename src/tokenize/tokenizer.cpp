@@ -105,13 +105,13 @@ struct EncodeScratch {
   std::vector<Segment> raw_segments, norm_segments;
   Text norm, tmp;
   PreTokenized pre;
-  std::vector<Span> spans, matches;
+  SpanVector spans, matches;
   // The pre-tokenized text of the whole input, its pre-tokens, and the items in order.
   Text all;
-  std::vector<Span> pieces;
+  SpanVector pieces;
   std::vector<EncodeItem> items;
-  std::vector<TokenPiece> tokens;
-  std::vector<std::uint32_t> piece_end;
+  TokenList tokens;
+  HugeVector<std::uint32_t> piece_end;
   void reset(bool offsets) {
     all.clear();
     all.track = offsets;
@@ -396,7 +396,7 @@ void decode_chain(const TokenizerData& d, const DecoderStep& step,
     case DecoderKind::kReplace: {
       for (auto& t : tokens) {
         if (step.regex) {
-          std::vector<Span> m;
+          SpanVector m;
           if (!step.regex->find_all(t, m)) continue;
           std::string out;
           std::size_t last = 0;
@@ -453,6 +453,15 @@ Result<Encoding> Tokenizer::encode(std::string_view text, const EncodeOptions& o
   if (!unicode::is_valid_utf8(text))
     return Error{"ValueError", "input text is not valid UTF-8", 0, 0, {}};
   thread_local EncodeScratch es;
+  if (text.size() >= (std::size_t{1} << 18)) {
+    // A large input: its span lists sized once (address space, in huge pages: a list touched for
+    // the first time costs a page fault per 4 KB otherwise, and growth copies it through every
+    // size).
+    const std::size_t spans = text.size() / 2 + 16;
+    for (SpanVector* v : {&es.pieces, &es.spans, &es.matches, &es.pre.pieces}) {
+      if (v->capacity() < spans) v->reserve(spans);
+    }
+  }
   Encoding enc;
   enc.ids.reserve(text.size() / 3 + 8);
   const bool offsets = options.with_offsets;

@@ -165,7 +165,7 @@ TEST(Regex, HandScannersEqualPcre2) {
     ASSERT_NE((*fast)->scanner(), RegexScanner::kNone);
     ASSERT_EQ((*slow)->scanner(), RegexScanner::kNone);
     for (const std::string& text : inputs) {
-      std::vector<Span> a, b;
+      SpanVector a, b;
       ASSERT_TRUE((*fast)->find_all(text, a).ok());
       ASSERT_TRUE((*slow)->find_all(text, b).ok());
       ASSERT_EQ(a, b) << "pattern " << p << "\ntext " << nlohmann::json(text).dump();
@@ -180,7 +180,7 @@ TEST(Regex, UnicodeClassesAreRewritten) {
   EXPECT_EQ(r->find("\\s"), std::string::npos);
   // U+180E is not White_Space (PCRE2's own \s says it is; Oniguruma's does not).
   auto re = *Regex::compile(R"(\s+)");
-  std::vector<Span> spans;
+  SpanVector spans;
   ASSERT_TRUE(re->find_all("a\xE1\xA0\x8E b", spans).ok());
   ASSERT_EQ(spans.size(), 1u);
   EXPECT_EQ(spans[0], (Span{4, 5}));
