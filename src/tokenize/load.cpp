@@ -49,30 +49,77 @@ struct ByteLevelAlphabet {
   // character of the alphabet is below U+0144: one byte, or two with a lead byte 0xC2-0xC5.
   bool to_bytes(std::string_view token, std::string& out) const {
     out.resize(token.size());  // a character is at least one byte
-    char* w = out.data();
+    const std::size_t n = to_bytes(token, out.data());
+    if (n == kUnmapped) {
+      out.clear();
+      return false;
+    }
+    out.resize(n);
+    return true;
+  }
+  // The same into out (room for token.size() bytes): the length, or kUnmapped.
+  static constexpr std::size_t kUnmapped = ~std::size_t{0};
+  std::size_t to_bytes(std::string_view token, char* out) const {
+    char* w = out;
     const auto* s = reinterpret_cast<const unsigned char*>(token.data());
     const std::size_t n = token.size();
     std::size_t i = 0;
     while (i < n) {
       char32_t cp = s[i];
       if (cp >= 0x80) {
-        if (cp < 0xC2 || cp > 0xC5 || i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) {
-          out.clear();
-          return false;
-        }
+        if (cp < 0xC2 || cp > 0xC5 || i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return kUnmapped;
         cp = ((cp & 0x1F) << 6) | (s[i + 1] & 0x3F);
         ++i;
       }
       ++i;
-      if (cp >= char_to_byte.size() || char_to_byte[cp] < 0) {
-        out.clear();
-        return false;
-      }
+      if (cp >= char_to_byte.size() || char_to_byte[cp] < 0) return kUnmapped;
       *w++ = static_cast<char>(char_to_byte[cp]);
     }
-    out.resize(static_cast<std::size_t>(w - out.data()));
-    return true;
+    return static_cast<std::size_t>(w - out);
   }
+};
+
+// Copies n bytes without a libc call when n is small (the tokens of a vocabulary mostly are).
+inline void copy_bytes(char* to, const char* from, std::size_t n) {
+  if (n >= 8 && n <= 16) {
+    std::uint64_t a, b;
+    std::memcpy(&a, from, 8);
+    std::memcpy(&b, from + n - 8, 8);
+    std::memcpy(to, &a, 8);
+    std::memcpy(to + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    std::uint32_t a, b;
+    std::memcpy(&a, from, 4);
+    std::memcpy(&b, from + n - 4, 4);
+    std::memcpy(to, &a, 4);
+    std::memcpy(to + n - 4, &b, 4);
+  } else if (n < 4) {
+    for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
+  } else {
+    std::memcpy(to, from, n);
+  }
+}
+
+// Bytes appended at the end of one reused buffer (the keys of a batch).
+class ByteBuffer {
+ public:
+  // Room for n more bytes at the end; commit() what was written.
+  char* room(std::size_t n) {
+    if (used_ + n > bytes_.size()) bytes_.resize(std::max(bytes_.size() * 2, used_ + n + 4096));
+    return bytes_.data() + used_;
+  }
+  void commit(std::size_t n) { used_ += n; }
+  void append(std::string_view s) {
+    copy_bytes(room(s.size()), s.data(), s.size());
+    used_ += s.size();
+  }
+  const char* data() const { return bytes_.data(); }
+  std::size_t size() const { return used_; }
+  void clear() { used_ = 0; }
+
+ private:
+  std::string bytes_;
+  std::size_t used_ = 0;
 };
 
 const ByteLevelAlphabet& alphabet() {
@@ -518,7 +565,7 @@ class Loader {
       // order (the same puts as one at a time; the slot loads overlap instead of stalling each).
       const auto& entries = doc_.vocab_entries();
       constexpr std::size_t kBlock = 32;
-      std::string block_raw;
+      ByteBuffer block_raw;
       std::array<std::string_view, kBlock> keys;
       std::array<std::uint64_t, kBlock> hashes;
       std::array<std::size_t, kBlock> raw_at, raw_len;
@@ -533,16 +580,20 @@ class Loader {
             return add(e.token(), e.id_ok, e.id);
           }
           raw_at[k] = kNoRaw;
-          if (d_.byte_level && ab.to_bytes(e.token(), raw)) {
-            raw_at[k] = block_raw.size();
-            raw_len[k] = raw.size();
-            block_raw += raw;
+          if (d_.byte_level) {
+            const std::size_t len = ab.to_bytes(e.token(), block_raw.room(e.key_len));
+            if (len != ByteLevelAlphabet::kUnmapped) {
+              raw_at[k] = block_raw.size();
+              raw_len[k] = len;
+              block_raw.commit(len);
+            }
           }
         }
         for (std::size_t k = 0; k < n; ++k) {
           const json::VocabEntry& e = entries[start + k];
-          keys[k] = raw_at[k] == kNoRaw ? e.token()
-                                        : std::string_view(block_raw).substr(raw_at[k], raw_len[k]);
+          keys[k] = raw_at[k] == kNoRaw
+                        ? e.token()
+                        : std::string_view(block_raw.data() + raw_at[k], raw_len[k]);
           hashes[k] = StringIdMap::hash_of(keys[k]);
           d_.vocab.prefetch(hashes[k]);
         }
@@ -664,24 +715,26 @@ class Loader {
     std::array<bool, 3 * kBatch> buffered{};                    // the key is in keys_buffer
     std::array<std::uint32_t, 3 * kBatch> ids{};
     std::array<bool, 3 * kBatch> found{};
-    std::string keys_buffer, tmp;
+    ByteBuffer keys_buffer;
+    std::string tmp;
     std::size_t n = 0;
     std::uint32_t rank = 0, batch_rank = 0;
+    const ByteLevelAlphabet& ab = alphabet();
     const std::size_t prefix_len = d_.continuing_subword_prefix.size();
-    auto buffer_key = [&](std::size_t k, std::string_view bytes) {
-      key_at[k] = static_cast<std::uint32_t>(keys_buffer.size());
-      key_len[k] = static_cast<std::uint32_t>(bytes.size());
-      buffered[k] = true;
-      keys_buffer.append(bytes);
-    };
     // The vocab key of a token as spelled (byte-level: its raw bytes when it maps).
     auto add_key = [&](std::size_t k, std::string_view token) {
-      if (d_.byte_level && alphabet().to_bytes(token, tmp)) {
-        buffer_key(k, tmp);
-      } else {
-        keys[k] = token;
-        buffered[k] = false;
+      if (d_.byte_level) {
+        const std::size_t len = ab.to_bytes(token, keys_buffer.room(token.size()));
+        if (len != ByteLevelAlphabet::kUnmapped) {
+          key_at[k] = static_cast<std::uint32_t>(keys_buffer.size());
+          key_len[k] = static_cast<std::uint32_t>(len);
+          buffered[k] = true;
+          keys_buffer.commit(len);
+          return;
+        }
       }
+      keys[k] = token;
+      buffered[k] = false;
     };
     auto flush = [&]() -> Result<bool> {
       for (std::size_t k = 0; k < 3 * n; ++k) {
@@ -728,8 +781,10 @@ class Loader {
           key_at[k + 2] = static_cast<std::uint32_t>(keys_buffer.size());
           key_len[k + 2] = key_len[k] + key_len[k + 1];
           buffered[k + 2] = true;
-          keys_buffer.append(keys_buffer, key_at[k], key_len[k]);
-          keys_buffer.append(keys_buffer, key_at[k + 1], key_len[k + 1]);
+          char* to = keys_buffer.room(key_len[k + 2]);
+          copy_bytes(to, keys_buffer.data() + key_at[k], key_len[k]);
+          copy_bytes(to + key_len[k], keys_buffer.data() + key_at[k + 1], key_len[k + 1]);
+          keys_buffer.commit(key_len[k + 2]);
         } else {
           std::string joined(a);
           joined.append(rest);
