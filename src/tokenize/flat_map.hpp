@@ -173,22 +173,24 @@ class StringIdMap {
       i = (i + 1) & mask_;
     }
   }
-  // Looks up n keys at once, hashing them and prefetching their slots in a first pass so that the
-  // cache misses of a large table overlap (loading Gemma 3's 515k merges is 1.5M random lookups).
+  // Looks up n keys at once: hashed in a first pass, then probed in order with each slot
+  // prefetched kAhead keys before its probe, so that a steady number of cache misses is in flight
+  // (loading Gemma 3's 515k merges is 1.5M random lookups).
   void get_batch(const std::string_view* keys, std::size_t n, std::uint32_t* values,
                  bool* found) const {
-    constexpr std::size_t kMaxBatch = 512;
+    constexpr std::size_t kMaxBatch = 512, kAhead = 24;
     std::uint64_t hashes[kMaxBatch];
     for (std::size_t start = 0; start < n; start += kMaxBatch) {
       std::size_t m = std::min(kMaxBatch, n - start);
       for (std::size_t k = 0; k < m; ++k) {
         found[start + k] = false;
-        if (slots_.empty()) continue;
         hashes[k] = hash_bytes(keys[start + k].data(), keys[start + k].size());
-        __builtin_prefetch(&slots_[hashes[k] & mask_]);
       }
       if (slots_.empty()) continue;
+      for (std::size_t k = 0; k < m && k < kAhead; ++k)
+        __builtin_prefetch(&slots_[hashes[k] & mask_]);
       for (std::size_t k = 0; k < m; ++k) {
+        if (k + kAhead < m) __builtin_prefetch(&slots_[hashes[k + kAhead] & mask_]);
         std::string_view key = keys[start + k];
         const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
         for (std::size_t i = hashes[k] & mask_; slots_[i].len != kEmpty; i = (i + 1) & mask_) {

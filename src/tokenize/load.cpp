@@ -751,9 +751,15 @@ class Loader {
           return tokenizer_error(path, "merged token not in the vocab: '" + std::string(as[i]) +
                                            std::string(bs[i]) + "'");
         }
+      }
+      // The table's buckets prefetched kAhead merges before their insert.
+      constexpr std::size_t kAhead = 16;
+      for (std::size_t i = 0; i < n && i < kAhead; ++i) {
         d_.merges.prefetch_put(ids[3 * i], ids[3 * i + 1]);
       }
       for (std::size_t i = 0; i < n; ++i) {
+        if (i + kAhead < n)
+          d_.merges.prefetch_put(ids[3 * (i + kAhead)], ids[3 * (i + kAhead) + 1]);
         d_.merges.put(ids[3 * i], ids[3 * i + 1], batch_rank + static_cast<std::uint32_t>(i),
                       ids[3 * i + 2]);
         note_join(keys[3 * i], keys[3 * i + 1], ids[3 * i], ids[3 * i + 1]);

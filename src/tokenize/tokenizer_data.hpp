@@ -174,9 +174,10 @@ struct TokenizerData {
   }
 
   // id -> token text as in the file (for decode and id_to_token).
-  std::vector<std::string_view> id_text;
+  // Huge pages: for Gemma 3's 262k tokens these are 4 MB and 2.5 MB, 1600 page faults otherwise.
+  HugeVector<std::string_view> id_text;
   std::vector<std::uint8_t> id_flags;  // bit 0: special added token, bit 1: added token
-  std::string arena;                   // storage for id_text
+  HugeVector<char> arena;              // storage for id_text
 
   // ---- added tokens ----
   std::vector<AddedToken> added;
