@@ -266,7 +266,7 @@ class Parser {
     Node& node = doc_.nodes_[index];
     node.kind = Kind::kObject;
     node.flat = true;
-    doc_.vocab_.reserve(static_cast<std::size_t>(end_ - p_) / 8 + 16);
+    doc_.vocab_.reserve(std::min(static_cast<std::size_t>(end_ - p_) / 8 + 16, kMaxReserve));
     skip_ws();
     if (p_ < end_ && *p_ == '}') {
       ++p_;
@@ -352,7 +352,7 @@ class Parser {
     Node& node = doc_.nodes_[index];
     node.kind = Kind::kArray;
     node.flat = true;
-    doc_.merges_.reserve(static_cast<std::size_t>(end_ - p_) / 8 + 16);
+    doc_.merges_.reserve(std::min(static_cast<std::size_t>(end_ - p_) / 8 + 16, kMaxReserve));
     skip_ws();
     if (p_ < end_ && *p_ == ']') {
       ++p_;
@@ -465,6 +465,9 @@ class Parser {
     return true;
   }
 
+  // Entries reserved up front at most (address space: an entry takes at least 6 bytes of text, so
+  // the reservation follows the text left, within this bound; more still fit, by growth).
+  static constexpr std::size_t kMaxReserve = std::size_t{1} << 22;
   Document& doc_;
   std::size_t max_depth_;
   const char* begin_;

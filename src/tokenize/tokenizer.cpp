@@ -181,7 +181,7 @@ Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::ui
 // Runs the model on every collected pre-token and emits the items in order.
 Result<bool> finish_encode(const TokenizerData& d, bool offsets, EncodeScratch& es, Encoding& enc) {
   es.tokens.clear();
-  es.tokens.reserve(es.all.s.size() / 2 + 16);  // address space: no growth copies
+  es.tokens.reserve(std::min(es.all.s.size() / 2 + 16, std::size_t{1} << 24));  // no growth copies
   if (auto r = run_model(d, es.all.s, es.pieces, es.tokens, es.piece_end); !r) return r;
   const Text& all = es.all;
   std::size_t k = 0;
@@ -457,7 +457,7 @@ Result<Encoding> Tokenizer::encode(std::string_view text, const EncodeOptions& o
     // A large input: its span lists sized once (address space, in huge pages: a list touched for
     // the first time costs a page fault per 4 KB otherwise, and growth copies it through every
     // size).
-    const std::size_t spans = text.size() / 2 + 16;
+    const std::size_t spans = std::min(text.size() / 2 + 16, std::size_t{1} << 24);
     for (SpanVector* v : {&es.pieces, &es.spans, &es.matches, &es.pre.pieces}) {
       if (v->capacity() < spans) v->reserve(spans);
     }
