@@ -260,7 +260,7 @@ class MergeTable {
   void reserve(std::size_t n) {
     std::size_t buckets = 4;
     int bits = 2;
-    while (buckets * kBucket < n * 2) {  // at most half full
+    while (buckets * kBucket * 11 < n * 20) {  // at most 55% full
       buckets <<= 1;
       ++bits;
     }
