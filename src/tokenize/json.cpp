@@ -314,6 +314,69 @@ class Parser {
     return true;
   }
 
+  // The first byte at or after q that is not JSON whitespace (end_ if none), 16 bytes a step.
+  const char* ws_end(const char* q) const {
+    if (q < end_ && !is_ws(*q)) return q;
+#if defined(__SSE2__)
+    while (end_ - q >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+      const __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+      const auto other = static_cast<unsigned>(_mm_movemask_epi8(ws)) ^ 0xFFFFu;
+      if (other != 0) return q + __builtin_ctz(other);
+      q += 16;
+    }
+#endif
+    while (q < end_ && is_ws(*q)) ++q;
+    return q;
+  }
+  // The closing quote of a string without escapes or control characters whose contents start at
+  // q, or nullptr.
+  const char* plain_string_end(const char* q) const {
+#if defined(__SSE2__)
+    while (end_ - q >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+      const __m128i stop =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                       _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F)));
+      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(stop));
+      if (mask != 0) {
+        q += __builtin_ctz(mask);
+        return *q == '"' ? q : nullptr;
+      }
+      q += 16;
+    }
+#endif
+    while (q < end_ && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) ++q;
+    return q < end_ && *q == '"' ? q : nullptr;
+  }
+  // [a, b] at p_ with two strings without escapes (nearly every merge): pointer steps only, and
+  // no state touched unless it matches; quick_pair reads the rest.
+  bool plain_pair(MergeEntry& m) {
+    const char* q = ws_end(p_ + 1);
+    if (q >= end_ || *q != '"') return false;
+    const char* a = q + 1;
+    const char* a_end = plain_string_end(a);
+    if (a_end == nullptr) return false;
+    q = ws_end(a_end + 1);
+    if (q >= end_ || *q != ',') return false;
+    q = ws_end(q + 1);
+    if (q >= end_ || *q != '"') return false;
+    const char* b = q + 1;
+    const char* b_end = plain_string_end(b);
+    if (b_end == nullptr) return false;
+    q = ws_end(b_end + 1);
+    if (q >= end_ || *q != ']') return false;
+    if (a_end - a > 0xFFFFFFFF || b_end - b > 0xFFFFFFFF) return false;
+    m = MergeEntry{a, b, static_cast<std::uint32_t>(a_end - a),
+                   static_cast<std::uint32_t>(b_end - b)};
+    p_ = q + 1;
+    return true;
+  }
+
   // One merge given as [a, b] with nothing else: the usual shape, read without nodes.
   bool quick_pair(MergeEntry& m) {
     const char* at = p_;
@@ -366,7 +429,7 @@ class Parser {
         if (s.size() > 0xFFFFFFFFu) return fail("string too long");
         m.a = s.data();
         m.a_len = static_cast<std::uint32_t>(s.size());
-      } else if (!(p_ < end_ && *p_ == '[' && quick_pair(m))) {
+      } else if (!(p_ < end_ && *p_ == '[' && (plain_pair(m) || quick_pair(m)))) {
         bool ok = parse_scratch(3, [&](std::uint32_t n) {
           const Node& c = doc_.nodes_[n];
           if (c.kind == Kind::kArray && c.count == 2 && is_string(&doc_.nodes_[c.first_child]) &&
