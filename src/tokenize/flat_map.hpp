@@ -178,7 +178,7 @@ class StringIdMap {
   // (loading Gemma 3's 515k merges is 1.5M random lookups).
   void get_batch(const std::string_view* keys, std::size_t n, std::uint32_t* values,
                  bool* found) const {
-    constexpr std::size_t kMaxBatch = 512, kAhead = 24;
+    constexpr std::size_t kMaxBatch = 512, kAhead = 64;
     std::uint64_t hashes[kMaxBatch];
     for (std::size_t start = 0; start < n; start += kMaxBatch) {
       std::size_t m = std::min(kMaxBatch, n - start);

@@ -753,7 +753,7 @@ class Loader {
         }
       }
       // The table's buckets prefetched kAhead merges before their insert.
-      constexpr std::size_t kAhead = 16;
+      constexpr std::size_t kAhead = 32;
       for (std::size_t i = 0; i < n && i < kAhead; ++i) {
         d_.merges.prefetch_put(ids[3 * i], ids[3 * i + 1]);
       }
