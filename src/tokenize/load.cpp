@@ -561,46 +561,62 @@ class Loader {
       return true;
     };
     if (vocab->flat) {
-      // In blocks: check, key and hash a block, prefetching each key's slot, then insert it in
-      // order (the same puts as one at a time; the slot loads overlap instead of stalling each).
+      // In blocks, two in flight: a block is checked, keyed and hashed with each key's slot
+      // prefetched while the block before it is inserted (in order: the same puts as one at a
+      // time, but the slot loads overlap instead of stalling each insert).
       const auto& entries = doc_.vocab_entries();
-      constexpr std::size_t kBlock = 32;
-      ByteBuffer block_raw;
-      std::array<std::string_view, kBlock> keys;
-      std::array<std::uint64_t, kBlock> hashes;
-      std::array<std::size_t, kBlock> raw_at, raw_len;
+      constexpr std::size_t kBlock = 64;
       constexpr std::size_t kNoRaw = ~std::size_t{0};
-      for (std::size_t start = 0; start < entries.size(); start += kBlock) {
-        const std::size_t n = std::min(kBlock, entries.size() - start);
-        block_raw.clear();
-        for (std::size_t k = 0; k < n; ++k) {
+      struct Block {
+        ByteBuffer raw;
+        std::array<std::string_view, kBlock> keys;
+        std::array<std::uint64_t, kBlock> hashes;
+        std::array<std::size_t, kBlock> raw_at, raw_len;
+        std::size_t start = 0, n = 0;
+      };
+      std::array<Block, 2> blocks;
+      // Checks and keys entries [start, start + n) into `b`; an error for the first bad entry.
+      auto prepare = [&](Block& b, std::size_t start) -> Result<bool> {
+        b.start = start;
+        b.n = std::min(kBlock, entries.size() - start);
+        b.raw.clear();
+        for (std::size_t k = 0; k < b.n; ++k) {
           const json::VocabEntry& e = entries[start + k];
           if (!e.id_ok || e.id >= opt_.max_vocab + opt_.max_added_tokens ||
               e.key_len > opt_.max_token_bytes) [[unlikely]] {
             return add(e.token(), e.id_ok, e.id);
           }
-          raw_at[k] = kNoRaw;
+          b.raw_at[k] = kNoRaw;
           if (d_.byte_level) {
-            const std::size_t len = ab.to_bytes(e.token(), block_raw.room(e.key_len));
+            const std::size_t len = ab.to_bytes(e.token(), b.raw.room(e.key_len));
             if (len != ByteLevelAlphabet::kUnmapped) {
-              raw_at[k] = block_raw.size();
-              raw_len[k] = len;
-              block_raw.commit(len);
+              b.raw_at[k] = b.raw.size();
+              b.raw_len[k] = len;
+              b.raw.commit(len);
             }
           }
         }
-        for (std::size_t k = 0; k < n; ++k) {
-          const json::VocabEntry& e = entries[start + k];
-          keys[k] = raw_at[k] == kNoRaw
-                        ? e.token()
-                        : std::string_view(block_raw.data() + raw_at[k], raw_len[k]);
-          hashes[k] = StringIdMap::hash_of(keys[k]);
-          d_.vocab.prefetch(hashes[k]);
+        for (std::size_t k = 0; k < b.n; ++k) {
+          b.keys[k] = b.raw_at[k] == kNoRaw
+                          ? entries[start + k].token()
+                          : std::string_view(b.raw.data() + b.raw_at[k], b.raw_len[k]);
+          b.hashes[k] = StringIdMap::hash_of(b.keys[k]);
+          d_.vocab.prefetch(b.hashes[k]);
         }
-        for (std::size_t k = 0; k < n; ++k) {
-          const json::VocabEntry& e = entries[start + k];
+        return true;
+      };
+      if (!entries.empty()) {
+        if (auto r = prepare(blocks[0], 0); !r) return r;
+      }
+      for (std::size_t start = 0, i = 0; start < entries.size(); start += kBlock, i ^= 1) {
+        if (start + kBlock < entries.size()) {
+          if (auto r = prepare(blocks[i ^ 1], start + kBlock); !r) return r;
+        }
+        const Block& b = blocks[i];
+        for (std::size_t k = 0; k < b.n; ++k) {
+          const json::VocabEntry& e = entries[b.start + k];
           const auto id32 = static_cast<std::uint32_t>(e.id);
-          d_.vocab.put_hashed(keys[k], hashes[k], id32);
+          d_.vocab.put_hashed(b.keys[k], b.hashes[k], id32);
           set_text(id32, e.token());
         }
       }
