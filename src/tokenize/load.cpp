@@ -811,6 +811,12 @@ class Loader {
           std::string joined(a);
           joined.append(rest);
           add_key(k + 2, joined);
+          if (!buffered[k + 2]) {  // unmapped: the key must outlive `joined`, so it is kept
+            key_at[k + 2] = static_cast<std::uint32_t>(keys_buffer.size());
+            key_len[k + 2] = static_cast<std::uint32_t>(joined.size());
+            buffered[k + 2] = true;
+            keys_buffer.append(joined);
+          }
         }
       } else {
         key_at[k + 2] = static_cast<std::uint32_t>(keys_buffer.size());
