@@ -16,38 +16,15 @@
 
 #include "chatwire/parse_json.hpp"
 #include "io.hpp"
+#include "util/json_escape.hpp"
 #include "util/utf8.hpp"
 
 namespace chatwire::cli {
 
 namespace json_writer_detail {
 
-struct Escape {
-  char text[8];
-  std::size_t size;
-};
-
-// nlohmann's escapes of the bytes it escapes: short ones for '"', '\\', \b \f \n \r \t, \u00xx
-// (lower-case hex) for the other bytes below 0x20.
-struct EscapeTable {
-  Escape of[256];
-  constexpr EscapeTable() : of{} {
-    constexpr char kHex[] = "0123456789abcdef";
-    for (int c = 0; c < 0x20; ++c)
-      of[c] = Escape{{'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF], 0, 0}, 6};
-    auto short_escape = [this](unsigned char c, char second) {
-      of[c] = Escape{{'\\', second, 0, 0, 0, 0, 0, 0}, 2};
-    };
-    short_escape('"', '"');
-    short_escape('\\', '\\');
-    short_escape('\b', 'b');
-    short_escape('\f', 'f');
-    short_escape('\n', 'n');
-    short_escape('\r', 'r');
-    short_escape('\t', 't');
-  }
-};
-inline constexpr EscapeTable kEscapes;
+using util::JsonEscape;
+using util::kJsonEscapes;
 
 // Escapes `s` into dst (room for 6 bytes per input byte, and 16 more): blocks of 16 bytes are
 // stored whole and the cursor only advances past the bytes before the first one to escape, so plain
@@ -84,7 +61,7 @@ inline std::size_t escape_into(char* dst, std::string_view s) {
         else  // near the end of the input: only the bytes that are there
           std::memcpy(dst, p + at + done, k - done);
         dst += k - done;
-        const Escape& e = kEscapes.of[static_cast<unsigned char>(p[at + k])];
+        const JsonEscape& e = kJsonEscapes.of[static_cast<unsigned char>(p[at + k])];
         std::memcpy(dst, e.text, 8);
         dst += e.size;
         done = k + 1;
@@ -103,7 +80,7 @@ inline std::size_t escape_into(char* dst, std::string_view s) {
     }
     // The escape from a table, copied as 8 bytes: no branch on which byte it is (quotes and
     // backslashes alternate in code and JSON text, which a switch mispredicts).
-    const Escape& e = kEscapes.of[static_cast<unsigned char>(p[at++])];
+    const JsonEscape& e = kJsonEscapes.of[static_cast<unsigned char>(p[at++])];
     std::memcpy(dst, e.text, 8);
     dst += e.size;
   }

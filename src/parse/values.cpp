@@ -13,6 +13,7 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include "util/json_escape.hpp"
 #include "util/json_text.hpp"
 #include "util/utf8.hpp"
 
@@ -420,33 +421,7 @@ class PyReader {
 
 namespace {
 
-// The escape of each byte JSON escapes: \" \\ \b \f \n \r \t, \u00xx (lower-case hex) for the
-// other control bytes; 8 bytes a row so that each is copied as one word.
-struct JsonEscapes {
-  char text[0x60][8];
-  unsigned char size[0x60];  // '"' (0x22) and '\\' (0x5C) are below 0x60
-  constexpr JsonEscapes() : text{}, size{} {
-    constexpr char kHex[] = "0123456789abcdef";
-    for (int c = 0; c < 0x20; ++c) {
-      const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-      for (int k = 0; k < 6; ++k) text[c][k] = u[k];
-      size[c] = 6;
-    }
-    auto short_escape = [this](int c, char second) {
-      text[c][0] = '\\';
-      text[c][1] = second;
-      size[c] = 2;
-    };
-    short_escape('"', '"');
-    short_escape('\\', '\\');
-    short_escape('\b', 'b');
-    short_escape('\f', 'f');
-    short_escape('\n', 'n');
-    short_escape('\r', 'r');
-    short_escape('\t', 't');
-  }
-};
-constexpr JsonEscapes kJsonEscapes;
+using util::kJsonEscapes;  // the table the command's JSON writer uses too
 
 inline bool json_escaped(unsigned char c) {
   return c < 0x20 || c == '"' || c == '\\';
@@ -490,7 +465,7 @@ std::size_t escaped_extra(std::string_view text) {
   }
 #endif
   for (; i < n; ++i)
-    if (json_escaped(p[i])) extra += kJsonEscapes.size[p[i]] - 1u;
+    if (json_escaped(p[i])) extra += kJsonEscapes.of[p[i]].size - 1u;
   return extra;
 }
 
@@ -521,8 +496,8 @@ void escape_into(char* dst, std::string_view text) {
         std::memcpy(dst, p + at + done, k - done);
       dst += k - done;
       const auto c = static_cast<unsigned char>(p[at + k]);
-      std::memcpy(dst, kJsonEscapes.text[c], 8);
-      dst += kJsonEscapes.size[c];
+      std::memcpy(dst, kJsonEscapes.of[c].text, 8);
+      dst += kJsonEscapes.of[c].size;
       done = k + 1;
     }
     at += done;  // the rest of the block is read again with the next load
@@ -534,8 +509,8 @@ void escape_into(char* dst, std::string_view text) {
       *dst++ = static_cast<char>(c);
       continue;
     }
-    std::memcpy(dst, kJsonEscapes.text[c], 8);
-    dst += kJsonEscapes.size[c];
+    std::memcpy(dst, kJsonEscapes.of[c].text, 8);
+    dst += kJsonEscapes.of[c].size;
   }
 }
 
