@@ -191,6 +191,15 @@ Value::Value(std::string&& s) : kind_(Kind::String) {
   u_.ptr = data;
 }
 
+namespace detail {
+Value string_copy_known(std::string_view s, bool ascii, std::size_t code_points) {
+  StringData* data = string_with_trailing_bytes(s);
+  data->ascii = ascii;
+  data->code_points = code_points;
+  return ValueAccess::from_payload(Kind::String, data);
+}
+}  // namespace detail
+
 Value Value::string_known(std::string&& s, bool ascii, std::size_t code_points) {
   auto* data = new StringData;
   data->ascii = ascii;

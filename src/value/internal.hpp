@@ -145,6 +145,13 @@ inline std::size_t byte_offset(std::string_view s, std::size_t index) noexcept {
 
 }  // namespace utf8
 
+namespace detail {
+// A String value of a copy of bytes known to be WTF-8 with the given flags, the bytes in the
+// payload's own block (one allocation; Value::string_known keeps a std::string's buffer,
+// which is a second one when the string is longer than its inline capacity).
+Value string_copy_known(std::string_view s, bool ascii, std::size_t code_points);
+}  // namespace detail
+
 // Builds a String value from bytes known to be WTF-8, computing the flags.
 inline Value make_string(std::string&& s) {
   bool ascii = utf8::all_ascii(s);

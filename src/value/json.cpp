@@ -10,7 +10,7 @@
 #endif
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <unordered_map>
+#include <utility>
 
 #include "chatwire/value_json.hpp"
 #include "value/internal.hpp"
@@ -568,6 +568,11 @@ Status dump_json(std::string& out, const Value& v, const JsonDumpOptions& option
   return std::move(*dumper.error);
 }
 
+void append_json_string(std::string& out, std::string_view s, bool ensure_ascii) {
+  Sink sink(out);
+  sink.json_string(s, ensure_ascii);
+}
+
 Result<std::string> to_json_string(const Value& v, const JsonDumpOptions& options) {
   std::string out;
   if (auto s = dump_json(out, v, options); !s) return s.error();
@@ -581,17 +586,31 @@ Result<std::string> to_json_string(const Value& v, const JsonDumpOptions& option
 namespace {
 
 struct Parser {
+  Parser(std::string_view json, const JsonParseOptions& parse_options)
+      : text(json), options(parse_options) {}
+
   std::string_view text;
   const JsonParseOptions& options;
   std::size_t pos = 0;
   std::size_t depth = 0;
-  // Escape-free object keys shared within one document ("role", "content", ...):
-  // one allocation per distinct key, and its hash is computed once.
-  std::unordered_map<std::string_view, Value> key_cache;
+  // Escape-free object keys shared within one document ("role", "content", ...): one
+  // allocation per distinct key, and its hash is computed once. An open-addressing table
+  // inside the parser: a request has a few dozen distinct keys, and the node-based map this
+  // replaces cost a bucket array, a node per key and a byte-wise hash per lookup. When it
+  // is full, further keys are simply not shared.
+  static constexpr std::size_t kKeySlots = 64, kMaxKeys = 48, kMaxKeyBytes = 64;
+  struct KeySlot {
+    std::string_view text;  // empty: free (the empty key is never cached)
+    Value value;
+  };
+  KeySlot key_slots[kKeySlots];
+  std::size_t key_count = 0;
   // Scratch stacks shared by all nesting levels: a container's items are collected
   // here and moved into one exactly-sized vector when it closes.
   std::vector<Value> item_stack;
   std::vector<std::pair<Value, Value>> entry_stack;
+  // The bytes of a string with escapes or non-ASCII text, reused from string to string.
+  std::string scratch;
 
   // Python's JSONDecodeError position: line, column and char counted in code points
   // (the text is the str json.loads saw). Invalid UTF-8 bytes count one each.
@@ -892,31 +911,61 @@ struct Parser {
     return s;
   }
 
+  // Strings up to this size are copied into their payload's own block (one allocation);
+  // a longer one with escapes keeps the scratch buffer it was decoded into (no second copy).
+  static constexpr std::size_t kCopiedStringBytes = 4096;
+
   Result<Value> string() {
-    std::string s;
+    // Most strings of a request are plain ASCII: found by one scan and copied once, straight
+    // into the payload. One that goes over max_string_bytes takes the general path, which
+    // reports it.
+    const std::size_t end = plain_run_end(pos + 1);
+    if (end < text.size() && text[end] == '"' && end - pos - 1 <= options.max_string_bytes) {
+      std::string_view s = text.substr(pos + 1, end - pos - 1);
+      pos = end + 1;
+      return detail::string_copy_known(s, true, s.size());
+    }
+    scratch.clear();
     bool ascii;
     std::size_t n;
-    if (auto st = string_into(s, ascii, n); !st) return st.error();
-    return Value::string_known(std::move(s), ascii, n);
+    if (auto st = string_into(scratch, ascii, n); !st) return st.error();
+    if (scratch.size() <= kCopiedStringBytes) return detail::string_copy_known(scratch, ascii, n);
+    return Value::string_known(std::exchange(scratch, std::string()), ascii, n);
+  }
+
+  // The slot of a cached key: a mix of its length and its first and last eight bytes.
+  static std::size_t key_slot(std::string_view k) {
+    std::uint64_t head = 0, tail = 0;
+    if (k.size() >= 8) {
+      std::memcpy(&head, k.data(), 8);
+      std::memcpy(&tail, k.data() + k.size() - 8, 8);
+    } else {
+      std::memcpy(&head, k.data(), k.size());
+    }
+    std::uint64_t h = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ k.size()) * 0xff51afd7ed558ccdull;
+    return static_cast<std::size_t>(h >> 58);  // 64 slots
   }
 
   Result<Value> key() {
-    // Fast path: an escape-free ASCII key is shared through key_cache.
-    std::size_t start = pos + 1;
-    std::size_t end = start;
-    while (end < text.size()) {
-      auto c = static_cast<unsigned char>(text[end]);
-      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
-      ++end;
-    }
-    if (end < text.size() && text[end] == '"' && end - start <= 64) {
+    // Fast path: an escape-free ASCII key is shared through key_slots.
+    const std::size_t start = pos + 1;
+    const std::size_t end = plain_run_end(start);
+    if (end < text.size() && text[end] == '"' && end > start && end - start <= kMaxKeyBytes) {
       std::string_view k = text.substr(start, end - start);
       pos = end + 1;
-      auto it = key_cache.find(k);
-      if (it != key_cache.end()) return it->second;
-      Value v = Value::string_known(std::string(k), true, k.size());
-      key_cache.emplace(k, v);
-      return v;
+      for (std::size_t i = key_slot(k);; i = (i + 1) % kKeySlots) {
+        KeySlot& slot = key_slots[i];
+        if (slot.text.empty()) {
+          Value v = detail::string_copy_known(k, true, k.size());
+          if (key_count < kMaxKeys) {
+            ++key_count;
+            slot.text = k;
+            slot.value = v;
+          }
+          return v;
+        }
+        if (detail::same_bytes(slot.text, k)) return slot.value;
+      }
     }
     return string();
   }
@@ -1017,7 +1066,7 @@ struct Parser {
 }  // namespace
 
 Result<Value> parse_json(std::string_view text, const JsonParseOptions& options) {
-  Parser parser{text, options, 0, 0, {}, {}, {}};
+  Parser parser{text, options};
   auto v = parser.value();
   if (!v) return v.error();
   parser.skip_ws();
