@@ -721,6 +721,10 @@ struct JsonDumpOptions {
 Status dump_json(std::string& out, const Value& v, const JsonDumpOptions& options = {},
                  const ValueLimits& limits = {});
 Result<std::string> to_json_string(const Value& v, const JsonDumpOptions& options = {});
+// json.dumps of a str given by its bytes (WTF-8), appended to out: the same text as dump_json
+// of a String value holding them, for writers that have the text but no Value of it (building
+// one would scan the bytes for its flags first).
+void append_json_string(std::string& out, std::string_view s, bool ensure_ascii);
 
 // JSON text → Value (RFC 8259 plus Python's NaN/Infinity/-Infinity). Duplicate keys: last
 // value wins at the first position (Python dict). Lone surrogate escapes ("\ud800") are

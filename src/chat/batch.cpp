@@ -86,7 +86,7 @@ struct Rendered {
 };
 
 // `us` (mean microseconds of one repeated render) comes right after the id, as in the oracle.
-std::string ok_line(const Value& id, Rendered rendered, std::optional<double> us) {
+std::string ok_line_as_value(const Value& id, Rendered rendered, std::optional<double> us) {
   std::vector<std::pair<Value, Value>> entries{{Value("id"), id}};
   if (us) entries.emplace_back(Value("us"), Value(*us));
   entries.emplace_back(Value("ok"), Value(true));
@@ -94,6 +94,34 @@ std::string ok_line(const Value& id, Rendered rendered, std::optional<double> us
   if (rendered.uses_generation)
     entries.emplace_back(Value("generation"), spans_value(rendered.spans));
   return dump_result(Value::dict_unchecked(std::move(entries)));
+}
+
+// The same line written piece by piece: the output (the bulk of the line) is escaped straight
+// from the render's text, without a String value whose flags would need a scan of it first
+// and without a dict to build and free per line. The rare lines that need another form (a
+// lone surrogate: the whole line in ensure_ascii; over dump_json's size limit) are left to
+// ok_line_as_value, so that they stay exactly what it writes.
+std::string ok_line(const Value& id, Rendered rendered, std::optional<double> us) {
+  JsonDumpOptions options;
+  options.ensure_ascii = false;
+  std::string text;
+  text.reserve(rendered.output.size() + rendered.output.size() / 8 + 64);
+  text += "{\"id\": ";
+  if (!dump_json(text, id, options)) return ok_line_as_value(id, std::move(rendered), us);
+  if (us) {
+    text += ", \"us\": ";
+    (void)dump_json(text, Value(*us), options);
+  }
+  text += ", \"ok\": true, \"output\": ";
+  append_json_string(text, rendered.output, false);
+  if (rendered.uses_generation) {
+    text += ", \"generation\": ";
+    (void)dump_json(text, spans_value(rendered.spans), options);
+  }
+  text += '}';
+  if (text.size() > ValueLimits{}.max_string_bytes || has_lone_surrogate(text))
+    return ok_line_as_value(id, std::move(rendered), us);
+  return text;
 }
 
 }  // namespace
