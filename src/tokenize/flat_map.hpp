@@ -154,11 +154,14 @@ class StringIdMap {
       }
       if (holds(s, static_cast<std::uint32_t>(h >> 32), key)) {
         s.value = value;
+        overwritten_ = true;
         return;
       }
       i = (i + 1) & mask_;
     }
   }
+  // Whether some put gave a key that was already in (so two spellings may share a key).
+  bool overwritten() const { return overwritten_; }
   bool get(std::string_view key, std::uint32_t& value) const {
     if (slots_.empty()) return false;
     std::uint64_t h = hash_bytes(key.data(), key.size());
@@ -245,6 +248,7 @@ class StringIdMap {
   HugeVector<char> arena_;
   std::size_t mask_ = 0;
   std::size_t size_ = 0;
+  bool overwritten_ = false;
 };
 
 // BPE merges: (left id, right id) -> (rank, merged id), one open-addressing table keyed by both ids

@@ -234,6 +234,39 @@ TEST(Load, MalformedFilesGiveErrorsNotCrashes) {
   EXPECT_NE(unigram.error().message.find("not supported"), std::string::npos);
 }
 
+// The merged token of a merge is resolved by its spelling: the same id whether it is the previous
+// merge's, the next id, elsewhere, or a key given twice in the vocab (the last id wins, as in HF).
+TEST(Load, MergedTokenIdsResolveAsTheVocabSays) {
+  auto ids = [](const char* json, const char* text) {
+    auto t = Tokenizer::load_json(json);
+    EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+    if (!t.ok()) return std::vector<std::uint32_t>{};
+    return *t->encode_ids(text);
+  };
+  // "abc" from two splits (the previous merge's id), "abcd" the next id, "cd" far away.
+  const char* plain =
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2, \"d\": 3, "
+      "\"ab\": 4, \"bc\": 5, \"abc\": 6, \"abcd\": 7, \"cd\": 9, \"x\": 8}, "
+      "\"merges\": [\"a b\", \"b c\", \"ab c\", \"a bc\", \"abc d\", \"c d\"]}}";
+  EXPECT_EQ(ids(plain, "abcd"), (std::vector<std::uint32_t>{7}));
+  EXPECT_EQ(ids(plain, "bcd"), (std::vector<std::uint32_t>{5, 3}));
+  EXPECT_EQ(ids(plain, "xcd"), (std::vector<std::uint32_t>{8, 9}));
+  // "ab" given twice: ids 2 and 4, the map keeps 4; id 2 still reads "ab" (the guess after "x y"
+  // would be 2).
+  const char* twice =
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"x\": 0, \"y\": 5, \"xy\": 1, \"ab\": 2, "
+      "\"a\": 3, \"b\": 6, \"ab\": 4}, \"merges\": [\"x y\", \"a b\"]}}";
+  EXPECT_EQ(ids(twice, "ab"), (std::vector<std::uint32_t>{4}));
+  EXPECT_EQ(ids(twice, "xy"), (std::vector<std::uint32_t>{1}));
+  // Missing merged token: the same error as a lookup gives.
+  auto bad = Tokenizer::load_json(
+      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2, \"c\": 3}, "
+      "\"merges\": [\"a b\", \"ab c\"]}}");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().path, "model.merges[1]");
+  EXPECT_EQ(bad.error().message, "merged token not in the vocab: 'abc'");
+}
+
 TEST(Load, LimitsAreEnforced) {
   const Tokenizer* tok = shared_tokenizer("gpt2");
   ASSERT_NE(tok, nullptr);
