@@ -51,25 +51,96 @@ class Parser {
 
   static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-  void skip_ws() {
-    if (p_ >= end_ || !is_ws(*p_)) return;  // compact files: nothing to skip
 #if defined(__SSE2__)
-    // Indented files: runs of spaces after each newline, 16 bytes a step.
-    while (end_ - p_ >= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
-      const __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
-                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
-      const auto other = static_cast<unsigned>(_mm_movemask_epi8(ws)) ^ 0xFFFFu;
-      if (other != 0) {
-        p_ += __builtin_ctz(other);
-        return;
-      }
-      p_ += 16;
+  // The bits of a 16-byte block at q: its JSON whitespace bytes, and the bytes that end a run of
+  // plain string contents ('"', '\\' and control characters).
+  static unsigned ws_bits(const char* q) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    const __m128i ws = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+    return static_cast<unsigned>(_mm_movemask_epi8(ws));
+  }
+  static unsigned stop_bits(const char* q) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    const __m128i stop = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+        _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F)));
+    return static_cast<unsigned>(_mm_movemask_epi8(stop));
+  }
+#endif
+
+  // The first byte at or after q that is not JSON whitespace (end_ if none), 16 bytes a step
+  // (indented files: runs of spaces after each newline).
+  const char* ws_end(const char* q) const {
+    if (q >= end_ || !is_ws(*q)) return q;  // compact files: nothing to skip
+#if defined(__SSE2__)
+    while (end_ - q >= 16) {
+      const unsigned other = ws_bits(q) ^ 0xFFFFu;
+      if (other != 0) return q + __builtin_ctz(other);
+      q += 16;
     }
 #endif
-    while (p_ < end_ && is_ws(*p_)) ++p_;
+    while (q < end_ && is_ws(*q)) ++q;
+    return q;
+  }
+  void skip_ws() {
+    p_ = ws_end(p_);
+  }
+
+  // The first '"', '\\' or control character at or after q (end_ if none), 16 bytes a step.
+  const char* plain_end(const char* q) const {
+#if defined(__SSE2__)
+    while (end_ - q >= 16) {
+      const unsigned stop = stop_bits(q);
+      if (stop != 0) return q + __builtin_ctz(stop);
+      q += 16;
+    }
+#endif
+    while (q < end_ && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) ++q;
+    return q;
+  }
+
+  // After an opening bracket: whether the container is empty (then p_ is past its close).
+  bool empty_container(char close) {
+    skip_ws();
+    if (p_ < end_ && *p_ == close) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+  // A member name and its ':' at p_, p_ left at the value.
+  bool member_name(std::string_view& key) {
+    if (p_ >= end_ || *p_ != '"') return fail("expected a member name");
+    if (!parse_string(key)) return false;
+    skip_ws();
+    if (p_ >= end_ || *p_ != ':') return fail("expected ':'");
+    ++p_;
+    skip_ws();
+    return true;
+  }
+  // After a member or element: kMore at ',' (p_ at the next one), kEnd at `close` (p_ past it),
+  // else an error (`expected` names what should have come).
+  enum class After { kMore, kEnd, kError };
+  After after_item(char close, const char* expected) {
+    skip_ws();
+    if (p_ >= end_) {
+      fail("unexpected end of input");
+      return After::kError;
+    }
+    if (*p_ == ',') {
+      ++p_;
+      skip_ws();
+      return After::kMore;
+    }
+    if (*p_ == close) {
+      ++p_;
+      return After::kEnd;
+    }
+    fail(expected);
+    return After::kError;
   }
 
   bool parse_value(std::uint32_t index, std::size_t depth) {
@@ -149,32 +220,12 @@ class Parser {
     return true;
   }
 
-  // Advances p_ to the first '"', '\\' or control character at or after it (end_ if none).
-  void scan_plain() {
-#if defined(__SSE2__)
-    while (end_ - p_ >= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
-      const __m128i stop =
-          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                       _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F)));
-      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(stop));
-      if (mask != 0) {
-        p_ += __builtin_ctz(mask);
-        return;
-      }
-      p_ += 16;
-    }
-#endif
-    while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) ++p_;
-  }
-
   // The string at p_ (its opening quote). A string without escapes is a view into the text; one
   // with escapes is unescaped into the Document's blocks.
   bool parse_string(std::string_view& out) {
     ++p_;  // opening quote
     const char* start = p_;
-    scan_plain();
+    p_ = plain_end(p_);
     if (p_ < end_ && *p_ == '"') {
       out = std::string_view(start, static_cast<std::size_t>(p_ - start));
       ++p_;
@@ -239,7 +290,7 @@ class Parser {
           return fail("invalid escape in string");
       }
       const char* run = p_;
-      scan_plain();
+      p_ = plain_end(p_);
       scratch_.append(run, static_cast<std::size_t>(p_ - run));
     }
     char* stored = doc_.reserve_chars(scratch_.size());
@@ -260,27 +311,25 @@ class Parser {
     return true;
   }
 
+  // Opens a flat member at p_ (its bracket): the node marked flat, its entries reserved for the
+  // text left; whether it is empty (then p_ is past its close).
+  template <typename Entries>
+  bool begin_flat(std::uint32_t index, Kind kind, Entries& entries, char close) {
+    ++p_;
+    doc_.nodes_[index].kind = kind;
+    doc_.nodes_[index].flat = true;
+    entries.reserve(std::min(static_cast<std::size_t>(end_ - p_) / 8 + 16, kMaxReserve));
+    return empty_container(close);
+  }
+
   // model.vocab, an object {"token": id, ...}, at p_ (its '{'): into Document::vocab_.
   bool parse_flat_vocab(std::uint32_t index) {
-    ++p_;
-    Node& node = doc_.nodes_[index];
-    node.kind = Kind::kObject;
-    node.flat = true;
-    doc_.vocab_.reserve(std::min(static_cast<std::size_t>(end_ - p_) / 8 + 16, kMaxReserve));
-    skip_ws();
-    if (p_ < end_ && *p_ == '}') {
-      ++p_;
-      return true;
-    }
+    if (begin_flat(index, Kind::kObject, doc_.vocab_, '}')) return true;
     std::size_t key_bytes = 0;
-    while (true) {
+    After next = After::kMore;
+    while (next == After::kMore) {
       std::string_view key;
-      if (p_ >= end_ || *p_ != '"') return fail("expected a member name");
-      if (!parse_string(key)) return false;
-      skip_ws();
-      if (p_ >= end_ || *p_ != ':') return fail("expected ':'");
-      ++p_;
-      skip_ws();
+      if (!member_name(key)) return false;
       VocabEntry e{key.data(), static_cast<std::uint32_t>(key.size()), false, 0};
       if (key.size() > 0xFFFFFFFFu) return fail("member name too long");
       key_bytes += key.size();
@@ -295,63 +344,27 @@ class Parser {
           return false;
       }
       doc_.vocab_.push_back(e);
-      skip_ws();
-      if (p_ >= end_) return fail("unexpected end of input");
-      if (*p_ == ',') {
-        ++p_;
-        skip_ws();
-        continue;
-      }
-      if (*p_ == '}') {
-        ++p_;
-        break;
-      }
-      return fail("expected ',' or '}'");
+      next = after_item('}', "expected ',' or '}'");
     }
+    if (next == After::kError) return false;
     doc_.nodes_[index].count =
         static_cast<std::uint32_t>(std::min<std::size_t>(doc_.vocab_.size(), 0xFFFFFFFFu));
     doc_.vocab_key_bytes_ = key_bytes;
     return true;
   }
 
-  // The first byte at or after q that is not JSON whitespace (end_ if none), 16 bytes a step.
-  const char* ws_end(const char* q) const {
-    if (q < end_ && !is_ws(*q)) return q;
-#if defined(__SSE2__)
-    while (end_ - q >= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-      const __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
-                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
-      const auto other = static_cast<unsigned>(_mm_movemask_epi8(ws)) ^ 0xFFFFu;
-      if (other != 0) return q + __builtin_ctz(other);
-      q += 16;
-    }
-#endif
-    while (q < end_ && is_ws(*q)) ++q;
-    return q;
-  }
   // The closing quote of a string without escapes or control characters whose contents start at
   // q, or nullptr.
   const char* plain_string_end(const char* q) const {
-#if defined(__SSE2__)
-    while (end_ - q >= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-      const __m128i stop =
-          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                       _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F)));
-      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(stop));
-      if (mask != 0) {
-        q += __builtin_ctz(mask);
-        return *q == '"' ? q : nullptr;
-      }
-      q += 16;
-    }
-#endif
-    while (q < end_ && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) ++q;
+    q = plain_end(q);
     return q < end_ && *q == '"' ? q : nullptr;
+  }
+  // The merge [a, b] into m, unless a part is too long for an entry.
+  static bool pair_entry(std::string_view a, std::string_view b, MergeEntry& m) {
+    if (a.size() > 0xFFFFFFFFu || b.size() > 0xFFFFFFFFu) return false;
+    m = MergeEntry{a.data(), b.data(), static_cast<std::uint32_t>(a.size()),
+                   static_cast<std::uint32_t>(b.size())};
+    return true;
   }
   // [a, b] at p_ with two strings without escapes (nearly every merge): pointer steps only, and
   // no state touched unless it matches; quick_pair reads the rest.
@@ -370,9 +383,9 @@ class Parser {
     if (b_end == nullptr) return false;
     q = ws_end(b_end + 1);
     if (q >= end_ || *q != ']') return false;
-    if (a_end - a > 0xFFFFFFFF || b_end - b > 0xFFFFFFFF) return false;
-    m = MergeEntry{a, b, static_cast<std::uint32_t>(a_end - a),
-                   static_cast<std::uint32_t>(b_end - b)};
+    if (!pair_entry({a, static_cast<std::size_t>(a_end - a)},
+                    {b, static_cast<std::size_t>(b_end - b)}, m))
+      return false;
     p_ = q + 1;
     return true;
   }
@@ -397,31 +410,21 @@ class Parser {
       skip_ws();
       ok = p_ < end_ && *p_ == ']';
     }
-    if (!ok || a.size() > 0xFFFFFFFFu || b.size() > 0xFFFFFFFFu) {
+    if (!ok || !pair_entry(a, b, m)) {
       p_ = at;
       err_.clear();
       return false;
     }
     ++p_;
-    m = MergeEntry{a.data(), b.data(), static_cast<std::uint32_t>(a.size()),
-                   static_cast<std::uint32_t>(b.size())};
     return true;
   }
 
   // model.merges, an array of "a b" strings or [a, b] pairs, at p_ (its '['): into
   // Document::merges_.
   bool parse_flat_merges(std::uint32_t index) {
-    ++p_;
-    Node& node = doc_.nodes_[index];
-    node.kind = Kind::kArray;
-    node.flat = true;
-    doc_.merges_.reserve(std::min(static_cast<std::size_t>(end_ - p_) / 8 + 16, kMaxReserve));
-    skip_ws();
-    if (p_ < end_ && *p_ == ']') {
-      ++p_;
-      return true;
-    }
-    while (true) {
+    if (begin_flat(index, Kind::kArray, doc_.merges_, ']')) return true;
+    After next = After::kMore;
+    while (next == After::kMore) {
       MergeEntry m{nullptr, nullptr, 0, 0};
       if (p_ < end_ && *p_ == '"') {
         std::string_view s;
@@ -434,30 +437,16 @@ class Parser {
           const Node& c = doc_.nodes_[n];
           if (c.kind == Kind::kArray && c.count == 2 && is_string(&doc_.nodes_[c.first_child]) &&
               is_string(&doc_.nodes_[doc_.nodes_[c.first_child].next])) {
-            const std::string_view a = doc_.nodes_[c.first_child].text;
-            const std::string_view b = doc_.nodes_[doc_.nodes_[c.first_child].next].text;
-            if (a.size() <= 0xFFFFFFFFu && b.size() <= 0xFFFFFFFFu) {
-              m = MergeEntry{a.data(), b.data(), static_cast<std::uint32_t>(a.size()),
-                             static_cast<std::uint32_t>(b.size())};
-            }
+            pair_entry(doc_.nodes_[c.first_child].text,
+                       doc_.nodes_[doc_.nodes_[c.first_child].next].text, m);
           }
         });
         if (!ok) return false;
       }
       doc_.merges_.push_back(m);
-      skip_ws();
-      if (p_ >= end_) return fail("unexpected end of input");
-      if (*p_ == ',') {
-        ++p_;
-        skip_ws();
-        continue;
-      }
-      if (*p_ == ']') {
-        ++p_;
-        break;
-      }
-      return fail("expected ',' or ']'");
+      next = after_item(']', "expected ',' or ']'");
     }
+    if (next == After::kError) return false;
     doc_.nodes_[index].count =
         static_cast<std::uint32_t>(std::min<std::size_t>(doc_.merges_.size(), 0xFFFFFFFFu));
     return true;
@@ -472,23 +461,13 @@ class Parser {
     // of each) are read flat, when the depth limit leaves room for what they hold.
     const bool model =
         is_object && depth == 1 && doc_.nodes_[index].key == "model" && max_depth_ > 4;
-    skip_ws();
-    if (p_ < end_ && *p_ == close) {
-      ++p_;
-      return true;
-    }
+    if (empty_container(close)) return true;
     std::uint32_t previous = 0;
     std::uint32_t count = 0;
-    while (true) {
+    After next = After::kMore;
+    while (next == After::kMore) {
       std::string_view key;
-      if (is_object) {
-        if (p_ >= end_ || *p_ != '"') return fail("expected a member name");
-        if (!parse_string(key)) return false;
-        skip_ws();
-        if (p_ >= end_ || *p_ != ':') return fail("expected ':'");
-        ++p_;
-        skip_ws();
-      }
+      if (is_object && !member_name(key)) return false;
       if (doc_.nodes_.size() >= 0xFFFFFFF0u) return fail("too many values");
       auto child = static_cast<std::uint32_t>(doc_.nodes_.size());
       doc_.nodes_.emplace_back();
@@ -511,19 +490,9 @@ class Parser {
         ok = parse_value(child, depth + 1);
       }
       if (!ok) return false;
-      skip_ws();
-      if (p_ >= end_) return fail("unexpected end of input");
-      if (*p_ == ',') {
-        ++p_;
-        skip_ws();
-        continue;
-      }
-      if (*p_ == close) {
-        ++p_;
-        break;
-      }
-      return fail(is_object ? "expected ',' or '}'" : "expected ',' or ']'");
+      next = after_item(close, is_object ? "expected ',' or '}'" : "expected ',' or ']'");
     }
+    if (next == After::kError) return false;
     doc_.nodes_[index].count = count;
     return true;
   }
