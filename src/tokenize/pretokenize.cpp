@@ -13,76 +13,29 @@ struct Match {
 };
 
 // HF: the matches of a pattern inside a piece become alternating (non-match, match) ranges,
-// then the behaviour decides what is kept and merged. Appends the kept non-empty pieces.
-void apply_behavior(std::vector<Match>& ranges, SplitBehavior behavior, bool invert,
-                    SpanVector& out) {
-  if (invert) {
-    for (auto& m : ranges) m.is_match = !m.is_match;
+// then the behaviour decides what is kept and merged. The forward behaviours go through
+// apply_behavior_direct; this is MergedWithNext, a match joined to the range after it, read
+// backwards over the ranges. Appends the kept non-empty pieces.
+void merged_with_next(const std::vector<Match>& ranges, bool invert, SpanVector& out) {
+  thread_local SpanVector acc;  // reused: no allocation per piece
+  acc.clear();
+  bool previous_match = false;
+  for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
+    const bool is_match = it->is_match != invert;
+    if (is_match && !previous_match && !acc.empty()) {
+      acc.back().first = it->span.first;
+    } else {
+      acc.push_back(it->span);
+    }
+    previous_match = is_match;
   }
-  auto push = [&out](Span s) {
-    if (s.second > s.first) out.push_back(s);
-  };
-  switch (behavior) {
-    case SplitBehavior::kIsolated:
-      for (auto& m : ranges) push(m.span);
-      return;
-    case SplitBehavior::kRemoved:
-      for (auto& m : ranges) {
-        if (!m.is_match) push(m.span);
-      }
-      return;
-    case SplitBehavior::kMergedWithPrevious: {
-      thread_local SpanVector acc;  // reused: no allocation per piece
-      acc.clear();
-      bool previous_match = false;
-      for (auto& m : ranges) {
-        if (m.is_match && !previous_match && !acc.empty()) {
-          acc.back().second = m.span.second;
-        } else {
-          acc.push_back(m.span);
-        }
-        previous_match = m.is_match;
-      }
-      for (auto s : acc) push(s);
-      return;
-    }
-    case SplitBehavior::kMergedWithNext: {
-      thread_local SpanVector acc;  // reused: no allocation per piece
-      acc.clear();
-      bool previous_match = false;
-      for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
-        if (it->is_match && !previous_match && !acc.empty()) {
-          acc.back().first = it->span.first;
-        } else {
-          acc.push_back(it->span);
-        }
-        previous_match = it->is_match;
-      }
-      for (auto it = acc.rbegin(); it != acc.rend(); ++it) push(*it);
-      return;
-    }
-    case SplitBehavior::kContiguous: {
-      thread_local SpanVector acc;  // reused: no allocation per piece
-      acc.clear();
-      bool previous_match = false;
-      bool first = true;
-      for (auto& m : ranges) {
-        if (!first && m.is_match == previous_match) {
-          acc.back().second = m.span.second;
-        } else {
-          acc.push_back(m.span);
-        }
-        first = false;
-        previous_match = m.is_match;
-      }
-      for (auto s : acc) push(s);
-      return;
-    }
+  for (auto it = acc.rbegin(); it != acc.rend(); ++it) {
+    if (it->second > it->first) out.push_back(*it);
   }
 }
 
 // The forward behaviours applied as the ranges are produced (no list of ranges: for a large piece
-// it was 12 bytes a range of fresh pages). Same pieces as to_ranges + apply_behavior.
+// it was 12 bytes a range of fresh pages). MergedWithNext (false) goes through merged_with_next.
 bool apply_behavior_direct(const SpanVector& matches, std::uint32_t b, std::uint32_t e,
                            SplitBehavior behavior, bool invert, SpanVector& out) {
   if (behavior == SplitBehavior::kMergedWithNext) return false;
@@ -102,17 +55,11 @@ bool apply_behavior_direct(const SpanVector& matches, std::uint32_t b, std::uint
         if (!is_match) push(span);
         return;
       case SplitBehavior::kMergedWithPrevious:
-        if (is_match && !previous_match && have) {
-          last.second = span.second;
-        } else {
-          if (have) push(last);
-          last = span;
-          have = true;
-        }
-        previous_match = is_match;
-        return;
       case SplitBehavior::kContiguous:
-        if (have && is_match == previous_match) {
+        // The range joins the pending one: a match after a non-match (MergedWithPrevious), or a
+        // range of the same kind (Contiguous).
+        if (have && (behavior == SplitBehavior::kContiguous ? is_match == previous_match
+                                                            : is_match && !previous_match)) {
           last.second = span.second;
         } else {
           if (have) push(last);
@@ -310,7 +257,7 @@ Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokeniz
       if (b == e) continue;
       if (apply_behavior_direct(matches, b, e, behavior, invert, next)) continue;
       to_ranges(matches, b, e, ranges);
-      apply_behavior(ranges, behavior, invert, next);
+      merged_with_next(ranges, invert, next);
     }
     if (splits) std::swap(state.pieces, next);
   }
