@@ -42,18 +42,6 @@ struct HeapLess {
   }
 };
 
-// a[0, n) == b[0, n) for sizeof(Word) <= n <= 2 * sizeof(Word): the first and the last
-// sizeof(Word) bytes of each side (two possibly overlapping loads), compared without a branch.
-template <class Word>
-inline bool equal_ends(const unsigned char* a, const char* b, std::size_t n) {
-  Word a0, a1, b0, b1;
-  std::memcpy(&a0, a, sizeof(Word));
-  std::memcpy(&b0, b, sizeof(Word));
-  std::memcpy(&a1, a + n - sizeof(Word), sizeof(Word));
-  std::memcpy(&b1, b + n - sizeof(Word), sizeof(Word));
-  return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-}
-
 // a[0, n) == b[0, n) for the short keys of the word cache: up to 16 bytes without a libc call.
 inline bool equal_bytes(const unsigned char* a, const char* b, std::size_t n) {
   if (n >= 8 && n <= 16) return equal_ends<std::uint64_t>(a, b, n);

@@ -87,24 +87,25 @@ inline std::uint64_t mix64(std::uint64_t x) {
   return x;
 }
 
-// a[0, n) == b[0, n) for short keys without a libc call (two possibly overlapping loads a side).
+// a[0, w) == b[0, w) and a[n - w, n) == b[n - w, n) for a word of w bytes (w <= n <= 2w): the
+// whole of both when n <= 2w, in two possibly overlapping loads a side.
+// Compared without a branch.
+template <typename Word>
+inline bool equal_ends(const void* a, const void* b, std::size_t n) {
+  const auto* x = static_cast<const char*>(a);
+  const auto* y = static_cast<const char*>(b);
+  Word a0, a1, b0, b1;
+  std::memcpy(&a0, x, sizeof(Word));
+  std::memcpy(&b0, y, sizeof(Word));
+  std::memcpy(&a1, x + n - sizeof(Word), sizeof(Word));
+  std::memcpy(&b1, y + n - sizeof(Word), sizeof(Word));
+  return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+}
+
+// a[0, n) == b[0, n) for short keys (n <= 16) without a libc call.
 inline bool equal_short(const char* a, const char* b, std::size_t n) {
-  if (n >= 8) {
-    std::uint64_t a0, a1, b0, b1;
-    std::memcpy(&a0, a, 8);
-    std::memcpy(&b0, b, 8);
-    std::memcpy(&a1, a + n - 8, 8);
-    std::memcpy(&b1, b + n - 8, 8);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
-  if (n >= 4) {
-    std::uint32_t a0, a1, b0, b1;
-    std::memcpy(&a0, a, 4);
-    std::memcpy(&b0, b, 4);
-    std::memcpy(&a1, a + n - 4, 4);
-    std::memcpy(&b1, b + n - 4, 4);
-    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
-  }
+  if (n >= 8) return equal_ends<std::uint64_t>(a, b, n);
+  if (n >= 4) return equal_ends<std::uint32_t>(a, b, n);
   for (std::size_t i = 0; i < n; ++i) {
     if (a[i] != b[i]) return false;
   }
@@ -164,17 +165,7 @@ class StringIdMap {
   bool overwritten() const { return overwritten_; }
   bool get(std::string_view key, std::uint32_t& value) const {
     if (slots_.empty()) return false;
-    std::uint64_t h = hash_bytes(key.data(), key.size());
-    std::size_t i = h & mask_;
-    while (true) {
-      const Slot& s = slots_[i];
-      if (s.len == kEmpty) return false;
-      if (holds(s, static_cast<std::uint32_t>(h >> 32), key)) {
-        value = s.value;
-        return true;
-      }
-      i = (i + 1) & mask_;
-    }
+    return find(key, hash_bytes(key.data(), key.size()), value);
   }
   // Looks up n keys at once: hashed in a first pass, then probed in order with each slot
   // prefetched kAhead keys before its probe, so that a steady number of cache misses is in flight
@@ -194,16 +185,7 @@ class StringIdMap {
         __builtin_prefetch(&slots_[hashes[k] & mask_]);
       for (std::size_t k = 0; k < m; ++k) {
         if (k + kAhead < m) __builtin_prefetch(&slots_[hashes[k + kAhead] & mask_]);
-        std::string_view key = keys[start + k];
-        const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
-        for (std::size_t i = hashes[k] & mask_; slots_[i].len != kEmpty; i = (i + 1) & mask_) {
-          const Slot& s = slots_[i];
-          if (holds(s, tag, key)) {
-            values[start + k] = s.value;
-            found[start + k] = true;
-            break;
-          }
-        }
+        found[start + k] = find(keys[start + k], hashes[k], values[start + k]);
       }
     }
   }
@@ -224,6 +206,17 @@ class StringIdMap {
     std::uint32_t offset;
     std::memcpy(&offset, s.bytes, sizeof offset);
     return arena_.data() + offset;
+  }
+  // The value of key (hash h) into value, if the map holds it (slots_ not empty).
+  bool find(std::string_view key, std::uint64_t h, std::uint32_t& value) const {
+    const auto tag = static_cast<std::uint32_t>(h >> 32);
+    for (std::size_t i = h & mask_; slots_[i].len != kEmpty; i = (i + 1) & mask_) {
+      if (holds(slots_[i], tag, key)) {
+        value = slots_[i].value;
+        return true;
+      }
+    }
+    return false;
   }
   // Whether occupied slot s holds key.
   bool holds(const Slot& s, std::uint32_t tag, std::string_view key) const {

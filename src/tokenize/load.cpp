@@ -79,20 +79,22 @@ struct ByteLevelAlphabet {
   }
 };
 
+// Copies the first and the last w bytes of n (w <= n <= 2w, so all of them) for a word of w bytes.
+template <typename Word>
+inline void copy_ends(char* to, const char* from, std::size_t n) {
+  Word a, b;
+  std::memcpy(&a, from, sizeof(Word));
+  std::memcpy(&b, from + n - sizeof(Word), sizeof(Word));
+  std::memcpy(to, &a, sizeof(Word));
+  std::memcpy(to + n - sizeof(Word), &b, sizeof(Word));
+}
+
 // Copies n bytes without a libc call when n is small (the tokens of a vocabulary mostly are).
 inline void copy_bytes(char* to, const char* from, std::size_t n) {
   if (n >= 8 && n <= 16) {
-    std::uint64_t a, b;
-    std::memcpy(&a, from, 8);
-    std::memcpy(&b, from + n - 8, 8);
-    std::memcpy(to, &a, 8);
-    std::memcpy(to + n - 8, &b, 8);
+    copy_ends<std::uint64_t>(to, from, n);
   } else if (n >= 4 && n < 8) {
-    std::uint32_t a, b;
-    std::memcpy(&a, from, 4);
-    std::memcpy(&b, from + n - 4, 4);
-    std::memcpy(to, &a, 4);
-    std::memcpy(to + n - 4, &b, 4);
+    copy_ends<std::uint32_t>(to, from, n);
   } else if (n < 4) {
     for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
   } else {
