@@ -74,6 +74,7 @@ std::vector<Dialect> build_table() {
         "<tool_call><function=name><parameter=p>v</parameter></function></tool_call> (Qwen3-Coder, "
         "Qwen3.5)";
     d.framing = ValueFraming::kStripOneNewline;
+    d.value_close_checked = true;
     t.push_back(d);
   }
   {

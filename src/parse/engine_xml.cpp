@@ -1,6 +1,9 @@
 // The XML family: a call element naming the function, one element per parameter, values typed
 // by the tool's schema (`<function=f><parameter=k>v</parameter></function>`, Qwen3-Coder, GLM,
 // MiniMax, DeepSeek's DSML, step3).
+#include <algorithm>
+#include <optional>
+
 #include "parse/engine_section.hpp"
 
 namespace chatwire::parse {
@@ -21,6 +24,14 @@ class XmlFamily final : public SectionFamily {
     garbage_markers_.add(d.param_open, 1);
     garbage_markers_.add(d.call_close, 1);
     garbage_markers_.add(d.section_close, 1);
+    if (d.value_close_checked) {
+      checked_markers_.add(d.value_close, kClose);
+      checked_markers_.add(d.param_open, kParamOpen);
+      checked_markers_.add(d.call_close, kCallClose);
+      checked_markers_.add(d.section_close, kSectionClose);
+      // The close without its last byte: the start of a misspelt close (`</parameter1>`).
+      checked_markers_.add(d.value_close.substr(0, d.value_close.size() - 1), kMisspeltClose);
+    }
   }
 
   bool step() override {
@@ -62,6 +73,7 @@ class XmlFamily final : public SectionFamily {
   void begin_call() override {
     c_.mark = c_.pos;
     name_.clear();
+    given_.clear();
     go(St::kName);
   }
   bool has_function_lines() const override { return true; }
@@ -80,11 +92,33 @@ class XmlFamily final : public SectionFamily {
   std::size_t without_trailing_layout(std::size_t from, std::size_t end) const;
   bool xp_value();
 
+  // value_close_checked: where the value that starts at c_.mark ends (see Dialect).
+  enum CheckedTag { kClose = 1, kParamOpen, kCallClose, kSectionClose, kMisspeltClose };
+  struct ValueEnd {
+    bool decided = false;    // false: more bytes are needed (or, at eof, the output ended)
+    std::size_t at = 0;      // decided: the value's end; else the end of what is surely value
+    std::size_t resume = 0;  // decided: where the call's reading goes on
+    bool closed = false;     // ended by its close marker (else a missing_marker warning)
+  };
+  ValueEnd checked_value_end();
+  enum class Ahead { kMore, kEnd, kText };
+  // What stands after buf[p..) skips whitespace: a structural end (`ends`), text, or not yet known.
+  Ahead ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,
+              bool section_open) const;
+  Tri at_pos(std::size_t p, std::string_view lit) const;
+  // The name of a `param_open NAME param_name_end` element at p; nullopt when not complete.
+  std::optional<std::string> param_name_at(std::size_t p) const;
+  bool line_start(std::size_t p) const { return p == c_.mark || c_.buf[p - 1] == '\n'; }
+  bool schema_param(const std::string& name) const;
+
   St st_ = St::kBetweenCalls;
-  MarkerSet name_markers_, param_name_markers_, value_markers_, garbage_markers_;
-  std::string name_;   // the function of the open call (its schema types the values)
-  std::string param_;  // the parameter being read
-  ParamTypes types_;   // ... and its schema types
+  MarkerSet name_markers_, param_name_markers_, value_markers_, garbage_markers_, checked_markers_;
+  std::string name_;                // the function of the open call (its schema types the values)
+  std::string param_;               // the parameter being read
+  std::vector<std::string> given_;  // the parameters of the open call read so far
+  std::size_t vscan_ = 0;           // value_close_checked: the value is decided up to here ...
+  int depth_ = 0;                   // ... with this many line-start parameter elements open in it
+  ParamTypes types_;                // ... and its schema types
   bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
        quote_open_ = false;
 };
@@ -201,6 +235,7 @@ bool XmlFamily::xp_param_name() {
   json_value_ = header.find("string=\"false\"") != std::string_view::npos;
   c_.pos = hit.at + hit.len;
   types_ = param_types(c_.tools, name_, param_);
+  given_.push_back(param_);
   go(c_.d.value_open.empty() ? St::kValue : St::kValueOpen);
   value_started_ = false;
   return true;
@@ -263,15 +298,26 @@ bool XmlFamily::xp_value() {
     value_started_ = true;
     streaming_value_ = streams_as_string();
     c_.mark = c_.pos;
+    vscan_ = c_.pos;
+    depth_ = 0;
     quote_open_ = false;
     if (streaming_value_) param_prefix();
   }
-  MarkerSet::Hit hit = c_.search(value_markers_);
-  bool found = hit.kind == MarkerSet::Hit::kFound;
+  ValueEnd ve;
+  if (c_.d.value_close_checked) {
+    ve = checked_value_end();
+  } else {
+    MarkerSet::Hit hit = c_.search(value_markers_);
+    ve.decided = hit.kind == MarkerSet::Hit::kFound;
+    ve.at = hit.at;
+    ve.closed = ve.decided && hit.tag == 1;
+    ve.resume = ve.closed ? hit.at + hit.len : hit.at;
+  }
+  bool found = ve.decided;
   if (!found && !c_.eof) {
     if (streaming_value_) {
       // Emit what cannot be trailing layout or the start of the end marker.
-      std::size_t end = c_.emit_end(without_trailing_layout(c_.pos, hit.at));
+      std::size_t end = c_.emit_end(without_trailing_layout(c_.pos, ve.at));
       // A string value whose schema allows null is held until it cannot be the literal null
       // (read as JSON null); for a string-only schema the text null is the string "null".
       if (end > c_.pos && (quote_open_ || !types_.null || end - c_.mark > 4)) {
@@ -282,7 +328,7 @@ bool XmlFamily::xp_value() {
     }
     return false;
   }
-  std::size_t end = found ? hit.at : c_.buf.size();
+  std::size_t end = found ? ve.at : c_.buf.size();
   std::size_t stop = without_trailing_layout(streaming_value_ ? c_.pos : c_.mark, end);
   if (!found) c_.truncated("a parameter value");
   if (streaming_value_) {
@@ -317,14 +363,140 @@ bool XmlFamily::xp_value() {
     param_prefix();
     c_.em.args(value);
   }
-  c_.pos = end;
-  if (found && hit.tag == 1)
-    c_.pos += hit.len;
-  else if (found)
+  c_.pos = found ? ve.resume : end;
+  if (found && !ve.closed)
     c_.em.warn("missing_marker", "parameter not closed with " + std::string(c_.d.value_close),
                c_.abs(end));
   go(St::kParams);
   return true;
+}
+
+auto XmlFamily::at_pos(std::size_t p, std::string_view lit) const -> Tri {
+  if (lit.empty()) return Tri::kNo;
+  std::size_t n = std::min(c_.buf.size() - p, lit.size());
+  if (c_.buf.compare(p, n, lit.substr(0, n)) != 0) return Tri::kNo;
+  if (n == lit.size()) return Tri::kYes;
+  return c_.eof ? Tri::kNo : Tri::kMore;
+}
+
+auto XmlFamily::param_name_at(std::size_t p) const -> std::optional<std::string> {
+  std::size_t from = p + c_.d.param_open.size();
+  std::size_t e = c_.buf.find(c_.d.param_name_end, from);
+  if (e == std::string_view::npos) return std::nullopt;
+  return attr_name(c_.bytes(from, e));
+}
+
+bool XmlFamily::schema_param(const std::string& name) const {
+  const Json* props = function_properties(c_.tools, name_);
+  return !props || props->contains(name);  // no schema: any name may be a parameter
+}
+
+auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,
+                      bool section_open) const -> Ahead {
+  const Dialect& d = c_.d;
+  while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+  if (p == c_.buf.size()) return c_.eof ? Ahead::kEnd : Ahead::kMore;
+  bool more = false;
+  auto check = [&](bool wanted, std::string_view lit) {
+    if (!wanted) return false;
+    Tri t = at_pos(p, lit);
+    more = more || t == Tri::kMore;
+    return t == Tri::kYes;
+  };
+  if (check(param_of_schema, d.param_open)) {
+    std::optional<std::string> name = param_name_at(p);
+    if (!name) return c_.eof ? Ahead::kText : Ahead::kMore;
+    return schema_param(*name) ? Ahead::kEnd : Ahead::kText;
+  }
+  if (check(call_close, d.call_close) || check(section_close, d.section_close) ||
+      check(section_open, d.section_open))
+    return Ahead::kEnd;
+  return more ? Ahead::kMore : Ahead::kText;
+}
+
+auto XmlFamily::checked_value_end() -> ValueEnd {
+  const Dialect& d = c_.d;
+  const std::string_view buf = c_.buf;
+  for (;;) {
+    MarkerSet::Hit hit = checked_markers_.find(buf, vscan_, c_.eof);
+    if (hit.kind != MarkerSet::Hit::kFound) return {false, hit.at, 0, false};
+    const std::size_t at = hit.at, after = hit.at + hit.len;
+    auto undecided = [&] { return ValueEnd{false, at, 0, false}; };
+    auto text = [&](std::size_t next) { vscan_ = next; };
+    switch (hit.tag) {
+      case kParamOpen: {
+        if (!line_start(at)) {
+          text(after);
+          break;
+        }
+        std::optional<std::string> name = param_name_at(at);
+        if (!name) {
+          if (!c_.eof) return undecided();
+          text(after);
+          break;
+        }
+        bool given = std::find(given_.begin(), given_.end(), *name) != given_.end();
+        if (!given && schema_param(*name)) return {true, at, at, false};
+        ++depth_;  // a parameter element quoted in the value: its close pairs with it
+        text(after);
+        break;
+      }
+      case kClose: {
+        if (depth_ > 0) {
+          --depth_;
+          text(after);
+          break;
+        }
+        Ahead a = ahead(after, true, true, true, false);
+        if (a == Ahead::kMore) return undecided();
+        if (a == Ahead::kEnd) return {true, at, after, true};
+        text(after);
+        break;
+      }
+      case kMisspeltClose: {
+        // On a line of its own, with no markup after the misspelt part.
+        std::size_t eol = buf.find('\n', after);
+        if (eol == std::string_view::npos) {
+          if (!c_.eof) return undecided();
+          eol = buf.size();
+        }
+        if (depth_ > 0 || !line_start(at) || eol - after > 16 ||
+            c_.bytes(after, eol).find('<') != std::string_view::npos) {
+          text(after);
+          break;
+        }
+        Ahead a = ahead(eol, true, true, true, false);
+        if (a == Ahead::kMore) return undecided();
+        if (a == Ahead::kEnd) return {true, at, eol, false};
+        text(after);
+        break;
+      }
+      case kCallClose:
+      case kSectionClose: {
+        if (depth_ > 0) {
+          text(after);
+          break;
+        }
+        // A call close ends the value before the section's close (or the end); a section close
+        // before the next section (or the end).
+        bool call = hit.tag == kCallClose;
+        Ahead a = ahead(after, false, false, call, !call);
+        if (a == Ahead::kEnd && call && !d.section_close.empty()) {
+          // `</function>` then `</tool_call>`: the section's close must itself be followed by
+          // another section or the end, as a quoted call's is not.
+          std::size_t p = after;
+          while (p < buf.size() && is_ws(buf[p])) ++p;
+          if (p < buf.size()) a = ahead(p + d.section_close.size(), false, false, false, true);
+        }
+        if (a == Ahead::kMore) return undecided();
+        if (a == Ahead::kEnd) return {true, at, at, false};
+        text(after);
+        break;
+      }
+      default:
+        text(after);
+    }
+  }
 }
 
 }  // namespace

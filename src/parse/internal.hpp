@@ -119,6 +119,15 @@ struct Dialect {
   std::string_view value_close;
   ValueFraming framing = ValueFraming::kVerbatim;
   UntypedValues untyped = UntypedValues::kString;
+  // Where a value ends when it may quote the markers themselves (code written by Qwen3-Coder),
+  // as vLLM's qwen3_coder parser decides it: a value_close ends the value only when what follows
+  // it (after whitespace) is a parameter of the function's schema, the call's or the section's
+  // close, or the end of the output; parameter elements opened at the start of a line inside the
+  // value nest (their closes pair with them); a parameter of the schema not yet given, opened at
+  // a line start, a call close followed by the section's end, or a section close followed by
+  // another section or the end, end a value missing its close; so does a misspelt close on a
+  // line of its own (`</parameter1>`), which is dropped. Without it the first marker ends it.
+  bool value_close_checked = false;
 
   // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
   std::vector<Section> pythonic_sections;
@@ -169,6 +178,9 @@ struct ParamTypes {
   }
 };
 ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param);
+// The `properties` object of a function's parameter schema in the request's tools (nullptr when
+// the function is not declared or declares no properties).
+const Json* function_properties(const Json& tools, std::string_view function);
 
 // The JSON text for an XML parameter value under its schema types (raw string on failure).
 std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,

@@ -60,6 +60,7 @@ constexpr FlagField kFlagFields[] = {
     {"json_list_calls", &Dialect::json_list_calls},
     {"header_recovery", &Dialect::header_recovery},
     {"pythonic_bare", &Dialect::pythonic_bare},
+    {"value_close_checked", &Dialect::value_close_checked},
 };
 
 struct ListField {

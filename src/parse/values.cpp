@@ -585,9 +585,8 @@ void append_python_json(std::string& out, const Json& v, int depth) {
   }
 }
 
-ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param) {
-  ParamTypes types;
-  if (!tools.is_array()) return types;
+const Json* function_properties(const Json& tools, std::string_view function) {
+  if (!tools.is_array()) return nullptr;
   for (const auto& tool : tools) {
     if (!tool.is_object()) continue;
     const Json* fn = &tool;
@@ -595,14 +594,21 @@ ParamTypes param_types(const Json& tools, std::string_view function, std::string
     auto name = fn->find("name");
     if (name == fn->end() || !name->is_string() || name->get<std::string>() != function) continue;
     auto params = fn->find("parameters");
-    if (params == fn->end() || !params->is_object()) return types;
+    if (params == fn->end() || !params->is_object()) return nullptr;
     auto props = params->find("properties");
-    if (props == params->end() || !props->is_object()) return types;
-    auto prop = props->find(std::string(param));
-    if (prop == props->end()) return types;
-    add_schema_types(*prop, types, 0);
-    return types;
+    if (props == params->end() || !props->is_object()) return nullptr;
+    return &*props;
   }
+  return nullptr;
+}
+
+ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param) {
+  ParamTypes types;
+  const Json* props = function_properties(tools, function);
+  if (!props) return types;
+  auto prop = props->find(std::string(param));
+  if (prop == props->end()) return types;
+  add_schema_types(*prop, types, 0);
   return types;
 }
 

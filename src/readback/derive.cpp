@@ -438,8 +438,12 @@ std::optional<Dialect> fit_xml(std::string_view s, const std::vector<Known>& kno
     key_close = key_close.substr(0, ws);
   }
   if (key_close.empty()) return std::nullopt;
-  if (!key_gap.empty() && key_gap.back() == '\n' && !param_gap.empty() && param_gap[0] == '\n')
+  if (!key_gap.empty() && key_gap.back() == '\n' && !param_gap.empty() && param_gap[0] == '\n') {
     d.framing = parse::ValueFraming::kStripOneNewline;
+    // Markers on lines of their own: a value may quote them (code), so a close is checked by
+    // what follows it, as for the qwen3_coder row (see Dialect::value_close_checked).
+    d.value_close_checked = true;
+  }
   // The call's opener and closer.
   std::string_view before = s.substr(0, c0.name_at);
   bool call_attr = false;
