@@ -8,6 +8,7 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -639,26 +640,72 @@ Result<std::string> to_json_string(const Value& v, const JsonDumpOptions& option
 
 namespace {
 
+// Escape-free object keys ("role", "content", ...) shared instead of one string per object:
+// an open-addressing table of the keys seen, each an allocation whose hash is computed once.
+// Outside a render a thread keeps its table from one document to the next, so a stream of
+// requests with the same keys (a batch, a server) neither allocates, hashes nor frees them per
+// request; that table is emptied when it fills, so it follows the keys in use. A render may
+// not keep what it builds past its end (detail::RenderScope): there a document has a table of
+// its own.
+class KeyTable {
+ public:
+  static constexpr std::size_t kSlots = 256, kMaxKeys = 192, kMaxKeyBytes = 64;
+
+  // The shared string for `k`: 1 to kMaxKeyBytes bytes of ASCII.
+  Value get(std::string_view k) {
+    for (std::size_t i = slot_of(k);; i = (i + 1) % kSlots) {
+      Slot& slot = slots_[i];
+      if (slot.text.empty()) {
+        if (count_ == kMaxKeys) {
+          clear();
+          return get(k);
+        }
+        ++count_;
+        slot.value = detail::string_copy_known(k, true, k.size());
+        slot.text = slot.value.as_string();  // the value's own bytes: as long as the slot
+        return slot.value;
+      }
+      if (detail::same_bytes(slot.text, k)) return slot.value;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::string_view text;  // empty: free (the empty key is not shared)
+    Value value;
+  };
+  // A mix of the length and the first and last eight bytes.
+  static std::size_t slot_of(std::string_view k) {
+    std::uint64_t head = 0, tail = 0;
+    if (k.size() >= 8) {
+      std::memcpy(&head, k.data(), 8);
+      std::memcpy(&tail, k.data() + k.size() - 8, 8);
+    } else {
+      std::memcpy(&head, k.data(), k.size());
+    }
+    std::uint64_t h = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ k.size()) * 0xff51afd7ed558ccdull;
+    return static_cast<std::size_t>(h >> 56);  // 256 slots
+  }
+  void clear() {
+    for (Slot& slot : slots_) slot = Slot{};
+    count_ = 0;
+  }
+
+  Slot slots_[kSlots];
+  std::size_t count_ = 0;
+};
+
 struct Parser {
-  Parser(std::string_view json, const JsonParseOptions& parse_options)
-      : text(json), options(parse_options) {}
+  Parser(std::string_view json, const JsonParseOptions& parse_options, KeyTable& key_table)
+      : text(json), options(parse_options), keys(key_table) {}
 
   std::string_view text;
   const JsonParseOptions& options;
   std::size_t pos = 0;
   std::size_t depth = 0;
-  // Escape-free object keys shared within one document ("role", "content", ...): one
-  // allocation per distinct key, and its hash is computed once. An open-addressing table
-  // inside the parser: a request has a few dozen distinct keys, and the node-based map this
-  // replaces cost a bucket array, a node per key and a byte-wise hash per lookup. When it
-  // is full, further keys are simply not shared.
-  static constexpr std::size_t kKeySlots = 64, kMaxKeys = 48, kMaxKeyBytes = 64;
-  struct KeySlot {
-    std::string_view text;  // empty: free (the empty key is never cached)
-    Value value;
-  };
-  KeySlot key_slots[kKeySlots];
-  std::size_t key_count = 0;
+  // Where object keys are shared (KeyTable): the thread's own outside a render, else one of
+  // this document's.
+  KeyTable& keys;
   // Scratch stacks shared by all nesting levels: a container's items are collected
   // here and moved into one exactly-sized vector when it closes.
   std::vector<Value> item_stack;
@@ -702,6 +749,15 @@ struct Parser {
       return true;
     }
     return false;
+  }
+
+  // The whole text as one JSON value.
+  Result<Value> document() {
+    auto v = value();
+    if (!v) return v.error();
+    skip_ws();
+    if (pos != text.size()) return error_at(pos, "Extra data");
+    return v;
   }
 
   Result<Value> value() {
@@ -987,39 +1043,14 @@ struct Parser {
     return Value::string_known(std::exchange(scratch, std::string()), ascii, n);
   }
 
-  // The slot of a cached key: a mix of its length and its first and last eight bytes.
-  static std::size_t key_slot(std::string_view k) {
-    std::uint64_t head = 0, tail = 0;
-    if (k.size() >= 8) {
-      std::memcpy(&head, k.data(), 8);
-      std::memcpy(&tail, k.data() + k.size() - 8, 8);
-    } else {
-      std::memcpy(&head, k.data(), k.size());
-    }
-    std::uint64_t h = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ k.size()) * 0xff51afd7ed558ccdull;
-    return static_cast<std::size_t>(h >> 58);  // 64 slots
-  }
-
   Result<Value> key() {
-    // Fast path: an escape-free ASCII key is shared through key_slots.
+    // Fast path: an escape-free ASCII key is shared through the key table.
     const std::size_t start = pos + 1;
     const std::size_t end = plain_run_end(start);
-    if (end < text.size() && text[end] == '"' && end > start && end - start <= kMaxKeyBytes) {
-      std::string_view k = text.substr(start, end - start);
+    if (end < text.size() && text[end] == '"' && end > start &&
+        end - start <= KeyTable::kMaxKeyBytes) {
       pos = end + 1;
-      for (std::size_t i = key_slot(k);; i = (i + 1) % kKeySlots) {
-        KeySlot& slot = key_slots[i];
-        if (slot.text.empty()) {
-          Value v = detail::string_copy_known(k, true, k.size());
-          if (key_count < kMaxKeys) {
-            ++key_count;
-            slot.text = k;
-            slot.value = v;
-          }
-          return v;
-        }
-        if (detail::same_bytes(slot.text, k)) return slot.value;
-      }
+      return keys.get(text.substr(start, end - start));
     }
     return string();
   }
@@ -1120,12 +1151,15 @@ struct Parser {
 }  // namespace
 
 Result<Value> parse_json(std::string_view text, const JsonParseOptions& options) {
-  Parser parser{text, options};
-  auto v = parser.value();
-  if (!v) return v.error();
-  parser.skip_ws();
-  if (parser.pos != text.size()) return parser.error_at(parser.pos, "Extra data");
-  return v;
+  if (detail::render_depth != 0) {  // see KeyTable
+    auto own = std::make_unique<KeyTable>();
+    return Parser(text, options, *own).document();
+  }
+  // On the heap: 8 KB of thread-local storage in every thread that loads the library would be
+  // a cost for the threads that never parse.
+  static thread_local std::unique_ptr<KeyTable> thread_keys;
+  if (!thread_keys) thread_keys = std::make_unique<KeyTable>();
+  return Parser(text, options, *thread_keys).document();
 }
 
 // ---------------------------------------------------------------------------------
