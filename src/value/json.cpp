@@ -676,12 +676,12 @@ class KeyTable {
   };
   // A mix of the length and the first and last eight bytes.
   static std::size_t slot_of(std::string_view k) {
-    std::uint64_t head = 0, tail = 0;
+    std::uint64_t head, tail = 0;
     if (k.size() >= 8) {
       std::memcpy(&head, k.data(), 8);
       std::memcpy(&tail, k.data() + k.size() - 8, 8);
     } else {
-      std::memcpy(&head, k.data(), k.size());
+      head = scan::load_tail(k.data(), k.size());  // a memcpy of a variable size is a call
     }
     std::uint64_t h = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ k.size()) * 0xff51afd7ed558ccdull;
     return static_cast<std::size_t>(h >> 56);  // 256 slots
