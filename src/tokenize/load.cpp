@@ -751,6 +751,8 @@ class Loader {
     const ByteLevelAlphabet& ab = alphabet();
     const std::size_t prefix_len = d_.continuing_subword_prefix.size();
     const bool guess = !d_.vocab.overwritten();
+    // The joins are read only by split_words, which finish() may enable only for these models.
+    const bool note_joins = !d_.byte_level && d_.simple_bpe && !d_.ignore_merges;
     std::uint32_t last_merged = kNoId;
     // The vocab key of a token as spelled (byte-level: its raw bytes when it maps).
     auto add_key = [&](std::size_t k, std::string_view token) {
@@ -800,7 +802,8 @@ class Loader {
           d_.merges.prefetch_put(ids[2 * (i + kAhead)], ids[2 * (i + kAhead) + 1]);
         d_.merges.put(ids[2 * i], ids[2 * i + 1], batch_rank + static_cast<std::uint32_t>(i),
                       merged_ids[i]);
-        note_join(keys[2 * i], keys[2 * i + 1], ids[2 * i], ids[2 * i + 1]);
+        if (note_joins && !merges_join_special_)
+          note_join(keys[2 * i], keys[2 * i + 1], ids[2 * i], ids[2 * i + 1]);
       }
       n = 0;
       keys_buffer.clear();
