@@ -414,4 +414,33 @@ TEST(ParseApi, StrictRefusesMalformedCalls) {
   EXPECT_FALSE(parse::is_malformed_call("coercion"));
 }
 
+// A string value is escaped into the arguments by counting its escaped size first (16 bytes a
+// step) and then writing into exactly that room: every byte class (quotes, backslashes, controls
+// with and without a short escape, non-ASCII) at every alignment and length, including values
+// longer than one 64 KiB piece, must come back as written.
+TEST(ParseApi, EscapedStringValuesRoundTrip) {
+  const auto tools = parse::Tools::from_json_text(R"([{"type": "function", "function": {"name": "w",
+      "parameters": {"type": "object", "properties": {"s": {"type": "string"}}}}}])");
+  ASSERT_TRUE(tools);
+  const std::string alphabet[] = {"a",  "\"", "\\", "\n",   "\t",       "\x01", "\x1f",
+                                  "\b", "\f", "\r", "\x7f", "\xc3\xa9", "/",    " "};
+  std::uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  for (std::size_t length : {0u, 1u, 15u, 16u, 17u, 47u, 777u, 70000u, 200000u}) {
+    std::string value;
+    while (value.size() < length) {
+      // Runs of one class, so some 16-byte blocks are all escapes and some have none.
+      const std::string& piece = alphabet[next() % std::size(alphabet)];
+      for (std::uint32_t run = next() % 40; run > 0; --run) value += piece;
+    }
+    const std::string out = "<tool_call>\n<function=w>\n<parameter=s>\nv" + value +
+                            "v\n</parameter>\n</function>\n</tool_call>";
+    auto r = parse::parse(out, "qwen3_coder", *tools);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->message.tool_calls.size(), 1u) << length;
+    const auto args = parse::Json::parse(r->message.tool_calls[0].arguments);
+    EXPECT_EQ(args["s"].get<std::string>(), "v" + value + "v") << length;
+  }
+}
+
 }  // namespace
