@@ -359,6 +359,28 @@ class Parser {
     q = plain_end(q);
     return q < end_ && *q == '"' ? q : nullptr;
   }
+  // The first space of s (npos if none); a string in the text is read 16 bytes a step from its
+  // start (a short one in one step), others bytewise.
+  std::size_t first_space(std::string_view s) const {
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    if (s.data() >= begin_ && s.data() <= end_) {
+      for (; end_ - (s.data() + i) >= 16 && i < s.size(); i += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+        const auto hit =
+            static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))));
+        if (hit != 0) {
+          const std::size_t at = i + static_cast<std::size_t>(__builtin_ctz(hit));
+          return at < s.size() ? at : std::string_view::npos;
+        }
+      }
+    }
+#endif
+    for (; i < s.size(); ++i) {
+      if (s[i] == ' ') return i;
+    }
+    return std::string_view::npos;
+  }
   // The merge [a, b] into m, unless a part is too long for an entry.
   static bool pair_entry(std::string_view a, std::string_view b, MergeEntry& m) {
     if (a.size() > 0xFFFFFFFFu || b.size() > 0xFFFFFFFFu) return false;
@@ -430,8 +452,15 @@ class Parser {
         std::string_view s;
         if (!parse_string(s)) return false;
         if (s.size() > 0xFFFFFFFFu) return fail("string too long");
-        m.a = s.data();
-        m.a_len = static_cast<std::uint32_t>(s.size());
+        // "a b" split at its first space here, while the string is in the cache; without one,
+        // b stays nullptr and the loader reports it.
+        const std::size_t space = first_space(s);
+        if (space == std::string_view::npos) {
+          m.a = s.data();
+          m.a_len = static_cast<std::uint32_t>(s.size());
+        } else {
+          pair_entry(s.substr(0, space), s.substr(space + 1), m);
+        }
       } else if (!(p_ < end_ && *p_ == '[' && (plain_pair(m) || quick_pair(m)))) {
         bool ok = parse_scratch(3, [&](std::uint32_t n) {
           const Node& c = doc_.nodes_[n];

@@ -38,7 +38,7 @@ struct VocabEntry {
   std::string_view token() const { return {key, key_len}; }
 };
 
-// One element of model.merges read flat: "a b" (b == nullptr: split at the first space), [a, b],
+// One element of model.merges read flat: "a b" or [a, b] (a "..." without a space: b == nullptr),
 // or anything else (a == nullptr).
 struct MergeEntry {
   const char* a;
