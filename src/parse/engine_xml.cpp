@@ -106,8 +106,13 @@ class XmlFamily final : public SectionFamily {
   Ahead ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,
               bool section_open) const;
   Tri at_pos(std::size_t p, std::string_view lit) const;
-  // The name of a `param_open NAME param_name_end` element at p; nullopt when not complete.
-  std::optional<std::string> param_name_at(std::size_t p) const;
+  // The name of a `param_open NAME param_name_end` element at p: kYes with the name, kMore when
+  // not complete yet, kNo when no name end comes within kLookahead bytes.
+  Tri param_name_at(std::size_t p, std::string& name) const;
+  // How far a decision looks past a marker (a name, a misspelt close's line, the whitespace after
+  // a close): beyond it the marker is text, so an undecided marker is never held, and scanned
+  // again on every chunk, for long.
+  static constexpr std::size_t kLookahead = 256;
   bool line_start(std::size_t p) const { return p == c_.mark || c_.buf[p - 1] == '\n'; }
   bool schema_param(const std::string& name) const;
 
@@ -379,11 +384,14 @@ auto XmlFamily::at_pos(std::size_t p, std::string_view lit) const -> Tri {
   return c_.eof ? Tri::kNo : Tri::kMore;
 }
 
-auto XmlFamily::param_name_at(std::size_t p) const -> std::optional<std::string> {
-  std::size_t from = p + c_.d.param_open.size();
-  std::size_t e = c_.buf.find(c_.d.param_name_end, from);
-  if (e == std::string_view::npos) return std::nullopt;
-  return attr_name(c_.bytes(from, e));
+auto XmlFamily::param_name_at(std::size_t p, std::string& name) const -> Tri {
+  const std::size_t from = p + c_.d.param_open.size();
+  const std::size_t limit = std::min(c_.buf.size(), from + kLookahead);
+  const std::size_t e = c_.bytes(from, limit).find(c_.d.param_name_end);
+  if (e == std::string_view::npos)
+    return c_.eof || limit - from == kLookahead ? Tri::kNo : Tri::kMore;
+  name = attr_name(c_.bytes(from, from + e));
+  return Tri::kYes;
 }
 
 bool XmlFamily::schema_param(const std::string& name) const {
@@ -394,7 +402,9 @@ bool XmlFamily::schema_param(const std::string& name) const {
 auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,
                       bool section_open) const -> Ahead {
   const Dialect& d = c_.d;
+  const std::size_t start = p;
   while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+  if (p - start >= kLookahead) return Ahead::kText;
   if (p == c_.buf.size()) return c_.eof ? Ahead::kEnd : Ahead::kMore;
   bool more = false;
   auto check = [&](bool wanted, std::string_view lit) {
@@ -404,9 +414,10 @@ auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool
     return t == Tri::kYes;
   };
   if (check(param_of_schema, d.param_open)) {
-    std::optional<std::string> name = param_name_at(p);
-    if (!name) return c_.eof ? Ahead::kText : Ahead::kMore;
-    return schema_param(*name) ? Ahead::kEnd : Ahead::kText;
+    std::string name;
+    Tri t = param_name_at(p, name);
+    if (t != Tri::kYes) return t == Tri::kMore ? Ahead::kMore : Ahead::kText;
+    return schema_param(name) ? Ahead::kEnd : Ahead::kText;
   }
   if (check(call_close, d.call_close) || check(section_close, d.section_close) ||
       check(section_open, d.section_open))
@@ -429,14 +440,15 @@ auto XmlFamily::checked_value_end() -> ValueEnd {
           text(after);
           break;
         }
-        std::optional<std::string> name = param_name_at(at);
-        if (!name) {
-          if (!c_.eof) return undecided();
+        std::string name;
+        Tri t = param_name_at(at, name);
+        if (t == Tri::kMore) return undecided();
+        if (t == Tri::kNo) {
           text(after);
           break;
         }
-        bool given = std::find(given_.begin(), given_.end(), *name) != given_.end();
-        if (!given && schema_param(*name)) return {true, at, at, false};
+        bool given = std::find(given_.begin(), given_.end(), name) != given_.end();
+        if (!given && schema_param(name)) return {true, at, at, false};
         ++depth_;  // a parameter element quoted in the value: its close pairs with it
         text(after);
         break;
@@ -454,13 +466,15 @@ auto XmlFamily::checked_value_end() -> ValueEnd {
         break;
       }
       case kMisspeltClose: {
-        // On a line of its own, with no markup after the misspelt part.
-        std::size_t eol = buf.find('\n', after);
+        // On a line of its own, with no markup after the misspelt part (at most 16 bytes).
+        constexpr std::size_t kMisspelt = 16;
+        const std::size_t limit = std::min(buf.size(), after + kMisspelt + 1);
+        std::size_t eol = buf.substr(0, limit).find('\n', after);
         if (eol == std::string_view::npos) {
-          if (!c_.eof) return undecided();
-          eol = buf.size();
+          if (limit - after <= kMisspelt && !c_.eof) return undecided();
+          eol = limit - after <= kMisspelt ? buf.size() : std::string_view::npos;
         }
-        if (depth_ > 0 || !line_start(at) || eol - after > 16 ||
+        if (eol == std::string_view::npos || depth_ > 0 || !line_start(at) ||
             c_.bytes(after, eol).find('<') != std::string_view::npos) {
           text(after);
           break;
