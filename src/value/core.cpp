@@ -322,6 +322,25 @@ Value Value::dict_unchecked(std::vector<std::pair<Value, Value>> entries) {
   return result;
 }
 
+namespace detail {
+Value dict_borrowing_keys(std::vector<std::pair<Value, Value>> entries, RefCounted* owner) {
+  assert(entries.size() <= DictData::kLinearMax);
+  auto* data = new DictData;
+  data->key_owner = owner;
+  Value result = ValueAccess::from_payload(Kind::Dict, data);
+  // Distinct keys: fill_dict keeps every entry where it is (it releases keys only when it
+  // merges duplicates).
+  fill_dict(*data, std::move(entries), false);
+  return result;
+}
+
+DictData::~DictData() {
+  if (key_owner == nullptr) return;
+  for (auto& entry : entries) ValueAccess::forget(entry.first);
+  if (key_owner->drop_ref()) delete key_owner;
+}
+}  // namespace detail
+
 Value Value::undefined(Value name, std::string object_type, std::string hint,
                        std::string error_type) {
   auto* data = new UndefinedData;

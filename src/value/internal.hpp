@@ -76,6 +76,13 @@ struct ValueAccess {
   static detail::UndefinedData* undef(const Value& v) noexcept {
     return static_cast<detail::UndefinedData*>(v.u_.ptr);
   }
+  // Turns `v` into a plain Undefined without releasing its payload (an uncounted alias).
+  static void forget(Value& v) noexcept {
+    v.kind_ = Kind::Undefined;
+    v.u_.ptr = nullptr;
+  }
+  // Counts one more reference to v's payload (turns an uncounted alias into a reference).
+  static void add_ref(const Value& v) noexcept { v.retain(); }
   static Value from_payload(Kind kind, detail::RefCounted* ptr) noexcept {
     Value v;
     v.kind_ = kind;
@@ -146,6 +153,11 @@ inline std::size_t byte_offset(std::string_view s, std::size_t index) noexcept {
 }  // namespace utf8
 
 namespace detail {
+// A dict of entries whose keys are uncounted aliases of strings `owner` keeps alive (see
+// DictData::key_owner), all distinct, at most DictData::kLinearMax of them; the dict takes
+// over one count of `owner` from the caller.
+Value dict_borrowing_keys(std::vector<std::pair<Value, Value>> entries, RefCounted* owner);
+
 // A String value of a copy of bytes known to be WTF-8 with the given flags, the bytes in the
 // payload's own block (one allocation; Value::string_known keeps a std::string's buffer,
 // which is a second one when the string is longer than its inline capacity).

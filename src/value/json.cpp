@@ -651,28 +651,42 @@ class KeyTable {
  public:
   static constexpr std::size_t kSlots = 256, kMaxKeys = 192, kMaxKeyBytes = 64;
 
-  // The shared string for `k`: 1 to kMaxKeyBytes bytes of ASCII.
-  Value get(std::string_view k) {
+  // The keys of one filling of the table. Dicts that borrow their keys (DictData::key_owner)
+  // count the block, which keeps the keys alive after the table is emptied.
+  struct Block final : detail::RefCounted {
+    std::vector<Value> keys;  // reserved for kMaxKeys: slots point into it
+  };
+
+  KeyTable() = default;
+  KeyTable(const KeyTable&) = delete;
+  KeyTable& operator=(const KeyTable&) = delete;
+  ~KeyTable() { drop_block(); }
+
+  // The shared string for `k` (1 to kMaxKeyBytes bytes of ASCII), kept by block().
+  const Value& get(std::string_view k) {
     for (std::size_t i = slot_of(k);; i = (i + 1) % kSlots) {
       Slot& slot = slots_[i];
-      if (slot.text.empty()) {
-        if (count_ == kMaxKeys) {
-          clear();
+      if (slot.value == nullptr) {
+        if (block_ == nullptr || block_->keys.size() == kMaxKeys) {
+          if (block_ != nullptr) clear();
+          block_ = new Block;
+          block_->keys.reserve(kMaxKeys);
           return get(k);
         }
-        ++count_;
-        slot.value = detail::string_copy_known(k, true, k.size());
-        slot.text = slot.value.as_string();  // the value's own bytes: as long as the slot
-        return slot.value;
+        block_->keys.push_back(detail::string_copy_known(k, true, k.size()));
+        slot.value = &block_->keys.back();
+        slot.text = slot.value->as_string();  // the value's own bytes
+        return *slot.value;
       }
-      if (detail::same_bytes(slot.text, k)) return slot.value;
+      if (detail::same_bytes(slot.text, k)) return *slot.value;
     }
   }
+  Block* block() const { return block_; }
 
  private:
   struct Slot {
-    std::string_view text;  // empty: free (the empty key is not shared)
-    Value value;
+    std::string_view text;
+    const Value* value = nullptr;  // nullptr: free
   };
   // A mix of the length and the first and last eight bytes.
   static std::size_t slot_of(std::string_view k) {
@@ -688,11 +702,94 @@ class KeyTable {
   }
   void clear() {
     for (Slot& slot : slots_) slot = Slot{};
-    count_ = 0;
+    drop_block();
+  }
+  void drop_block() {
+    if (block_ != nullptr && block_->drop_ref()) delete block_;
+    block_ = nullptr;
   }
 
   Slot slots_[kSlots];
-  std::size_t count_ = 0;
+  Block* block_ = nullptr;  // counted once by the table
+};
+
+// The keys of one object being parsed, while they are borrowed from a key table's block (see
+// DictData::key_owner): every key in stack[base, end) is then an uncounted alias of a key of
+// `owner`, of which this holds one count for the dict to take over. A key that cannot be
+// borrowed (not from the table, from a newer block after the table was emptied, a ninth key)
+// turns the aliases into counted references for good. An object that fails leaves no alias
+// behind: its entries are dropped here.
+class BorrowedKeys {
+ public:
+  using Entries = std::vector<std::pair<Value, Value>>;
+  BorrowedKeys(Entries& stack, std::size_t base) : stack_(stack), base_(base) {}
+  BorrowedKeys(const BorrowedKeys&) = delete;
+  BorrowedKeys& operator=(const BorrowedKeys&) = delete;
+  ~BorrowedKeys() {
+    if (done_) return;
+    if (owner_ != nullptr) {
+      for (std::size_t i = base_; i < stack_.size(); ++i) ValueAccess::forget(stack_[i].first);
+      drop_owner();
+    }
+    stack_.resize(base_);
+  }
+
+  // Whether the next key, a key of `block`, may be borrowed.
+  bool accept(KeyTable::Block* block) {
+    if (counted_) return false;
+    if (owner_ == nullptr) {
+      owner_ = block;
+      owner_->add_ref();
+      return true;
+    }
+    if (owner_ == block && stack_.size() - base_ < detail::DictData::kLinearMax) return true;
+    to_counted();
+    return false;
+  }
+  // The next key is not a table key.
+  void reject() { to_counted(); }
+
+  // The object, from its entries on the stack.
+  Value finish() {
+    done_ = true;
+    Entries entries(std::make_move_iterator(stack_.begin() + static_cast<long>(base_)),
+                    std::make_move_iterator(stack_.end()));
+    stack_.resize(base_);
+    if (owner_ != nullptr && distinct(entries)) {
+      KeyTable::Block* owner = std::exchange(owner_, nullptr);
+      return detail::dict_borrowing_keys(std::move(entries), owner);
+    }
+    if (owner_ != nullptr) {  // a repeated key: dict_unchecked merges and releases
+      for (auto& entry : entries) ValueAccess::add_ref(entry.first);
+      drop_owner();
+    }
+    return Value::dict_unchecked(std::move(entries));
+  }
+
+ private:
+  // Keys of one block are equal only when they are the same string.
+  static bool distinct(const Entries& entries) {
+    for (std::size_t i = 1; i < entries.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (entries[i].first.same(entries[j].first)) return false;
+    return true;
+  }
+  void to_counted() {
+    counted_ = true;
+    if (owner_ == nullptr) return;
+    for (std::size_t i = base_; i < stack_.size(); ++i) ValueAccess::add_ref(stack_[i].first);
+    drop_owner();
+  }
+  void drop_owner() {
+    if (owner_->drop_ref()) delete owner_;
+    owner_ = nullptr;
+  }
+
+  Entries& stack_;
+  std::size_t base_;
+  KeyTable::Block* owner_ = nullptr;
+  bool counted_ = false;
+  bool done_ = false;
 };
 
 struct Parser {
@@ -1043,16 +1140,16 @@ struct Parser {
     return Value::string_known(std::exchange(scratch, std::string()), ascii, n);
   }
 
-  Result<Value> key() {
-    // Fast path: an escape-free ASCII key is shared through the key table.
+  // An escape-free ASCII key from the key table (pos moves past it), or nullptr (pos stays).
+  const Value* table_key() {
     const std::size_t start = pos + 1;
     const std::size_t end = plain_run_end(start);
     if (end < text.size() && text[end] == '"' && end > start &&
         end - start <= KeyTable::kMaxKeyBytes) {
       pos = end + 1;
-      return keys.get(text.substr(start, end - start));
+      return &keys.get(text.substr(start, end - start));
     }
-    return string();
+    return nullptr;
   }
 
   Status enter(std::size_t at) {
@@ -1111,18 +1208,33 @@ struct Parser {
       --depth;
       return Value::empty_dict();
     }
+    BorrowedKeys borrowed(entry_stack, base);
     while (true) {
       skip_ws();
       if (pos >= text.size() || text[pos] != '"')
         return error_at(pos, "Expecting property name enclosed in double quotes");
-      auto k = key();
-      if (!k) return k.error();
+      // The key: an alias of a table key (decided now, while its block is surely alive), or
+      // a counted string.
+      Value key;
+      detail::RefCounted* alias = nullptr;
+      if (const Value* shared = table_key()) {
+        if (borrowed.accept(keys.block()))
+          alias = ValueAccess::str(*shared);
+        else
+          key = *shared;
+      } else {
+        borrowed.reject();
+        auto k = string();
+        if (!k) return k.error();
+        key = std::move(*k);
+      }
       skip_ws();
       if (pos >= text.size() || text[pos] != ':') return error_at(pos, "Expecting ':' delimiter");
       ++pos;
       auto v = value();
       if (!v) return v.error();
-      entry_stack.emplace_back(std::move(*k), std::move(*v));
+      if (alias != nullptr) key = ValueAccess::from_payload(Kind::String, alias);
+      entry_stack.emplace_back(std::move(key), std::move(*v));
       if (entry_stack.size() - base > options.max_container_items)
         return error_at(start,
                         "max_container_items=" + std::to_string(options.max_container_items) +
@@ -1140,11 +1252,7 @@ struct Parser {
       return error_at(pos, "Expecting ',' delimiter");
     }
     --depth;
-    std::vector<std::pair<Value, Value>> entries(
-        std::make_move_iterator(entry_stack.begin() + static_cast<long>(base)),
-        std::make_move_iterator(entry_stack.end()));
-    entry_stack.resize(base);
-    return Value::dict_unchecked(std::move(entries));
+    return borrowed.finish();
   }
 };
 
