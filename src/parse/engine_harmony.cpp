@@ -47,6 +47,7 @@ class HarmonyFamily final : public Family {
   }
 
   bool hm_header();
+  bool headerless_message(const MarkerSet::Hit& end);
   bool hm_body();
   bool hm_after();
 
@@ -63,6 +64,7 @@ bool HarmonyFamily::hm_header() {
     c_.mark = c_.pos;
   }
   MarkerSet::Hit hit = c_.search(header_markers_);
+  if (hit.kind == MarkerSet::Hit::kFound && hit.tag == 2 && headerless_message(hit)) return true;
   if (hit.kind != MarkerSet::Hit::kFound || hit.tag != 1) {
     if (hit.kind != MarkerSet::Hit::kFound && !c_.eof) return false;
     // No <|message|>: the header is not a message; it stays text.
@@ -78,12 +80,17 @@ bool HarmonyFamily::hm_header() {
     auto e = v.find_first_of(" \t\n<");
     recipient.assign(v.substr(0, e));
   }
-  if (auto p = header.find("<|channel|>"); p != std::string_view::npos) {
+  // The last channel names the message: a header restarted within itself
+  // (`<|channel|>commentary to=assistant<|channel|>analysis<|message|>`) is the later one's.
+  if (auto p = header.rfind("<|channel|>"); p != std::string_view::npos) {
     std::string_view v = header.substr(p + 11);
     auto e = v.find_first_of(" \t\n<");
     channel.assign(v.substr(0, e));
   }
   c_.cand = kNone;
+  // A message to the assistant is not a call (a tool's reply, or a header addressed back to
+  // the model): it goes where its channel says.
+  if (recipient == "assistant") recipient.clear();
   std::string name = recipient;
   if (name.starts_with("functions.")) name.erase(0, 10);
   if (!recipient.empty() && !c_.valid_name(name)) {
@@ -100,6 +107,31 @@ bool HarmonyFamily::hm_header() {
     route_ = Route::kContent;
   }
   go(St::kBody);
+  return true;
+}
+
+// A message whose header lacks <|message|> and which ends at an end marker
+// (`<|channel|>commentary Hello<|end|>`): the word after the last <|channel|> is its channel and
+// the text after it the message, as openai/harmony's non-strict parser reads it, with a
+// malformed_message warning. A header with no channel stays text (hm_header's fallback).
+bool HarmonyFamily::headerless_message(const MarkerSet::Hit& end) {
+  std::string_view marker = std::string_view(c_.buf).substr(end.at, end.len);
+  if (marker == "<|start|>") return false;
+  std::string_view header = std::string_view(c_.buf).substr(c_.mark, end.at - c_.mark);
+  auto p = header.rfind("<|channel|>");
+  if (p == std::string_view::npos) return false;
+  std::string_view rest = header.substr(p + 11);
+  auto e = rest.find_first_of(" \t\n");
+  std::string_view channel = rest.substr(0, e);
+  std::string_view body = e == std::string_view::npos ? std::string_view() : rest.substr(e + 1);
+  c_.em.warn("malformed_message", "harmony header without <|message|>; read as a message",
+             c_.abs(c_.mark));
+  c_.cand = kNone;
+  route_ = channel == "analysis" ? Route::kReasoning : Route::kContent;
+  if (!body.empty()) c_.emit(route_, body);
+  c_.pos = end.at + end.len;
+  c_.back_to_text();
+  go(St::kAfter);
   return true;
 }
 
