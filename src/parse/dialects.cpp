@@ -254,6 +254,18 @@ std::vector<Dialect> build_table() {
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }
+  {  // DeepSeek V4: V3.2's DSML with the block named tool_calls.
+    Dialect d = think_tags({});
+    d.name = "deepseek_v4";
+    d.summary =
+        "<｜DSML｜tool_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"p\" "
+        "string=\"true\">v</｜DSML｜parameter>... (DeepSeek V4)";
+    d = xml_params(d, {"<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"},
+                   {"<｜DSML｜invoke", "</｜DSML｜invoke>"},
+                   {"<｜DSML｜parameter", "</｜DSML｜parameter>"});
+    d.dropped = {"<｜end▁of▁sentence｜>"};
+    t.push_back(d);
+  }
   {
     Dialect d = think_tags({});
     d.name = "nemotron";

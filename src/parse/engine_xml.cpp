@@ -272,7 +272,7 @@ void XmlFamily::param_prefix() {
 
 bool XmlFamily::streams_as_string() const {
   if (json_value_ && !types_.known) return false;
-  if (types_.known) return types_.first == &ParamTypes::string;
+  if (types_.known) return types_.string_decides();
   return c_.d.untyped == UntypedValues::kString;
 }
 

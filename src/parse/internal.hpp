@@ -176,6 +176,10 @@ struct ParamTypes {
   bool only_string() const {
     return known && string && !integer && !number && !boolean && !object && !array && !null;
   }
+  // A string first and no other type to try: the value is the text as written (streamable).
+  bool string_decides() const {
+    return first == &ParamTypes::string && !integer && !number && !boolean && !object && !array;
+  }
 };
 ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param);
 // The `properties` object of a function's parameter schema in the request's tools (nullptr when

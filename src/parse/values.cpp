@@ -651,9 +651,11 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
   if ((low == "null" || low == "none") && !(types.string && !types.null)) return "null";
   // The first non-null type decides (as vLLM's parsers do); when the value is not one, the other
   // members of a union (`["integer", "boolean"]`, `anyOf`) are tried, then it stays a string,
-  // which is a mismatch only when the schema does not allow a string.
+  // which is a mismatch only when the schema does not allow a string. A string first in a union
+  // with other types (`["string", "object"]`) takes only what none of the others does, so a value
+  // written as one of them (`{"a": 1}`, `42`) is typed, as llama.cpp reads it.
   auto first = types.first;
-  if (!first || first == &ParamTypes::string) return as_string();
+  if (!first || types.string_decides()) return as_string();
   auto convert = [&](bool ParamTypes::*type) {
     if (type == &ParamTypes::integer) {
       if (is_integer_text(t)) {
@@ -691,7 +693,7 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
     return false;
   };
   auto convert_any = [&] {
-    if (convert(first)) return true;
+    if (first != &ParamTypes::string && convert(first)) return true;
     for (auto member : {&ParamTypes::integer, &ParamTypes::number, &ParamTypes::boolean,
                         &ParamTypes::object, &ParamTypes::array})
       if (member != first && types.*member && convert(member)) return true;
@@ -701,7 +703,7 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
   // A value of another type written as a JSON string (`"42"` for an integer, GLM; `"{'k': 1}"`
   // for an object, Qwen3-Coder) is unwrapped once and converted, as SGLang and vLLM read it.
   std::string unwrapped;
-  if (t.size() >= 2 && t.front() == '"' && t.back() == '"') {
+  if (first != &ParamTypes::string && t.size() >= 2 && t.front() == '"' && t.back() == '"') {
     Json inner = Json::parse(t, nullptr, false);
     if (inner.is_string()) {
       unwrapped = inner.get<std::string>();

@@ -35,6 +35,7 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                            "deepseek_r1",
                            "deepseek_v31",
                            "deepseek_v32",
+                           "deepseek_v4",
                            "nemotron",
                            "granite",
                            "functionary_v3_1",
@@ -47,7 +48,7 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
     ASSERT_TRUE(r.ok()) << name;
     EXPECT_EQ(r->message.content, "Hello there.") << name;
   }
-  EXPECT_EQ(parse::dialects().size(), 23u);
+  EXPECT_EQ(parse::dialects().size(), 24u);
 }
 
 TEST(ParseApi, ErrorsAreValues) {

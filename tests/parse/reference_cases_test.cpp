@@ -1,11 +1,13 @@
-// Cases transcribed from vLLM's and SGLang's tool and reasoning parser unit tests
+// Cases transcribed from the parser unit tests of vLLM, SGLang, llama.cpp and openai/harmony
 // (data/parse/reference/<project>.jsonl). Each case is parsed one-shot and streamed in 1-byte,
 // 7-byte and whole-output chunks; every chunking must give the one-shot message. The one-shot
 // message is compared with the reference's expectation as far as the reference asserts it (a
 // field missing from "expected" is not asserted; "content_contains" and friends are substring
-// checks; "arguments_partial" asks only for the listed keys). A case where chatwire deliberately
-// differs is listed with its reason in data/parse/reference/differences.jsonl: a listed case must
-// still differ (a stale entry fails), a listed id must exist, and every other case must match.
+// checks; "arguments_partial" asks only for the listed keys; "strip_whitespace" compares content
+// and reasoning without surrounding whitespace, as llama.cpp's tests do). A case where chatwire
+// deliberately differs is listed with its reason in data/parse/reference/differences.jsonl: a
+// listed case must still differ (a stale entry fails), a listed id must exist, and every other case
+// must match.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "case_support.hpp"
@@ -43,7 +46,7 @@ std::vector<Json> read_jsonl(const std::filesystem::path& path) {
 }
 
 struct RefCase {
-  std::string project;  // the file's stem: vllm, sglang
+  std::string project;  // the file's stem: vllm, sglang, llamacpp, harmony
   Json data;
   std::string name;  // the id as a test name
 };
@@ -89,11 +92,24 @@ std::vector<std::string> compare(const Json& c, const parse::Message& got) {
   std::vector<std::string> why;
   const Json& want = c.at("expected");
   auto quoted = [](const std::string& s) { return Json(s).dump(); };
-  if (want.contains("content") && got.content != text_of(want["content"]))
+  // "strip_whitespace": the reference compares text with surrounding whitespace stripped
+  // (llama.cpp's assert_msg_equals(..., ignore_whitespace_differences = true)).
+  const bool strip = c.value("strip_whitespace", false);
+  auto same = [strip](std::string_view a, std::string_view b) {
+    if (!strip) return a == b;
+    auto trim = [](std::string_view s) {
+      const char* ws = " \t\n\r";
+      auto first = s.find_first_not_of(ws);
+      if (first == std::string_view::npos) return std::string_view();
+      return s.substr(first, s.find_last_not_of(ws) - first + 1);
+    };
+    return trim(a) == trim(b);
+  };
+  if (want.contains("content") && !same(got.content, text_of(want["content"])))
     why.push_back("content " + quoted(got.content) + ", expected " +
                   quoted(text_of(want["content"])));
   if (want.contains("reasoning_content") &&
-      got.reasoning_content != text_of(want["reasoning_content"]))
+      !same(got.reasoning_content, text_of(want["reasoning_content"])))
     why.push_back("reasoning " + quoted(got.reasoning_content) + ", expected " +
                   quoted(text_of(want["reasoning_content"])));
   auto substrings = [&](const char* key, const std::string& text, bool present, const char* what) {
