@@ -45,7 +45,7 @@ class PythonicFamily final : public Family {
   void start_py_bare();
   // Bare `[f(a=1), ...]`: held until the list closes (strings and brackets tracked), parsed once.
   bool py_bare();
-  bool py_emit(std::string_view body, bool unterminated);
+  bool py_emit(std::string_view body, bool unterminated, bool in_section = false);
   bool py_wrapped();
 
   St st_ = St::kBare;
@@ -112,7 +112,7 @@ bool PythonicFamily::py_bare() {
   return py_emit(std::string_view(c_.buf).substr(c_.cand, c_.pos - c_.cand), true);
 }
 
-bool PythonicFamily::py_emit(std::string_view body, bool unterminated) {
+bool PythonicFamily::py_emit(std::string_view body, bool unterminated, bool in_section) {
   std::vector<PyCall> calls;
   std::string error;
   if (c_.d.syntax == CallSyntax::kKeyValue) {
@@ -124,8 +124,12 @@ bool PythonicFamily::py_emit(std::string_view body, bool unterminated) {
     }
     calls.push_back(std::move(call));
   } else if (!parse_python_calls(body, calls, error, c_.opt.max_json_depth)) {
-    c_.fallback("not_a_call", "not a Python call list: " + error);
-    return true;
+    // Inside its markers, a JSON list of call objects is a call list too (LFM2 with JSON tools).
+    if (!in_section || !parse_json_call_list(body, calls, c_.opt.max_json_depth)) {
+      c_.fallback("not_a_call", "not a Python call list: " + error);
+      return true;
+    }
+    error.clear();
   }
   if (unterminated) c_.truncated("a call list");
   if (!error.empty())
@@ -139,7 +143,7 @@ bool PythonicFamily::py_wrapped() {
   if (close_.empty()) {
     if (!c_.eof) return false;
     c_.pos = c_.buf.size();
-    return py_emit(std::string_view(c_.buf).substr(c_.mark), false);
+    return py_emit(std::string_view(c_.buf).substr(c_.mark), false, true);
   }
   MarkerSet close;
   close.add(close_, 1);
@@ -147,11 +151,11 @@ bool PythonicFamily::py_wrapped() {
   if (hit.kind != MarkerSet::Hit::kFound) {
     if (!c_.eof) return false;
     c_.pos = c_.buf.size();
-    return py_emit(std::string_view(c_.buf).substr(c_.mark), true);
+    return py_emit(std::string_view(c_.buf).substr(c_.mark), true, true);
   }
   std::string_view body = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
   c_.pos = hit.at + hit.len;
-  return py_emit(body, false);
+  return py_emit(body, false, true);
 }
 
 }  // namespace

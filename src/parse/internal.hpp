@@ -198,6 +198,9 @@ struct PyCall {
 };
 bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
                         std::size_t max_depth);
+// A JSON list of call objects `[{"name": "f", "arguments": {..}}, ..]` (or one object), as LFM2
+// writes calls when its prompt lists the tools as JSON; false unless every element is one.
+bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls, std::size_t max_depth);
 // One key-value call: `prefix name{key:value,...}`, values quoted by `quote` (strings), nested
 // {..} / [..], or bare literals (true, 3, null; anything else is a string).
 bool parse_key_value_call(std::string_view text, std::string_view prefix, std::string_view quote,

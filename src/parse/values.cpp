@@ -716,6 +716,34 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
   return as_string();
 }
 
+bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls,
+                          std::size_t max_depth) {
+  std::string_view t = trim(text);
+  if (t.empty() || (t.front() != '[' && t.front() != '{')) return false;
+  auto parsed = util::parse_bounded_json(t, max_depth);
+  if (parsed.failure != util::BoundedJson::Failure::kNone) return false;
+  Json list = parsed.value.is_array() ? std::move(parsed.value) : Json::array({parsed.value});
+  if (list.empty()) return false;
+  std::vector<PyCall> out;
+  for (const auto& item : list) {
+    if (!item.is_object() || item.size() > 2) return false;
+    auto name = item.find("name");
+    if (name == item.end() || !name->is_string() || name->get<std::string>().empty()) return false;
+    auto args = item.find("arguments");
+    if (item.size() == 2 && args == item.end()) return false;
+    if (args != item.end() && !args->is_object() && !args->is_null()) return false;
+    PyCall call;
+    call.name = name->get<std::string>();
+    if (args == item.end() || args->is_null())
+      call.arguments = "{}";
+    else
+      append_python_json(call.arguments, *args);
+    out.push_back(std::move(call));
+  }
+  calls = std::move(out);
+  return true;
+}
+
 bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
                         std::size_t max_depth) {
   PyReader r(text, max_depth);
