@@ -6,13 +6,9 @@
 #pragma once
 
 #include <algorithm>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "chatwire/parse_json.hpp"
 #include "io.hpp"
@@ -23,77 +19,13 @@ namespace chatwire::cli {
 
 namespace json_writer_detail {
 
-using util::JsonEscape;
-using util::kJsonEscapes;
-
-// Escapes `s` into dst (room for 6 bytes per input byte, and 16 more): blocks of 16 bytes are
-// stored whole and the cursor only advances past the bytes before the first one to escape, so plain
-// text costs one load, one compare set and one store per 16 bytes. Returns the bytes written.
-inline std::size_t escape_into(char* dst, std::string_view s) {
-  const char* p = s.data();
-  const std::size_t n = s.size();
-  char* const start = dst;
-  std::size_t at = 0;
-  while (at < n) {
-#if defined(__SSE2__)
-    if (at + 16 <= n) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
-      const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());  // >= 0x80: not escaped
-      __m128i bad = _mm_andnot_si128(high, _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-      bad = _mm_or_si128(bad, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-      unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(bad));
-      if (mask == 0) {
-        at += 16;
-        dst += 16;
-        continue;
-      }
-      // Every byte to escape in this block, without loading it again per escape (code and JSON
-      // text escape every few bytes): the plain bytes before each are copied 16 at a time from
-      // the source (exactly, near the end of the input).
-      std::size_t done = 0;  // bytes of this block written so far
-      while (mask != 0) {
-        const auto k = static_cast<std::size_t>(__builtin_ctz(mask));
-        mask &= mask - 1;
-        if (at + done + 16 <= n)
-          std::memcpy(dst, p + at + done, 16);
-        else  // near the end of the input: only the bytes that are there
-          std::memcpy(dst, p + at + done, k - done);
-        dst += k - done;
-        const JsonEscape& e = kJsonEscapes.of[static_cast<unsigned char>(p[at + k])];
-        std::memcpy(dst, e.text, 8);
-        dst += e.size;
-        done = k + 1;
-      }
-      at += done;  // the rest of the block is read again with the next load
-      continue;
-    } else
-#endif
-    {
-      const auto c = static_cast<unsigned char>(p[at]);
-      if (c >= 0x20 && c != '"' && c != '\\') {
-        *dst++ = static_cast<char>(c);
-        ++at;
-        continue;
-      }
-    }
-    // The escape from a table, copied as 8 bytes: no branch on which byte it is (quotes and
-    // backslashes alternate in code and JSON text, which a switch mispredicts).
-    const JsonEscape& e = kJsonEscapes.of[static_cast<unsigned char>(p[at++])];
-    std::memcpy(dst, e.text, 8);
-    dst += e.size;
-  }
-  return static_cast<std::size_t>(dst - start);
-}
-
 // A valid UTF-8 string as nlohmann writes it without ensure_ascii, escaped straight into the
 // writer's buffer a piece at a time (each piece's worst case, 6 bytes a byte, fits in it).
 inline void write_valid_string(io::Writer& out, std::string_view s) {
   out.put('"');
   if (out.capacity() < 256) {  // a tiny buffer: through a string
     std::string escaped(s.size() * 6 + 16, '\0');
-    escaped.resize(escape_into(escaped.data(), s));
+    escaped.resize(util::escape_json_into(escaped.data(), s));
     out.write(escaped);
     out.put('"');
     return;
@@ -101,7 +33,7 @@ inline void write_valid_string(io::Writer& out, std::string_view s) {
   const std::size_t piece = std::max<std::size_t>((out.capacity() - 16) / 6, 1);
   for (std::size_t at = 0; at < s.size(); at += piece) {
     std::string_view part = s.substr(at, piece);
-    out.commit(escape_into(out.reserve(part.size() * 6 + 16), part));
+    out.commit(util::escape_json_into(out.reserve(part.size() * 6 + 16), part));
   }
   out.put('"');
 }

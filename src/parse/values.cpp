@@ -421,24 +421,11 @@ class PyReader {
 
 namespace {
 
-using util::kJsonEscapes;  // the table the command's JSON writer uses too
+using util::kJsonEscapes;  // the table (and escaper) the command's JSON writer uses too
 
 inline bool json_escaped(unsigned char c) {
   return c < 0x20 || c == '"' || c == '\\';
 }
-
-#if defined(__SSE2__)
-// Bits of the bytes of v that JSON escapes, and (ctrl) of those below 0x20.
-inline unsigned escape_mask(__m128i v, unsigned& ctrl) {
-  // Bytes below 0x20 as unsigned: (v xor 0x80) < (0x20 xor 0x80) as signed bytes.
-  const __m128i flipped = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
-  const __m128i low = _mm_cmplt_epi8(flipped, _mm_set1_epi8(static_cast<char>(0x20 ^ 0x80)));
-  ctrl = static_cast<unsigned>(_mm_movemask_epi8(low));
-  __m128i hit = _mm_or_si128(low, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-  hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-  return static_cast<unsigned>(_mm_movemask_epi8(hit));
-}
-#endif
 
 // Bytes JSON adds to `text` by escaping it, 16 bytes a step. The counts are summed in byte lanes
 // and folded every 48 blocks (at most 5 a lane per block), with no per-block popcount: that is a
@@ -479,51 +466,6 @@ std::size_t escaped_extra(std::string_view text) {
   return extra;
 }
 
-// Writes `text` escaped to dst (room for its escaped size and 16 bytes more): a 16-byte block
-// stored whole and every escape in it handled from the one load (code and JSON text escape every
-// few bytes, where an append per plain run and one per escape cost more).
-void escape_into(char* dst, std::string_view text) {
-  const std::size_t n = text.size();
-  const char* p = text.data();
-  std::size_t at = 0;
-#if defined(__SSE2__)
-  while (at + 16 <= n) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
-    unsigned ctrl;
-    unsigned mask = escape_mask(v, ctrl);
-    if (mask == 0) {
-      at += 16;
-      dst += 16;
-      continue;
-    }
-    std::size_t done = 0;  // bytes of this block written so far
-    for (; mask != 0; mask &= mask - 1) {
-      const auto k = static_cast<std::size_t>(std::countr_zero(mask));
-      if (at + done + 16 <= n)  // the plain bytes before it, as one 16-byte copy
-        std::memcpy(dst, p + at + done, 16);
-      else  // near the end of the input: only the bytes that are there
-        std::memcpy(dst, p + at + done, k - done);
-      dst += k - done;
-      const auto c = static_cast<unsigned char>(p[at + k]);
-      std::memcpy(dst, kJsonEscapes.of[c].text, 8);
-      dst += kJsonEscapes.of[c].size;
-      done = k + 1;
-    }
-    at += done;  // the rest of the block is read again with the next load
-  }
-#endif
-  for (; at < n; ++at) {
-    const auto c = static_cast<unsigned char>(p[at]);
-    if (!json_escaped(c)) {
-      *dst++ = static_cast<char>(c);
-      continue;
-    }
-    std::memcpy(dst, kJsonEscapes.of[c].text, 8);
-    dst += kJsonEscapes.of[c].size;
-  }
-}
-
 }  // namespace
 
 void reserve_growing(std::string& s, std::size_t need) {
@@ -554,7 +496,7 @@ void append_json_escaped(std::string& out, std::string_view text) {
     }
     const std::size_t start = out.size();
     out.resize(start + part.size() + extra + 16);  // room for whole 16- and 8-byte stores
-    escape_into(out.data() + start, part);
+    util::escape_json_into(out.data() + start, part);
     out.resize(start + part.size() + extra);
   }
 }
