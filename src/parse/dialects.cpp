@@ -17,6 +17,8 @@ constexpr Section kFunctionTag{"<function=", "</function>"};  // <function=name>
 constexpr Section kParameterTag{"<parameter=", "</parameter>"};
 constexpr Section kDeepSeekSection{"<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"};
 constexpr Section kDeepSeekCall{"<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"};
+constexpr Section kDsmlInvoke{"<｜DSML｜invoke", "</｜DSML｜invoke>"};  // DeepSeek V3.2, V4
+constexpr Section kDsmlParameter{"<｜DSML｜parameter", "</｜DSML｜parameter>"};
 
 // XML calls whose function and parameter names end at '>' (`<function=f>`, `<invoke name="f">`):
 // `section`, then calls `call.open name>` .. `call.close`, each parameter
@@ -248,9 +250,8 @@ std::vector<Dialect> build_table() {
     d.summary =
         "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"p\" "
         "string=\"true\">v</｜DSML｜parameter>... (DeepSeek V3.2)";
-    d = xml_params(d, {"<｜DSML｜function_calls>", "</｜DSML｜function_calls>"},
-                   {"<｜DSML｜invoke", "</｜DSML｜invoke>"},
-                   {"<｜DSML｜parameter", "</｜DSML｜parameter>"});
+    d = xml_params(d, {"<｜DSML｜function_calls>", "</｜DSML｜function_calls>"}, kDsmlInvoke,
+                   kDsmlParameter);
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }
@@ -260,9 +261,8 @@ std::vector<Dialect> build_table() {
     d.summary =
         "<｜DSML｜tool_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"p\" "
         "string=\"true\">v</｜DSML｜parameter>... (DeepSeek V4)";
-    d = xml_params(d, {"<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"},
-                   {"<｜DSML｜invoke", "</｜DSML｜invoke>"},
-                   {"<｜DSML｜parameter", "</｜DSML｜parameter>"});
+    d = xml_params(d, {"<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"}, kDsmlInvoke,
+                   kDsmlParameter);
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }
