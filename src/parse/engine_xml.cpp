@@ -121,6 +121,7 @@ class XmlFamily final : public SectionFamily {
   std::string name_;                // the function of the open call (its schema types the values)
   std::string param_;               // the parameter being read
   std::vector<std::string> given_;  // the parameters of the open call read so far
+  const Json* props_ = nullptr;     // value_close_checked: its function's schema properties
   std::size_t vscan_ = 0;           // value_close_checked: the value is decided up to here ...
   int depth_ = 0;                   // ... with this many line-start parameter elements open in it
   ParamTypes types_;                // ... and its schema types
@@ -164,6 +165,7 @@ bool XmlFamily::xp_name() {
   }
   c_.open_call("", name);
   name_ = std::move(name);
+  props_ = c_.d.value_close_checked ? function_properties(c_.tools, name_) : nullptr;
   c_.em.args("{");
   first_param_ = true;
   go(St::kParams);
@@ -395,8 +397,7 @@ auto XmlFamily::param_name_at(std::size_t p, std::string& name) const -> Tri {
 }
 
 bool XmlFamily::schema_param(const std::string& name) const {
-  const Json* props = function_properties(c_.tools, name_);
-  return !props || props->contains(name);  // no schema: any name may be a parameter
+  return !props_ || props_->contains(name);  // no schema: any name may be a parameter
 }
 
 auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,
@@ -470,9 +471,10 @@ auto XmlFamily::checked_value_end() -> ValueEnd {
         constexpr std::size_t kMisspelt = 16;
         const std::size_t limit = std::min(buf.size(), after + kMisspelt + 1);
         std::size_t eol = buf.substr(0, limit).find('\n', after);
-        if (eol == std::string_view::npos) {
-          if (limit - after <= kMisspelt && !c_.eof) return undecided();
-          eol = limit - after <= kMisspelt ? buf.size() : std::string_view::npos;
+        // No newline yet, with fewer bytes than the limit there: the line may still end in time.
+        if (eol == std::string_view::npos && limit - after <= kMisspelt) {
+          if (!c_.eof) return undecided();
+          eol = buf.size();
         }
         if (eol == std::string_view::npos || depth_ > 0 || !line_start(at) ||
             c_.bytes(after, eol).find('<') != std::string_view::npos) {
