@@ -39,6 +39,7 @@ void Writer::drain() {
 }
 
 void Writer::write_through(const char* data, std::size_t size) {
+  if (size > 0) ++write_outs_;
   while (ok_ && size > 0) {
     ssize_t n = ::write(fd_, data, size);
     if (n < 0) {
@@ -76,6 +77,7 @@ LineReader::LineReader(int fd, std::size_t max_line_bytes, Writer* flush_before_
   map_ = map;
   map_size_ = size;
   map_at_ = static_cast<std::size_t>(at);
+  reads_ = 1;
 }
 
 LineReader::~LineReader() {
@@ -127,6 +129,7 @@ bool LineReader::fill() {
       return false;
     }
     end_ += static_cast<std::size_t>(n);
+    ++reads_;
     return true;
   }
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -45,6 +46,9 @@ class Writer {
   void flush();
   // False once a write to the descriptor failed (EPIPE, disk full); later writes are dropped.
   bool ok() const { return ok_; }
+  // How many times buffered bytes were written out so far: a reader of our output can have
+  // seen something new only when this changed.
+  std::uint64_t write_outs() const { return write_outs_; }
 
  private:
   void write_long(std::string_view bytes);
@@ -56,6 +60,7 @@ class Writer {
   std::unique_ptr<char[]> buffer_;
   std::size_t used_ = 0;
   bool ok_ = true;
+  std::uint64_t write_outs_ = 0;
 };
 
 // The process's standard output. Everything a command prints on stdout goes through it.
@@ -86,6 +91,9 @@ class LineReader {
   std::optional<Line> next();
   // Empty, or what went wrong reading (errno text).
   const std::string& error() const { return error_; }
+  // How many reads brought new bytes so far (a mapped file counts once): every line returned
+  // was written by its producer before the read that brought it.
+  std::uint64_t reads() const { return reads_; }
 
  private:
   bool fill();               // reads more bytes after end_; false at end of input
@@ -99,6 +107,7 @@ class LineReader {
   std::unique_ptr<char[]> buffer_;
   std::size_t begin_ = 0, end_ = 0, scanned_ = 0;
   std::size_t number_ = 0;
+  std::uint64_t reads_ = 0;
   bool eof_ = false;
   bool pending_skip_ = false;
   std::string error_;

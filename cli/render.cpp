@@ -2,6 +2,7 @@
 // (or a loose template), or a stream of oracle-protocol request lines (--batch). With
 // --tokenize a chat request is also encoded (apply_chat_template(tokenize=True, return_dict=True,
 // return_assistant_tokens_mask=True)).
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -155,10 +156,18 @@ int run_batch(const RenderArgs& args) {
   // A line longer than max_request_bytes comes cut to one byte more, which render_line
   // answers with its LimitError; the batch goes on with the next line.
   const std::size_t max_line = options.input.max_request_bytes;
+  // Template files are checked for changes once per read of input and per write of output,
+  // not per line: a change that could matter to a line reached us through one of them.
+  options.check_files_per_io_epoch = true;
   chat::BatchRenderer renderer(std::move(options));
   io::LineReader lines(0, max_line);
   io::Writer& out = io::out();
+  std::uint64_t io_seen = 0;
   while (auto line = lines.next()) {
+    if (const std::uint64_t io_now = lines.reads() + out.write_outs(); io_now != io_seen) {
+      renderer.next_io_epoch();
+      io_seen = io_now;
+    }
     std::string_view text = line->text;
     if (!line->too_long && !text.empty() && text.back() == '\r') text.remove_suffix(1);
     std::string result = renderer.render_line(text);

@@ -160,6 +160,14 @@ struct BatchOptions {
   // Timing, as the oracle's --repeat N: each successful request is rendered N more times and
   // its result gains "us", the mean microseconds of one render (compile excluded).
   std::size_t repeat = 0;
+  // When a template_file is checked for a change (one stat() of its path). false: on every
+  // line, as the oracle reads the file on every line. true: once per I/O epoch, which the
+  // caller marks with BatchRenderer::next_io_epoch() each time it has read more input or
+  // written output out. A process that changes a file and then writes a line that uses it,
+  // or that waits for a result before changing the file, can only reach us through those
+  // reads and writes, so it sees the same results as with a check on every line; only a
+  // change that races the batch, ordered by nothing, may be seen some lines later.
+  bool check_files_per_io_epoch = false;
 };
 
 // Keeps caches between lines, so use one BatchRenderer per thread (Models it loads are shared
@@ -174,6 +182,9 @@ class BatchRenderer {
   // The result line for one request line, without the newline; empty for a blank line
   // (the oracle skips those). Never fails: a bad request gives an error result.
   std::string render_line(std::string_view request_line);
+  // With BatchOptions::check_files_per_io_epoch: input was read or output written out since
+  // the last line, so template files are checked again before they are used.
+  void next_io_epoch();
 
   struct Impl;
 

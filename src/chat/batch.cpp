@@ -131,10 +131,12 @@ struct BatchRenderer::Impl {
   std::unordered_map<std::string, Result<std::shared_ptr<const Model>>> models;
   std::unordered_map<std::string, std::shared_ptr<const jinja::Template>> sources;
   // template_file requests: the compiled template of each path with the file's identity when it
-  // was read. A line costs one stat() while the file is unchanged, not an open, a read, a UTF-8
+  // was read. A check costs one stat() while the file is unchanged, not an open, a read, a UTF-8
   // check and a hash of the whole source (a fifth of a batch of fresh requests); a file that
   // changes (inode, size or modification time in nanoseconds) is read again, as the oracle
-  // reads it on every line.
+  // reads it on every line. The check runs on every line, or once per I/O epoch
+  // (BatchOptions::check_files_per_io_epoch): the stat() alone was a quarter of a short fresh
+  // request's render.
   struct FileIdentity {
     dev_t device = 0;
     ino_t inode = 0;
@@ -145,7 +147,9 @@ struct BatchRenderer::Impl {
   struct CachedFile {
     FileIdentity identity;
     std::shared_ptr<const jinja::Template> tmpl;
+    std::uint64_t checked_in_epoch = 0;
   };
+  std::uint64_t io_epoch = 1;  // a new one per line unless the caller marks them
   // Keyed by the path as the request spells it (base_dir is fixed for the batch, so it always
   // resolves to the same file name) and looked up by view: a line builds no path object and
   // no key string, which were a tenth of what a fresh request's template_file line cost
@@ -172,6 +176,9 @@ struct BatchRenderer::Impl {
   }
 
   Result<std::shared_ptr<const jinja::Template>> compile_file(std::string_view shown) {
+    auto cached = template_files.find(shown);
+    if (cached != template_files.end() && cached->second.checked_in_epoch == io_epoch)
+      return cached->second.tmpl;
     std::optional<FileIdentity> identity;
     if (used_as_given(shown)) {
       stat_path.assign(shown);
@@ -179,10 +186,9 @@ struct BatchRenderer::Impl {
     } else {
       identity = identity_of(resolve(shown).c_str());
     }
-    if (identity) {
-      if (auto it = template_files.find(shown);
-          it != template_files.end() && it->second.identity == *identity)
-        return it->second.tmpl;
+    if (identity && cached != template_files.end() && cached->second.identity == *identity) {
+      cached->second.checked_in_epoch = io_epoch;
+      return cached->second.tmpl;
     }
     const fs::path path = resolve(shown);
     auto source = detail::read_file(path, shown, options.input.max_file_bytes, true);
@@ -191,7 +197,7 @@ struct BatchRenderer::Impl {
     if (!tmpl) return tmpl.error();
     if (identity) {
       if (template_files.size() >= options.input.max_cached_sources) template_files.clear();
-      template_files.insert_or_assign(std::string(shown), CachedFile{*identity, *tmpl});
+      template_files.insert_or_assign(std::string(shown), CachedFile{*identity, *tmpl, io_epoch});
     }
     return tmpl;
   }
@@ -358,7 +364,12 @@ BatchRenderer::~BatchRenderer() = default;
 BatchRenderer::BatchRenderer(BatchRenderer&&) noexcept = default;
 BatchRenderer& BatchRenderer::operator=(BatchRenderer&&) noexcept = default;
 
+void BatchRenderer::next_io_epoch() {
+  ++impl_->io_epoch;
+}
+
 std::string BatchRenderer::render_line(std::string_view line) {
+  if (!impl_->options.check_files_per_io_epoch) ++impl_->io_epoch;
   if (blank(line)) return {};
   if (line.size() > impl_->options.input.max_request_bytes) {
     return error_line(Value::none(),

@@ -2,7 +2,10 @@
 // request go through the batch protocol. Each must give exactly one well-formed result line
 // and nothing may crash (this suite also runs under ASan+UBSan).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -110,3 +113,40 @@ TEST(ChatRobustness, DeepAndHugeRequestsHitLimits) {
 }
 
 }  // namespace
+
+// A template_file changed on disk is read again. Rewrites keep the size, so only the
+// modification time (nanoseconds) and the content tell the versions apart; the file's time is
+// set explicitly, since two writes can share a coarse clock tick.
+namespace {
+std::string rendered_output(chatwire::chat::BatchRenderer& renderer, const std::string& path) {
+  auto result = ordered_json::parse(
+      renderer.render_line(R"({"id": 1, "template_file": ")" + path + R"(", "context": {}})"));
+  return result.value("output", std::string("<error: ") + result.dump() + ">");
+}
+void rewrite(const std::filesystem::path& path, const std::string& text, int second) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  std::filesystem::last_write_time(
+      path, std::filesystem::file_time_type(std::chrono::seconds(1'700'000'000 + second)));
+}
+}  // namespace
+
+TEST(ChatBatch, ATemplateFileChangedBetweenLinesIsReadAgain) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("chatwire-batch-file-" + std::to_string(::getpid()) + ".jinja");
+  rewrite(path, "one", 1);
+  chatwire::chat::BatchRenderer every_line;
+  EXPECT_EQ(rendered_output(every_line, path.string()), "one");
+  rewrite(path, "two", 2);
+  EXPECT_EQ(rendered_output(every_line, path.string()), "two");
+
+  // Checked once per I/O epoch: the caller says when input was read or output written out.
+  chatwire::chat::BatchOptions per_epoch;
+  per_epoch.check_files_per_io_epoch = true;
+  chatwire::chat::BatchRenderer renderer(per_epoch);
+  EXPECT_EQ(rendered_output(renderer, path.string()), "two");
+  rewrite(path, "six", 3);
+  EXPECT_EQ(rendered_output(renderer, path.string()), "two");  // same epoch: not checked
+  renderer.next_io_epoch();
+  EXPECT_EQ(rendered_output(renderer, path.string()), "six");
+  std::filesystem::remove(path);
+}

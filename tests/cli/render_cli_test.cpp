@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -184,6 +185,62 @@ TEST_F(RenderCli, BatchSurvivesBadLines) {
   EXPECT_NE(lines[2].find("\"ok\": false"), std::string::npos);
   EXPECT_NE(lines[3].find("TemplateSyntaxError"), std::string::npos);
   EXPECT_EQ(lines[4], R"({"id": 3, "ok": true, "output": "ok"})");
+}
+
+// A co-process that changes a template file between two requests, after reading the answer
+// to the first, gets the new content: the batch checks files once per read of input and write
+// of output, and the change reached it through them. Lines written ahead in one block (the
+// same file twice in a row) share one check.
+TEST_F(RenderCli, BatchCoProcessSeesATemplateChangedBetweenLines) {
+  auto tpl = write("t.jinja", "one");
+  int to_child[2], from_child[2];
+  ASSERT_EQ(::pipe(to_child), 0);
+  ASSERT_EQ(::pipe(from_child), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(to_child[0], 0);
+    ::dup2(from_child[1], 1);
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    ::execl(kCli.c_str(), kCli.c_str(), "render", "--batch", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  const std::string line = R"({"id": 1, "template_file": ")" + tpl.string() +
+                           R"("})"
+                           "\n";
+  auto send = [&](const std::string& text) {
+    ASSERT_EQ(::write(to_child[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  };
+  std::string pending;
+  auto answer = [&]() {
+    while (pending.find('\n') == std::string::npos) {
+      char buf[4096];
+      ssize_t n = ::read(from_child[0], buf, sizeof buf);
+      if (n <= 0) return std::string("<closed>");
+      pending.append(buf, static_cast<std::size_t>(n));
+    }
+    std::string first = pending.substr(0, pending.find('\n'));
+    pending.erase(0, first.size() + 1);
+    return first;
+  };
+  send(line + line);
+  EXPECT_EQ(answer(), R"({"id": 1, "ok": true, "output": "one"})");
+  EXPECT_EQ(answer(), R"({"id": 1, "ok": true, "output": "one"})");
+  write("t.jinja", "two!");
+  send(line);
+  EXPECT_EQ(answer(), R"({"id": 1, "ok": true, "output": "two!"})");
+  write("t.jinja", "six!");  // same size: the modification time tells
+  fs::last_write_time(tpl, fs::last_write_time(tpl) + std::chrono::seconds(5));
+  send(line);
+  EXPECT_EQ(answer(), R"({"id": 1, "ok": true, "output": "six!"})");
+  ::close(to_child[1]);
+  ::close(from_child[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 }  // namespace
