@@ -160,9 +160,9 @@ struct BatchOptions {
   // Timing, as the oracle's --repeat N: each successful request is rendered N more times and
   // its result gains "us", the mean microseconds of one render (compile excluded).
   std::size_t repeat = 0;
-  // When a template_file is checked for a change (one stat() of its path). false: on every
-  // line, as the oracle reads the file on every line. true: once per I/O epoch, which the
-  // caller marks with BatchRenderer::next_io_epoch() each time it has read more input or
+  // When a template_file or a model_dir's files are checked for a change (a stat() of each
+  // file). false: on every line, as the oracle reads them on every line. true: once per I/O epoch,
+  // which the caller marks with BatchRenderer::next_io_epoch() each time it has read more input or
   // written output out. A process that changes a file and then writes a line that uses it,
   // or that waits for a result before changing the file, can only reach us through those
   // reads and writes, so it sees the same results as with a check on every line; only a

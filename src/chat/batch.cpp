@@ -128,7 +128,15 @@ std::string ok_line(const Value& id, Rendered rendered, std::optional<double> us
 
 struct BatchRenderer::Impl {
   BatchOptions options;
-  std::unordered_map<std::string, Result<std::shared_ptr<const Model>>> models;
+  // model_dir requests: each directory's loaded Model (or load error) with the identity of the
+  // files it was read from, checked on every line or once per I/O epoch as template files
+  // are: the oracle reads the directory again on every line.
+  struct CachedModel {
+    std::string files_identity;
+    Result<std::shared_ptr<const Model>> loaded;
+    std::uint64_t checked_in_epoch = 0;
+  };
+  std::unordered_map<std::string, CachedModel> models;
   std::unordered_map<std::string, std::shared_ptr<const jinja::Template>> sources;
   // template_file requests: the compiled template of each path with the file's identity when it
   // was read. A check costs one stat() while the file is unchanged, not an open, a read, a UTF-8
@@ -226,7 +234,14 @@ struct BatchRenderer::Impl {
   }
 
   Result<std::shared_ptr<const Model>> model(const std::string& path) {
-    if (auto it = models.find(path); it != models.end()) return it->second;
+    auto cached = models.find(path);
+    if (cached != models.end() && cached->second.checked_in_epoch == io_epoch)
+      return cached->second.loaded;
+    std::string files_identity = detail::model_files_identity(resolve(path));
+    if (cached != models.end() && cached->second.files_identity == files_identity) {
+      cached->second.checked_in_epoch = io_epoch;
+      return cached->second.loaded;
+    }
     Result<std::shared_ptr<const Model>> loaded = Error{};
     auto model = Model::load(resolve(path), compile_options(), options.input);
     if (model) {
@@ -243,7 +258,7 @@ struct BatchRenderer::Impl {
       loaded = std::move(e);
     }
     if (models.size() >= kMaxCachedModels) models.clear();
-    models.emplace(path, loaded);
+    models.insert_or_assign(path, CachedModel{std::move(files_identity), loaded, io_epoch});
     return loaded;
   }
 

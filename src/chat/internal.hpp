@@ -26,6 +26,12 @@ bool valid_utf8(std::string_view text, Utf8Problem& problem) noexcept;
 Result<std::string> read_file(const std::filesystem::path& path, std::string_view shown,
                               std::size_t max_bytes, bool require_utf8);
 
+// The identity (device, inode, size, modification time) of every file Model::load reads from a
+// model directory, and of the directory and its additional_chat_templates/: equal strings mean
+// a load would read the same bytes (as far as the file system tells), so a cached Model can be
+// reused. Files that are absent are part of it too (one appearing changes it).
+std::string model_files_identity(const std::filesystem::path& dir);
+
 // Removes trailing Python whitespace (str.rstrip() without arguments) from UTF-8 text.
 void rstrip_python(std::string& text);
 

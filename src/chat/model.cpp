@@ -1,6 +1,8 @@
 // Model directories: finding the chat templates and special tokens of a checkpoint exactly as
 // transformers' tokenizer loading does, compiling them once, and choosing one per request as
 // get_chat_template does.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -128,6 +130,45 @@ struct Model::Impl {
 };
 
 Model::Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::string detail::model_files_identity(const fs::path& dir) {
+  std::string identity;
+  auto add = [&identity](const fs::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      identity += "-;";
+      return;
+    }
+    for (long long field :
+         {static_cast<long long>(st.st_dev), static_cast<long long>(st.st_ino),
+          static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+          static_cast<long long>(st.st_mtim.tv_nsec)}) {
+      identity += std::to_string(field);
+      identity += ',';
+    }
+    identity += ';';
+  };
+  add(dir);
+  for (std::string_view name : {kTokenizerConfig, kTemplateFile, kTemplateJson, kSpecialTokensMap})
+    add(dir / std::string(name));
+  const fs::path extra_dir = dir / std::string(kTemplateDir);
+  add(extra_dir);
+  std::error_code ec;
+  if (fs::is_directory(extra_dir, ec)) {
+    // A file edited in place changes its own time, not the directory's.
+    std::vector<fs::path> extras;
+    for (const auto& entry : fs::directory_iterator(extra_dir, ec))
+      if (entry.path().filename().string().ends_with(kTemplateSuffix))
+        extras.push_back(entry.path());
+    std::sort(extras.begin(), extras.end());
+    for (const auto& path : extras) {
+      identity += path.filename().string();
+      identity += '=';
+      add(path);
+    }
+  }
+  return identity;
+}
 
 Result<Model> Model::load(const fs::path& dir, const jinja::CompileOptions& compile,
                           const InputLimits& limits) {

@@ -150,3 +150,31 @@ TEST(ChatBatch, ATemplateFileChangedBetweenLinesIsReadAgain) {
   EXPECT_EQ(rendered_output(renderer, path.string()), "six");
   std::filesystem::remove(path);
 }
+
+// A model directory whose files change is loaded again (the oracle reads it on every line):
+// the default template edited in place, then a named template added.
+TEST(ChatBatch, AModelDirectoryChangedBetweenLinesIsLoadedAgain) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("chatwire-batch-model-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string line = R"({"id": 1, "model_dir": ")" + dir.string() +
+                           R"(", "chat": {"messages": [{"role": "user", "content": "hi"}]}})";
+  const std::string named =
+      R"({"id": 2, "model_dir": ")" + dir.string() +
+      R"(", "chat": {"chat_template": "tool_use", "messages": [{"role": "user", "content": "hi"}]}})";
+  auto output = [](chatwire::chat::BatchRenderer& renderer, const std::string& request) {
+    auto result = ordered_json::parse(renderer.render_line(request));
+    return result.value("output", std::string("<") + result.value("error_type", "?") + ">");
+  };
+  rewrite(dir / "chat_template.jinja", "A{{ messages | length }}", 1);
+  chatwire::chat::BatchRenderer renderer;
+  EXPECT_EQ(output(renderer, line), "A1");
+  rewrite(dir / "chat_template.jinja", "B{{ messages | length }}", 2);
+  EXPECT_EQ(output(renderer, line), "B1");
+  // No template of that name yet: transformers takes an unknown name as the template's source.
+  EXPECT_EQ(output(renderer, named), "tool_use");
+  std::filesystem::create_directories(dir / "additional_chat_templates");
+  rewrite(dir / "additional_chat_templates" / "tool_use.jinja", "T", 3);
+  EXPECT_EQ(output(renderer, named), "T");
+  std::filesystem::remove_all(dir);
+}
