@@ -283,6 +283,16 @@ std::vector<Dialect> build_table() {
     d.sections = {{"<|tool_call|>", ""}, {"<tool_call>", ""}};
     d.dropped = {"<response>", "</response>"};
     t.push_back(d);
+    // Granite 3.2 thinks in plain text: its template's thinking prompt asks for the two headers
+    // below, which vLLM's granite reasoning parser reads. A dialect of its own, chosen by name,
+    // so that the words in a Granite 3.3 answer stay words.
+    d.name = "granite_3_2";
+    d.summary =
+        "Here is my thought process:..Here is my response:.., <|tool_call|>[{\"name\", "
+        "\"arguments\"}] (Granite 3.2)";
+    d.think_open = "Here is my thought process:";
+    d.think_close = "Here is my response:";
+    t.push_back(d);
   }
   {
     Dialect d;
