@@ -1,11 +1,15 @@
-// Tokenizer throughput on ~1 MB of mixed text (load excluded): encode (cold: a fresh thread, so the
-// per-thread word cache starts empty, as in a single oracle call; and warm), decode, and streaming
-// decode one id at a time. scripts/bench-tokenize runs this and the oracle on the same text.
-// Text: $CHATWIRE_BENCH_TEXT (written by scripts/bench-tokenize), else built from texts.json.
-// Tokenizers: $CHATWIRE_BENCH_TOKENIZERS (comma-separated names), else the committed ones.
+// Tokenizer throughput on ~1 MB of mixed text (load excluded): encode (cold: the per-thread word
+// cache starts empty, as in a single oracle call; and warm), decode, and streaming decode one id at
+// a time. encode_cold_json is encode_cold plus what `chatwire tokenize` does with the ids: the
+// JSON array written through the command's writer (cli/ids_json.hpp) to /dev/null.
+// scripts/bench-tokenize runs this and the oracle on the same text. Text: $CHATWIRE_BENCH_TEXT
+// (written by scripts/bench-tokenize), else built from texts.json. Tokenizers:
+// $CHATWIRE_BENCH_TOKENIZERS (comma-separated names), else the committed ones.
 #include "chatwire/tokenize.hpp"
 
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +18,9 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "ids_json.hpp"
+#include "io.hpp"
 
 namespace {
 
@@ -85,6 +92,33 @@ void encode_cold(benchmark::State& state, std::string name) {
                                                benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// encode_cold, and the ids written as the command writes them (a JSON array through io::Writer,
+// to /dev/null as scripts/bench-process runs the command): the in-process figure to hold the
+// command's encode beyond its load against. Neither reads the input: the text is in memory.
+void encode_cold_json(benchmark::State& state, std::string name) {
+  const Tokenizer* tok = get(name);
+  if (!tok) return state.SkipWithError("tokenizer not found");
+  auto other = Tokenizer::load_dir(tokenizer_dir(name));
+  const Tokenizer* pair[2] = {tok, &*other};
+  const std::string& text = bench_text();
+  const int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return state.SkipWithError("cannot open /dev/null");
+  std::size_t tokens = 0;
+  std::size_t round = 0;
+  {
+    chatwire::cli::io::Writer out(fd);
+    for (auto _ : state) {
+      std::vector<std::uint32_t> ids = std::move(*pair[round++ % 2]->encode_ids(text));
+      chatwire::cli::write_ids_json(out, ids);
+      out.flush();
+      tokens = ids.size();
+    }
+  }
+  ::close(fd);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
+  state.counters["tokens"] = static_cast<double>(tokens);
+}
+
 void encode_warm(benchmark::State& state, std::string name) {
   const Tokenizer* tok = get(name);
   if (!tok) return state.SkipWithError("tokenizer not found");
@@ -130,6 +164,8 @@ int register_all() {
   while (std::getline(ss, name, ',')) {
     if (tokenizer_dir(name).empty()) continue;
     benchmark::RegisterBenchmark(("encode_cold/" + name).c_str(), encode_cold, name)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("encode_cold_json/" + name).c_str(), encode_cold_json, name)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("encode_warm/" + name).c_str(), encode_warm, name)
         ->Unit(benchmark::kMillisecond);

@@ -4,7 +4,6 @@
 #include "chatwire/tokenize.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "ids_json.hpp"
 #include "io.hpp"
 
 namespace chatwire::cli {
@@ -31,24 +31,6 @@ struct TokenizeArgs {
 
 std::string dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-// The ids as a JSON array, as nlohmann writes it ("[1,2,3]"), without building a JSON value
-// for an encode of megabytes: straight into the writer's buffer, a block of ids at a time.
-void write_ids(io::Writer& out, const std::vector<std::uint32_t>& ids) {
-  constexpr std::size_t kBlock = 256;  // ids per reservation: at most 11 bytes each
-  out.put('[');
-  for (std::size_t i = 0; i < ids.size(); i += kBlock) {
-    const std::size_t n = std::min(kBlock, ids.size() - i);
-    char* begin = out.reserve(n * 11);
-    char* at = begin;
-    for (std::size_t k = i; k < i + n; ++k) {
-      if (k) *at++ = ',';
-      at = std::to_chars(at, at + 10, ids[k]).ptr;
-    }
-    out.commit(static_cast<std::size_t>(at - begin));
-  }
-  out.write("]\n");
 }
 
 void write_line(io::Writer& out, const nlohmann::json& j) {
@@ -173,7 +155,7 @@ int run_single(const TokenizeArgs& args) {
     j["offsets"] = enc->offsets;
     write_line(out, j);
   } else {
-    write_ids(out, enc->ids);
+    write_ids_json(out, enc->ids);
   }
   return 0;
 }
