@@ -87,6 +87,7 @@ class HeaderJsonFamily final : public SectionFamily {
   std::string name_, id_;
   bool id_done_ = false;     // id_first: the id of the header being read is taken
   bool infer_name_ = false;  // Kimi bare counter id: name inferred once the arguments are read
+  bool raw_warned_ = false;  // the raw arguments did not start as JSON: invalid_arguments given
   std::string infer_args_;
 };
 
@@ -235,15 +236,18 @@ bool HeaderJsonFamily::hj_args_start() {
   // With an end marker (special tokens that cannot occur in JSON) the arguments are the text
   // up to it, valid JSON or not; without one, a JSON value ends them.
   if (!c_.d.call_close.empty() || c_.d.fenced_args) {
+    raw_warned_ = false;
     go(St::kRaw);
     return true;
   }
   char c = c_.buf[c_.pos];
   if (c == '{' || c == '[' || c == '"') {
     scanner_.reset();
+    raw_warned_ = false;
     go(St::kArgs);
   } else {
     c_.em.warn("invalid_arguments", "arguments are not JSON; kept as written", c_.abs(c_.pos));
+    raw_warned_ = true;
     go(St::kRaw);
   }
   return true;
@@ -318,7 +322,8 @@ bool HeaderJsonFamily::hj_after_args() {
     return false;
   }
   resolve_inferred();
-  c_.close_call();
+  c_.close_call(!raw_warned_);  // raw arguments already warned about are not checked again
+  raw_warned_ = false;
   if (t == Tri::kYes) {
     c_.pos += c_.d.call_close.size();
   } else {

@@ -418,6 +418,7 @@ bool JsonFamily::array_next() {
   }
   char c = c_.buf[c_.pos];
   if (c == ',') {
+    obj_start_ = c_.pos;  // what is not an object after the comma is content from here
     ++c_.pos;
     go(St::kObjStart);
     return true;
@@ -432,6 +433,33 @@ bool JsonFamily::array_next() {
 
 bool JsonFamily::jo_close() {
   if (close_.empty()) {
+    if (!bare_ && !array_) {
+      // A call object after a list marker, then `]` or `, {`: the list's `[` was lost
+      // (`[TOOL_CALLS]{..}, {..}]`); the rest of the list is read as calls, with a warning.
+      std::size_t save = c_.pos;
+      if (!c_.skip_ws()) {
+        c_.pos = save;
+        return false;
+      }
+      std::size_t p = c_.pos;
+      bool lost_open = p < c_.buf.size() && c_.buf[p] == ']';
+      if (p < c_.buf.size() && c_.buf[p] == ',') {
+        ++p;
+        while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+        if (p == c_.buf.size() && !c_.eof) {
+          c_.pos = save;
+          return false;
+        }
+        lost_open = p < c_.buf.size() && c_.buf[p] == '{';
+      }
+      if (lost_open) {
+        c_.em.warn("malformed_call", "call list without its opening '['", c_.abs(c_.pos));
+        array_ = true;
+        go(St::kArrayNext);
+        return true;
+      }
+      c_.pos = save;
+    }
     c_.end_block();
     return true;
   }
