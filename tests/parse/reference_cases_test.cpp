@@ -1,6 +1,7 @@
-// Cases transcribed from the parser unit tests of vLLM, SGLang, llama.cpp and openai/harmony
-// (data/parse/reference/<project>.jsonl). Each case is parsed one-shot and streamed in 1-byte,
-// 7-byte and whole-output chunks; every chunking must give the one-shot message. The one-shot
+// Cases transcribed from the parser unit tests of vLLM, SGLang, llama.cpp, openai/harmony and
+// mistral-common (data/parse/reference/<project>.jsonl, every file there but differences.jsonl).
+// Each case is parsed one-shot and streamed in 1-byte, 7-byte and whole-output chunks; every
+// chunking must give the one-shot message. The one-shot
 // message is compared with the reference's expectation as far as the reference asserts it (a
 // field missing from "expected" is not asserted; "content_contains" and friends are substring
 // checks; "arguments_partial" asks only for the listed keys; "strip_whitespace" compares content
@@ -46,7 +47,7 @@ std::vector<Json> read_jsonl(const std::filesystem::path& path) {
 }
 
 struct RefCase {
-  std::string project;  // the file's stem: vllm, sglang, llamacpp, harmony
+  std::string project;  // the file's stem: vllm, sglang, llamacpp, harmony, mistral_common
   Json data;
   std::string name;  // the id as a test name
 };
