@@ -189,13 +189,15 @@ std::optional<std::string> read_all(int fd, std::size_t max_bytes, std::string& 
   std::string text;
   struct stat st {};
   // A regular file is read into a buffer of its size (one byte more to see the end, or growth):
-  // no doubling copies for the common `< file` case.
+  // no doubling copies for the common `< file` case. Otherwise (a pipe, an empty file) the
+  // buffer starts at 64 KB, a pipe's usual capacity, and doubles: a first block of 1 MB was
+  // zero-filled by resize(), 256 page faults (0.3 ms of a 2 ms process) on an empty input.
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
     text.resize(std::min<std::size_t>(static_cast<std::size_t>(st.st_size), max_bytes) + 1);
   std::size_t used = 0;
   while (true) {
     if (used == text.size())
-      text.resize(std::max<std::size_t>(text.size() * 2, std::size_t{1} << 20));
+      text.resize(std::max<std::size_t>(text.size() * 2, std::size_t{1} << 16));
     std::size_t room = std::min(text.size() - used, max_bytes + 1 - used);
     ssize_t n = ::read(fd, text.data() + used, room);
     if (n < 0 && errno == EINTR) continue;

@@ -43,6 +43,8 @@ class Writer {
   }
   void commit(std::size_t n) { used_ += n; }
   std::size_t capacity() const { return capacity_; }
+  // Bytes that fit before the buffer is written out.
+  std::size_t room() const { return capacity_ - used_; }
   void flush();
   // False once a write to the descriptor failed (EPIPE, disk full); later writes are dropped.
   bool ok() const { return ok_; }

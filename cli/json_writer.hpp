@@ -20,7 +20,11 @@ namespace chatwire::cli {
 namespace json_writer_detail {
 
 // A valid UTF-8 string as nlohmann writes it without ensure_ascii, escaped straight into the
-// writer's buffer a piece at a time (each piece's worst case, 6 bytes a byte, fits in it).
+// writer's buffer a piece at a time. Each piece is as long as the buffer's room holds at the
+// worst case (6 bytes a byte), so pieces shrink as the buffer fills, and the buffer is written
+// out only when less than a sixteenth of it is left: it goes out nearly full. (A fixed piece of
+// a sixth of the buffer wrote it out for every piece, about a fifth full: 1,466 write calls for
+// the 18 MB message of a 16 MB hermes output instead of 293.)
 inline void write_valid_string(io::Writer& out, std::string_view s) {
   out.put('"');
   if (out.capacity() < 256) {  // a tiny buffer: through a string
@@ -30,10 +34,12 @@ inline void write_valid_string(io::Writer& out, std::string_view s) {
     out.put('"');
     return;
   }
-  const std::size_t piece = std::max<std::size_t>((out.capacity() - 16) / 6, 1);
-  for (std::size_t at = 0; at < s.size(); at += piece) {
-    std::string_view part = s.substr(at, piece);
-    out.commit(util::escape_json_into(out.reserve(part.size() * 6 + 16), part));
+  const std::size_t min_room = std::max<std::size_t>(out.capacity() / 16, 64);
+  for (std::size_t at = 0; at < s.size();) {
+    if (out.room() < min_room) out.reserve(out.capacity());  // writes the buffer out
+    const std::size_t piece = std::min(s.size() - at, (out.room() - 16) / 6);
+    out.commit(util::escape_json_into(out.reserve(piece * 6 + 16), s.substr(at, piece)));
+    at += piece;
   }
   out.put('"');
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "json_writer.hpp"
@@ -227,6 +229,35 @@ TEST(JsonWriter, WritesWhatNlohmannDumps) {
       ASSERT_EQ(got, want) << capacity << " " << nlohmann::json(want).dump();
     }
   }
+}
+
+// A long escape-dense string goes out in nearly full blocks: the writer fills its buffer before
+// writing it out, not a worst-case piece (6 bytes a byte) at a time.
+TEST(JsonWriter, WritesALongStringInFullBlocks) {
+  std::string s;
+  while (s.size() < 1'000'000) s += "    if (value == \"x\\\\y\") { total += 42; }  // naïve\n";
+  const std::string want = nlohmann::json(s).dump();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::string got;
+  std::uint64_t write_outs = 0;
+  std::thread reader([&got, fd = fds[0]] {
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
+  });
+  {
+    io::Writer writer(fds[1], std::size_t{1} << 16);
+    chatwire::cli::write_json_string(writer, s);
+    writer.flush();
+    write_outs = writer.write_outs();
+  }
+  ::close(fds[1]);
+  reader.join();
+  ::close(fds[0]);
+  EXPECT_EQ(got, want);
+  // At least 15/16 of each 64 KB block is used before it is written out.
+  EXPECT_LE(write_outs, want.size() / ((std::size_t{1} << 16) * 15 / 16) + 1);
 }
 
 }  // namespace
