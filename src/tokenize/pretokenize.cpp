@@ -83,6 +83,17 @@ bool apply_behavior_direct(const SpanVector& matches, std::uint32_t b, std::uint
   return true;
 }
 
+// Whether the matches cover [b, e) end to end with no gap and none empty: then the Isolated
+// behaviour keeps exactly them.
+bool tiles(const SpanVector& matches, std::uint32_t b, std::uint32_t e) {
+  std::uint32_t at = b;
+  for (auto [mb, me] : matches) {
+    if (mb != at || me <= mb) return false;
+    at = me;
+  }
+  return at == e;
+}
+
 // Matches (absolute offsets) -> alternating ranges covering [b, e).
 void to_ranges(const SpanVector& matches, std::uint32_t b, std::uint32_t e,
                std::vector<Match>& ranges) {
@@ -176,6 +187,7 @@ Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokeniz
     }
     Text& t = state.text;
     bool splits = true;
+    bool took_matches = false;
     for (auto [b, e] : state.pieces) {
       matches.clear();
       SplitBehavior behavior = SplitBehavior::kIsolated;
@@ -255,11 +267,23 @@ Result<bool> pre_tokenize(const std::vector<PreTokenizerStep>& steps, PreTokeniz
       }
       if (!splits) break;
       if (b == e) continue;
+      if (next.empty() && state.pieces.size() == 1 && behavior == SplitBehavior::kIsolated &&
+          !invert && tiles(matches, b, e)) {
+        // The matches are the pieces (GPT-2's and Llama 3's patterns match every byte): taken
+        // over, not copied into a second list of the same size (for 1 MB of text, 2.4 MB of
+        // fresh pages that a one-shot encode pays to fault in).
+        std::swap(next, matches);
+        took_matches = true;
+        continue;
+      }
       if (apply_behavior_direct(matches, b, e, behavior, invert, next)) continue;
       to_ranges(matches, b, e, ranges);
       merged_with_next(ranges, invert, next);
     }
     if (splits) std::swap(state.pieces, next);
+    // The old pieces' list (written already) is the next matches' list, and the untouched one
+    // stays spare: texts between added tokens alternate between two lists instead of three.
+    if (took_matches) std::swap(next, matches);
   }
   return true;
 }
