@@ -130,19 +130,25 @@ void push_token(Encoding& enc, bool offsets, std::uint32_t id, std::size_t b, st
 Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::uint32_t b,
                          std::uint32_t e, bool offsets, EncodeScratch& es) {
   Text& norm = es.norm;
-  norm.assign(input.substr(b, e - b), b, offsets);
-  if (!d.normalizers.empty()) {
+  // Without normalizers the text is the input's: its texts between added tokens are copied once,
+  // from the input, rather than into `norm` and again into the pre-tokenizer's text. Added tokens
+  // start and end on character boundaries, so the offsets are the input's byte positions.
+  const bool raw = d.normalizers.empty();
+  std::string_view text = input.substr(b, e - b);
+  if (!raw) {
+    norm.assign(text, b, offsets);
     if (auto r = normalize(d.normalizers, norm, es.tmp); !r) return r;
+    text = norm.s;
   }
   es.norm_segments.clear();
-  split_added(d, d.normalized_trie, norm.s, 0, static_cast<std::uint32_t>(norm.s.size()),
+  split_added(d, d.normalized_trie, text, 0, static_cast<std::uint32_t>(text.size()),
               es.norm_segments);
   for (const Segment& seg : es.norm_segments) {
     if (seg.added != kNoId) {
       std::uint32_t ob = 0, oe = 0;
       if (offsets && seg.end > seg.begin) {
-        ob = norm.begin[seg.begin];
-        oe = norm.end[seg.end - 1];
+        ob = raw ? b + seg.begin : norm.begin[seg.begin];
+        oe = raw ? b + seg.end : norm.end[seg.end - 1];
       }
       es.items.push_back({true, d.added[seg.added].id, ob, oe});
       continue;
@@ -152,7 +158,9 @@ Result<bool> encode_text(const TokenizerData& d, std::string_view input, std::ui
     pre.pieces.clear();
     pre.text.clear();
     pre.text.track = offsets;
-    if (es.norm_segments.size() == 1 && seg.begin == 0 && seg.end == norm.s.size()) {
+    if (raw) {
+      pre.text.assign(text.substr(seg.begin, seg.end - seg.begin), b + seg.begin, offsets);
+    } else if (es.norm_segments.size() == 1 && seg.begin == 0 && seg.end == norm.s.size()) {
       std::swap(pre.text, norm);  // the whole normalized text: no copy (norm is scratch)
       pre.text.track = offsets;
     } else {
