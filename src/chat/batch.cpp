@@ -1,8 +1,6 @@
 // The oracle's JSON Lines protocol (scripts/oracle/hf_render.py `main`): one request line in,
 // one result line out, formatted as Python's json.dumps(result, ensure_ascii=False), so that
 // chatwire and the oracle can be compared line by line.
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -132,7 +130,7 @@ struct BatchRenderer::Impl {
   // files it was read from, checked on every line or once per I/O epoch as template files
   // are: the oracle reads the directory again on every line.
   struct CachedModel {
-    std::string files_identity;
+    detail::ModelFilesIdentity files_identity;
     Result<std::shared_ptr<const Model>> loaded;
     std::uint64_t checked_in_epoch = 0;
   };
@@ -145,15 +143,8 @@ struct BatchRenderer::Impl {
   // reads it on every line. The check runs on every line, or once per I/O epoch
   // (BatchOptions::check_files_per_io_epoch): the stat() alone was a quarter of a short fresh
   // request's render.
-  struct FileIdentity {
-    dev_t device = 0;
-    ino_t inode = 0;
-    off_t size = 0;
-    std::int64_t modified_ns = 0;
-    bool operator==(const FileIdentity&) const = default;
-  };
   struct CachedFile {
-    FileIdentity identity;
+    detail::FileIdentity identity;
     std::shared_ptr<const jinja::Template> tmpl;
     std::uint64_t checked_in_epoch = 0;
   };
@@ -171,12 +162,11 @@ struct BatchRenderer::Impl {
   std::unordered_map<std::string, CachedFile, ViewHash, std::equal_to<>> template_files;
   std::string stat_path;  // the NUL-terminated name handed to stat(), reused
 
-  static std::optional<FileIdentity> identity_of(const char* path) {
-    struct stat st {};
-    if (::stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-    return FileIdentity{
-        st.st_dev, st.st_ino, st.st_size,
-        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+  // A template is read from a regular file only; anything else is read (and fails) every time.
+  static std::optional<detail::FileIdentity> identity_of(const char* path) {
+    auto identity = detail::file_identity(path);
+    if (!identity || !identity->regular) return std::nullopt;
+    return identity;
   }
 
   bool used_as_given(std::string_view shown) const {
@@ -187,7 +177,7 @@ struct BatchRenderer::Impl {
     auto cached = template_files.find(shown);
     if (cached != template_files.end() && cached->second.checked_in_epoch == io_epoch)
       return cached->second.tmpl;
-    std::optional<FileIdentity> identity;
+    std::optional<detail::FileIdentity> identity;
     if (used_as_given(shown)) {
       stat_path.assign(shown);
       identity = identity_of(stat_path.c_str());
@@ -237,7 +227,7 @@ struct BatchRenderer::Impl {
     auto cached = models.find(path);
     if (cached != models.end() && cached->second.checked_in_epoch == io_epoch)
       return cached->second.loaded;
-    std::string files_identity = detail::model_files_identity(resolve(path));
+    detail::ModelFilesIdentity files_identity = detail::model_files_identity(resolve(path));
     if (cached != models.end() && cached->second.files_identity == files_identity) {
       cached->second.checked_in_epoch = io_epoch;
       return cached->second.loaded;

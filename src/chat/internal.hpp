@@ -1,11 +1,16 @@
 // Helpers shared by the chat layer's translation units (not a public header).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "chatwire/error.hpp"
 #include "chatwire/value.hpp"
@@ -26,11 +31,24 @@ bool valid_utf8(std::string_view text, Utf8Problem& problem) noexcept;
 Result<std::string> read_file(const std::filesystem::path& path, std::string_view shown,
                               std::size_t max_bytes, bool require_utf8);
 
-// The identity (device, inode, size, modification time) of every file Model::load reads from a
-// model directory, and of the directory and its additional_chat_templates/: equal strings mean
-// a load would read the same bytes (as far as the file system tells), so a cached Model can be
-// reused. Files that are absent are part of it too (one appearing changes it).
-std::string model_files_identity(const std::filesystem::path& dir);
+// What stat() tells of a file: equal identities mean the same bytes as far as the file system
+// tells (a file rewritten changes its modification time in nanoseconds, or its size or inode).
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  std::int64_t modified_ns = 0;
+  bool regular = false;  // a regular file (not a directory, device, ...)
+  bool operator==(const FileIdentity&) const = default;
+};
+// nullopt when the path cannot be stat()ed (absent, no permission).
+std::optional<FileIdentity> file_identity(const char* path);
+
+// The identity of every file Model::load reads from a model directory, and of the directory and
+// its additional_chat_templates/: equal values mean a load would read the same bytes, so a cached
+// Model can be reused. Files that are absent are part of it too (one appearing changes it).
+using ModelFilesIdentity = std::vector<std::pair<std::string, std::optional<FileIdentity>>>;
+ModelFilesIdentity model_files_identity(const std::filesystem::path& dir);
 
 // Removes trailing Python whitespace (str.rstrip() without arguments) from UTF-8 text.
 void rstrip_python(std::string& text);

@@ -1,8 +1,6 @@
 // Model directories: finding the chat templates and special tokens of a checkpoint exactly as
 // transformers' tokenizer loading does, compiling them once, and choosing one per request as
 // get_chat_template does.
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -131,22 +129,10 @@ struct Model::Impl {
 
 Model::Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-std::string detail::model_files_identity(const fs::path& dir) {
-  std::string identity;
+detail::ModelFilesIdentity detail::model_files_identity(const fs::path& dir) {
+  ModelFilesIdentity identity;
   auto add = [&identity](const fs::path& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      identity += "-;";
-      return;
-    }
-    for (long long field :
-         {static_cast<long long>(st.st_dev), static_cast<long long>(st.st_ino),
-          static_cast<long long>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
-          static_cast<long long>(st.st_mtim.tv_nsec)}) {
-      identity += std::to_string(field);
-      identity += ',';
-    }
-    identity += ';';
+    identity.emplace_back(path.filename().string(), file_identity(path.c_str()));
   };
   add(dir);
   for (std::string_view name : {kTokenizerConfig, kTemplateFile, kTemplateJson, kSpecialTokensMap})
@@ -161,11 +147,7 @@ std::string detail::model_files_identity(const fs::path& dir) {
       if (entry.path().filename().string().ends_with(kTemplateSuffix))
         extras.push_back(entry.path());
     std::sort(extras.begin(), extras.end());
-    for (const auto& path : extras) {
-      identity += path.filename().string();
-      identity += '=';
-      add(path);
-    }
+    for (const auto& path : extras) add(path);
   }
   return identity;
 }

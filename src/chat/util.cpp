@@ -1,4 +1,6 @@
 // UTF-8 checks, file reading and small string helpers for the chat layer.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -29,6 +31,15 @@ bool valid_utf8(std::string_view text, Utf8Problem& problem) noexcept {
     if ((s[k] & 0xC0) != 0x80) ++column;
   problem.column = column;
   return false;
+}
+
+std::optional<FileIdentity> file_identity(const char* path) {
+  struct stat st {};
+  if (::stat(path, &st) != 0) return std::nullopt;
+  return FileIdentity{
+      st.st_dev, st.st_ino, st.st_size,
+      static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+      S_ISREG(st.st_mode)};
 }
 
 Result<std::string> read_file(const std::filesystem::path& path, std::string_view shown,
