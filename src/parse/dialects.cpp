@@ -282,6 +282,9 @@ std::vector<Dialect> build_table() {
     // Granite 3.1 writes its marker as the text `<tool_call>` (vLLM's granite parser reads both).
     d.sections = {{"<|tool_call|>", ""}, {"<tool_call>", ""}};
     d.dropped = {"<response>", "</response>"};
+    // Granite's thinking models write `</think>\n`: the references agree the newlines are not
+    // part of the answer (vLLM's granite_thinking parser, SGLang's Granite parity tests).
+    d.newlines_after_think_close = true;
     t.push_back(d);
     // Granite 3.2 thinks in plain text: its template's thinking prompt asks for the two headers
     // below, which vLLM's granite reasoning parser reads. A dialect of its own, chosen by name,
@@ -292,6 +295,7 @@ std::vector<Dialect> build_table() {
         "\"arguments\"}] (Granite 3.2)";
     d.think_open = "Here is my thought process:";
     d.think_close = "Here is my response:";
+    d.newlines_after_think_close = false;  // vLLM's granite parser keeps what follows the header
     t.push_back(d);
   }
   {

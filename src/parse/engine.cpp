@@ -265,6 +265,14 @@ bool Engine::text() {
     at_answer_open_ = false;
     return true;
   }
+  if (after_think_close_) {
+    // Held, not emitted, while only newlines have come: a streamed answer's first delta is then
+    // the same as the one-shot content.
+    while (pos < buf.size() && buf[pos] == '\n') ++pos;
+    if (pos == buf.size() && !c_.eof) return false;
+    after_think_close_ = false;
+    return true;
+  }
   if (c_.in_reasoning && c_.at_reasoning_start) {
     // The output may still open the reasoning block the options already assumed open.
     std::size_t p = pos;
@@ -329,6 +337,7 @@ bool Engine::text() {
     pos += hit.len;
     c_.in_reasoning = false;
     c_.content_start = true;
+    after_think_close_ = d.newlines_after_think_close;
     return true;
   }
   if (hit.tag == kTagDrop) {

@@ -699,8 +699,9 @@ class Engine {
   Family* calls_ = nullptr;  // the family of the dialect's call syntax (nullptr: none)
   std::size_t total_ = 0;
   bool finished_ = false, overflow_ = false, started_ = false;
-  bool at_recipient_ = false;    // the output's start, where a recipient header may stand
-  bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
+  bool at_recipient_ = false;       // the output's start, where a recipient header may stand
+  bool at_answer_open_ = false;     // the output's start, where the answer opener may stand
+  bool after_think_close_ = false;  // just past think_close (newlines_after_think_close)
   // A call marker held inside reasoning: where (absolute offset) the search for the reasoning's
   // close marker resumes; 0 = none held.
   std::size_t hold_scan_ = 0;

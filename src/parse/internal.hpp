@@ -59,6 +59,9 @@ struct Dialect {
   std::string_view think_open;  // "" = the dialect has no reasoning block
   std::string_view think_close;
   bool starts_in_reasoning = false;  // default when neither prefilled nor enable_thinking
+  // The newlines right after think_close are layout, not content (Granite's thinking models:
+  // vLLM's granite_thinking and SGLang's Granite parsers both drop them).
+  bool newlines_after_think_close = false;
   // What the template writes before a plain answer (gpt-oss: `<|channel|>final<|message|>`
   // after the generation prompt's `<|start|>assistant`): layout where the output begins with it.
   std::string_view answer_open;

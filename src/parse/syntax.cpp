@@ -46,6 +46,7 @@ struct FlagField {
 };
 constexpr FlagField kFlagFields[] = {
     {"starts_in_reasoning", &Dialect::starts_in_reasoning},
+    {"newlines_after_think_close", &Dialect::newlines_after_think_close},
     {"call_ends_reasoning", &Dialect::call_ends_reasoning},
     {"bare_json", &Dialect::bare_json},
     {"bare_anywhere", &Dialect::bare_anywhere},
