@@ -162,6 +162,7 @@ Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
     d.think_open = t.think_open;
     d.think_close = t.think_close;
     d.starts_in_reasoning = t.starts_in_reasoning;
+    d.newlines_after_think_close = t.newlines_after_think_close;
   }
   if (!t.answer_open.empty()) d.answer_open = t.answer_open;
   for (auto m : t.dropped)
