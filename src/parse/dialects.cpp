@@ -56,6 +56,15 @@ std::vector<Dialect> build_table() {
     d.summary = "<think>reasoning</think> then content; no tool calls";
     d.starts_in_reasoning = true;
     t.push_back(d);
+    // Kimi's thinking models before K2 (Kimi-VL-Thinking, k1.5): the same block written with
+    // ◁think▷..◁/think▷; no tool calls. An answer without the block is content (SGLang's kimi
+    // detector does not assume thinking).
+    d.name = "kimi_think";
+    d.summary = "◁think▷reasoning◁/think▷ then content; no tool calls (Kimi-VL-Thinking)";
+    d.think_open = "◁think▷";
+    d.think_close = "◁/think▷";
+    d.starts_in_reasoning = false;
+    t.push_back(d);
   }
   {
     Dialect d = think_tags({});

@@ -19,6 +19,7 @@ using parse::Json;
 
 TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
   const std::vector<std::string> names = {"think",
+                                          "kimi_think",
                                           "hermes",
                                           "qwen3_coder",
                                           "llama3_json",
