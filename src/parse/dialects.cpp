@@ -338,7 +338,10 @@ std::vector<Dialect> build_table() {
     d.name_keys = {"tool_name", "name"};
     d.args_keys = {"parameters", "arguments"};
     d.id_keys = {"tool_call_id"};
-    d.dropped = {"<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|END_OF_TURN_TOKEN|>"};
+    // Command R7B frames its answer with START/END_RESPONSE; Command A Reasoning (Cohere's
+    // Command 4 templates) with START/END_TEXT.
+    d.dropped = {"<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>",
+                 "<|END_OF_TURN_TOKEN|>"};
     t.push_back(d);
   }
   {
