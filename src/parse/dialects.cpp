@@ -356,6 +356,20 @@ std::vector<Dialect> build_table() {
     d.args_required = true;
     t.push_back(d);
   }
+  {  // LongCat-Flash: Hermes' JSON call object in LongCat's own tags (vLLM's longcat parser);
+     // the thinking models' block is <longcat_think>..</longcat_think> (vLLM's longcat reasoning
+     // parser: an output without it is content).
+    Dialect d;
+    d.name = "longcat";
+    d.summary =
+        "<longcat_think>..</longcat_think>, <longcat_tool_call>{\"name\", "
+        "\"arguments\"}</longcat_tool_call> (LongCat-Flash)";
+    d.think_open = "<longcat_think>";
+    d.think_close = "</longcat_think>";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<longcat_tool_call>", "</longcat_tool_call>"}};
+    t.push_back(d);
+  }
   return t;
 }
 

@@ -43,7 +43,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "functionary_v3_1",
                                           "functionary_v3_2",
                                           "command_r7b",
-                                          "xlam"};
+                                          "xlam",
+                                          "longcat"};
   for (const std::string& name : names) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
