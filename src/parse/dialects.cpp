@@ -370,6 +370,17 @@ std::vector<Dialect> build_table() {
     d.sections = {{"<longcat_tool_call>", "</longcat_tool_call>"}};
     t.push_back(d);
   }
+  {  // InternLM2/2.5: one call object after the plugin action header (vLLM's internlm parser).
+    Dialect d;
+    d.name = "internlm2";
+    d.summary =
+        "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|> (InternLM2, "
+        "InternLM2.5)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<|action_start|><|plugin|>", "<|action_end|>"}};
+    d.args_keys = {"parameters", "arguments"};
+    t.push_back(d);
+  }
   return t;
 }
 

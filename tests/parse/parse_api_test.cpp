@@ -44,7 +44,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "functionary_v3_2",
                                           "command_r7b",
                                           "xlam",
-                                          "longcat"};
+                                          "longcat",
+                                          "internlm2"};
   for (const std::string& name : names) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
