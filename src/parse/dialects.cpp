@@ -381,6 +381,15 @@ std::vector<Dialect> build_table() {
     d.args_keys = {"parameters", "arguments"};
     t.push_back(d);
   }
+  {  // Phi-4-mini: the word `functools` before a JSON call list (vLLM's phi4_mini_json parser).
+    Dialect d;
+    d.name = "phi4_mini";
+    d.summary = "functools[{\"name\", \"arguments\"}] (Phi-4-mini)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"functools", ""}};
+    d.args_keys = {"arguments", "parameters"};
+    t.push_back(d);
+  }
   return t;
 }
 

@@ -45,7 +45,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "command_r7b",
                                           "xlam",
                                           "longcat",
-                                          "internlm2"};
+                                          "internlm2",
+                                          "phi4_mini"};
   for (const std::string& name : names) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
