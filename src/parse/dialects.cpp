@@ -390,6 +390,14 @@ std::vector<Dialect> build_table() {
     d.args_keys = {"arguments", "parameters"};
     t.push_back(d);
   }
+  {  // Jamba 1.5/1.6: a JSON call list between <tool_calls> tokens (vLLM's jamba parser).
+    Dialect d;
+    d.name = "jamba";
+    d.summary = "<tool_calls>[{\"name\", \"arguments\"}]</tool_calls> (AI21 Jamba)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<tool_calls>", "</tool_calls>"}};
+    t.push_back(d);
+  }
   return t;
 }
 

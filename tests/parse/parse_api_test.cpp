@@ -46,7 +46,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "xlam",
                                           "longcat",
                                           "internlm2",
-                                          "phi4_mini"};
+                                          "phi4_mini",
+                                          "jamba"};
   for (const std::string& name : names) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
