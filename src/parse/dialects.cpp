@@ -398,6 +398,17 @@ std::vector<Dialect> build_table() {
     d.sections = {{"<tool_calls>", "</tool_calls>"}};
     t.push_back(d);
   }
+  {  // Hunyuan-A13B: Jamba's call list; <think>..</think> then the answer in <answer>..</answer>.
+    Dialect d = think_tags({});
+    d.name = "hunyuan_a13b";
+    d.summary =
+        "<think>..</think><answer>..</answer>, <tool_calls>[{\"name\", "
+        "\"arguments\"}]</tool_calls> (Hunyuan-A13B)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<tool_calls>", "</tool_calls>"}};
+    d.dropped = {"<answer>", "</answer>"};
+    t.push_back(d);
+  }
   return t;
 }
 

@@ -47,7 +47,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "longcat",
                                           "internlm2",
                                           "phi4_mini",
-                                          "jamba"};
+                                          "jamba",
+                                          "hunyuan_a13b"};
   for (const std::string& name : names) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
