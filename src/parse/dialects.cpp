@@ -409,6 +409,21 @@ std::vector<Dialect> build_table() {
     d.dropped = {"<answer>", "</answer>"};
     t.push_back(d);
   }
+  {  // ERNIE-4.5 Thinking: its prompt opens the thinking block, so the output starts in reasoning
+     // (vLLM's ernie45 reasoning parser); Hermes-style calls; the answer may stand in
+     // <response>..</response>; the newlines after </think> are layout.
+    Dialect d = think_tags({});
+    d.name = "ernie45";
+    d.summary =
+        "reasoning..</think> then <tool_call>{\"name\", \"arguments\"}</tool_call> or "
+        "<response>..</response> (ERNIE-4.5 Thinking); starts in reasoning";
+    d.starts_in_reasoning = true;
+    d.newlines_after_think_close = true;
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<tool_call>", "</tool_call>"}};
+    d.dropped = {"<response>", "</response>"};
+    t.push_back(d);
+  }
   return t;
 }
 

@@ -48,7 +48,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "internlm2",
                                           "phi4_mini",
                                           "jamba",
-                                          "hunyuan_a13b"};
+                                          "hunyuan_a13b",
+                                          "ernie45"};
   for (const std::string& name : names) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
