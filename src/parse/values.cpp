@@ -274,6 +274,7 @@ class PyReader {
 
   bool mapping(std::string& out, std::size_t depth) {
     ++i_;
+    const std::size_t open = out.size();
     out += '{';
     bool first = true;
     for (;;) {
@@ -293,12 +294,38 @@ class PyReader {
       first = false;
       std::string key;
       if (!value(key, depth + 1)) return false;
+      skip_ws();
+      if (first_element_ends_set(open, out, key)) return set_rest(out, depth);
       if (key.empty() || key[0] != '"') key = Json(key).dump();  // JSON keys are strings
       out += key;
-      skip_ws();
       if (peek() != ':') return fail("expected ':'");
       ++i_;
       out += ": ";
+      if (!value(out, depth + 1)) return false;
+    }
+  }
+
+  // `{'a', 'b'}` is a Python set (models write one for a list of tags): its first element is
+  // followed by ',' or '}', not ':'. JSON has no set; it becomes the array of its elements.
+  bool first_element_ends_set(std::size_t open, std::string& out, const std::string& first) {
+    if (out.size() != open + 1 || (peek() != ',' && peek() != '}')) return false;
+    out[open] = '[';
+    out += first;
+    return true;
+  }
+  bool set_rest(std::string& out, std::size_t depth) {
+    for (;;) {
+      skip_ws();
+      if (peek() == '}') {
+        ++i_;
+        out += ']';
+        return true;
+      }
+      if (peek() != ',') return fail("expected ','");
+      ++i_;
+      skip_ws();
+      if (peek() == '}') continue;
+      out += ", ";
       if (!value(out, depth + 1)) return false;
     }
   }
@@ -357,7 +384,8 @@ class PyReader {
           return true;
         }
       }
-      if (c == '\n' && !triple) return fail("newline in string");
+      // A raw newline in a one-line string is a Python syntax error, but models write one in
+      // the code or text they pass (vLLM's LFM2 tests expect the call): it is the newline.
       if (c != '\\') {
         out += c;
         ++i_;
