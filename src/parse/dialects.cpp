@@ -424,6 +424,14 @@ std::vector<Dialect> build_table() {
     d.dropped = {"<response>", "</response>"};
     t.push_back(d);
   }
+  {  // MiniMax-M1: call objects one per line between <tool_calls> tokens (vLLM's minimax parser).
+    Dialect d = think_tags({});
+    d.name = "minimax_m1";
+    d.summary = "<tool_calls>\\n{\"name\", \"arguments\"}\\n{..}\\n</tool_calls> (MiniMax-M1)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<tool_calls>", "</tool_calls>"}};
+    t.push_back(d);
+  }
   return t;
 }
 

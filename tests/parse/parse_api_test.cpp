@@ -49,7 +49,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "phi4_mini",
                                           "jamba",
                                           "hunyuan_a13b",
-                                          "ernie45"};
+                                          "ernie45",
+                                          "minimax_m1"};
   for (const std::string& name : names) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
