@@ -54,6 +54,8 @@ class JsonFamily final : public Family {
         return jo_close();
       case St::kBuiltin:
         return builtin();
+      case St::kSkipElement:
+        return skip_element();
     }
     return false;
   }
@@ -70,6 +72,7 @@ class JsonFamily final : public Family {
     kArrayNext,
     kClose,  // the section's close marker
     kBuiltin,
+    kSkipElement,  // an element of a section of call objects that is not a call: content
   };
   // What a scanned value is for.
   enum class Sink { kSkip, kKey, kName, kId, kArgsRaw, kArgsStream };
@@ -82,6 +85,7 @@ class JsonFamily final : public Family {
   bool jo_body();
   bool jo_obj_start();
   void bad_object(std::string why);
+  bool skip_element();
   bool jo_key();
   bool jo_truncated();
   void start_scan(Sink sink, St after);
@@ -106,7 +110,7 @@ class JsonFamily final : public Family {
   JsonScanner scanner_;
   Sink sink_ = Sink::kSkip;
   St after_scan_ = St::kBody;
-  std::size_t scan_start_ = 0, obj_start_ = 0;
+  std::size_t scan_start_ = 0, obj_start_ = 0, skip_from_ = 0;
   std::string key_, name_, id_, args_raw_;
   bool has_name_ = false, has_id_ = false, has_args_ = false, streaming_ = false;
 };
@@ -181,6 +185,14 @@ void JsonFamily::bad_object(std::string why) {
     c_.em.warn("malformed_call", why, c_.abs(c_.pos));
     streaming_ = false;
     go(St::kClose);
+    return;
+  }
+  if (c_.committed && !close_.empty() && !array_ && !bare_) {
+    // A section of call objects, one per line (MiniMax-M1's <tool_calls>): an element that is
+    // not a call is content, and the section's later calls are still read.
+    c_.em.warn("not_a_call", why, c_.abs(obj_start_));
+    skip_from_ = obj_start_;
+    go(St::kSkipElement);
     return;
   }
   if (c_.committed) {
@@ -484,6 +496,44 @@ bool JsonFamily::jo_close() {
       c_.em.warn("missing_marker", "call not closed with " + std::string(close_), c_.abs(c_.pos));
   }
   c_.end_block();
+  return true;
+}
+
+// The element ends where a line starts with '{' (the next call object) or at the section's
+// close marker; up to there it is content.
+bool JsonFamily::skip_element() {
+  const std::string_view buf(c_.buf);
+  const std::size_t close = buf.find(close_, c_.pos);
+  std::size_t next = std::string_view::npos;
+  bool undecided = false;  // a line start the buffer ends at
+  for (std::size_t nl = buf.find('\n', c_.pos); nl < close && nl != std::string_view::npos;
+       nl = buf.find('\n', nl + 1)) {
+    std::size_t p = nl + 1;
+    while (p < buf.size() && (buf[p] == ' ' || buf[p] == '\t' || buf[p] == '\r')) ++p;
+    if (p == buf.size()) {
+      undecided = true;
+      break;
+    }
+    if (buf[p] == '{') {
+      next = nl + 1;
+      break;
+    }
+  }
+  const bool held_too_long = buf.size() - skip_from_ > c_.opt.max_held_bytes;
+  if (next == std::string_view::npos && (close == std::string_view::npos || undecided) && !c_.eof &&
+      !held_too_long)
+    return false;
+  std::size_t end = std::min({next, close, buf.size()});
+  c_.emit(Route::kContent, buf.substr(skip_from_, end - skip_from_));
+  c_.pos = end;
+  if (end == next) {
+    go(St::kObjStart);
+  } else if (end == close) {
+    go(St::kClose);
+  } else {
+    c_.truncated("a call section");
+    c_.end_block();
+  }
   return true;
 }
 
