@@ -386,7 +386,8 @@ std::vector<Dialect> build_table() {
     d.name = "phi4_mini";
     d.summary = "functools[{\"name\", \"arguments\"}] (Phi-4-mini)";
     d.syntax = CallSyntax::kJsonObject;
-    d.sections = {{"functools", ""}};
+    // The list's '[' is part of the marker, so the word in prose (`functools.partial`) is text.
+    d.sections = {{"functools[", ""}};
     d.args_keys = {"arguments", "parameters"};
     t.push_back(d);
   }

@@ -18,6 +18,12 @@ class JsonFamily final : public Family {
     close_ = c_.d.sections[index].close;
     builtin_ = c_.d.builtin_calls && c_.d.sections[index].close.empty();
     c_.pos += len;
+    if (c_.d.sections[index].open.ends_with('[')) {
+      // The marker ends with the call list's '[' (Phi-4-mini's `functools[`): the list is open.
+      array_ = true;
+      go(St::kObjStart);
+      return;
+    }
     go(St::kBody);
   }
   void on_bare() override {
