@@ -431,6 +431,10 @@ std::vector<Dialect> build_table() {
     d.summary = "<tool_calls>\\n{\"name\", \"arguments\"}\\n{..}\\n</tool_calls> (MiniMax-M1)";
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<tool_calls>", "</tool_calls>"}};
+    // `<think>\n..\n</think>\n`: the newlines around the reasoning are layout (vLLM's
+    // minimax_m1 reasoning parser).
+    d.reasoning_newlines_trimmed = true;
+    d.newlines_after_think_close = true;
     t.push_back(d);
   }
   return t;

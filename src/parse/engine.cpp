@@ -265,12 +265,12 @@ bool Engine::text() {
     at_answer_open_ = false;
     return true;
   }
-  if (after_think_close_) {
+  if (skip_newlines_) {
     // Held, not emitted, while only newlines have come: a streamed answer's first delta is then
     // the same as the one-shot content.
     while (pos < buf.size() && buf[pos] == '\n') ++pos;
     if (pos == buf.size() && !c_.eof) return false;
-    after_think_close_ = false;
+    skip_newlines_ = false;
     return true;
   }
   if (c_.in_reasoning && c_.at_reasoning_start) {
@@ -287,6 +287,7 @@ bool Engine::text() {
     }
     if (t == Tri::kNo) pos = save;
     c_.at_reasoning_start = false;
+    skip_newlines_ = d.reasoning_newlines_trimmed;
     return true;
   }
   if (!c_.in_reasoning && c_.content_start && (d.bare_json || d.pythonic_bare)) {
@@ -316,16 +317,20 @@ bool Engine::text() {
   if (hit.kind != MarkerSet::Hit::kFound) {
     std::size_t end = hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size();
     end = c_.emit_end(end);
-    if (end > pos) c_.emit(c_.text_route(), c_.bytes(pos, end));
-    pos = end;
+    // Newlines at the end of what has come are held while they may end the reasoning block.
+    const std::size_t to = trimmed_reasoning_end(pos, end);
+    if (to > pos) c_.emit(c_.text_route(), c_.bytes(pos, to));
+    pos = c_.eof ? end : to;
     return false;
   }
-  if (hit.at > pos) c_.emit(c_.text_route(), c_.bytes(pos, hit.at));
+  const std::size_t to = hit.tag == kTagThinkClose ? trimmed_reasoning_end(pos, hit.at) : hit.at;
+  if (to > pos) c_.emit(c_.text_route(), c_.bytes(pos, to));
   pos = hit.at;
   if (hit.tag == kTagThinkOpen) {
     pos += hit.len;
     c_.in_reasoning = true;
     c_.at_reasoning_start = false;
+    skip_newlines_ = d.reasoning_newlines_trimmed;
     return true;
   }
   if (hit.tag == kTagThinkClose) {
@@ -337,7 +342,7 @@ bool Engine::text() {
     pos += hit.len;
     c_.in_reasoning = false;
     c_.content_start = true;
-    after_think_close_ = d.newlines_after_think_close;
+    skip_newlines_ = d.newlines_after_think_close;
     return true;
   }
   if (hit.tag == kTagDrop) {
@@ -389,6 +394,13 @@ bool Engine::text() {
   c_.committed = false;
   calls_->on_marker(static_cast<std::size_t>(hit.tag - kTagTrigger), hit.len);
   return true;
+}
+
+// `end`, or before the newlines that end [from, end) where the dialect trims the reasoning's.
+std::size_t Engine::trimmed_reasoning_end(std::size_t from, std::size_t end) const {
+  if (!c_.in_reasoning || !c_.d.reasoning_newlines_trimmed) return end;
+  while (end > from && c_.buf[end - 1] == '\n') --end;
+  return end;
 }
 
 void Engine::start_bare(bool json) {

@@ -692,6 +692,7 @@ class Engine {
   // A call list without a marker (JSON or pythonic) may start at pos: it is a candidate until
   // it parses.
   void start_bare(bool json);
+  std::size_t trimmed_reasoning_end(std::size_t from, std::size_t end) const;
   // ---- a recipient header at the start: `to=name<|message|>` is skipped ----
   bool recipient();
 
@@ -699,9 +700,11 @@ class Engine {
   Family* calls_ = nullptr;  // the family of the dialect's call syntax (nullptr: none)
   std::size_t total_ = 0;
   bool finished_ = false, overflow_ = false, started_ = false;
-  bool at_recipient_ = false;       // the output's start, where a recipient header may stand
-  bool at_answer_open_ = false;     // the output's start, where the answer opener may stand
-  bool after_think_close_ = false;  // just past think_close (newlines_after_think_close)
+  bool at_recipient_ = false;    // the output's start, where a recipient header may stand
+  bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
+  // Just past a reasoning marker whose following newlines are layout (newlines_after_think_close,
+  // reasoning_newlines_trimmed).
+  bool skip_newlines_ = false;
   // A call marker held inside reasoning: where (absolute offset) the search for the reasoning's
   // close marker resumes; 0 = none held.
   std::size_t hold_scan_ = 0;

@@ -62,6 +62,9 @@ struct Dialect {
   // The newlines right after think_close are layout, not content (Granite's thinking models:
   // vLLM's granite_thinking and SGLang's Granite parsers both drop them).
   bool newlines_after_think_close = false;
+  // The newlines at the start and at the end of the reasoning block are layout too (MiniMax-M1:
+  // `<think>\n..\n</think>\n`, as vLLM's minimax_m1 reasoning parser reads it).
+  bool reasoning_newlines_trimmed = false;
   // What the template writes before a plain answer (gpt-oss: `<|channel|>final<|message|>`
   // after the generation prompt's `<|start|>assistant`): layout where the output begins with it.
   std::string_view answer_open;

@@ -47,6 +47,7 @@ struct FlagField {
 constexpr FlagField kFlagFields[] = {
     {"starts_in_reasoning", &Dialect::starts_in_reasoning},
     {"newlines_after_think_close", &Dialect::newlines_after_think_close},
+    {"reasoning_newlines_trimmed", &Dialect::reasoning_newlines_trimmed},
     {"call_ends_reasoning", &Dialect::call_ends_reasoning},
     {"bare_json", &Dialect::bare_json},
     {"bare_anywhere", &Dialect::bare_anywhere},
@@ -163,6 +164,7 @@ Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
     d.think_close = t.think_close;
     d.starts_in_reasoning = t.starts_in_reasoning;
     d.newlines_after_think_close = t.newlines_after_think_close;
+    d.reasoning_newlines_trimmed = t.reasoning_newlines_trimmed;
   }
   if (!t.answer_open.empty()) d.answer_open = t.answer_open;
   for (auto m : t.dropped)
