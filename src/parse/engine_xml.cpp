@@ -208,6 +208,25 @@ bool XmlFamily::xp_params() {
     go(St::kBetweenCalls);
     return true;
   }
+  if (first_param_ && c_.buf[c_.pos] == '{' && !c_.d.call_close.empty()) {
+    // A call whose body is one JSON object instead of parameters (DeepSeek's DSML invoke, as
+    // SGLang reads it): the object is the arguments.
+    const std::size_t close = c_.buf.find(c_.d.call_close, c_.pos);
+    if (close == std::string::npos && !c_.eof && c_.buf.size() - c_.pos <= c_.opt.max_held_bytes)
+      return false;
+    if (close != std::string::npos) {
+      std::string_view body = trim(std::string_view(c_.buf).substr(c_.pos, close - c_.pos));
+      if (body.size() >= 2 && body.back() == '}' && Json::accept(body) &&
+          Json::parse(body).is_object()) {
+        first_param_ = false;
+        c_.em.args(body.substr(1, body.size() - 2));
+        c_.pos = close + c_.d.call_close.size();
+        close_xml_call();
+        go(St::kBetweenCalls);
+        return true;
+      }
+    }
+  }
   c_.em.warn("malformed_call", "text inside a call that is not a parameter; kept as content",
              c_.abs(c_.pos));
   go(St::kGarbage);

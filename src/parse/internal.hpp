@@ -179,6 +179,9 @@ struct ParamTypes {
        array = false, null = false;
   // The first non-null type the schema names: it decides the coercion (as vLLM's parsers do).
   bool ParamTypes::*first = nullptr;
+  // The values of an `enum` the types were taken from (in the request's tools, which outlive
+  // the parse): a value written as one of them is that value.
+  const Json* members = nullptr;
   bool only_string() const {
     return known && string && !integer && !number && !boolean && !object && !array && !null;
   }

@@ -77,10 +77,31 @@ void add_schema_types(const Json& schema, ParamTypes& types, int depth) {
   }
   if (auto it = schema.find("nullable"); it != schema.end() && it->is_boolean() && it->get<bool>())
     types.null = true;
-  if (!types.known && schema.contains("enum")) {
-    types.string = true;
+  // Without a type, the values an `enum` or `const` allows tell the types (an enum of strings
+  // and null is a nullable string; `{"const": "7"}` a string).
+  auto add_value_type = [&types](const Json& v) {
+    bool ParamTypes::*flag = v.is_string()           ? &ParamTypes::string
+                             : v.is_number_integer() ? &ParamTypes::integer
+                             : v.is_number()         ? &ParamTypes::number
+                             : v.is_boolean()        ? &ParamTypes::boolean
+                             : v.is_object()         ? &ParamTypes::object
+                             : v.is_array()          ? &ParamTypes::array
+                                                     : &ParamTypes::null;
+    types.*flag = true;
     types.known = true;
-    types.first = &ParamTypes::string;
+    if (!types.first && flag != &ParamTypes::null) types.first = flag;
+  };
+  if (!types.known) {
+    if (auto it = schema.find("enum"); it != schema.end()) {
+      if (it->is_array() && !it->empty()) {
+        for (const auto& v : *it) add_value_type(v);
+        types.members = &*it;
+      } else {
+        add_value_type(Json(""));  // a malformed enum: its values are strings
+      }
+    } else if (auto c = schema.find("const"); c != schema.end()) {
+      add_value_type(*c);
+    }
   }
 }
 
@@ -437,9 +458,22 @@ class PyReader {
           if (!hex(8, cp)) return false;
           util::utf8::append(out, cp);
           break;
-        default:
+        case 'a':
+          out += '\a';
+          break;
+        case 'v':
+          out += '\v';
+          break;
+        case '\\':
+        case '\'':
+        case '"':
           out += e;
-          break;  // \\ \' \" and unknown escapes keep the character
+          break;
+        default:
+          // As in Python, an unknown escape keeps its backslash (`"\d+"` is the regex \d+).
+          out += '\\';
+          out += e;
+          break;
       }
     }
   }
@@ -614,11 +648,23 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
     return as_string();
   }
   std::string_view t = trim(raw);
+  if (types.members) {
+    // An enum's member as written: a string member by its text, another by its JSON value
+    // (`{"enum": ["7", 8]}`: 7 is "7", 8 is 8, as SGLang reads them).
+    for (const auto& m : *types.members)
+      if (m.is_string() && m.get_ref<const std::string&>() == t) return Json(m).dump();
+    if (Json::accept(t)) {
+      Json v = Json::parse(t);
+      for (const auto& m : *types.members)
+        if (!m.is_string() && m == v) return m.dump();
+    }
+  }
   std::string low = lower(t);
   // The text null/None is JSON null (as the reference parsers read it), except where the schema
   // asks for a string and allows no null: there it is the string the model wrote (vLLM's
   // test_string_null_value_preserved).
-  if ((low == "null" || low == "none") && !(types.string && !types.null)) return "null";
+  if ((low == "null" || low == "none" || low == "nil") && !(types.string && !types.null))
+    return "null";
   // The first non-null type decides (as vLLM's parsers do); when the value is not one, the other
   // members of a union (`["integer", "boolean"]`, `anyOf`) are tried, then it stays a string,
   // which is a mismatch only when the schema does not allow a string. A string first in a union
@@ -700,6 +746,7 @@ bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls,
     auto name = item.find("name");
     if (name == item.end() || !name->is_string() || name->get<std::string>().empty()) return false;
     auto args = item.find("arguments");
+    if (args == item.end()) args = item.find("parameters");  // SGLang's LFM2 reads both keys
     if (item.size() == 2 && args == item.end()) return false;
     if (args != item.end() && !args->is_object() && !args->is_null()) return false;
     PyCall call;
