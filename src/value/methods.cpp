@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "value/internal.hpp"
@@ -502,16 +504,51 @@ Result<Value> str_replace(const Value& self, const CallArgs& args, const ValueLi
     // string itself, and so no copy is made.
     std::size_t first = count > 0 ? s.find(from) : std::string_view::npos;
     if (first == std::string_view::npos) return self;
-    std::size_t i = 0;
-    while (count-- > 0) {
-      std::size_t found = i == 0 ? first : s.find(from, i);
-      if (found == std::string_view::npos) break;
-      out.append(s.substr(i, found - i));
-      out += to;
-      i = found + from.size();
-      if (auto st = check(); !st) return st.error();
+    // The replacements are counted first, so the result's size is checked against the limit
+    // before it is built (a template doubling a string by replace() stops at once), and the
+    // result is written once, in place.
+    const auto wanted = static_cast<std::uint64_t>(count);
+    std::uint64_t n = 0;
+    if (from.size() == 1) {
+      n = static_cast<std::uint64_t>(
+          std::count(s.begin() + static_cast<std::ptrdiff_t>(first), s.end(), from[0]));
+      n = std::min(n, wanted);
+    } else {
+      for (std::size_t at = first; at != std::string_view::npos && n < wanted;
+           at = s.find(from, at + from.size()))
+        ++n;
     }
-    out.append(s.substr(i));
+    const std::uint64_t size = s.size() - n * from.size() + n * to.size();
+    if (size > limits.max_string_bytes)
+      return limit_error("max_string_bytes", limits.max_string_bytes);
+    out.resize(static_cast<std::size_t>(size));
+    char* w = out.data();
+    auto put = [&w](const char* from_bytes, std::size_t len) {
+      if (len != 0) std::memcpy(w, from_bytes, len);  // memcpy's pointers may not be null
+      w += len;
+    };
+    if (from.size() == 1) {
+      const char f = from[0];
+      std::size_t i = 0;
+      for (std::uint64_t k = 0; k < n; ++i) {
+        if (s[i] == f) {
+          put(to.data(), to.size());
+          ++k;
+        } else {
+          *w++ = s[i];
+        }
+      }
+      put(s.data() + i, s.size() - i);
+    } else {
+      std::size_t i = 0;
+      for (std::uint64_t k = 0; k < n; ++k) {
+        const std::size_t at = k == 0 ? first : s.find(from, i);
+        put(s.data() + i, at - i);
+        put(to.data(), to.size());
+        i = at + from.size();
+      }
+      put(s.data() + i, s.size() - i);
+    }
   }
   if (auto st = check(); !st) return st.error();
   if (self.string_is_ascii() && new_value.string_is_ascii()) {
