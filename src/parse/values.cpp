@@ -273,7 +273,12 @@ class PyReader {
   bool sequence(std::string& out, std::size_t depth, char close) {
     ++i_;
     out += '[';
-    bool first = true;
+    return items(out, depth, close, true);
+  }
+
+  // The elements of a list, tuple or set up to `close`, as the rest of a JSON array in `out`
+  // (`first`: no element read yet).
+  bool items(std::string& out, std::size_t depth, char close, bool first) {
     for (;;) {
       skip_ws();
       if (peek() == close) {
@@ -316,7 +321,7 @@ class PyReader {
       std::string key;
       if (!value(key, depth + 1)) return false;
       skip_ws();
-      if (first_element_ends_set(open, out, key)) return set_rest(out, depth);
+      if (first_element_ends_set(open, out, key)) return items(out, depth, '}', false);
       if (key.empty() || key[0] != '"') key = Json(key).dump();  // JSON keys are strings
       out += key;
       if (peek() != ':') return fail("expected ':'");
@@ -333,22 +338,6 @@ class PyReader {
     out[open] = '[';
     out += first;
     return true;
-  }
-  bool set_rest(std::string& out, std::size_t depth) {
-    for (;;) {
-      skip_ws();
-      if (peek() == '}') {
-        ++i_;
-        out += ']';
-        return true;
-      }
-      if (peek() != ',') return fail("expected ','");
-      ++i_;
-      skip_ws();
-      if (peek() == '}') continue;
-      out += ", ";
-      if (!value(out, depth + 1)) return false;
-    }
   }
 
   // From an opening bracket to just after its match, strings skipped; false if unbalanced.
