@@ -297,9 +297,13 @@ bool Engine::text() {
       ++p;
     if (p == buf.size() && !c_.eof) return false;
     if (p < buf.size()) {
-      char ch = buf[p];
-      bool json = d.bare_json && (ch == '{' || ch == '[');
-      if (json || (d.pythonic_bare && ch == '[')) {
+      const char ch = buf[p];
+      const bool json = d.bare_json && (ch == '{' || ch == '[');
+      const bool list = json || (d.pythonic_bare && ch == '[');
+      // A call marker there (one starting with '[') is read by the marker search below.
+      const Tri marker = list ? trigger_at(p) : Tri::kNo;
+      if (marker == Tri::kMore) return false;
+      if (list && marker == Tri::kNo) {
         if (!c_.after_call) c_.emit(Route::kContent, c_.bytes(pos, p));
         pos = p;
         start_bare(json);
@@ -363,23 +367,19 @@ bool Engine::text() {
   // first, keep it). A model that calls without closing its reasoning never closes it: the call
   // ends the reasoning. Held until the block closes or the output ends (or max_held_bytes).
   if (c_.in_reasoning && !d.think_close.empty()) {
-    const std::size_t from =
-        std::max(pos + hit.len, hold_scan_ > c_.base ? hold_scan_ - c_.base : 0);
+    const std::size_t from = think_close_search_.from(c_, pos + hit.len);
     const std::size_t close = buf.find(d.think_close, from);
     if (close != std::string::npos) {
       c_.emit(Route::kReasoning, c_.bytes(pos, pos + hit.len));
       pos += hit.len;
-      hold_scan_ = 0;
+      think_close_search_.clear();
       return true;
     }
     if (!c_.eof && buf.size() - pos <= c_.opt.max_held_bytes) {
-      // Resume the search where a close marker could still start.
-      hold_scan_ = c_.base + std::max(from, buf.size() >= d.think_close.size()
-                                                ? buf.size() - d.think_close.size() + 1
-                                                : std::size_t{0});
+      think_close_search_.hold(c_, from, d.think_close.size());
       return false;
     }
-    hold_scan_ = 0;
+    think_close_search_.clear();
   }
   // A call marker.
   if (c_.em.msg.tool_calls.size() >= c_.opt.max_tool_calls) {
@@ -401,6 +401,19 @@ std::size_t Engine::trimmed_reasoning_end(std::size_t from, std::size_t end) con
   if (!c_.in_reasoning || !c_.d.reasoning_newlines_trimmed) return end;
   while (end > from && c_.buf[end - 1] == '\n') --end;
   return end;
+}
+
+// Whether a call marker starts at `p` (kMore: the bytes end inside one's beginning). A marker that
+// itself starts with '[' (xLAM's [TOOL_CALLS]) is that marker, not a bare list.
+Tri Engine::trigger_at(std::size_t p) const {
+  const std::string_view rest = std::string_view(c_.buf).substr(p);
+  Tri found = Tri::kNo;
+  for (std::string_view trigger : triggers_) {
+    if (trigger.empty()) continue;
+    if (rest.starts_with(trigger)) return Tri::kYes;
+    if (!c_.eof && rest.size() < trigger.size() && trigger.starts_with(rest)) found = Tri::kMore;
+  }
+  return found;
 }
 
 void Engine::start_bare(bool json) {

@@ -560,6 +560,12 @@ class Core {
     scan = hit.at;
     return hit;
   }
+  // The latest relative offset at or after `from` where a marker of `marker_len` bytes, not
+  // found in buf[from, buf.size()), could still start once more bytes arrive.
+  std::size_t marker_tail(std::size_t from, std::size_t marker_len) const {
+    const std::size_t partial = marker_len == 0 ? 0 : marker_len - 1;
+    return std::max(from, buf.size() - std::min(buf.size(), partial));
+  }
   // End of the bytes from pos that can be emitted now (whole UTF-8 characters only).
   std::size_t emit_end(std::size_t end) const {
     if (eof) return end;
@@ -660,6 +666,27 @@ class Core {
   bool committed = false;  // a call of the current block was emitted
 };
 
+// Where a streamed forward search that ran out of bytes resumes, past everything it already
+// ruled out, so reading an element fed in small chunks stays linear. Kept as an absolute offset:
+// the buffer drops its consumed front between chunks.
+class ResumePoint {
+ public:
+  // The relative offset to search from: `floor` (usually the cursor) or past what was ruled out.
+  std::size_t from(const Core& c, std::size_t floor) const {
+    return std::max(floor, abs_ > c.base ? abs_ - c.base : 0);
+  }
+  // The search from `from` did not find a marker of `marker_len` bytes: resume where one could
+  // still start.
+  void hold(const Core& c, std::size_t from, std::size_t marker_len) {
+    hold_at(c, c.marker_tail(from, marker_len));
+  }
+  void hold_at(const Core& c, std::size_t rel) { abs_ = c.base + rel; }
+  void clear() { abs_ = 0; }
+
+ private:
+  std::size_t abs_ = 0;  // 0: nothing ruled out
+};
+
 // The driver: feeds bytes, runs the text states (the recipient header, text, reasoning) and
 // steps the active family.
 class Engine {
@@ -692,6 +719,7 @@ class Engine {
   // A call list without a marker (JSON or pythonic) may start at pos: it is a candidate until
   // it parses.
   void start_bare(bool json);
+  Tri trigger_at(std::size_t p) const;
   std::size_t trimmed_reasoning_end(std::size_t from, std::size_t end) const;
   // ---- a recipient header at the start: `to=name<|message|>` is skipped ----
   bool recipient();
@@ -705,9 +733,8 @@ class Engine {
   // Just past a reasoning marker whose following newlines are layout (newlines_after_think_close,
   // reasoning_newlines_trimmed).
   bool skip_newlines_ = false;
-  // A call marker held inside reasoning: where (absolute offset) the search for the reasoning's
-  // close marker resumes; 0 = none held.
-  std::size_t hold_scan_ = 0;
+  // A call marker held inside reasoning: where the search for the reasoning's close resumes.
+  ResumePoint think_close_search_;
   bool mid_header_ = false;  // ... or a recipient_header found mid-output, at pos
 
   std::vector<std::string_view> triggers_;

@@ -117,7 +117,7 @@ class JsonFamily final : public Family {
   Sink sink_ = Sink::kSkip;
   St after_scan_ = St::kBody;
   std::size_t scan_start_ = 0, obj_start_ = 0, skip_from_ = 0;
-  std::size_t skip_scan_ = 0;  // absolute offset where skip_element's search resumes
+  ResumePoint skip_search_;  // where skip_element's search resumes
   std::string key_, name_, id_, args_raw_;
   bool has_name_ = false, has_id_ = false, has_args_ = false, streaming_ = false;
 };
@@ -511,7 +511,7 @@ bool JsonFamily::jo_close() {
 bool JsonFamily::skip_element() {
   const std::string_view buf(c_.buf);
   // Streamed, the search resumes where the last one could not decide (linear in the output).
-  const std::size_t from = std::max(c_.pos, skip_scan_ > c_.base ? skip_scan_ - c_.base : 0);
+  const std::size_t from = skip_search_.from(c_, c_.pos);
   const std::size_t close = buf.find(close_, from);
   std::size_t next = std::string_view::npos;
   std::size_t undecided = std::string_view::npos;  // a line start the buffer ends at
@@ -532,11 +532,10 @@ bool JsonFamily::skip_element() {
   if (next == std::string_view::npos &&
       (close == std::string_view::npos || undecided != std::string_view::npos) && !c_.eof &&
       !held_too_long) {
-    const std::size_t tail = buf.size() - std::min(buf.size() - from, close_.size());
-    skip_scan_ = c_.base + std::min(undecided, tail);
+    skip_search_.hold_at(c_, std::min(undecided, c_.marker_tail(from, close_.size())));
     return false;
   }
-  skip_scan_ = 0;
+  skip_search_.clear();
   std::size_t end = std::min({next, close, buf.size()});
   c_.emit(Route::kContent, buf.substr(skip_from_, end - skip_from_));
   c_.pos = end;

@@ -125,7 +125,7 @@ class XmlFamily final : public SectionFamily {
   std::size_t vscan_ = 0;           // value_close_checked: the value is decided up to here ...
   int depth_ = 0;                   // ... with this many line-start parameter elements open in it
   ParamTypes types_;                // ... and its schema types
-  std::size_t body_scan_ = 0;       // absolute offset where the JSON-body close search resumes
+  ResumePoint body_close_search_;   // where the JSON body's close search resumes
   bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
        quote_open_ = false;
 };
@@ -213,14 +213,13 @@ bool XmlFamily::xp_params() {
     // A call whose body is one JSON object instead of parameters (DeepSeek's DSML invoke, as
     // SGLang reads it): the object is the arguments.
     // Streamed, the search resumes where a close marker could still start (linear).
-    const std::size_t from = std::max(c_.pos, body_scan_ > c_.base ? body_scan_ - c_.base : 0);
+    const std::size_t from = body_close_search_.from(c_, c_.pos);
     const std::size_t close = c_.buf.find(c_.d.call_close, from);
     if (close == std::string::npos && !c_.eof && c_.buf.size() - c_.pos <= c_.opt.max_held_bytes) {
-      body_scan_ =
-          c_.base + c_.buf.size() - std::min(c_.buf.size() - from, c_.d.call_close.size() - 1);
+      body_close_search_.hold(c_, from, c_.d.call_close.size());
       return false;
     }
-    body_scan_ = 0;
+    body_close_search_.clear();
     if (close != std::string::npos) {
       // Text that starts with '{' and is valid JSON is an object (accept: no tree is built).
       std::string_view body = trim(std::string_view(c_.buf).substr(c_.pos, close - c_.pos));
