@@ -159,7 +159,8 @@ TEST(OpenAIShapes, ChunksFollowOpenAIsStreamingShape) {
 TEST(OpenAIShapes, BytesThatAreNotUtf8AreReplacedNotThrown) {
   chatwire::endpoint::Delta d;
   d.content = "a\xff";
-  EXPECT_NO_THROW(json::parse(cs::chunk_body(head(), d, false)));
+  json parsed;
+  EXPECT_NO_THROW(parsed = json::parse(cs::chunk_body(head(), d, false)));
 }
 
 }  // namespace
