@@ -172,6 +172,12 @@ void reserve_growing(std::string& s, std::size_t need);
 // nesting deeper than 256 is written compactly by nlohmann (no recursion here).
 void append_python_json(std::string& out, const Json& value, int depth = 0);
 
+// Numbers as Python reads them: a plain decimal integer; int(text) written as JSON; float(text)
+// written as JSON (an integral value as an integer; NaN and infinities rejected).
+bool is_integer_text(std::string_view s);
+std::string integer_json(std::string_view s);
+bool number_json(std::string_view s, std::string& out);
+
 // The JSON types a tool's schema allows for one parameter; empty = unknown.
 struct ParamTypes {
   bool known = false;
@@ -199,6 +205,11 @@ const Json* function_properties(const Json& tools, std::string_view function);
 std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,
                          bool* coerced_ok);
 
+// ---- call lists: Python literals (python_literals.cpp); JSON and key-value (values.cpp) ----
+
+// One whole Python literal (str, int, float, True/False/None, list, dict, tuple; nothing after
+// it but whitespace) as JSON text.
+bool python_literal_json(std::string_view text, std::size_t max_depth, std::string& json);
 // Python call list: "[f(a=1), g(b='x')]", "f(a=1)\ng(b=2)" or "tool.call(query='x')". Returns
 // false (and leaves `calls` partial) when the text is not such a list.
 struct PyCall {
