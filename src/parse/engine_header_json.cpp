@@ -354,12 +354,11 @@ auto HeaderJsonFamily::infer_tool_name(const std::string& args) const -> std::st
   for (const auto& tool : c_.tools) {
     if (!tool.is_object()) continue;
     const Json& fn = fn_of(tool);
-    const Json* props = nullptr;
-    if (auto p = fn.find("parameters"); p != fn.end() && p->is_object())
-      if (auto q = p->find("properties"); q != p->end() && q->is_object()) props = &*q;
-    bool fits = props != nullptr;
+    const Json* params = nullptr;
+    if (auto p = fn.find("parameters"); p != fn.end() && p->is_object()) params = &*p;
+    bool fits = params != nullptr && schema_declares_properties(*params);
     for (auto it = parsed.begin(); fits && it != parsed.end(); ++it)
-      fits = props->contains(it.key());
+      fits = schema_declares_property(*params, it.key());
     if (!fits) continue;
     if (!found.empty()) return "";  // ambiguous
     found = fn.value("name", "");

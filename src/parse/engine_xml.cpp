@@ -121,7 +121,7 @@ class XmlFamily final : public SectionFamily {
   std::string name_;                // the function of the open call (its schema types the values)
   std::string param_;               // the parameter being read
   std::vector<std::string> given_;  // the parameters of the open call read so far
-  const Json* props_ = nullptr;     // value_close_checked: its function's schema properties
+  const Json* params_ = nullptr;    // value_close_checked: its function's parameters schema
   std::size_t vscan_ = 0;           // value_close_checked: the value is decided up to here ...
   int depth_ = 0;                   // ... with this many line-start parameter elements open in it
   ParamTypes types_;                // ... and its schema types
@@ -166,7 +166,11 @@ bool XmlFamily::xp_name() {
   }
   c_.open_call("", name);
   name_ = std::move(name);
-  props_ = c_.d.value_close_checked ? function_properties(c_.tools, name_) : nullptr;
+  params_ = nullptr;
+  if (c_.d.value_close_checked) {
+    const Json* params = function_parameters(c_.tools, name_);
+    if (params && schema_declares_properties(*params)) params_ = params;
+  }
   c_.em.args("{");
   first_param_ = true;
   go(St::kParams);
@@ -422,7 +426,8 @@ auto XmlFamily::param_name_at(std::size_t p, std::string& name) const -> Tri {
 }
 
 bool XmlFamily::schema_param(const std::string& name) const {
-  return !props_ || props_->contains(name);  // no schema: any name may be a parameter
+  // No schema: any name may be a parameter.
+  return !params_ || schema_declares_property(*params_, name);
 }
 
 auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,

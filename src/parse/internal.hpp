@@ -188,6 +188,9 @@ struct ParamTypes {
   // The values of an `enum` the types were taken from (in the request's tools, which outlive
   // the parse): a value written as one of them is that value.
   const Json* members = nullptr;
+  // The schema that made the value an object: a parsed object must hold its `required` keys, or
+  // it is not that object (SGLang validates the value against the schema the same way).
+  const Json* object_schema = nullptr;
   bool only_string() const {
     return known && string && !integer && !number && !boolean && !object && !array && !null;
   }
@@ -197,9 +200,13 @@ struct ParamTypes {
   }
 };
 ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param);
-// The `properties` object of a function's parameter schema in the request's tools (nullptr when
-// the function is not declared or declares no properties).
-const Json* function_properties(const Json& tools, std::string_view function);
+// The `parameters` schema of a function in the request's tools (nullptr when the function is not
+// declared or has no parameters object).
+const Json* function_parameters(const Json& tools, std::string_view function);
+// Whether a parameters schema declares any property / this property: in its `properties`, or in
+// those of the anyOf/oneOf/allOf branches at its root, local `$ref`s followed (bounded walk).
+bool schema_declares_properties(const Json& parameters);
+bool schema_declares_property(const Json& parameters, std::string_view name);
 
 // The JSON text for an XML parameter value under its schema types (raw string on failure).
 std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,

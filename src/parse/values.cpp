@@ -54,14 +54,70 @@ constexpr TypeName kTypeNames[] = {
     {"list", &ParamTypes::array},      {"null", &ParamTypes::null},
 };
 
-void add_schema_types(const Json& schema, ParamTypes& types, int depth) {
-  if (depth > 16 || !schema.is_object()) return;
-  auto add_name = [&types](const std::string& name) {
+// A walk over a function's parameter schema. Local references (`$ref` to "#/...") resolve against
+// its root; every schema object visited costs one step of a fixed budget, so that reference cycles
+// and fan-out (a definition whose anyOf refers to itself several times) end early instead of
+// exploding: the request's tools come from the client, and the walk runs once per parameter.
+struct SchemaWalk {
+  const Json* root = nullptr;
+  int steps_left = 4096;
+  bool step() { return --steps_left >= 0; }
+};
+constexpr int kMaxSchemaDepth = 32;
+
+// The target of a local JSON pointer reference ("#/$defs/a~1b" is $defs -> "a/b"), or nullptr.
+const Json* resolve_ref(const Json& root, std::string_view ref) {
+  if (ref.substr(0, 2) != "#/") return ref == "#" ? &root : nullptr;
+  const Json* at = &root;
+  std::size_t pos = 2;
+  while (true) {
+    const std::size_t slash = std::min(ref.find('/', pos), ref.size());
+    std::string key;
+    for (std::size_t i = pos; i < slash; ++i) {
+      if (ref[i] == '~' && i + 1 < slash && (ref[i + 1] == '0' || ref[i + 1] == '1')) {
+        key += ref[i + 1] == '1' ? '/' : '~';
+        ++i;
+      } else {
+        key += ref[i];
+      }
+    }
+    if (at->is_object()) {
+      auto it = at->find(key);
+      if (it == at->end()) return nullptr;
+      at = &*it;
+    } else if (at->is_array() && !key.empty() &&
+               key.find_first_not_of("0123456789") == std::string::npos && key.size() < 10) {
+      const auto index = static_cast<std::size_t>(std::stoul(key));
+      if (index >= at->size()) return nullptr;
+      at = &(*at)[index];
+    } else {
+      return nullptr;
+    }
+    if (slash == ref.size()) return at;
+    pos = slash + 1;
+  }
+}
+
+// The schema a `$ref` names, when `schema` holds a local one that resolves.
+const Json* ref_target(const Json& schema, const SchemaWalk& walk) {
+  auto it = schema.find("$ref");
+  if (it == schema.end() || !it->is_string() || !walk.root) return nullptr;
+  return resolve_ref(*walk.root, it->get_ref<const std::string&>());
+}
+
+void add_schema_types(const Json& schema, ParamTypes& types, int depth, SchemaWalk& walk) {
+  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return;
+  // A reference adds its target's types to the schema's own (as SGLang reads `$ref` next to
+  // siblings: allOf [target, siblings]).
+  if (const Json* target = ref_target(schema, walk))
+    add_schema_types(*target, types, depth + 1, walk);
+  auto add_name = [&types, &schema](const std::string& name) {
     for (const auto& t : kTypeNames) {
       if (t.name == name) {
         types.*(t.flag) = true;
         types.known = true;
         if (!types.first && t.flag != &ParamTypes::null) types.first = t.flag;
+        if (t.flag == &ParamTypes::object && !types.object_schema) types.object_schema = &schema;
       }
     }
   };
@@ -73,7 +129,7 @@ void add_schema_types(const Json& schema, ParamTypes& types, int depth) {
   }
   for (const char* key : {"anyOf", "oneOf", "allOf"}) {
     if (auto it = schema.find(key); it != schema.end() && it->is_array())
-      for (const auto& sub : *it) add_schema_types(sub, types, depth + 1);
+      for (const auto& sub : *it) add_schema_types(sub, types, depth + 1, walk);
   }
   if (auto it = schema.find("nullable"); it != schema.end() && it->is_boolean() && it->get<bool>())
     types.null = true;
@@ -103,6 +159,38 @@ void add_schema_types(const Json& schema, ParamTypes& types, int depth) {
       add_value_type(*c);
     }
   }
+}
+
+// The schemas a parameter has in a parameters schema: its entry in `properties`, and in the
+// properties of the anyOf/oneOf/allOf branches at the root (SGLang reads a function whose
+// parameters are a union of objects so), local references followed.
+void collect_property(const Json& schema, std::string_view name, std::vector<const Json*>& out,
+                      int depth, SchemaWalk& walk) {
+  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return;
+  if (const Json* target = ref_target(schema, walk))
+    collect_property(*target, name, out, depth + 1, walk);
+  if (auto props = schema.find("properties"); props != schema.end() && props->is_object()) {
+    if (auto prop = props->find(std::string(name)); prop != props->end()) out.push_back(&*prop);
+  }
+  for (const char* key : {"anyOf", "oneOf", "allOf"}) {
+    if (auto it = schema.find(key); it != schema.end() && it->is_array())
+      for (const auto& branch : *it) collect_property(branch, name, out, depth + 1, walk);
+  }
+}
+
+// Whether a parameters schema declares any property, at its root or in its root branches.
+bool declares_properties(const Json& schema, int depth, SchemaWalk& walk) {
+  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return false;
+  if (const Json* target = ref_target(schema, walk))
+    if (declares_properties(*target, depth + 1, walk)) return true;
+  if (auto props = schema.find("properties"); props != schema.end() && props->is_object())
+    return true;
+  for (const char* key : {"anyOf", "oneOf", "allOf"}) {
+    if (auto it = schema.find(key); it != schema.end() && it->is_array())
+      for (const auto& branch : *it)
+        if (declares_properties(branch, depth + 1, walk)) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -283,7 +371,7 @@ void append_python_json(std::string& out, const Json& v, int depth) {
   }
 }
 
-const Json* function_properties(const Json& tools, std::string_view function) {
+const Json* function_parameters(const Json& tools, std::string_view function) {
   if (!tools.is_array()) return nullptr;
   for (const auto& tool : tools) {
     if (!tool.is_object()) continue;
@@ -293,22 +381,48 @@ const Json* function_properties(const Json& tools, std::string_view function) {
     if (name == fn->end() || !name->is_string() || name->get<std::string>() != function) continue;
     auto params = fn->find("parameters");
     if (params == fn->end() || !params->is_object()) return nullptr;
-    auto props = params->find("properties");
-    if (props == params->end() || !props->is_object()) return nullptr;
-    return &*props;
+    return &*params;
   }
   return nullptr;
 }
 
+bool schema_declares_properties(const Json& parameters) {
+  SchemaWalk walk{&parameters};
+  return declares_properties(parameters, 0, walk);
+}
+
+bool schema_declares_property(const Json& parameters, std::string_view name) {
+  SchemaWalk walk{&parameters};
+  std::vector<const Json*> found;
+  collect_property(parameters, name, found, 0, walk);
+  return !found.empty();
+}
+
 ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param) {
   ParamTypes types;
-  const Json* props = function_properties(tools, function);
-  if (!props) return types;
-  auto prop = props->find(std::string(param));
-  if (prop == props->end()) return types;
-  add_schema_types(*prop, types, 0);
+  const Json* params = function_parameters(tools, function);
+  if (!params) return types;
+  SchemaWalk walk{params};
+  std::vector<const Json*> schemas;
+  collect_property(*params, param, schemas, 0, walk);
+  for (const Json* schema : schemas) add_schema_types(*schema, types, 0, walk);
   return types;
 }
+
+namespace {
+
+// Whether an object value holds every key its object schema lists as `required`.
+bool holds_required(const Json& value, const ParamTypes& types) {
+  if (!types.object_schema) return true;
+  auto required = types.object_schema->find("required");
+  if (required == types.object_schema->end() || !required->is_array()) return true;
+  if (!value.is_object()) return false;
+  for (const auto& key : *required)
+    if (key.is_string() && !value.contains(key.get_ref<const std::string&>())) return false;
+  return true;
+}
+
+}  // namespace
 
 std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,
                          bool* coerced_ok) {
@@ -376,12 +490,16 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
       auto parsed = util::parse_bounded_json(t, 256);
       if (parsed.failure == util::BoundedJson::Failure::kNone &&
           (type == &ParamTypes::object ? parsed.value.is_object() : parsed.value.is_array())) {
+        if (type == &ParamTypes::object && !holds_required(parsed.value, types)) return false;
         out.clear();
         append_python_json(out, parsed.value);
         return true;
       }
       std::string json;
       if (python_literal_json(t, 256, json) && !json.empty() && json[0] == open) {
+        if (type == &ParamTypes::object && types.object_schema &&
+            !holds_required(Json::parse(json, nullptr, false), types))
+          return false;
         out = std::move(json);
         return true;
       }
