@@ -517,13 +517,29 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
   // A value of another type written as a JSON string (`"42"` for an integer, GLM; `"{'k': 1}"`
   // for an object, Qwen3-Coder) is unwrapped once and converted, as SGLang and vLLM read it.
   std::string unwrapped;
-  if (first != &ParamTypes::string && t.size() >= 2 && t.front() == '"' && t.back() == '"') {
+  auto unwrap_and_convert = [&] {
+    if (first == &ParamTypes::string || t.size() < 2 || t.front() != '"' || t.back() != '"')
+      return false;
     Json inner = Json::parse(t, nullptr, false);
-    if (inner.is_string()) {
-      unwrapped = inner.get<std::string>();
-      t = trim(unwrapped);
+    if (!inner.is_string()) return false;
+    unwrapped = inner.get<std::string>();
+    t = trim(unwrapped);
+    low = lower(t);
+    return convert_any();
+  };
+  if (unwrap_and_convert()) return out;
+  // A value written with its quotes backslash-escaped, as if inside a JSON string
+  // (`[{\"id\": \"1\"}]`, `\"123\"`: GLM-4.7 does this), is unescaped once and read again,
+  // as SGLang's GLM-4.7 parser retries it. Only a value no type took is retried, so a string
+  // parameter keeps its backslashes.
+  std::string unescaped;
+  if (first != &ParamTypes::string && raw.find("\\\"") != std::string_view::npos) {
+    Json body = Json::parse("\"" + std::string(trim(raw)) + "\"", nullptr, false);
+    if (body.is_string()) {
+      unescaped = body.get<std::string>();
+      t = trim(unescaped);
       low = lower(t);
-      if (convert_any()) return out;
+      if (convert_any() || unwrap_and_convert()) return out;
     }
   }
   if (coerced_ok && !types.string) *coerced_ok = false;
