@@ -66,6 +66,20 @@ class PyReader {
       append_json_quoted(out, decoded);
       return true;
     }
+    // An f-string without placeholders is the string it spells (SGLang evaluates the constant
+    // one); one with a placeholder is code, not a literal.
+    if ((c == 'f' || c == 'F') && i_ + 1 < s_.size() && (s_[i_ + 1] == '\'' || s_[i_ + 1] == '"')) {
+      const std::size_t start = i_;
+      ++i_;
+      std::string decoded;
+      if (!string_literal(decoded)) return false;
+      if (decoded.find_first_of("{}") != std::string::npos) {
+        i_ = start;
+        return fail("an f-string with a placeholder is not a literal");
+      }
+      append_json_quoted(out, decoded);
+      return true;
+    }
     if (c == '[' || c == '(') return sequence(out, depth, c == '[' ? ']' : ')');
     if (c == '{') return mapping(out, depth);
     if (c == '-' || c == '+' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) {
@@ -324,8 +338,9 @@ bool python_literal_json(std::string_view text, std::size_t max_depth, std::stri
   return reader.at_end();
 }
 
-bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
-                        std::size_t max_depth) {
+// The call list as Python reads it, nothing repaired.
+static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
+                              std::size_t max_depth) {
   PyReader r(text, max_depth);
   r.skip_ws();
   bool bracketed = r.peek() == '[';
@@ -374,6 +389,24 @@ bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::
         if (r.peek() == ')') continue;
         call.arguments += ", ";
       }
+      // `**{'k': v}` spreads a literal mapping into the arguments, as Python (and SGLang) reads it.
+      if (r.peek() == '*' && r.i_ + 1 < text.size() && text[r.i_ + 1] == '*') {
+        r.i_ += 2;
+        r.skip_ws();
+        std::string mapping;
+        if (r.peek() != '{' || !r.value(mapping, 1) || mapping.size() < 2) {
+          error = r.error_.empty() ? "** is not followed by a literal mapping" : r.error_;
+          return false;
+        }
+        std::string_view members = std::string_view(mapping).substr(1, mapping.size() - 2);
+        if (members.empty()) {
+          if (!first_arg && call.arguments.ends_with(", "))
+            call.arguments.resize(call.arguments.size() - 2);
+        } else {
+          call.arguments += members;
+        }
+        continue;
+      }
       std::string key;
       if (!r.identifier(key)) {
         error = r.error_;
@@ -410,6 +443,188 @@ bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::
     return false;
   }
   return !calls.empty();
+}
+
+namespace {
+
+// ---- recovery of a call list that does not read as Python (SGLang's LFM2 detector) ----
+
+bool is_quote_closer(std::string_view text, std::size_t pos) {
+  std::size_t k = pos + 1;
+  while (k < text.size() && std::isspace(static_cast<unsigned char>(text[k]))) ++k;
+  return k < text.size() && std::string_view(",)]}:").find(text[k]) != std::string_view::npos;
+}
+
+bool escaped_at(std::string_view text, std::size_t pos) {
+  std::size_t backslashes = 0;
+  while (pos > backslashes && text[pos - 1 - backslashes] == '\\') ++backslashes;
+  return backslashes % 2 == 1;
+}
+
+// The top-level calls of a list, split at commas outside brackets (`respect_strings`: and outside
+// quotes). Counting brackets alone cannot be misled by a broken quote.
+std::vector<std::string_view> split_calls(std::string_view text, bool respect_strings) {
+  std::size_t b = 0, e = text.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+  if (e - b >= 2 && text[b] == '[' && text[e - 1] == ']') ++b, --e;
+  std::vector<std::string_view> parts;
+  std::size_t start = b;
+  int depth = 0;
+  char quote = 0;
+  auto push = [&](std::size_t end) {
+    std::string_view part = text.substr(start, end - start);
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front())))
+      part.remove_prefix(1);
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back())))
+      part.remove_suffix(1);
+    if (!part.empty()) parts.push_back(part);
+  };
+  for (std::size_t i = b; i < e; ++i) {
+    const char c = text[i];
+    if (respect_strings && quote) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      }
+      continue;
+    }
+    if (respect_strings && (c == '\'' || c == '"')) {
+      quote = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ')' || c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      push(i);
+      start = i + 1;
+    }
+  }
+  push(e);
+  return parts;
+}
+
+// Candidates are tried for one broken string only, each a read of the whole text: at most this
+// many, so a hostile output full of quotes costs a bounded number of linear reads.
+constexpr std::size_t kMaxQuoteCandidates = 64;
+
+// A call list whose first broken string (its first unescaped quote of its own kind cannot end it:
+// what follows is none of `,)]}:`) closes at exactly one of its later quotes that can, with the
+// quotes inside escaped: `command='sed -n '360,450p' f.py'`. Several readings that parse are an
+// ambiguity and none is taken; a reading with fewer calls than the list's brackets count swallowed
+// a sibling call and is not taken either.
+bool read_with_nested_quotes(std::string_view text, std::vector<PyCall>& calls, std::string& error,
+                             std::size_t max_depth) {
+  const std::size_t expected_calls = split_calls(text, false).size();
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char q = text[i];
+    if (q != '\'' && q != '"') {
+      ++i;
+      continue;
+    }
+    std::vector<std::size_t> quotes;
+    for (std::size_t j = i + 1; j < text.size(); ++j) {
+      if (text[j] == '\\') {
+        ++j;
+      } else if (text[j] == q) {
+        quotes.push_back(j);
+      }
+    }
+    if (quotes.empty()) return false;
+    if (is_quote_closer(text, quotes.front())) {
+      i = quotes.front() + 1;
+      continue;
+    }
+    std::vector<PyCall> winner;
+    std::size_t winners = 0, tried = 0;
+    for (std::size_t close : quotes) {
+      if (!is_quote_closer(text, close)) continue;
+      if (++tried > kMaxQuoteCandidates) return false;
+      std::string candidate(text.substr(0, i + 1));
+      for (std::size_t j = i + 1; j < close; ++j) {
+        if (text[j] == q && !escaped_at(text, j)) candidate += '\\';
+        candidate += text[j];
+      }
+      candidate += text.substr(close);
+      std::vector<PyCall> got;
+      std::string why;
+      if (!read_python_calls(candidate, got, why, max_depth)) continue;
+      if (expected_calls > 1 && got.size() < expected_calls) continue;
+      if (++winners > 1) return false;
+      winner = std::move(got);
+    }
+    if (winners != 1) return false;
+    calls = std::move(winner);
+    error.clear();
+    return true;
+  }
+  return false;
+}
+
+bool read_or_repair(std::string_view text, std::vector<PyCall>& calls, std::string& error,
+                    std::size_t max_depth) {
+  if (read_python_calls(text, calls, error, max_depth)) return true;
+  std::string first_error = error;
+  calls.clear();
+  if (read_with_nested_quotes(text, calls, error, max_depth)) return true;
+  calls.clear();
+  error = first_error;
+  return false;
+}
+
+}  // namespace
+
+bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
+                        std::size_t max_depth) {
+  if (read_or_repair(text, calls, error, max_depth)) return true;
+  // One call that cannot be read does not take its siblings with it: each top-level call is read
+  // on its own (split both ways, the split that reads more calls wins), and the calls not read
+  // are named in `error`, which the caller reports (SGLang's LFM2 detector salvages the same way).
+  const std::string whole_error = error;
+  std::vector<PyCall> best;
+  std::string best_dropped;
+  for (bool respect_strings : {true, false}) {
+    const auto parts = split_calls(text, respect_strings);
+    if (parts.size() < 2) continue;
+    std::vector<PyCall> got;
+    std::string dropped;
+    bool every_part_a_call = true;
+    for (std::string_view part : parts) {
+      // Only a list of call-shaped parts (`name(`) is salvaged: prose in brackets is no call list.
+      std::size_t k = 0;
+      while (k < part.size() && (std::isalnum(static_cast<unsigned char>(part[k])) ||
+                                 part[k] == '_' || part[k] == '.'))
+        ++k;
+      while (k < part.size() && part[k] == ' ') ++k;
+      if (k == 0 || k >= part.size() || part[k] != '(' || part.back() != ')') {
+        every_part_a_call = false;
+        break;
+      }
+      std::vector<PyCall> one;
+      std::string why;
+      if (read_or_repair(part, one, why, max_depth) && one.size() == 1 && why.empty()) {
+        got.push_back(std::move(one.front()));
+      } else {
+        if (!dropped.empty()) dropped += "; ";
+        dropped += "'" + std::string(part.substr(0, 80)) + (part.size() > 80 ? "..'" : "'") + " (" +
+                   (why.empty() ? std::string("not one call") : why) + ")";
+      }
+    }
+    if (every_part_a_call && got.size() > best.size()) {
+      best = std::move(got);
+      best_dropped = std::move(dropped);
+    }
+  }
+  if (best.empty()) {
+    calls.clear();
+    error = whole_error;
+    return false;
+  }
+  calls = std::move(best);
+  error = best_dropped;
+  return true;
 }
 
 }  // namespace chatwire::parse
