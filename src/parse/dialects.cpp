@@ -272,6 +272,7 @@ std::vector<Dialect> build_table() {
         "string=\"true\">v</｜DSML｜parameter>... (DeepSeek V4)";
     d = xml_params(d, {"<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"}, kDsmlInvoke,
                    kDsmlParameter);
+    d.damaged_marker_prefix = "<｜DSML｜";
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }

@@ -188,6 +188,7 @@ void Engine::build_markers() {
   if (d.bare_anywhere)
     content_markers_.add(d.syntax == CallSyntax::kPythonic ? "[" : "{", kTagBare);
   content_markers_.add(d.think_open, kTagThinkOpen);
+  content_markers_.add(d.damaged_marker_prefix, kTagDamaged);
   content_markers_.add(d.think_close, kTagThinkClose);
   reasoning_markers_.add(d.think_close, kTagThinkClose);
   // A new message's header ends the reasoning message too.
@@ -206,6 +207,7 @@ auto Engine::take() -> std::vector<Delta> {
 void Engine::compact() {
   std::size_t keep = c_.cand == kNone ? c_.pos : std::min(c_.pos, c_.cand);
   if (keep < (std::size_t{1} << 16) || keep * 2 < c_.buf.size()) return;
+  --keep;  // the byte before pos stays: whether pos starts a line is read from it
   c_.buf.erase_prefix(keep);
   c_.base += keep;
   c_.pos -= keep;
@@ -362,6 +364,15 @@ bool Engine::text() {
     start_bare(d.syntax != CallSyntax::kPythonic);
     return true;
   }
+  if (hit.tag == kTagDamaged) {
+    const Tri damaged = damaged_marker();
+    if (damaged == Tri::kMore) return false;
+    if (damaged == Tri::kNo) {
+      c_.emit(c_.text_route(), c_.bytes(pos, pos + hit.len));
+      pos += hit.len;
+    }
+    return true;
+  }
   // A call marker inside reasoning: a model thinking about a call may write one there and close
   // the block later; then it is reasoning (as vLLM's and SGLang's reasoning parsers, which run
   // first, keep it). A model that calls without closing its reasoning never closes it: the call
@@ -414,6 +425,29 @@ Tri Engine::trigger_at(std::size_t p) const {
     if (!c_.eof && rest.size() < trigger.size() && trigger.starts_with(rest)) found = Tri::kMore;
   }
   return found;
+}
+
+Tri Engine::damaged_marker() {
+  // Bounds: a damaged marker is one short line; what follows it is whitespace up to the marker.
+  constexpr std::size_t kLongestLine = 256, kLongestGap = 1024;
+  const Buffer& buf = c_.buf;
+  const std::size_t p = c_.pos;
+  const bool line_start = p == 0 ? c_.base == 0 : buf[p - 1] == '\n';
+  if (!line_start) return Tri::kNo;
+  const std::size_t limit = std::min(buf.size(), p + kLongestLine);
+  const std::size_t nl = c_.bytes(p, limit).find('\n');
+  if (nl == std::string_view::npos)
+    return !c_.eof && limit == buf.size() && limit - p < kLongestLine ? Tri::kMore : Tri::kNo;
+  std::size_t q = p + nl;
+  while (q < buf.size() && q - p < kLongestGap && is_ws(buf[q])) ++q;
+  if (q == buf.size()) return c_.eof ? Tri::kNo : Tri::kMore;
+  const Tri marker = trigger_at(q);
+  if (marker != Tri::kYes) return marker;
+  std::string line(c_.bytes(p, p + nl));
+  c_.em.warn("malformed_call", "damaged call marker '" + line + "' before the call marker; removed",
+             c_.abs(p));
+  c_.pos = q;
+  return Tri::kYes;
 }
 
 void Engine::start_bare(bool json) {

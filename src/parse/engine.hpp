@@ -337,6 +337,7 @@ enum Tag : int {
   kTagDrop,
   kTagBare,
   kTagRecipient,      // a message header mid-output (Dialect::recipient_header)
+  kTagDamaged,        // the prefix of a marker that may be damaged (Dialect::damaged_marker_prefix)
   kTagTrigger = 100,  // + index into the family's triggers
 };
 
@@ -720,6 +721,9 @@ class Engine {
   // it parses.
   void start_bare(bool json);
   Tri trigger_at(std::size_t p) const;
+  // At pos, a damaged marker line before a call marker: removed (kYes), not one (kNo), or undecided
+  // until more output comes (kMore).
+  Tri damaged_marker();
   std::size_t trimmed_reasoning_end(std::size_t from, std::size_t end) const;
   // ---- a recipient header at the start: `to=name<|message|>` is skipped ----
   bool recipient();

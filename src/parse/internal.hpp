@@ -78,6 +78,11 @@ struct Dialect {
   std::string_view recipient_header, reasoning_recipient;
   bool call_ends_reasoning = true;        // a call marker inside reasoning closes it (Qwen3)
   std::vector<std::string_view> dropped;  // framing tokens removed from text wherever they appear
+  // A line of the content that starts with this prefix, is none of the markers, and is followed
+  // (whitespace between) by a call marker is a damaged marker the model wrote before its calls
+  // (DeepSeek V4: `<｜DSML｜toolcalls>`, `<｜DSML｜tool_calls-ok ...`): removed with a
+  // malformed_call warning, as SGLang's V4 detector treats those bytes as protocol, not prose.
+  std::string_view damaged_marker_prefix;
 
   CallSyntax syntax = CallSyntax::kNone;
 

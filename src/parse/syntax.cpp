@@ -21,6 +21,7 @@ constexpr TextField kTextFields[] = {
     {"think_open", &Dialect::think_open},
     {"think_close", &Dialect::think_close},
     {"answer_open", &Dialect::answer_open},
+    {"damaged_marker_prefix", &Dialect::damaged_marker_prefix},
     {"recipient_open", &Dialect::recipient_open},
     {"recipient_close", &Dialect::recipient_close},
     {"recipient_header", &Dialect::recipient_header},
