@@ -524,18 +524,30 @@ bool read_with_nested_quotes(std::string_view text, std::vector<PyCall>& calls, 
       ++i;
       continue;
     }
-    std::vector<std::size_t> quotes;
+    // The string's first unescaped quote of its kind: when it can close the string, the scan
+    // goes on after it (each byte is read once: a list of many good strings stays linear).
+    std::size_t first = text.size();
     for (std::size_t j = i + 1; j < text.size(); ++j) {
+      if (text[j] == '\\') {
+        ++j;
+      } else if (text[j] == q) {
+        first = j;
+        break;
+      }
+    }
+    if (first == text.size()) return false;
+    if (is_quote_closer(text, first)) {
+      i = first + 1;
+      continue;
+    }
+    // A broken string: its later quotes are the candidates (collected once).
+    std::vector<std::size_t> quotes{first};
+    for (std::size_t j = first + 1; j < text.size(); ++j) {
       if (text[j] == '\\') {
         ++j;
       } else if (text[j] == q) {
         quotes.push_back(j);
       }
-    }
-    if (quotes.empty()) return false;
-    if (is_quote_closer(text, quotes.front())) {
-      i = quotes.front() + 1;
-      continue;
     }
     std::vector<PyCall> winner;
     std::size_t winners = 0, tried = 0;
