@@ -73,6 +73,10 @@ bool parse_options(const Json& o, parse::Options& options, std::string& error) {
     if (!it->is_boolean()) return error = "options.strict must be a boolean", false;
     options.strict = it->get<bool>();
   }
+  if (auto it = o.find("forward_unknown_tools"); it != o.end() && !it->is_null()) {
+    if (!it->is_boolean()) return error = "options.forward_unknown_tools must be a boolean", false;
+    options.forward_unknown_tools = it->get<bool>();
+  }
   return true;
 }
 
@@ -137,7 +141,7 @@ void add_parse(CLI::App& root, int& exit_code) {
     std::string response_template_path, prefix_path;
     bool explain = false;
     bool reasoning_prefilled = false, batch = false, list = false, strict = false;
-    std::string thinking;
+    std::string thinking, unknown_tools;
     std::size_t stream = 0;
     std::size_t max_input_bytes = io::kDefaultMaxInputBytes;  // the model output on stdin
     std::size_t max_line_bytes = std::size_t{64} << 20;       // one --batch request line
@@ -165,6 +169,10 @@ void add_parse(CLI::App& root, int& exit_code) {
                 "instead of content with a warning");
   cmd->add_option("--thinking", args->thinking, "on|off: thinking requested or disabled")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--unknown-tools", args->unknown_tools,
+                  "forward|drop: calls to functions --tools does not declare are returned, or "
+                  "reported in an unknown_tool warning instead (default: the dialect's)")
+      ->check(CLI::IsMember({"forward", "drop"}));
   cmd->add_option("--stream", args->stream,
                   "feed N-byte chunks and print the deltas as JSON lines");
   cmd->add_flag(
@@ -287,6 +295,8 @@ void add_parse(CLI::App& root, int& exit_code) {
     if (args->reasoning_prefilled) options.reasoning_prefilled = true;
     if (args->strict) options.strict = true;
     if (!args->thinking.empty()) options.enable_thinking = args->thinking == "on";
+    if (!args->unknown_tools.empty())
+      options.forward_unknown_tools = args->unknown_tools == "forward";
     std::string read_error;
     auto read = io::WholeInput::read(0, args->max_input_bytes, read_error);
     if (!read) {

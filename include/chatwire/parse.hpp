@@ -66,6 +66,14 @@ struct Options {
   // error (type "ParseError", path "output") naming the byte offset and the syntax family, and
   // StreamParser::failure() says the same. Off: the text stays content with a Warning.
   bool strict = false;
+  // A call to a function the request's tools do not declare: returned like any call (true), or
+  // not returned (false) and reported whole, name and arguments, in an "unknown_tool" warning,
+  // never silently. nullopt: the dialect's default, its reference parser's behaviour (dialect
+  // column drops_unknown_tools: SGLang's detectors drop such calls, its
+  // SGLANG_FORWARD_UNKNOWN_TOOLS=false default, as vLLM's internlm2 parser does; vLLM's
+  // glm4_moe and qwen3_coder parsers return them). Without tools (none given, or none named)
+  // every call is returned.
+  std::optional<bool> forward_unknown_tools;
 };
 
 // Whether a warning code means a malformed call (what Options::strict refuses).

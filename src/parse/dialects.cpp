@@ -117,6 +117,7 @@ std::vector<Dialect> build_table() {
     d.pythonic_sections = {{"<|python_start|>", "<|python_end|>"},
                            {"<|tool_call_start|>", "<|tool_call_end|>"}};
     d.dropped = {"<|eom|>", "<|eot|>"};
+    d.drops_unknown_tools = true;  // SGLang's pythonic and LFM2 detectors
     t.push_back(d);
   }
   {
@@ -172,6 +173,7 @@ std::vector<Dialect> build_table() {
         "<minimax:tool_call><invoke name=\"f\"><parameter "
         "name=\"p\">v</parameter></invoke></minimax:tool_call>";
     d.framing = ValueFraming::kTrim;
+    d.drops_unknown_tools = true;  // SGLang's MiniMax M2 detector
     t.push_back(d);
   }
   {
@@ -185,6 +187,7 @@ std::vector<Dialect> build_table() {
     d.noise = {"<｜tool_call_begin｜>", "function<｜tool_sep｜>", "<｜tool_sep｜>",
                "<｜tool_call_end｜>"};
     d.untyped = UntypedValues::kJsonGuess;
+    d.drops_unknown_tools = true;  // SGLang's Step3 detector
     t.push_back(d);
   }
   {
@@ -380,6 +383,7 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<|action_start|><|plugin|>", "<|action_end|>"}};
     d.args_keys = {"parameters", "arguments"};
+    d.drops_unknown_tools = true;  // vLLM's internlm2 parser
     t.push_back(d);
   }
   {  // Phi-4-mini: the word `functools` before a JSON call list (vLLM's phi4_mini_json parser).

@@ -354,6 +354,7 @@ class Emitter {
   void reasoning(std::string_view s) { text(s, true); }
 
   void begin_call(std::string id, std::string name) {
+    dropping_ = false;
     ToolCall call;
     call.id = std::move(id);
     call.name = std::move(name);
@@ -369,10 +370,19 @@ class Emitter {
     msg.tool_calls.push_back(std::move(call));
     in_call_ = true;
   }
+  // A call to a function the request did not declare (Options::forward_unknown_tools off): read
+  // like any call, then reported whole in a warning when it ends, not in the message.
+  void begin_dropped_call(std::string name, std::size_t offset) {
+    dropped_ = ToolCall{};
+    dropped_.name = std::move(name);
+    dropped_offset_ = offset;
+    dropping_ = true;
+    in_call_ = true;
+  }
   bool in_call() const { return in_call_; }
   void args(std::string_view s) {
     if (s.empty() || !in_call_) return;
-    std::string& arguments = msg.tool_calls.back().arguments;
+    std::string& arguments = call_arguments();
     reserve_growing(arguments, arguments.size() + s.size());
     arguments.append(s);
     delta_args(s);
@@ -381,7 +391,7 @@ class Emitter {
   // the call's arguments (a value of many megabytes is not built in a string of its own first).
   void args_escaped(std::string_view prefix, std::string_view raw, std::string_view suffix) {
     if (!in_call_) return;
-    std::string& arguments = msg.tool_calls.back().arguments;
+    std::string& arguments = call_arguments();
     const std::size_t start = arguments.size();
     arguments.append(prefix);
     append_json_escaped(arguments, raw);
@@ -390,7 +400,7 @@ class Emitter {
   }
   // The same bytes into the current feed's deltas.
   void delta_args(std::string_view s) {
-    if (!collect_deltas) return;
+    if (!collect_deltas || dropping_) return;
     if (!out.empty() && !out.back().tool_calls.empty() &&
         out.back().tool_calls.back().index == msg.tool_calls.size() - 1) {
       out.back().tool_calls.back().arguments.append(s);
@@ -406,6 +416,17 @@ class Emitter {
   // Closes the open call; `checked` = validate the arguments as JSON.
   void end_call(std::size_t offset, bool checked) {
     if (!in_call_) return;
+    if (dropping_) {
+      std::string arguments(trim(dropped_.arguments));
+      warn("unknown_tool",
+           "call to '" + dropped_.name +
+               "', a function the request's tools do not declare, not returned; its arguments: " +
+               (arguments.empty() ? std::string("{}") : arguments),
+           dropped_offset_);
+      dropping_ = false;
+      in_call_ = false;
+      return;
+    }
     ToolCall& call = msg.tool_calls.back();
     if (trim(call.arguments).empty()) {
       call.arguments.clear();
@@ -425,6 +446,9 @@ class Emitter {
   bool content_seen() const { return content_started_; }
 
  private:
+  std::string& call_arguments() {
+    return dropping_ ? dropped_.arguments : msg.tool_calls.back().arguments;
+  }
   // Whitespace-only content or reasoning is no content: a leading whitespace run is held until
   // something else follows it.
   void text(std::string_view s, bool reasoning) {
@@ -468,6 +492,9 @@ class Emitter {
   }
 
   bool in_call_ = false;
+  bool dropping_ = false;  // the open call is one begin_dropped_call opened
+  ToolCall dropped_;
+  std::size_t dropped_offset_ = 0;
   bool content_started_ = false, reasoning_started_ = false;
   std::string content_ws_, reasoning_ws_;
 };
@@ -609,9 +636,20 @@ class Core {
 
   // ---- call lifecycle ----
   void open_call(std::string id, std::string name) {
+    committed = true;
+    if (!declared(name)) {
+      em.begin_dropped_call(std::move(name), abs(pos));
+      return;
+    }
     if (id.empty()) id = opt.id_prefix + std::to_string(em.msg.tool_calls.size());
     em.begin_call(std::move(id), std::move(name));
-    committed = true;
+  }
+  // Whether a call to `name` is returned (Options::forward_unknown_tools).
+  bool declared(std::string_view name) const {
+    if (opt.forward_unknown_tools.value_or(!d.drops_unknown_tools) || !tools_holder_.data())
+      return true;
+    const auto& names = tools_holder_.data()->function_names;
+    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
   }
   void close_call(bool checked = true) { em.end_call(abs(pos), checked); }
   // Calls read from Python syntax (builtin or pythonic) end their block.

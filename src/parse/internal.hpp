@@ -16,6 +16,9 @@ namespace chatwire::parse {
 // What a Tools holds: the array as given (the engine reads parameter schemas and names from it).
 struct ToolsData {
   Json json;
+  // The function names the tools declare (Options::forward_unknown_tools checks calls against
+  // them); empty when the tools name none.
+  std::vector<std::string> function_names;
 };
 
 // How the calls of a dialect are written. Each kind is read by one family (engine_<family>.cpp;
@@ -83,6 +86,9 @@ struct Dialect {
   // (DeepSeek V4: `<｜DSML｜toolcalls>`, `<｜DSML｜tool_calls-ok ...`): removed with a
   // malformed_call warning, as SGLang's V4 detector treats those bytes as protocol, not prose.
   std::string_view damaged_marker_prefix;
+  // A call to a function the request's tools do not declare is dropped (reported in a warning)
+  // unless Options::forward_unknown_tools says otherwise: the family's reference parser drops it.
+  bool drops_unknown_tools = false;
 
   CallSyntax syntax = CallSyntax::kNone;
 

@@ -19,7 +19,15 @@ Result<Tools> tools_from_json(const Json& tools) {
   if (tools.is_null()) return Tools();
   if (!tools.is_array())
     return Error{"ValueError", "tools must be a JSON array of tool definitions", 0, 0, "tools"};
-  return Tools(std::make_shared<const ToolsData>(ToolsData{tools}));
+  ToolsData data{tools, {}};
+  for (const auto& tool : tools) {
+    if (!tool.is_object()) continue;
+    const Json* fn = &tool;
+    if (auto it = tool.find("function"); it != tool.end() && it->is_object()) fn = &*it;
+    if (auto name = fn->find("name"); name != fn->end() && name->is_string())
+      data.function_names.push_back(name->get<std::string>());
+  }
+  return Tools(std::make_shared<const ToolsData>(std::move(data)));
 }
 
 Result<Tools> Tools::from_json_text(std::string_view json_text, std::size_t max_json_depth) {

@@ -50,6 +50,7 @@ constexpr FlagField kFlagFields[] = {
     {"newlines_after_think_close", &Dialect::newlines_after_think_close},
     {"reasoning_newlines_trimmed", &Dialect::reasoning_newlines_trimmed},
     {"call_ends_reasoning", &Dialect::call_ends_reasoning},
+    {"drops_unknown_tools", &Dialect::drops_unknown_tools},
     {"bare_json", &Dialect::bare_json},
     {"bare_anywhere", &Dialect::bare_anywhere},
     {"bare_separators", &Dialect::bare_separators},

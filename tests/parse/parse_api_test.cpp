@@ -51,10 +51,12 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "hunyuan_a13b",
                                           "ernie45",
                                           "minimax_m1"};
+  parse::Options no_thinking;
+  no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
     EXPECT_TRUE(parse::has_dialect(name)) << name;
     // Every dialect passes plain text through as content.
-    auto r = parse::parse("Hello there.", name, parse::Tools{}, {.enable_thinking = false});
+    auto r = parse::parse("Hello there.", name, parse::Tools{}, no_thinking);
     ASSERT_TRUE(r.ok()) << name;
     EXPECT_EQ(r->message.content, "Hello there.") << name;
   }
