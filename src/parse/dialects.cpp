@@ -276,6 +276,7 @@ std::vector<Dialect> build_table() {
     d = xml_params(d, {"<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"}, kDsmlInvoke,
                    kDsmlParameter);
     d.damaged_marker_prefix = "<｜DSML｜";
+    d.markdown_literals = true;
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "parse/internal.hpp"
+#include "parse/markdown_literals.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -606,6 +607,7 @@ class Core {
   void emit(Route route, std::string_view s) {
     switch (route) {
       case Route::kContent:
+        if (d.markdown_literals) literals.feed(s);
         em.content(s);
         if (content_start)
           for (char ch : s)
@@ -700,6 +702,7 @@ class Core {
   bool eof = false;
   Family* active = nullptr;  // the family being stepped; nullptr = the text states
 
+  MarkdownLiterals literals;  // the content's literal spans (Dialect::markdown_literals)
   bool in_reasoning = false, at_reasoning_start = false;
   bool content_start = true, after_call = false;
   bool committed = false;  // a call of the current block was emitted

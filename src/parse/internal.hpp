@@ -86,6 +86,10 @@ struct Dialect {
   // (DeepSeek V4: `<｜DSML｜toolcalls>`, `<｜DSML｜tool_calls-ok ...`): removed with a
   // malformed_call warning, as SGLang's V4 detector treats those bytes as protocol, not prose.
   std::string_view damaged_marker_prefix;
+  // A call marker inside a Markdown code block, code span or blockquote line of the content is
+  // text (DeepSeek V4 quotes its own DSML when it explains it; SGLang's V4 detector masks those
+  // spans): parse/markdown_literals.hpp.
+  bool markdown_literals = false;
   // A call to a function the request's tools do not declare is dropped (reported in a warning)
   // unless Options::forward_unknown_tools says otherwise: the family's reference parser drops it.
   bool drops_unknown_tools = false;

@@ -51,6 +51,7 @@ constexpr FlagField kFlagFields[] = {
     {"reasoning_newlines_trimmed", &Dialect::reasoning_newlines_trimmed},
     {"call_ends_reasoning", &Dialect::call_ends_reasoning},
     {"drops_unknown_tools", &Dialect::drops_unknown_tools},
+    {"markdown_literals", &Dialect::markdown_literals},
     {"bare_json", &Dialect::bare_json},
     {"bare_anywhere", &Dialect::bare_anywhere},
     {"bare_separators", &Dialect::bare_separators},
