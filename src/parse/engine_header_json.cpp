@@ -357,8 +357,11 @@ auto HeaderJsonFamily::infer_tool_name(const std::string& args) const -> std::st
     const Json* params = nullptr;
     if (auto p = fn.find("parameters"); p != fn.end() && p->is_object()) params = &*p;
     bool fits = params != nullptr && schema_declares_properties(*params);
-    for (auto it = parsed.begin(); fits && it != parsed.end(); ++it)
-      fits = schema_declares_property(*params, it.key());
+    if (fits) {
+      const std::vector<std::string> names = schema_property_names(*params);
+      for (auto it = parsed.begin(); fits && it != parsed.end(); ++it)
+        fits = std::binary_search(names.begin(), names.end(), it.key());
+    }
     if (!fits) continue;
     if (!found.empty()) return "";  // ambiguous
     found = fn.value("name", "");

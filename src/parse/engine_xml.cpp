@@ -122,10 +122,11 @@ class XmlFamily final : public SectionFamily {
   std::string param_;               // the parameter being read
   std::vector<std::string> given_;  // the parameters of the open call read so far
   const Json* params_ = nullptr;    // value_close_checked: its function's parameters schema
-  std::size_t vscan_ = 0;           // value_close_checked: the value is decided up to here ...
-  int depth_ = 0;                   // ... with this many line-start parameter elements open in it
-  ParamTypes types_;                // ... and its schema types
-  ResumePoint body_close_search_;   // where the JSON body's close search resumes
+  std::vector<std::string> param_names_;  // ... and the names it declares (sorted)
+  std::size_t vscan_ = 0;          // value_close_checked: the value is decided up to here ...
+  int depth_ = 0;                  // ... with this many line-start parameter elements open in it
+  ParamTypes types_;               // ... and its schema types
+  ResumePoint body_close_search_;  // where the JSON body's close search resumes
   bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
        quote_open_ = false;
 };
@@ -169,7 +170,10 @@ bool XmlFamily::xp_name() {
   params_ = nullptr;
   if (c_.d.value_close_checked) {
     const Json* params = function_parameters(c_.tools, name_);
-    if (params && schema_declares_properties(*params)) params_ = params;
+    if (params && schema_declares_properties(*params)) {
+      params_ = params;
+      param_names_ = schema_property_names(*params);
+    }
   }
   c_.em.args("{");
   first_param_ = true;
@@ -427,7 +431,7 @@ auto XmlFamily::param_name_at(std::size_t p, std::string& name) const -> Tri {
 
 bool XmlFamily::schema_param(const std::string& name) const {
   // No schema: any name may be a parameter.
-  return !params_ || schema_declares_property(*params_, name);
+  return !params_ || std::binary_search(param_names_.begin(), param_names_.end(), name);
 }
 
 auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,

@@ -218,10 +218,11 @@ ParamTypes param_types(const Json& tools, std::string_view function, std::string
 // The `parameters` schema of a function in the request's tools (nullptr when the function is not
 // declared or has no parameters object).
 const Json* function_parameters(const Json& tools, std::string_view function);
-// Whether a parameters schema declares any property / this property: in its `properties`, or in
-// those of the anyOf/oneOf/allOf branches at its root, local `$ref`s followed (bounded walk).
+// Whether a parameters schema declares any property / the names it declares (sorted, once
+// each): in its `properties`, or in those of the anyOf/oneOf/allOf branches at its root, local
+// `$ref`s followed (one bounded walk).
 bool schema_declares_properties(const Json& parameters);
-bool schema_declares_property(const Json& parameters, std::string_view name);
+std::vector<std::string> schema_property_names(const Json& parameters);
 
 // The JSON text for an XML parameter value under its schema types (raw string on failure).
 std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,

@@ -178,6 +178,20 @@ void collect_property(const Json& schema, std::string_view name, std::vector<con
   }
 }
 
+// Every property name a schema declares, at its root or in its root branches.
+void collect_property_names(const Json& schema, std::vector<std::string>& out, int depth,
+                            SchemaWalk& walk) {
+  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return;
+  if (const Json* target = ref_target(schema, walk))
+    collect_property_names(*target, out, depth + 1, walk);
+  if (auto props = schema.find("properties"); props != schema.end() && props->is_object())
+    for (auto it = props->begin(); it != props->end(); ++it) out.push_back(it.key());
+  for (const char* key : {"anyOf", "oneOf", "allOf"}) {
+    if (auto it = schema.find(key); it != schema.end() && it->is_array())
+      for (const auto& branch : *it) collect_property_names(branch, out, depth + 1, walk);
+  }
+}
+
 // Whether a parameters schema declares any property, at its root or in its root branches.
 bool declares_properties(const Json& schema, int depth, SchemaWalk& walk) {
   if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return false;
@@ -391,11 +405,13 @@ bool schema_declares_properties(const Json& parameters) {
   return declares_properties(parameters, 0, walk);
 }
 
-bool schema_declares_property(const Json& parameters, std::string_view name) {
+std::vector<std::string> schema_property_names(const Json& parameters) {
   SchemaWalk walk{&parameters};
-  std::vector<const Json*> found;
-  collect_property(parameters, name, found, 0, walk);
-  return !found.empty();
+  std::vector<std::string> names;
+  collect_property_names(parameters, names, 0, walk);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param) {
@@ -531,7 +547,9 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
   // A value written with its quotes backslash-escaped, as if inside a JSON string
   // (`[{\"id\": \"1\"}]`, `\"123\"`: GLM-4.7 does this), is unescaped once and read again,
   // as SGLang's GLM-4.7 parser retries it. Only a value no type took is retried, so a string
-  // parameter keeps its backslashes.
+  // parameter keeps its backslashes. The rule holds for every schema-typed family, not only GLM:
+  // it runs only where the text as written fits none of the schema's types (a value the other
+  // references leave as the escaped string), so no family's reading of a valid value changes.
   std::string unescaped;
   if (first != &ParamTypes::string && raw.find("\\\"") != std::string_view::npos) {
     Json body = Json::parse("\"" + std::string(trim(raw)) + "\"", nullptr, false);
