@@ -137,24 +137,39 @@ class PyReader {
     return items(out, depth, close, true);
   }
 
-  // The elements of a list, tuple or set up to `close`, as the rest of a JSON array in `out`
-  // (`first`: no element read yet).
-  bool items(std::string& out, std::size_t depth, char close, bool first) {
+  // Before an element of a container closed by `close`: the separator (a trailing comma is
+  // allowed), or the close itself, which writes `json_close` to `out`.
+  enum class Next { kElement, kClosed, kFailed };
+  Next next_element(std::string& out, char close, char json_close, bool& first) {
     for (;;) {
       skip_ws();
       if (peek() == close) {
         ++i_;
-        out += ']';
-        return true;
+        out += json_close;
+        return Next::kClosed;
       }
-      if (!first) {
-        if (peek() != ',') return fail("expected ','");
-        ++i_;
-        skip_ws();
-        if (peek() == close) continue;
-        out += ", ";
+      if (first) {
+        first = false;
+        return Next::kElement;
       }
-      first = false;
+      if (peek() != ',') {
+        fail("expected ','");
+        return Next::kFailed;
+      }
+      ++i_;
+      skip_ws();
+      if (peek() == close) continue;
+      out += ", ";
+      return Next::kElement;
+    }
+  }
+
+  // The elements of a list, tuple or set up to `close`, as the rest of a JSON array in `out`
+  // (`first`: no element read yet).
+  bool items(std::string& out, std::size_t depth, char close, bool first) {
+    for (;;) {
+      const Next next = next_element(out, close, ']', first);
+      if (next != Next::kElement) return next == Next::kClosed;
       if (!value(out, depth + 1)) return false;
     }
   }
@@ -165,20 +180,8 @@ class PyReader {
     out += '{';
     bool first = true;
     for (;;) {
-      skip_ws();
-      if (peek() == '}') {
-        ++i_;
-        out += '}';
-        return true;
-      }
-      if (!first) {
-        if (peek() != ',') return fail("expected ','");
-        ++i_;
-        skip_ws();
-        if (peek() == '}') continue;
-        out += ", ";
-      }
-      first = false;
+      const Next next = next_element(out, '}', '}', first);
+      if (next != Next::kElement) return next == Next::kClosed;
       std::string key;
       if (!value(key, depth + 1)) return false;
       skip_ws();
