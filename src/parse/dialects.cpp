@@ -87,6 +87,15 @@ std::vector<Dialect> build_table() {
     d.framing = ValueFraming::kStripOneNewline;
     d.value_close_checked = true;
     t.push_back(d);
+    // Step-3.5-Flash: Qwen3-Coder's calls; its prompt opens the reasoning block, which it closes
+    // as `..\n</think>\n` (vLLM's step3p5 parsers).
+    d.name = "step3p5";
+    d.summary =
+        "reasoning (opened by the prompt) ..\n</think>\n, then Qwen3-Coder's <tool_call> calls "
+        "(Step-3.5)";
+    d.starts_in_reasoning = true;
+    d.think_close_newline = true;
+    t.push_back(d);
   }
   {
     Dialect d = think_tags({});

@@ -267,12 +267,15 @@ bool Engine::text() {
     at_answer_open_ = false;
     return true;
   }
-  if (skip_newlines_) {
+  if (skip_newlines_ > 0) {
     // Held, not emitted, while only newlines have come: a streamed answer's first delta is then
     // the same as the one-shot content.
-    while (pos < buf.size() && buf[pos] == '\n') ++pos;
-    if (pos == buf.size() && !c_.eof) return false;
-    skip_newlines_ = false;
+    while (skip_newlines_ > 0 && pos < buf.size() && buf[pos] == '\n') {
+      ++pos;
+      --skip_newlines_;
+    }
+    if (skip_newlines_ > 0 && pos == buf.size() && !c_.eof) return false;
+    skip_newlines_ = 0;
     return true;
   }
   if (c_.in_reasoning && c_.at_reasoning_start) {
@@ -289,7 +292,7 @@ bool Engine::text() {
     }
     if (t == Tri::kNo) pos = save;
     c_.at_reasoning_start = false;
-    skip_newlines_ = d.reasoning_newlines_trimmed;
+    skip_newlines_ = d.reasoning_newlines_trimmed ? kAllNewlines : 0;
     return true;
   }
   if (!c_.in_reasoning && c_.content_start && (d.bare_json || d.pythonic_bare)) {
@@ -336,7 +339,7 @@ bool Engine::text() {
     pos += hit.len;
     c_.in_reasoning = true;
     c_.at_reasoning_start = false;
-    skip_newlines_ = d.reasoning_newlines_trimmed;
+    skip_newlines_ = d.reasoning_newlines_trimmed ? kAllNewlines : 0;
     return true;
   }
   if (hit.tag == kTagThinkClose) {
@@ -348,7 +351,7 @@ bool Engine::text() {
     pos += hit.len;
     c_.in_reasoning = false;
     c_.content_start = true;
-    skip_newlines_ = d.newlines_after_think_close;
+    skip_newlines_ = d.newlines_after_think_close ? kAllNewlines : d.think_close_newline ? 1 : 0;
     return true;
   }
   if (hit.tag == kTagDrop) {
@@ -416,8 +419,11 @@ bool Engine::text() {
 
 // `end`, or before the newlines that end [from, end) where the dialect trims the reasoning's.
 std::size_t Engine::trimmed_reasoning_end(std::size_t from, std::size_t end) const {
-  if (!c_.in_reasoning || !c_.d.reasoning_newlines_trimmed) return end;
-  while (end > from && c_.buf[end - 1] == '\n') --end;
+  if (!c_.in_reasoning) return end;
+  if (c_.d.reasoning_newlines_trimmed)
+    while (end > from && c_.buf[end - 1] == '\n') --end;
+  else if (c_.d.think_close_newline && end > from && c_.buf[end - 1] == '\n')
+    --end;
   return end;
 }
 

@@ -777,7 +777,9 @@ class Engine {
   bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
   // Just past a reasoning marker whose following newlines are layout (newlines_after_think_close,
   // reasoning_newlines_trimmed).
-  bool skip_newlines_ = false;
+  // Newlines still to skip at the cursor (after the reasoning block's markers); kAllNewlines: all.
+  static constexpr std::size_t kAllNewlines = ~std::size_t{0};
+  std::size_t skip_newlines_ = 0;
   // A call marker held inside reasoning: where the search for the reasoning's close resumes.
   ResumePoint think_close_search_;
   bool mid_header_ = false;  // ... or a recipient_header found mid-output, at pos

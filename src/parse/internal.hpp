@@ -68,6 +68,10 @@ struct Dialect {
   // The newlines at the start and at the end of the reasoning block are layout too (MiniMax-M1:
   // `<think>\n..\n</think>\n`, as vLLM's minimax_m1 reasoning parser reads it).
   bool reasoning_newlines_trimmed = false;
+  // One newline on each side of think_close is layout (Step-3.5: `..\n</think>\n`, as vLLM's
+  // step3p5 reasoning parser reads it), also the reasoning's last newline when the output ends
+  // inside the block.
+  bool think_close_newline = false;
   // What the template writes before a plain answer (gpt-oss: `<|channel|>final<|message|>`
   // after the generation prompt's `<|start|>assistant`): layout where the output begins with it.
   std::string_view answer_open;

@@ -49,6 +49,7 @@ constexpr FlagField kFlagFields[] = {
     {"starts_in_reasoning", &Dialect::starts_in_reasoning},
     {"newlines_after_think_close", &Dialect::newlines_after_think_close},
     {"reasoning_newlines_trimmed", &Dialect::reasoning_newlines_trimmed},
+    {"think_close_newline", &Dialect::think_close_newline},
     {"call_ends_reasoning", &Dialect::call_ends_reasoning},
     {"drops_unknown_tools", &Dialect::drops_unknown_tools},
     {"markdown_literals", &Dialect::markdown_literals},

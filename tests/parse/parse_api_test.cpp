@@ -50,7 +50,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "jamba",
                                           "hunyuan_a13b",
                                           "ernie45",
-                                          "minimax_m1"};
+                                          "minimax_m1",
+                                          "step3p5"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
