@@ -367,8 +367,8 @@ bool Engine::text() {
     start_bare(d.syntax != CallSyntax::kPythonic);
     return true;
   }
-  if ((hit.tag == kTagDamaged || hit.tag >= kTagTrigger) && !c_.in_reasoning && d.markdown_literals &&
-      c_.literals.masks(buf[pos])) {
+  if ((hit.tag == kTagDamaged || hit.tag >= kTagTrigger) && !c_.in_reasoning &&
+      d.markdown_literals && c_.literals.masks(buf[pos])) {
     // A marker the model quotes inside a code block, code span or blockquote: text.
     c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
     pos += hit.len;
