@@ -343,12 +343,24 @@ bool Engine::text() {
     return true;
   }
   if (hit.tag == kTagThinkClose) {
-    if (!c_.in_reasoning)
+    if (!c_.in_reasoning) {
+      // A close written twice (`</think></think>`) is one close, as SGLang dedupes it; any other
+      // close with no block open is text the model wrote (vLLM and llama.cpp keep it), and the
+      // warning says the prompt may have opened the block.
+      const bool repeated = c_.abs(pos) == think_closed_at_;
       c_.em.warn("stray_marker",
-                 "reasoning end marker without an open reasoning block (was the reasoning opened "
-                 "by the prompt? see reasoning_prefilled); marker removed",
+                 repeated
+                     ? "reasoning end marker repeated; removed"
+                     : "reasoning end marker without an open reasoning block (was the "
+                       "reasoning opened by the prompt? see reasoning_prefilled); kept as text",
                  c_.abs(pos));
+      if (!repeated) c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
+      pos += hit.len;
+      if (repeated) think_closed_at_ = c_.abs(pos);
+      return true;
+    }
     pos += hit.len;
+    think_closed_at_ = c_.abs(pos);
     c_.in_reasoning = false;
     c_.content_start = true;
     skip_newlines_ = d.newlines_after_think_close ? kAllNewlines : d.think_close_newline ? 1 : 0;

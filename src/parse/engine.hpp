@@ -780,6 +780,7 @@ class Engine {
   // Newlines still to skip at the cursor (after the reasoning block's markers); kAllNewlines: all.
   static constexpr std::size_t kAllNewlines = ~std::size_t{0};
   std::size_t skip_newlines_ = 0;
+  std::size_t think_closed_at_ = kNone;  // absolute offset just after the last reasoning close
   // A call marker held inside reasoning: where the search for the reasoning's close resumes.
   ResumePoint think_close_search_;
   bool mid_header_ = false;  // ... or a recipient_header found mid-output, at pos
