@@ -561,6 +561,15 @@ bool JsonFamily::builtin() {
     c_.fallback("not_a_call", "builtin tool call: " + error);
     return true;
   }
+  // Llama 3 writes its builtin tools `name.call(..)` after the tag, and its own functions as JSON;
+  // `f(x=1)` there is neither (SGLang flushes it as text).
+  for (const auto& call : calls) {
+    if (!call.builtin_form) {
+      c_.fallback("not_a_call",
+                  "'" + call.name + "(..)' after the tag is not a builtin call (name.call(..))");
+      return true;
+    }
+  }
   // A call with an argument JSON cannot hold (bytes, inf) is dropped, never silently.
   if (!error.empty()) c_.em.warn("invalid_call", "a call was dropped: " + error, c_.abs(c_.mark));
   c_.emit_python_calls(calls);

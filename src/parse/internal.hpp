@@ -241,7 +241,8 @@ bool python_literal_json(std::string_view text, std::size_t max_depth, std::stri
 // false (and leaves `calls` partial) when the text is not such a list.
 struct PyCall {
   std::string name;
-  std::string arguments;  // JSON object text
+  std::string arguments;      // JSON object text
+  bool builtin_form = false;  // written `name.call(..)` (Llama 3's builtin tools); name without it
 };
 bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
                         std::size_t max_depth);

@@ -365,8 +365,10 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
       return false;
     }
     // Llama 3 builtin tools are written `brave_search.call(query="...")`.
-    if (call.name.size() > 5 && call.name.ends_with(".call"))
+    if (call.name.size() > 5 && call.name.ends_with(".call")) {
       call.name.resize(call.name.size() - 5);
+      call.builtin_form = true;
+    }
     r.skip_ws();
     if (r.peek() != '(') {
       error = "expected '(' after " + call.name;
