@@ -34,8 +34,10 @@ struct Message {
   std::vector<ToolCall> tool_calls;
 };
 
-// Something the parser had to decide about malformed or truncated output. Text is never dropped:
-// what cannot be a call stays content, and the warning says why and where (byte offset).
+// Something the parser had to decide about malformed or truncated output. Text is never dropped
+// silently: what cannot be a call stays content, and the warning says why and where (byte
+// offset); a call to an undeclared function that is not returned (Options::forward_unknown_tools)
+// is carried whole by its "unknown_tool" warning.
 struct Warning {
   std::string code;  // e.g. "unterminated_call", "invalid_arguments", "not_a_call"
   std::string message;
