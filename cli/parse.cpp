@@ -73,6 +73,10 @@ bool parse_options(const Json& o, parse::Options& options, std::string& error) {
     if (!it->is_boolean()) return error = "options.strict must be a boolean", false;
     options.strict = it->get<bool>();
   }
+  if (auto it = o.find("separate_reasoning"); it != o.end()) {
+    if (!it->is_boolean()) return error = "options.separate_reasoning must be a boolean", false;
+    options.separate_reasoning = it->get<bool>();
+  }
   if (auto it = o.find("forward_unknown_tools"); it != o.end() && !it->is_null()) {
     if (!it->is_boolean()) return error = "options.forward_unknown_tools must be a boolean", false;
     options.forward_unknown_tools = it->get<bool>();
@@ -140,7 +144,8 @@ void add_parse(CLI::App& root, int& exit_code) {
     std::string dialect, tools_path, template_path, model_dir;
     std::string response_template_path, prefix_path;
     bool explain = false;
-    bool reasoning_prefilled = false, batch = false, list = false, strict = false;
+    bool reasoning_prefilled = false, batch = false, list = false, strict = false,
+         no_separate_reasoning = false;
     std::string thinking, unknown_tools;
     std::size_t stream = 0;
     std::size_t max_input_bytes = io::kDefaultMaxInputBytes;  // the model output on stdin
@@ -169,6 +174,9 @@ void add_parse(CLI::App& root, int& exit_code) {
                 "instead of content with a warning");
   cmd->add_option("--thinking", args->thinking, "on|off: thinking requested or disabled")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_flag("--no-separate-reasoning", args->no_separate_reasoning,
+                "leave the reasoning block in the content as written (a server without a "
+                "reasoning parser)");
   cmd->add_option("--unknown-tools", args->unknown_tools,
                   "forward|drop: calls to functions --tools does not declare are returned, or "
                   "reported in an unknown_tool warning instead (default: the dialect's)")
@@ -295,6 +303,7 @@ void add_parse(CLI::App& root, int& exit_code) {
     if (args->reasoning_prefilled) options.reasoning_prefilled = true;
     if (args->strict) options.strict = true;
     if (!args->thinking.empty()) options.enable_thinking = args->thinking == "on";
+    if (args->no_separate_reasoning) options.separate_reasoning = false;
     if (!args->unknown_tools.empty())
       options.forward_unknown_tools = args->unknown_tools == "forward";
     std::string read_error;

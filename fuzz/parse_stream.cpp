@@ -64,6 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.reasoning_prefilled = data[1] & 1;
   if (data[1] & 2) options.enable_thinking = (data[1] & 4) != 0;
   if (data[1] & 8) options.forward_unknown_tools = (data[1] & 16) != 0;
+  options.separate_reasoning = (data[1] & 32) == 0;
   std::uint32_t seed = data[2];
   std::string_view text(reinterpret_cast<const char*>(data) + 3, size - 3);
 

@@ -51,6 +51,12 @@ struct Options {
   // reasoning parsers assume), disabled (false: output starts as content), or unknown (nullopt:
   // the dialect's default).
   std::optional<bool> enable_thinking;
+  // The reasoning block goes to reasoning_content. false: it stays in the content as written,
+  // markers included, as a server without a reasoning parser returns it (vLLM without
+  // --reasoning-parser, SGLang's separate_reasoning=false); it is still read as a block, so a call
+  // the model writes inside it is text, as vLLM's think-aware tool parsers keep it. Harmony's
+  // analysis channel is not a marked block and stays reasoning.
+  bool separate_reasoning = true;
   // Generated ids are id_prefix + the call's index in this response ("call_0", "call_1", ...);
   // native ids (Kimi "functions.x:0", Mistral 9-character ids, Command-R ids) are kept.
   std::string id_prefix = "call_";

@@ -291,8 +291,9 @@ bool Engine::text() {
       return false;
     }
     if (t == Tri::kNo) pos = save;
+    if (t == Tri::kYes) marker_text(save, pos);
     c_.at_reasoning_start = false;
-    skip_newlines_ = d.reasoning_newlines_trimmed ? kAllNewlines : 0;
+    skip_newlines_ = layout_newlines(d.reasoning_newlines_trimmed ? kAllNewlines : 0);
     return true;
   }
   if (!c_.in_reasoning && c_.content_start && (d.bare_json || d.pythonic_bare)) {
@@ -336,10 +337,11 @@ bool Engine::text() {
   if (to > pos) c_.emit(c_.text_route(), c_.bytes(pos, to));
   pos = hit.at;
   if (hit.tag == kTagThinkOpen) {
+    marker_text(pos, pos + hit.len);
     pos += hit.len;
     c_.in_reasoning = true;
     c_.at_reasoning_start = false;
-    skip_newlines_ = d.reasoning_newlines_trimmed ? kAllNewlines : 0;
+    skip_newlines_ = layout_newlines(d.reasoning_newlines_trimmed ? kAllNewlines : 0);
     return true;
   }
   if (hit.tag == kTagThinkClose) {
@@ -359,11 +361,14 @@ bool Engine::text() {
       if (repeated) think_closed_at_ = c_.abs(pos);
       return true;
     }
+    marker_text(pos, pos + hit.len);
     pos += hit.len;
     think_closed_at_ = c_.abs(pos);
     c_.in_reasoning = false;
     c_.content_start = true;
-    skip_newlines_ = d.newlines_after_think_close ? kAllNewlines : d.think_close_newline ? 1 : 0;
+    skip_newlines_ = layout_newlines(d.newlines_after_think_close ? kAllNewlines
+                                     : d.think_close_newline      ? 1
+                                                                  : 0);
     return true;
   }
   if (hit.tag == kTagDrop) {
@@ -429,9 +434,21 @@ bool Engine::text() {
   return true;
 }
 
+// The newlines around the reasoning markers the dialect takes as layout (`n`), none where the
+// block stays in the content as written (Options::separate_reasoning off).
+std::size_t Engine::layout_newlines(std::size_t n) const {
+  return c_.opt.separate_reasoning ? n : 0;
+}
+
+// A reasoning marker read as syntax: with Options::separate_reasoning off it is also written to the
+// content, where the block it frames goes.
+void Engine::marker_text(std::size_t from, std::size_t to) {
+  if (!c_.opt.separate_reasoning) c_.emit(Route::kContent, c_.bytes(from, to));
+}
+
 // `end`, or before the newlines that end [from, end) where the dialect trims the reasoning's.
 std::size_t Engine::trimmed_reasoning_end(std::size_t from, std::size_t end) const {
-  if (!c_.in_reasoning) return end;
+  if (!c_.in_reasoning || !c_.opt.separate_reasoning) return end;
   if (c_.d.reasoning_newlines_trimmed)
     while (end > from && c_.buf[end - 1] == '\n') --end;
   else if (c_.d.think_close_newline && end > from && c_.buf[end - 1] == '\n')

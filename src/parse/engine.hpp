@@ -617,7 +617,10 @@ class Core {
             }
         break;
       case Route::kReasoning:
-        em.reasoning(s);
+        if (opt.separate_reasoning)
+          em.reasoning(s);
+        else
+          emit(Route::kContent, s);  // the block stays in the content, as written
         break;
       case Route::kArgs:
         em.args(s);
@@ -751,6 +754,8 @@ class Engine {
 
  private:
   void build_markers();
+  void marker_text(std::size_t from, std::size_t to);
+  std::size_t layout_newlines(std::size_t n) const;
   std::vector<Delta> take();
   void compact();
   void run();

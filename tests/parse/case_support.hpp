@@ -17,6 +17,8 @@ inline Options options_of(const Json& data) {
     o.reasoning_prefilled = it->value("reasoning_prefilled", false);
     if (it->contains("enable_thinking") && (*it)["enable_thinking"].is_boolean())
       o.enable_thinking = (*it)["enable_thinking"].get<bool>();
+    if (it->contains("separate_reasoning") && (*it)["separate_reasoning"].is_boolean())
+      o.separate_reasoning = (*it)["separate_reasoning"].get<bool>();
     if (it->contains("forward_unknown_tools") && (*it)["forward_unknown_tools"].is_boolean())
       o.forward_unknown_tools = (*it)["forward_unknown_tools"].get<bool>();
   }
