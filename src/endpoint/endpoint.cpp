@@ -771,6 +771,10 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
     options.reasoning_prefilled = prompt.reasoning_prefilled;
     if (prompt.enable_thinking == false) options.enable_thinking = false;
     options.id_prefix = std::string(kParserIdPrefix);
+    // A call to a function the request did not declare is returned, whatever the dialect's
+    // reference parser does: an OpenAI response has no field for parser warnings, so a dropped
+    // call would vanish from the gateway's answer without a trace.
+    options.forward_unknown_tools = true;
     auto parser = parse::stream_parser(*syntax, tools, options);
     if (!parser) return parser.error();
     g->parser.emplace(std::move(*parser));
