@@ -264,6 +264,41 @@ TEST(ParseCli, MessageStreamAndBatch) {
   EXPECT_EQ(second["error"]["type"], "ValueError");
 }
 
+// The command's flags and batch options for undeclared calls and reasoning left in the content.
+TEST(ParseCli, UnknownToolsAndSeparateReasoning) {
+  ASSERT_TRUE(std::filesystem::exists(CHATWIRE_CLI)) << "CLI not built: " << CHATWIRE_CLI;
+  std::string tools_path = ::testing::TempDir() + "/parse_cli_tools.json";
+  std::ofstream(tools_path) << R"([{"type": "function", "function": {"name": "g"}}])";
+  const std::string call =
+      "<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n"
+      "</minimax:tool_call>";
+  // minimax_m2 drops a call to an undeclared function by default (SGLang's detector does).
+  Json dropped =
+      Json::parse(run_cli("--dialect minimax_m2 --tools " + tools_path + " 2>/dev/null", call));
+  EXPECT_FALSE(dropped.contains("tool_calls")) << dropped.dump();
+  Json forwarded = Json::parse(
+      run_cli("--dialect minimax_m2 --tools " + tools_path + " --unknown-tools forward", call));
+  EXPECT_EQ(forwarded["tool_calls"][0]["function"]["name"], "f");
+
+  const std::string thought = "<think>hm</think>Sure.";
+  Json kept = Json::parse(run_cli("--dialect hermes --no-separate-reasoning", thought));
+  EXPECT_EQ(kept["content"], thought);
+  EXPECT_FALSE(kept.contains("reasoning_content"));
+
+  Json request = {{"id", 1},
+                  {"dialect", "minimax_m2"},
+                  {"input", call},
+                  {"tools", Json::parse(R"([{"type": "function", "function": {"name": "g"}}])")},
+                  {"options", {{"forward_unknown_tools", false}, {"separate_reasoning", false}}}};
+  Json line = Json::parse(run_cli("--batch", request.dump() + "\n"));
+  EXPECT_EQ(line["ok"], true);
+  EXPECT_FALSE(line["message"].contains("tool_calls"));
+  EXPECT_EQ(line["warnings"][0]["code"], "unknown_tool");
+  request["options"] = {{"forward_unknown_tools", "yes"}};
+  Json bad = Json::parse(run_cli("--batch", request.dump() + "\n"));
+  EXPECT_EQ(bad["ok"], false);
+}
+
 }  // namespace
 
 // The tools and the parser description as JSON text (chatwire/parse.hpp, no nlohmann).
