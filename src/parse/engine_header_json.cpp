@@ -343,19 +343,16 @@ bool HeaderJsonFamily::hj_after_args() {
 // The one tool whose parameters hold every argument key (or the only tool); "" if ambiguous.
 auto HeaderJsonFamily::infer_tool_name(const std::string& args) const -> std::string {
   if (!c_.tools.is_array()) return "";
-  auto fn_of = [](const Json& tool) -> const Json& {
-    auto it = tool.find("function");
-    return it != tool.end() && it->is_object() ? *it : tool;
+  auto name_of = [](const Json& tool) {
+    const std::string* name = tool_function_name(tool);
+    return name ? *name : std::string();
   };
-  if (c_.tools.size() == 1) return fn_of(c_.tools[0]).value("name", "");
+  if (c_.tools.size() == 1) return name_of(c_.tools[0]);
   Json parsed = Json::parse(args, nullptr, false);
   if (!parsed.is_object()) return "";
   std::string found;
   for (const auto& tool : c_.tools) {
-    if (!tool.is_object()) continue;
-    const Json& fn = fn_of(tool);
-    const Json* params = nullptr;
-    if (auto p = fn.find("parameters"); p != fn.end() && p->is_object()) params = &*p;
+    const Json* params = tool_parameters(tool);
     bool fits = params != nullptr && schema_declares_properties(*params);
     if (fits) {
       const std::vector<std::string> names = schema_property_names(*params);
@@ -364,7 +361,7 @@ auto HeaderJsonFamily::infer_tool_name(const std::string& args) const -> std::st
     }
     if (!fits) continue;
     if (!found.empty()) return "";  // ambiguous
-    found = fn.value("name", "");
+    found = name_of(tool);
   }
   return found;
 }

@@ -20,13 +20,8 @@ Result<Tools> tools_from_json(const Json& tools) {
   if (!tools.is_array())
     return Error{"ValueError", "tools must be a JSON array of tool definitions", 0, 0, "tools"};
   ToolsData data{tools, {}};
-  for (const auto& tool : tools) {
-    if (!tool.is_object()) continue;
-    const Json* fn = &tool;
-    if (auto it = tool.find("function"); it != tool.end() && it->is_object()) fn = &*it;
-    if (auto name = fn->find("name"); name != fn->end() && name->is_string())
-      data.function_names.push_back(name->get<std::string>());
-  }
+  for (const auto& tool : tools)
+    if (const std::string* name = tool_function_name(tool)) data.function_names.push_back(*name);
   return Tools(std::make_shared<const ToolsData>(std::move(data)));
 }
 

@@ -385,17 +385,31 @@ void append_python_json(std::string& out, const Json& v, int depth) {
   }
 }
 
+const Json* tool_function(const Json& tool) {
+  if (!tool.is_object()) return nullptr;
+  if (auto it = tool.find("function"); it != tool.end() && it->is_object()) return &*it;
+  return &tool;
+}
+
+const std::string* tool_function_name(const Json& tool) {
+  const Json* fn = tool_function(tool);
+  if (!fn) return nullptr;
+  auto name = fn->find("name");
+  return name != fn->end() && name->is_string() ? &name->get_ref<const std::string&>() : nullptr;
+}
+
+const Json* tool_parameters(const Json& tool) {
+  const Json* fn = tool_function(tool);
+  if (!fn) return nullptr;
+  auto params = fn->find("parameters");
+  return params != fn->end() && params->is_object() ? &*params : nullptr;
+}
+
 const Json* function_parameters(const Json& tools, std::string_view function) {
   if (!tools.is_array()) return nullptr;
   for (const auto& tool : tools) {
-    if (!tool.is_object()) continue;
-    const Json* fn = &tool;
-    if (auto it = tool.find("function"); it != tool.end() && it->is_object()) fn = &*it;
-    auto name = fn->find("name");
-    if (name == fn->end() || !name->is_string() || name->get<std::string>() != function) continue;
-    auto params = fn->find("parameters");
-    if (params == fn->end() || !params->is_object()) return nullptr;
-    return &*params;
+    const std::string* name = tool_function_name(tool);
+    if (name && *name == function) return tool_parameters(tool);
   }
   return nullptr;
 }
