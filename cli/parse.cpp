@@ -2,6 +2,7 @@
 // Lines batch mode that also checks chunking invariance.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,31 +56,38 @@ Result<Json> read_json_file(const std::string& path, std::size_t max_bytes) {
   return j;
 }
 
+// The batch line's boolean options, one row each: its key and the Options member it sets. An
+// optional one (`maybe`: the dialect decides when unset) also takes null, meaning unset.
+struct BoolOption {
+  const char* key;
+  bool parse::Options::*flag;
+  std::optional<bool> parse::Options::*maybe;
+};
+constexpr BoolOption kBoolOptions[] = {
+    {"reasoning_prefilled", &parse::Options::reasoning_prefilled, nullptr},
+    {"enable_thinking", nullptr, &parse::Options::enable_thinking},
+    {"strict", &parse::Options::strict, nullptr},
+    {"separate_reasoning", &parse::Options::separate_reasoning, nullptr},
+    {"forward_unknown_tools", nullptr, &parse::Options::forward_unknown_tools},
+};
+
 bool parse_options(const Json& o, parse::Options& options, std::string& error) {
   if (o.is_null()) return true;
   if (!o.is_object()) {
     error = "options must be an object";
     return false;
   }
-  if (auto it = o.find("reasoning_prefilled"); it != o.end()) {
-    if (!it->is_boolean()) return error = "options.reasoning_prefilled must be a boolean", false;
-    options.reasoning_prefilled = it->get<bool>();
-  }
-  if (auto it = o.find("enable_thinking"); it != o.end() && !it->is_null()) {
-    if (!it->is_boolean()) return error = "options.enable_thinking must be a boolean", false;
-    options.enable_thinking = it->get<bool>();
-  }
-  if (auto it = o.find("strict"); it != o.end()) {
-    if (!it->is_boolean()) return error = "options.strict must be a boolean", false;
-    options.strict = it->get<bool>();
-  }
-  if (auto it = o.find("separate_reasoning"); it != o.end()) {
-    if (!it->is_boolean()) return error = "options.separate_reasoning must be a boolean", false;
-    options.separate_reasoning = it->get<bool>();
-  }
-  if (auto it = o.find("forward_unknown_tools"); it != o.end() && !it->is_null()) {
-    if (!it->is_boolean()) return error = "options.forward_unknown_tools must be a boolean", false;
-    options.forward_unknown_tools = it->get<bool>();
+  for (const auto& row : kBoolOptions) {
+    auto it = o.find(row.key);
+    if (it == o.end() || (row.maybe && it->is_null())) continue;
+    if (!it->is_boolean()) {
+      error = std::string("options.") + row.key + " must be a boolean";
+      return false;
+    }
+    if (row.flag)
+      options.*row.flag = it->get<bool>();
+    else
+      options.*row.maybe = it->get<bool>();
   }
   return true;
 }
