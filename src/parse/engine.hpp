@@ -150,11 +150,21 @@ class MarkerSet {
     const std::size_t n = hay.size();
     if (from >= n || distinct_ == 0) return n;
     const char* p = hay.data();
+    std::size_t i = from;
     if (distinct_ == 1) {
-      const void* hit = std::memchr(p + from, firsts_[0], n - from);
+#if defined(__SSE2__)
+      // The next few blocks inline first: a marker's first byte is often near (a newline, in a
+      // value of many short lines), where a call to memchr per line cost more than the scan.
+      const __m128i want = _mm_set1_epi8(firsts_[0]);
+      for (const std::size_t stop = std::min(n, from + 64); i + 16 <= stop; i += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+        const auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, want)));
+        if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+      }
+#endif
+      const void* hit = std::memchr(p + i, firsts_[0], n - i);
       return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - p) : n;
     }
-    std::size_t i = from;
 #if defined(__SSE2__)
     if (distinct_ <= kVectorFirsts) {
       __m128i want[kVectorFirsts];

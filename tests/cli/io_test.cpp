@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "json_writer.hpp"
+#include "util/json_escape.hpp"
 
 namespace {
 
@@ -228,6 +229,85 @@ TEST(JsonWriter, WritesWhatNlohmannDumps) {
       std::string got = written([&j](io::Writer& w) { chatwire::cli::write_json(w, j); }, capacity);
       ASSERT_EQ(got, want) << capacity << " " << nlohmann::json(want).dump();
     }
+  }
+}
+
+// The escaper (SSSE3 shuffles where the CPU has them, else an escape at a time) against JSON's
+// rule written out byte by byte, for every byte value at every position of a 16-byte block,
+// blocks dense with escapes of both lengths, and each length's tail.
+std::string escaped_by_the_rule(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char u[8];
+          std::snprintf(u, sizeof u, "\\u%04x", c);
+          out += u;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+TEST(JsonEscape, EscapesEveryByteAtEveryPositionAsTheRuleSays) {
+  namespace detail = chatwire::util::json_escape_detail;
+  auto check = [](const std::string& s) {
+    // The room the escaper is promised: the escaped size and 16 bytes (ASan sees any more).
+    const std::string want = escaped_by_the_rule(s);
+    std::string got(want.size() + 16, '\0');
+    got.resize(chatwire::util::escape_json_into(got.data(), s));
+    ASSERT_EQ(got, want) << nlohmann::json(want).dump();
+    got.assign(want.size() + 16, '\0');
+    got.resize(detail::escape_json_sse2(got.data(), s));
+    ASSERT_EQ(got, want) << "without SSSE3: " << nlohmann::json(want).dump();
+#if defined(CHATWIRE_JSON_ESCAPE_SSSE3)
+    ASSERT_TRUE(detail::has_ssse3());  // every x86-64 CPU this runs on: the shuffles are checked
+    got.assign(want.size() + 16, '\0');
+    got.resize(detail::escape_json_ssse3(got.data(), s));
+    ASSERT_EQ(got, want) << "SSSE3: " << nlohmann::json(want).dump();
+#endif
+  };
+  for (int c = 0; c < 256; ++c) {
+    for (std::size_t at = 0; at < 40; ++at) {
+      std::string s(40, 'x');
+      s[at] = static_cast<char>(c);
+      check(s);
+    }
+  }
+  std::mt19937 rng(11);
+  const char dense[] = {'"', '\\', '\n', '\t', '\r', '\b', '\f', 'a', ' ', '\x01', '\x1f', '\xc3'};
+  for (int round = 0; round < 20000; ++round) {
+    std::string s(rng() % 80, ' ');
+    const bool long_escapes = round % 4 == 0;
+    for (char& c : s) {
+      c = dense[rng() % (long_escapes ? std::size(dense) : std::size(dense) - 3)];
+      if (rng() % 3 == 0) c = static_cast<char>(rng());
+    }
+    check(s);
   }
 }
 
