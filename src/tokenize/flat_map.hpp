@@ -295,7 +295,7 @@ class MergeTable {
   }
   // Builds the spill table once every pair is in.
   void finish() {
-    const std::vector<Slot> spilled = std::move(spilled_);
+    const HugeVector<Slot> spilled = std::move(spilled_);
     spilled_ = {};
     // The spilled pairs (a few percent) go to a small table of their own, a quarter full, so that a
     // lookup that misses a full bucket costs one more probe, not a walk through the neighbours.
@@ -371,12 +371,12 @@ class MergeTable {
     }
   }
   HugeVector<Slot> slots_;
-  std::vector<Slot> spill_;
+  HugeVector<Slot> spill_;  // on huge pages too: a large vocabulary's spill is megabytes
   std::size_t spill_mask_ = 0;
   std::size_t bucket_mask_ = 0;
   int shift_ = 64;
   std::size_t size_ = 0;
-  std::vector<Slot> spilled_;  // pairs whose home bucket was full, until finish()
+  HugeVector<Slot> spilled_;  // pairs whose home bucket was full, until finish()
 };
 
 }  // namespace chatwire::tokenize

@@ -1014,7 +1014,9 @@ class FileText {
         return Error{"LimitError", path + " is larger than max_file_bytes", 0, 0, {}};
       }
       if (size > 0) {
-        void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        // Populated up front: the parse reads every byte once, and one call mapping the file's
+        // pages costs less than a fault for each 64 KB (Gemma 3's 33 MB: about 500 faults).
+        void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (map != MAP_FAILED) {
           ::madvise(map, size, MADV_SEQUENTIAL);
           map_ = map;
