@@ -151,26 +151,16 @@ class MarkerSet {
     if (from >= n || distinct_ == 0) return n;
     const char* p = hay.data();
     std::size_t i = from;
-    if (distinct_ == 1) {
-#if defined(__SSE2__)
-      // The next few blocks inline first: a marker's first byte is often near (a newline, in a
-      // value of many short lines), where a call to memchr per line cost more than the scan.
-      const __m128i want = _mm_set1_epi8(firsts_[0]);
-      for (const std::size_t stop = std::min(n, from + 64); i + 16 <= stop; i += 16) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-        const auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, want)));
-        if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
-      }
-#endif
-      const void* hit = std::memchr(p + i, firsts_[0], n - i);
-      return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - p) : n;
-    }
 #if defined(__SSE2__)
     if (distinct_ <= kVectorFirsts) {
       __m128i want[kVectorFirsts];
       for (std::size_t k = 0; k < kVectorFirsts; ++k)  // unused lanes repeat the first byte
         want[k] = _mm_set1_epi8(firsts_[k < distinct_ ? k : 0]);
-      for (; i + 16 <= n; i += 16) {
+      // One first byte: only the next few blocks here, then memchr. A marker's first byte is
+      // often near (a newline, in a value of many short lines), where a memchr call per line
+      // cost more than the scan.
+      const std::size_t stop = distinct_ == 1 ? std::min(n, from + 64) : n;
+      for (; i + 16 <= stop; i += 16) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
         __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, want[0]), _mm_cmpeq_epi8(v, want[1]));
         hit =
@@ -180,6 +170,10 @@ class MarkerSet {
       }
     }
 #endif
+    if (distinct_ == 1) {
+      const void* hit = std::memchr(p + i, firsts_[0], n - i);
+      return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - p) : n;
+    }
     for (; i < n; ++i)
       if (first_[static_cast<unsigned char>(p[i])]) return i;
     return n;

@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
+#define CHATWIRE_JSON_ESCAPE_SSSE3 1  // built in, chosen at run time (has_ssse3)
 #include <tmmintrin.h>
 #endif
 
@@ -59,11 +60,16 @@ inline char* escape_bytes(char* dst, const char* p, std::size_t at, std::size_t 
 }
 
 #if defined(__SSE2__)
+// The lanes of v whose byte is below `limit` as unsigned: (v xor 0x80) < (limit xor 0x80) as
+// signed bytes.
+inline __m128i bytes_below(__m128i v, unsigned char limit) {
+  const __m128i flipped = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
+  return _mm_cmplt_epi8(flipped, _mm_set1_epi8(static_cast<char>(limit ^ 0x80)));
+}
+
 // The bytes of a 16-byte block that JSON escapes: below 0x20, '"' and '\\'.
 inline unsigned escaped_bytes(__m128i v) {
-  // Bytes below 0x20 as unsigned: (v xor 0x80) < (0x20 xor 0x80) as signed bytes.
-  const __m128i flipped = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
-  __m128i hit = _mm_cmplt_epi8(flipped, _mm_set1_epi8(static_cast<char>(0x20 ^ 0x80)));
+  __m128i hit = bytes_below(v, 0x20);
   hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
   hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
   return static_cast<unsigned>(_mm_movemask_epi8(hit));
@@ -91,8 +97,7 @@ inline std::size_t escape_block_scalar(char*& dst, const char* p, std::size_t at
 }
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define CHATWIRE_JSON_ESCAPE_SSSE3 1
+#if defined(CHATWIRE_JSON_ESCAPE_SSSE3)
 // For each set of escaped bytes among 8 (bit i: byte i), the shuffle that writes the 8 bytes
 // with a backslash before each escaped one (index i takes byte i, index 8 a backslash), and the
 // bytes it writes (a table: without POPCNT, std::popcount is a call).
@@ -135,10 +140,8 @@ __attribute__((target("ssse3"))) inline std::size_t escape_json_ssse3(char* dst,
       continue;
     }
     // Control bytes (< 0x20) take their letter; one without a letter needs \u00xx.
-    const __m128i flipped = _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80)));
-    const __m128i control = _mm_cmplt_epi8(flipped, _mm_set1_epi8(static_cast<char>(0x20 ^ 0x80)));
-    const __m128i below16 = _mm_cmplt_epi8(flipped, _mm_set1_epi8(static_cast<char>(0x10 ^ 0x80)));
-    const __m128i letter = _mm_and_si128(_mm_shuffle_epi8(letters, v), below16);
+    const __m128i control = bytes_below(v, 0x20);
+    const __m128i letter = _mm_and_si128(_mm_shuffle_epi8(letters, v), bytes_below(v, 0x10));
     const __m128i lettered = _mm_andnot_si128(_mm_cmpeq_epi8(letter, _mm_setzero_si128()), control);
     if (static_cast<unsigned>(_mm_movemask_epi8(_mm_xor_si128(control, lettered))) != 0) {
       at += escape_block_scalar(dst, p, at, n, mask);
