@@ -69,12 +69,12 @@ class Writer {
 Writer& out();
 
 // Lines of a file descriptor, read in blocks of `block_bytes` and returned as views into the
-// block (valid until the next call). A regular file (standard input redirected from a file) is
-// mapped instead, when `map_files`: its lines are views into the mapping, with no copy from the
-// page cache (the file is read as it was when the reader was made). A line longer than
-// `max_line_bytes` is returned cut to max_line_bytes + 1 bytes, with `too_long` set, and the
-// rest of it up to its newline skipped, so a caller that checks the size against the limit
-// reports it and goes on with the next line.
+// block (valid until the next call). A regular file is read the same way, not mapped: on this
+// project's machines reading a 512 MB request file through a mapping (page faults and TLB misses
+// on 4 KB pages) cost 0.25 s against 0.045 s for read() into a 1 MB block that stays in cache,
+// a sixth of `render --batch`'s CPU. A line longer than `max_line_bytes` is returned cut to
+// max_line_bytes + 1 bytes, with `too_long` set, and the rest of it up to its newline skipped,
+// so a caller that checks the size against the limit reports it and goes on with the next line.
 class LineReader {
  public:
   struct Line {
@@ -84,23 +84,22 @@ class LineReader {
   };
 
   LineReader(int fd, std::size_t max_line_bytes, Writer* flush_before_wait = &out(),
-             std::size_t block_bytes = std::size_t{1} << 20, bool map_files = true);
+             std::size_t block_bytes = std::size_t{1} << 20);
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
-  ~LineReader();
+  ~LineReader() = default;
 
   // The next line, or nullopt at the end of the input (or a read error, see error()).
   std::optional<Line> next();
   // Empty, or what went wrong reading (errno text).
   const std::string& error() const { return error_; }
-  // How many reads brought new bytes so far (a mapped file counts once): every line returned
+  // How many reads brought new bytes so far: every line returned
   // was written by its producer before the read that brought it.
   std::uint64_t reads() const { return reads_; }
 
  private:
   bool fill();               // reads more bytes after end_; false at end of input
   void skip_rest_of_line();  // after a cut line: drops bytes up to and including its newline
-  std::optional<Line> next_mapped();
 
   int fd_;
   std::size_t max_line_bytes_;
@@ -113,9 +112,6 @@ class LineReader {
   bool eof_ = false;
   bool pending_skip_ = false;
   std::string error_;
-  // A mapped regular file: map_size_ bytes at map_, lines read from map_ + map_at_ on.
-  void* map_ = nullptr;
-  std::size_t map_size_ = 0, map_at_ = 0;
 };
 
 // The whole content of a descriptor or a file, read in blocks; nullopt with `error` set when
