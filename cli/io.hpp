@@ -121,8 +121,8 @@ std::optional<std::string> read_file(const std::string& path, std::size_t max_by
                                      std::string& error);
 
 // A whole input as one view: a regular file (standard input redirected from a file, the
-// common case for large inputs) is mapped instead of copied, so its bytes are not copied or
-// zero-filled on their way in; a pipe is read in blocks into a string.
+// common case for large inputs) is read at once into memory of its size on huge pages, not
+// zero-filled and not grown; a pipe is read in blocks into a string.
 class WholeInput {
  public:
   static std::optional<WholeInput> read(int fd, std::size_t max_bytes, std::string& error);
@@ -133,8 +133,8 @@ class WholeInput {
 
  private:
   WholeInput() = default;
-  std::string text_;  // when read, not mapped
-  void* map_ = nullptr;
+  std::string text_;     // a pipe's bytes; a file's are in map_
+  void* map_ = nullptr;  // anonymous memory of map_size_ bytes
   std::size_t map_size_ = 0;
   std::string_view view_;
 };

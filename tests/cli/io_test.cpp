@@ -156,7 +156,7 @@ TEST(ReadAll, ReadsEverythingAndEnforcesTheLimit) {
   EXPECT_NE(error.find("/nonexistent/chatwire"), std::string::npos) << error;
 }
 
-TEST(WholeInput, MapsAFileFromItsPositionAndReadsAPipe) {
+TEST(WholeInput, ReadsAFileFromItsPositionAndAPipe) {
   std::string error;
   {
     InputFile file("skipped|the rest");
@@ -165,6 +165,8 @@ TEST(WholeInput, MapsAFileFromItsPositionAndReadsAPipe) {
     ASSERT_TRUE(input) << error;
     auto moved = std::move(*input);
     EXPECT_EQ(moved.view(), "the rest");
+    EXPECT_EQ(::lseek(file.fd(), 0, SEEK_CUR), 16);  // consumed, as a read leaves it
+    ASSERT_EQ(::lseek(file.fd(), 8, SEEK_SET), 8);
     EXPECT_FALSE(io::WholeInput::read(file.fd(), 3, error));
     EXPECT_NE(error.find("max_input_bytes=3"), std::string::npos) << error;
   }
@@ -177,6 +179,15 @@ TEST(WholeInput, MapsAFileFromItsPositionAndReadsAPipe) {
   ASSERT_TRUE(piped) << error;
   auto moved = std::move(*piped);
   EXPECT_EQ(moved.view(), "piped");
+  {
+    // Larger than one huge page and not a multiple of it: read whole, to its last byte.
+    std::string big(3'000'001, 'z');
+    big[2'097'152] = '\n';
+    InputFile file(big);
+    auto input = io::WholeInput::read(file.fd(), big.size(), error);
+    ASSERT_TRUE(input) << error;
+    EXPECT_EQ(input->view(), big);
+  }
 }
 
 std::string written(const std::function<void(io::Writer&)>& write, std::size_t capacity) {
