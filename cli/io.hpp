@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/file_bytes.hpp"
+
 namespace chatwire::cli::io {
 
 // Buffered writes to a file descriptor. Lines are written when the buffer fills, when the
@@ -121,22 +123,18 @@ std::optional<std::string> read_file(const std::string& path, std::size_t max_by
                                      std::string& error);
 
 // A whole input as one view: a regular file (standard input redirected from a file, the
-// common case for large inputs) is read at once into memory of its size on huge pages, not
-// zero-filled and not grown; a pipe is read in blocks into a string.
+// common case for large inputs) is read at once into memory of its size on huge pages
+// (util::FileBytes), not zero-filled and not grown; a pipe is read in blocks into a string.
 class WholeInput {
  public:
   static std::optional<WholeInput> read(int fd, std::size_t max_bytes, std::string& error);
-  WholeInput(WholeInput&& other) noexcept;
-  WholeInput& operator=(WholeInput&&) = delete;
-  ~WholeInput();
-  std::string_view view() const { return view_; }
+  std::string_view view() const { return from_file_ ? file_.view() : std::string_view(text_); }
 
  private:
   WholeInput() = default;
-  std::string text_;     // a pipe's bytes; a file's are in map_
-  void* map_ = nullptr;  // anonymous memory of map_size_ bytes
-  std::size_t map_size_ = 0;
-  std::string_view view_;
+  util::FileBytes file_;  // a regular file's bytes
+  std::string text_;      // a pipe's
+  bool from_file_ = false;
 };
 
 // The default limit of a whole input read by a command (--max-input-bytes).

@@ -8,7 +8,6 @@
 #include <cstdio>
 #if defined(__unix__)
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
@@ -19,6 +18,7 @@
 #include "tokenize/json.hpp"
 #include "tokenize/pipeline.hpp"
 #include "tokenize/unicode.hpp"
+#include "util/file_bytes.hpp"
 
 namespace chatwire::tokenize {
 namespace {
@@ -985,21 +985,15 @@ class Loader {
 
 std::atomic<std::uint64_t> g_serial{1};
 
-// A file's contents: mapped when it is a regular file (no copy of Gemma 3's 33 MB, and no fresh
-// pages to fault in for one), read otherwise.
+// A file's contents: a regular file's read onto huge pages (util::FileBytes: Gemma 3's 33 MB
+// load is cheaper so than through a mapping of its 4 KB pages), anything else read into a string.
 class FileText {
  public:
-  FileText() = default;
-  FileText(const FileText&) = delete;
-  FileText& operator=(const FileText&) = delete;
-  ~FileText() {
-#if defined(__unix__)
-    if (map_ != nullptr) ::munmap(map_, size_);
-#endif
-  }
   std::string_view view() const {
-    return map_ != nullptr ? std::string_view(static_cast<const char*>(map_), size_)
-                           : std::string_view(copy_);
+#if defined(__unix__)
+    if (copy_.empty()) return bytes_.view();
+#endif
+    return copy_;
   }
 
   Result<bool> read(const std::string& path, std::size_t limit) {
@@ -1013,18 +1007,11 @@ class FileText {
         ::close(fd);
         return Error{"LimitError", path + " is larger than max_file_bytes", 0, 0, {}};
       }
-      if (size > 0) {
-        // Populated up front: the parse reads every byte once, and one call mapping the file's
-        // pages costs less than a fault for each 64 KB (Gemma 3's 33 MB: about 500 faults).
-        void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        if (map != MAP_FAILED) {
-          ::madvise(map, size, MADV_SEQUENTIAL);
-          map_ = map;
-          size_ = size;
-          ::close(fd);
-          return true;
-        }
-      }
+      std::string error;
+      const bool ok = bytes_.read(fd, size, error);
+      ::close(fd);
+      if (!ok) return Error{"TokenizerError", "cannot read " + path + ": " + error, 0, 0, {}};
+      return true;
     }
     ::close(fd);
 #endif
@@ -1041,8 +1028,9 @@ class FileText {
   }
 
  private:
-  void* map_ = nullptr;
-  std::size_t size_ = 0;
+#if defined(__unix__)
+  util::FileBytes bytes_;  // a regular file's bytes, on huge pages
+#endif
   std::string copy_;
 };
 
