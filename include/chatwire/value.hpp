@@ -90,12 +90,17 @@ namespace detail {
 // Consequence for engine code: a Value built during a render must not outlive it (no
 // function-local statics initialised during a render, no caches on shared structures).
 extern constinit thread_local std::uint32_t render_depth;
+// Whether payloads built now on this thread are local: inside a render, or inside a
+// LocalBuildScope (below). One counter for both, so that building a payload reads one
+// thread-local, as it did before there were two reasons.
+extern constinit thread_local std::uint32_t local_build_depth;
 
 struct RefCounted {
-  // The count, and in its top bit whether the payload was built during a render on this
-  // thread (kLocal; the bit lives in the count to keep payloads as small as they were).
+  // The count, and in its top bit whether the payload is local to this thread: built during a
+  // render or in a LocalBuildScope (kLocal; the bit lives in the count to keep payloads as
+  // small as they were).
   static constexpr std::uint32_t kLocal = 0x8000'0000u;
-  mutable std::atomic<std::uint32_t> refs{render_depth != 0 ? kLocal | 1u : 1u};
+  mutable std::atomic<std::uint32_t> refs{local_build_depth != 0 ? kLocal | 1u : 1u};
   RefCounted() = default;
   RefCounted(const RefCounted&) = delete;
   RefCounted& operator=(const RefCounted&) = delete;
@@ -130,10 +135,30 @@ struct RefCounted {
 // Marks the calling thread as rendering for its lifetime (nests).
 class RenderScope {
  public:
-  RenderScope() noexcept { ++render_depth; }
-  ~RenderScope() { --render_depth; }
+  RenderScope() noexcept {
+    ++render_depth;
+    ++local_build_depth;
+  }
+  ~RenderScope() {
+    --render_depth;
+    --local_build_depth;
+  }
   RenderScope(const RenderScope&) = delete;
   RenderScope& operator=(const RenderScope&) = delete;
+};
+
+// Payloads built during its lifetime are local, counted without atomics as a render's own are,
+// and live as long as their references, as any payload does. For a tree that its caller keeps
+// on this thread from construction to release: a batch line's request, parsed, rendered and
+// freed in one call, where releasing the request's payloads one atomic decrement each (a full
+// barrier) was a tenth of `render --batch`. Such a tree must never be shared with another
+// thread, not even read there while this one releases a copy.
+class LocalBuildScope {
+ public:
+  LocalBuildScope() noexcept { ++local_build_depth; }
+  ~LocalBuildScope() { --local_build_depth; }
+  LocalBuildScope(const LocalBuildScope&) = delete;
+  LocalBuildScope& operator=(const LocalBuildScope&) = delete;
 };
 // The same cache for payloads whose size is known only at run time;
 // `size` must be the same at allocation and release.

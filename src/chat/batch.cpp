@@ -389,7 +389,12 @@ std::string BatchRenderer::render_line(std::string_view line) {
   JsonParseOptions parse_options;
   parse_options.max_depth = impl_->options.input.max_json_depth;
   parse_options.max_string_bytes = impl_->options.input.max_request_bytes;
-  auto request = parse_json(line, parse_options);
+  // The request is parsed, rendered and released here, on this thread, and nothing of it is
+  // kept: its payloads can be local (counted without atomics).
+  auto request = [&] {
+    chatwire::detail::LocalBuildScope local;
+    return parse_json(line, parse_options);
+  }();
   if (!request) return error_line(Value::none(), request.error());
   if (!request->is_dict()) {
     return error_line(Value::none(),

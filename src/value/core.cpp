@@ -36,6 +36,7 @@ using detail::UndefinedData;
 namespace detail {
 
 constinit thread_local std::uint32_t render_depth = 0;
+constinit thread_local std::uint32_t local_build_depth = 0;
 
 #if CHATWIRE_BLOCK_CACHE
 namespace {

@@ -1266,8 +1266,12 @@ Result<Value> parse_json(std::string_view text, const JsonParseOptions& options)
   // On the heap: 8 KB of thread-local storage in every thread that loads the library would be
   // a cost for the threads that never parse.
   static thread_local std::unique_ptr<KeyTable> thread_keys;
-  if (!thread_keys) thread_keys = std::make_unique<KeyTable>();
-  return Parser(text, options, *thread_keys).document();
+  // In a LocalBuildScope the keys are local payloads too, from a table of their own: a table
+  // shared with trees that may go to other threads must count atomically.
+  static thread_local std::unique_ptr<KeyTable> local_keys;
+  std::unique_ptr<KeyTable>& keys = detail::local_build_depth != 0 ? local_keys : thread_keys;
+  if (!keys) keys = std::make_unique<KeyTable>();
+  return Parser(text, options, *keys).document();
 }
 
 // ---------------------------------------------------------------------------------

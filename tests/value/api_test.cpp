@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "chatwire/value_json.hpp"
+#include "value/internal.hpp"
 
 namespace chatwire {
 namespace detail {
@@ -375,6 +376,47 @@ TEST(RenderScope, OutsideValuesSurviveInsideValuesAreFreed) {
   std::string after;
   append_repr(after, message);
   EXPECT_EQ(after, "{'role': 'user', 'content': 'a long enough text'}");
+}
+
+// A LocalBuildScope makes what is built in it local (counted without atomics), as a render's
+// own values are, while values parsed outside it on the same thread stay shared: their object
+// keys come from another table, so a tree handed to another thread never shares a local key
+// block. Both kinds are released where they are last dropped (the sanitizer run reports a
+// leak, a double free or a use after free otherwise).
+TEST(LocalBuildScope, BuildsLocalTreesAndKeepsSharedOnesShared) {
+  auto is_local = [](const Value& v) {
+    return (ValueAccess::dict(v)->refs.load() & chatwire::detail::RefCounted::kLocal) != 0;
+  };
+  std::vector<Value> local, shared;
+  for (int i = 0; i < 300; ++i) {  // more keys than one key block holds: the table refills
+    const std::string text =
+        "{\"k" + std::to_string(i % 250) +
+        R"(": "user", "content": "a long enough text", "n": [1, {"role": "x"}]})";
+    {
+      chatwire::detail::LocalBuildScope scope;
+      local.push_back(parse(text));
+    }
+    shared.push_back(parse(text));
+    ASSERT_TRUE(is_local(local.back()));
+    ASSERT_FALSE(is_local(shared.back()));
+  }
+  // The shared trees go to another thread, which copies and releases them while this one
+  // renders copies of the local trees and releases them.
+  std::thread other([moved = std::move(shared)]() mutable {
+    std::string s;
+    for (const Value& v : moved) append_repr(s, Value(v));
+    EXPECT_NE(s.find("'k249': 'user'"), std::string::npos);
+    moved.clear();
+  });
+  std::string kept;
+  {
+    chatwire::detail::RenderScope scope;
+    Value all = Value::list(local);
+    append_repr(kept, all.as_list()[299]);
+  }
+  local.clear();
+  other.join();
+  EXPECT_EQ(kept, "{'k49': 'user', 'content': 'a long enough text', 'n': [1, {'role': 'x'}]}");
 }
 
 }  // namespace
