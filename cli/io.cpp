@@ -31,6 +31,12 @@ void Writer::flush() {
   drain();
 }
 
+void Writer::set_capacity(std::size_t capacity) {
+  drain();
+  buffer_.reset(new char[capacity]);
+  capacity_ = capacity;
+}
+
 void Writer::drain() {
   if (used_ == 0) return;
   write_through(buffer_.get(), used_);
@@ -52,11 +58,7 @@ void Writer::write_through(const char* data, std::size_t size) {
 }
 
 Writer& out() {
-  // 1 MB: render --batch checks its template files for changes once per write-out (and per
-  // read), and with 64 KB a write-out came every dozen request lines, so one stat() per line:
-  // 7.5% of a batch's CPU. Nothing waits on the larger buffer: it is written out before the
-  // reader waits for input. Pages untouched by a short output are never faulted in.
-  static Writer writer(STDOUT_FILENO, std::size_t{1} << 20);
+  static Writer writer(STDOUT_FILENO);
   return writer;
 }
 

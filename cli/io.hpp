@@ -45,6 +45,10 @@ class Writer {
   }
   void commit(std::size_t n) { used_ += n; }
   std::size_t capacity() const { return capacity_; }
+  // Writes out what is buffered, then buffers `capacity` bytes. The default 64 KB suits a
+  // command that fills whole blocks (parse, tokenize): escaping 16 MB through a 1 MB buffer,
+  // beyond the L2 cache, made `chatwire parse --dialect hermes` a quarter slower.
+  void set_capacity(std::size_t capacity);
   // Bytes that fit before the buffer is written out.
   std::size_t room() const { return capacity_ - used_; }
   void flush();
