@@ -99,8 +99,8 @@ class LineReader {
   std::optional<Line> next();
   // Empty, or what went wrong reading (errno text).
   const std::string& error() const { return error_; }
-  // How many reads brought new bytes so far: every line returned
-  // was written by its producer before the read that brought it.
+  // How many reads brought new bytes so far: every line returned was written by its producer
+  // before the read that brought it.
   std::uint64_t reads() const { return reads_; }
 
  private:
