@@ -1,6 +1,9 @@
 // The profile run of a profile-guided build (cmake/pgo/pgo.cmake): compiles every bundled
 // template and renders it with every bundled conversation, each render repeated, so that
-// GCC's counts weigh rendering (what users do many times per template) over compiling.
+// GCC's counts weigh rendering (what users do many times per template) over compiling. Each
+// render is of a fresh request, as in `render --batch` and a server: the conversation's JSON
+// parsed into a new value tree, rendered, and released. With one parse per conversation the
+// JSON parser and the tree's release were trained as cold code.
 //
 //   chatwire_pgo_train DATA_DIR REPEAT
 //
@@ -46,10 +49,10 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path data = argv[1];
   const int repeat = std::atoi(argv[2]);
-  std::vector<chatwire::Value> contexts;
+  std::vector<std::string> contexts;  // the JSON texts of the conversations that parse
   for (const auto& path : files(data / "conversations", ".json")) {
-    auto context = chatwire::parse_json(read_file(path));
-    if (context.ok()) contexts.push_back(std::move(context.value()));
+    std::string text = read_file(path);
+    if (chatwire::parse_json(text).ok()) contexts.push_back(std::move(text));
   }
   chatwire::jinja::RenderOptions options;
   options.now = "2026-08-19T10:00:00";
@@ -58,10 +61,11 @@ int main(int argc, char** argv) {
     auto compiled = chatwire::jinja::Template::compile(read_file(path));
     if (!compiled.ok()) continue;
     ++templates;
-    for (const auto& context : contexts) {
+    for (const auto& text : contexts) {
       for (int i = 0; i < repeat; ++i) {
         ++renders;
-        rendered += compiled->render(context, options).ok() ? 1 : 0;
+        auto context = chatwire::parse_json(text);
+        rendered += context.ok() && compiled->render(*context, options).ok() ? 1 : 0;
       }
     }
   }
