@@ -9,7 +9,7 @@
 # How: this build configures a sub-build in <build>/pgo (CHATWIRE_PGO_STAGE=generate) that
 # compiles the two libraries with -fprofile-generate and links cmake/pgo/train.cpp, which
 # compiles every template of data/templates and renders it with every conversation of
-# data/conversations. Its counts land in <build>/pgo/profile and this build compiles the two
+# data/conversations, each render of a freshly parsed copy of it. Its counts land in <build>/pgo/profile and this build compiles the two
 # libraries with -fprofile-use. Object files are named relative to their build directory
 # (-fprofile-prefix-path), so the two builds' names agree. The sub-build reruns (and this
 # build recompiles the engine) only when an engine source or the bundled data changed.
