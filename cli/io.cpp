@@ -210,7 +210,6 @@ std::optional<WholeInput> WholeInput::read(int fd, std::size_t max_bytes, std::s
       return std::nullopt;
     }
     if (!input.file_.read(fd, size, error)) return std::nullopt;
-    input.from_file_ = true;
     return input;
   }
   auto text = read_all(fd, max_bytes, error);

@@ -132,13 +132,12 @@ std::optional<std::string> read_file(const std::string& path, std::size_t max_by
 class WholeInput {
  public:
   static std::optional<WholeInput> read(int fd, std::size_t max_bytes, std::string& error);
-  std::string_view view() const { return from_file_ ? file_.view() : std::string_view(text_); }
+  std::string_view view() const { return text_.empty() ? file_.view() : std::string_view(text_); }
 
  private:
   WholeInput() = default;
   util::FileBytes file_;  // a regular file's bytes
   std::string text_;      // a pipe's
-  bool from_file_ = false;
 };
 
 // The default limit of a whole input read by a command (--max-input-bytes).

@@ -2,7 +2,7 @@
 // The commands' whole inputs and tokenizer.json are read this way rather than mapped: on this
 // project's machines a populated mapping of the file's 4 KB pages cost more than the copy from
 // the page cache (chatwire parse on a 16 MB output: 38.5 ms against 29.9 ms of CPU; Gemma 3's
-// tokenizer load: 152 ms against 141 ms, medians of 21 alternated runs), because every later
+// tokenizer load: 145 ms against 126 ms, medians of 21 alternated runs), because every later
 // pass over the bytes misses the TLB far less on 2 MB pages. Header-only: parse and tokenize link
 // no library of ours.
 #pragma once
