@@ -185,6 +185,33 @@ TEST(ParseApi, HeldBytesLimitKeepsTextAsContent) {
   EXPECT_EQ(r->warnings[0].code, "limit");
 }
 
+// A reasoning close written twice is one close when the reasoning is separated (as SGLang dedupes
+// it); with separate_reasoning off the block is content as written, the repeated close included.
+// One-shot and 1-byte streaming agree, and both say what happened to the marker.
+TEST(ParseApi, RepeatedReasoningCloseIsRemovedOnlyWhenReasoningIsSeparated) {
+  const std::string text = "<think>a</think></think>b";
+  for (bool separate : {true, false}) {
+    parse::Options options;
+    options.separate_reasoning = separate;
+    auto r = parse::parse(text, "think", parse::Tools{}, options);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->message.content, separate ? "b" : text) << separate;
+    EXPECT_EQ(r->message.reasoning_content, separate ? "a" : "") << separate;
+    ASSERT_EQ(r->warnings.size(), 1u);
+    EXPECT_EQ(r->warnings[0].code, "stray_marker");
+    EXPECT_EQ(r->warnings[0].offset, 16u);
+    EXPECT_NE(r->warnings[0].message.find(separate ? "removed" : "kept as written"),
+              std::string::npos)
+        << r->warnings[0].message;
+    auto stream = parse::stream_parser("think", Json(), options);
+    ASSERT_TRUE(stream.ok());
+    for (char ch : text) stream->feed(std::string_view(&ch, 1));
+    stream->finish();
+    EXPECT_EQ(stream->message().content, r->message.content) << separate;
+    EXPECT_EQ(stream->message().reasoning_content, r->message.reasoning_content) << separate;
+  }
+}
+
 TEST(ParseApi, OutputLimitKeepsTheRestAsContent) {
   parse::Options options;
   options.max_output_bytes = 10;
