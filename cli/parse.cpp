@@ -56,42 +56,6 @@ Result<Json> read_json_file(const std::string& path, std::size_t max_bytes) {
   return j;
 }
 
-// The batch line's boolean options, one row each: its key and the Options member it sets. An
-// optional one (`maybe`: the dialect decides when unset) also takes null, meaning unset.
-struct BoolOption {
-  const char* key;
-  bool parse::Options::*flag;
-  std::optional<bool> parse::Options::*maybe;
-};
-constexpr BoolOption kBoolOptions[] = {
-    {"reasoning_prefilled", &parse::Options::reasoning_prefilled, nullptr},
-    {"enable_thinking", nullptr, &parse::Options::enable_thinking},
-    {"strict", &parse::Options::strict, nullptr},
-    {"separate_reasoning", &parse::Options::separate_reasoning, nullptr},
-    {"forward_unknown_tools", nullptr, &parse::Options::forward_unknown_tools},
-};
-
-bool parse_options(const Json& o, parse::Options& options, std::string& error) {
-  if (o.is_null()) return true;
-  if (!o.is_object()) {
-    error = "options must be an object";
-    return false;
-  }
-  for (const auto& row : kBoolOptions) {
-    auto it = o.find(row.key);
-    if (it == o.end() || (row.maybe && it->is_null())) continue;
-    if (!it->is_boolean()) {
-      error = std::string("options.") + row.key + " must be a boolean";
-      return false;
-    }
-    if (row.flag)
-      options.*row.flag = it->get<bool>();
-    else
-      options.*row.maybe = it->get<bool>();
-  }
-  return true;
-}
-
 Json batch_line(std::string_view line) {
   Json out = Json::object();
   Json req = Json::parse(line, nullptr, false);
@@ -109,10 +73,11 @@ Json batch_line(std::string_view line) {
     return fail("ValueError", "dialect: missing or not a string");
   if (!req.contains("input") || !req["input"].is_string())
     return fail("ValueError", "input: missing or not a string");
-  parse::Options options;
-  std::string error;
-  if (!parse_options(req.value("options", Json()), options, error))
-    return fail("ValueError", error);
+  auto parsed_options = parse::options_from_json(req.value("options", Json()));
+  if (!parsed_options)
+    return fail(parsed_options.error().type,
+                parsed_options.error().path + ": " + parsed_options.error().message);
+  const parse::Options& options = *parsed_options;
   Json tools = req.value("tools", Json());
   std::string dialect = req["dialect"].get<std::string>();
   const std::string& input = req["input"].get_ref<const std::string&>();

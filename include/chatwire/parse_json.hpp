@@ -20,6 +20,12 @@ const Json& tools_json(const Tools& tools);
 Json to_json(const Syntax& syntax);
 Result<Syntax> syntax_from_json(const Json& json);
 
+// Options as a JSON object, as a batch line or a test case gives them: the booleans
+// reasoning_prefilled, strict, separate_reasoning, and enable_thinking / forward_unknown_tools
+// (null = the dialect decides); id_prefix; the limits by their member names. A key not listed,
+// or a value of the wrong type, is a ValueError naming "options.<key>". null = the defaults.
+Result<Options> options_from_json(const Json& options);
+
 Json message_to_json(const Message& message);  // {role, content, reasoning_content?, tool_calls?}
 Json delta_to_json(const Delta& delta);        // {content?, reasoning_content?, tool_calls?}
 Json warnings_to_json(const std::vector<Warning>& warnings);

@@ -1,5 +1,6 @@
 // The parser's JSON forms (chatwire/parse_json.hpp): tools read from a JSON array, messages,
 // deltas and warnings written as OpenAI JSON, and the overloads that take tools as JSON.
+#include <optional>
 #include <string>
 
 #include "chatwire/parse_json.hpp"
@@ -119,6 +120,64 @@ Json delta_to_json(const Delta& delta) {
     j["tool_calls"] = std::move(calls);
   }
   return j;
+}
+
+namespace {
+
+// Every Options member a JSON object may set, one row each (a newcomer adds an option here).
+// A boolean option is `flag`; one the dialect decides when unset is `maybe` (null = unset); a
+// limit is `size`; text is `text`.
+struct OptionField {
+  const char* key;
+  bool Options::*flag = nullptr;
+  std::optional<bool> Options::*maybe = nullptr;
+  std::size_t Options::*size = nullptr;
+  std::string Options::*text = nullptr;
+};
+const OptionField kOptionFields[] = {
+    {.key = "reasoning_prefilled", .flag = &Options::reasoning_prefilled},
+    {.key = "enable_thinking", .maybe = &Options::enable_thinking},
+    {.key = "separate_reasoning", .flag = &Options::separate_reasoning},
+    {.key = "strict", .flag = &Options::strict},
+    {.key = "forward_unknown_tools", .maybe = &Options::forward_unknown_tools},
+    {.key = "id_prefix", .text = &Options::id_prefix},
+    {.key = "max_output_bytes", .size = &Options::max_output_bytes},
+    {.key = "max_held_bytes", .size = &Options::max_held_bytes},
+    {.key = "max_tool_calls", .size = &Options::max_tool_calls},
+    {.key = "max_json_depth", .size = &Options::max_json_depth},
+    {.key = "max_validated_argument_bytes", .size = &Options::max_validated_argument_bytes},
+};
+
+}  // namespace
+
+Result<Options> options_from_json(const Json& options) {
+  Options out;
+  if (options.is_null()) return out;
+  if (!options.is_object()) return Error{"ValueError", "must be an object", 0, 0, "options"};
+  for (auto it = options.begin(); it != options.end(); ++it) {
+    const OptionField* field = nullptr;
+    for (const auto& row : kOptionFields)
+      if (it.key() == row.key) field = &row;
+    const std::string path = "options." + it.key();
+    if (!field) return Error{"ValueError", "unknown option", 0, 0, path};
+    const Json& v = it.value();
+    if (field->flag && v.is_boolean()) {
+      out.*field->flag = v.get<bool>();
+    } else if (field->maybe && (v.is_boolean() || v.is_null())) {
+      out.*field->maybe = v.is_null() ? std::nullopt : std::optional<bool>(v.get<bool>());
+    } else if (field->size && v.is_number_unsigned()) {
+      out.*field->size = v.get<std::size_t>();
+    } else if (field->text && v.is_string()) {
+      out.*field->text = v.get<std::string>();
+    } else {
+      const char* want = field->flag    ? "a boolean"
+                         : field->maybe ? "a boolean or null"
+                         : field->size  ? "a non-negative integer"
+                                        : "a string";
+      return Error{"ValueError", std::string("must be ") + want, 0, 0, path};
+    }
+  }
+  return out;
 }
 
 Json warnings_to_json(const std::vector<Warning>& warnings) {

@@ -4,6 +4,8 @@
 // checked.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -11,18 +13,11 @@
 
 namespace chatwire::parse::testing {
 
+// The case's "options" as the library reads a batch line's (a case with bad options fails).
 inline Options options_of(const Json& data) {
-  Options o;
-  if (auto it = data.find("options"); it != data.end() && it->is_object()) {
-    o.reasoning_prefilled = it->value("reasoning_prefilled", false);
-    if (it->contains("enable_thinking") && (*it)["enable_thinking"].is_boolean())
-      o.enable_thinking = (*it)["enable_thinking"].get<bool>();
-    if (it->contains("separate_reasoning") && (*it)["separate_reasoning"].is_boolean())
-      o.separate_reasoning = (*it)["separate_reasoning"].get<bool>();
-    if (it->contains("forward_unknown_tools") && (*it)["forward_unknown_tools"].is_boolean())
-      o.forward_unknown_tools = (*it)["forward_unknown_tools"].get<bool>();
-  }
-  return o;
+  auto options = options_from_json(data.value("options", Json()));
+  EXPECT_TRUE(options.ok()) << options.error().to_string();
+  return options.ok() ? *options : Options{};
 }
 
 inline std::string text_of(const Json& j) {

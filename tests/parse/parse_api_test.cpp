@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "chatwire/parse_json.hpp"
@@ -324,9 +325,41 @@ TEST(ParseCli, UnknownToolsAndSeparateReasoning) {
   request["options"] = {{"forward_unknown_tools", "yes"}};
   Json bad = Json::parse(run_cli("--batch", request.dump() + "\n"));
   EXPECT_EQ(bad["ok"], false);
+  EXPECT_EQ(bad["error"]["message"], "options.forward_unknown_tools: must be a boolean or null");
 }
 
 }  // namespace
+
+// Options from JSON: every kind of field, null for the dialect's default, and each bad value or
+// unknown key refused with its path.
+TEST(ParseApi, OptionsFromJson) {
+  auto o = parse::options_from_json(Json::parse(R"({"reasoning_prefilled": true,
+      "enable_thinking": false, "separate_reasoning": false, "strict": true,
+      "forward_unknown_tools": null, "id_prefix": "t_", "max_tool_calls": 3})"));
+  ASSERT_TRUE(o.ok()) << o.error().to_string();
+  EXPECT_TRUE(o->reasoning_prefilled);
+  EXPECT_EQ(o->enable_thinking, std::optional<bool>(false));
+  EXPECT_FALSE(o->separate_reasoning);
+  EXPECT_TRUE(o->strict);
+  EXPECT_FALSE(o->forward_unknown_tools.has_value());
+  EXPECT_EQ(o->id_prefix, "t_");
+  EXPECT_EQ(o->max_tool_calls, 3u);
+  EXPECT_EQ(parse::options_from_json(Json())->max_held_bytes, parse::Options{}.max_held_bytes);
+  const std::pair<const char*, const char*> bad[] = {
+      {R"([])", "options: must be an object"},
+      {R"({"strict": 1})", "options.strict: must be a boolean"},
+      {R"({"enable_thinking": "on"})", "options.enable_thinking: must be a boolean or null"},
+      {R"({"max_held_bytes": -1})", "options.max_held_bytes: must be a non-negative integer"},
+      {R"({"id_prefix": 7})", "options.id_prefix: must be a string"},
+      {R"({"stirct": true})", "options.stirct: unknown option"},
+  };
+  for (const auto& [text, why] : bad) {
+    auto r = parse::options_from_json(Json::parse(text));
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.error().type, "ValueError");
+    EXPECT_EQ(r.error().path + ": " + r.error().message, why);
+  }
+}
 
 // The tools and the parser description as JSON text (chatwire/parse.hpp, no nlohmann).
 TEST(ParseApi, ToolsAndSyntaxAsJsonText) {
