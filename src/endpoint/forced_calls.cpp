@@ -6,6 +6,7 @@
 #include <string>
 
 #include "endpoint/internal.hpp"
+#include "util/tool_definition.hpp"
 
 namespace chatwire::endpoint {
 
@@ -17,26 +18,19 @@ Error request_error(std::string path, std::string message) {
   return Error{"RequestError", std::move(message), 0, 0, std::move(path)};
 }
 
-// The function objects of the request's tools ({"type": "function", "function": {...}}, or the
-// flat form some clients send).
+// The function objects of the request's tools that have a name.
 std::vector<const json*> functions_of(const json& request) {
   std::vector<const json*> out;
   auto tools = request.find("tools");
   if (tools == request.end() || !tools->is_array()) return out;
-  for (const auto& tool : *tools) {
-    if (!tool.is_object()) continue;
-    auto f = tool.find("function");
-    const json& function = f != tool.end() && f->is_object() ? *f : tool;
-    auto name = function.find("name");
-    if (name != function.end() && name->is_string()) out.push_back(&function);
-  }
+  for (const auto& tool : *tools)
+    if (util::tool_function_name(tool)) out.push_back(util::tool_function(tool));
   return out;
 }
 
 // A function's parameters schema; a function without one takes no arguments.
 json parameters_of(const json& function) {
-  auto p = function.find("parameters");
-  if (p != function.end() && p->is_object()) return *p;
+  if (const json* p = util::tool_parameters(function)) return *p;
   return json{{"type", "object"}, {"properties", json::object()}};
 }
 

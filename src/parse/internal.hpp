@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chatwire/parse_json.hpp"
+#include "util/tool_definition.hpp"
 
 namespace chatwire::parse {
 
@@ -222,12 +223,11 @@ ParamTypes param_types(const Json& tools, std::string_view function, std::string
 // The `parameters` schema of a function in the request's tools (nullptr when the function is not
 // declared or has no parameters object).
 const Json* function_parameters(const Json& tools, std::string_view function);
-// One tool definition of the request, as untrusted JSON: its function object (`{"type":
-// "function", "function": {..}}`, or the function object itself), its name and its parameters
-// object; nullptr where the tool has none of the right type.
-const Json* tool_function(const Json& tool);
-const std::string* tool_function_name(const Json& tool);
-const Json* tool_parameters(const Json& tool);
+// One tool definition of the request: its function object, name and parameters (one reader for
+// every component, src/util/tool_definition.hpp).
+using util::tool_function;
+using util::tool_function_name;
+using util::tool_parameters;
 // Whether a parameters schema declares any property / the names it declares (sorted, once
 // each): in its `properties`, or in those of the anyOf/oneOf/allOf branches at its root, local
 // `$ref`s followed (one bounded walk).

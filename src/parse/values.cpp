@@ -385,26 +385,6 @@ void append_python_json(std::string& out, const Json& v, int depth) {
   }
 }
 
-const Json* tool_function(const Json& tool) {
-  if (!tool.is_object()) return nullptr;
-  if (auto it = tool.find("function"); it != tool.end() && it->is_object()) return &*it;
-  return &tool;
-}
-
-const std::string* tool_function_name(const Json& tool) {
-  const Json* fn = tool_function(tool);
-  if (!fn) return nullptr;
-  auto name = fn->find("name");
-  return name != fn->end() && name->is_string() ? &name->get_ref<const std::string&>() : nullptr;
-}
-
-const Json* tool_parameters(const Json& tool) {
-  const Json* fn = tool_function(tool);
-  if (!fn) return nullptr;
-  auto params = fn->find("parameters");
-  return params != fn->end() && params->is_object() ? &*params : nullptr;
-}
-
 const Json* function_parameters(const Json& tools, std::string_view function) {
   if (!tools.is_array()) return nullptr;
   for (const auto& tool : tools) {
