@@ -227,11 +227,13 @@ Result<std::string> ChatRelay::finish() {
   const endpoint::Message& message = generation_.message();
   usage_.completion_tokens = ids_seen_ ? generated_ids_ : backend_completion_tokens_.value_or(0);
   const std::string_view reason = finish_reason(!message.tool_calls.empty(), *backend_finish_);
+  const json warnings = warnings_json(generation_.warnings());
   if (!streaming())
     return completion_body(head_, message, reason, usage_,
                            job_->params.top_logprobs
                                ? json{{"content", std::move(all_logprobs_)}, {"refusal", nullptr}}
-                               : json(nullptr));
+                               : json(nullptr),
+                           warnings);
   // A call whose streamed arguments fall short of the final ones (a parameterless call: "{}").
   for (std::size_t i = 0; i < message.tool_calls.size(); ++i) {
     const std::string& final_args = message.tool_calls[i].arguments.empty()
@@ -244,7 +246,7 @@ Result<std::string> ChatRelay::finish() {
       out += sse(chunk_body(head_, d, false));
     }
   }
-  out += sse(finish_chunk_body(head_, reason, take_pending_logprobs()));
+  out += sse(finish_chunk_body(head_, reason, take_pending_logprobs(), warnings));
   if (!last_choice()) return out;  // the next choice's chunks follow
   Usage total = usage_;
   total.completion_tokens += earlier_completion_tokens_;

@@ -45,9 +45,17 @@ HttpError request_error(const Error& e) {
   return h;
 }
 
+json warnings_json(const std::vector<endpoint::Warning>& warnings) {
+  if (warnings.empty()) return nullptr;
+  json out = json::array();
+  for (const auto& w : warnings)
+    out.push_back({{"code", w.code}, {"message", w.message}, {"offset", w.offset}});
+  return out;
+}
+
 std::string completion_body(const ResponseHead& head, const endpoint::Message& m,
                             std::string_view finish_reason, const Usage& usage,
-                            const json& logprobs) {
+                            const json& logprobs, const json& warnings) {
   json message{
       {"role", "assistant"},
       {"content", m.content.empty() && !m.tool_calls.empty() ? json(nullptr) : json(m.content)}};
@@ -67,6 +75,7 @@ std::string completion_body(const ResponseHead& head, const endpoint::Message& m
                                      {"message", std::move(message)},
                                      {"logprobs", logprobs},
                                      {"finish_reason", finish_reason}}});
+  if (!warnings.is_null()) out["choices"][0]["warnings"] = warnings;
   out["usage"] = usage_json(usage);
   return dump(out);
 }
@@ -103,12 +112,13 @@ std::string chunk_body(const ResponseHead& head, const endpoint::Delta& d, bool 
 }
 
 std::string finish_chunk_body(const ResponseHead& head, std::string_view finish_reason,
-                              const json& logprobs) {
+                              const json& logprobs, const json& warnings) {
   json out = head_json(head, "chat.completion.chunk");
   out["choices"] = json::array({json{{"index", head.choice},
                                      {"delta", json::object()},
                                      {"logprobs", logprobs},
                                      {"finish_reason", finish_reason}}});
+  if (!warnings.is_null()) out["choices"][0]["warnings"] = warnings;
   return dump(out);
 }
 

@@ -40,16 +40,23 @@ struct Usage {
   std::size_t prompt_tokens = 0, completion_tokens = 0;
 };
 
+// What the output parser reported about a choice (a call cut off, text that looked like a call,
+// a marker with no block open, ...), as [{"code", "message", "offset"}]; null when nothing. The
+// choice carries it as "warnings", a field OpenAI does not define (clients ignore it), so a
+// client can see why text it expected as a call arrived as content: nothing is dropped silently.
+json warnings_json(const std::vector<endpoint::Warning>& warnings);
+
 // The non-streaming response.
-// `logprobs`: the choice's {"content": [...]} (null: none asked for).
+// `logprobs`: the choice's {"content": [...]} (null: none asked for); `warnings`: warnings_json.
 std::string completion_body(const ResponseHead& head, const endpoint::Message& message,
                             std::string_view finish_reason, const Usage& usage,
-                            const json& logprobs = nullptr);
+                            const json& logprobs = nullptr, const json& warnings = nullptr);
 // One chunk: `first` adds role "assistant". Empty deltas are not written (returns "").
 std::string chunk_body(const ResponseHead& head, const endpoint::Delta& delta, bool first,
                        const json& logprobs = nullptr);
+// The chunk with the finish reason, and the choice's warnings (warnings_json) when there are any.
 std::string finish_chunk_body(const ResponseHead& head, std::string_view finish_reason,
-                              const json& logprobs = nullptr);
+                              const json& logprobs = nullptr, const json& warnings = nullptr);
 std::string usage_chunk_body(const ResponseHead& head, const Usage& usage);
 
 // "data: <body>\n\n"

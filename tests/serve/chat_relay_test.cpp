@@ -417,6 +417,39 @@ TEST(ChatRelay, AParameterlessCallStreamsArgumentsAsAnEmptyObject) {
   }
 }
 
+// What the parser reported reaches the client: a call object cut off by the length limit is
+// returned with its warning on the choice ("warnings", non-streaming and in the finish chunk);
+// a clean reply has no such field.
+TEST(ChatRelay, TheParsersWarningsAreOnTheChoice) {
+  auto models = qwen3();
+  const std::vector<std::string> cut = {"<tool_call>\n",
+                                        R"({"name": "get_weather", "arguments": {"ci)"};
+  for (bool stream : {false, true}) {
+    auto job = cs::plan_chat(models, request(stream ? R"(, "stream": true)" : ""));
+    ASSERT_TRUE(job);
+    auto out = relay(*job, llama_text_events(cut, "limit"));
+    ASSERT_FALSE(out.error) << out.error->message;
+    json choice;
+    if (stream) {
+      for (const auto& e : sse_events(out.text))
+        if (e != "[DONE]" && !e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null())
+          choice = e["choices"][0];
+    } else {
+      choice = json::parse(out.text)["choices"][0];
+    }
+    ASSERT_TRUE(choice.contains("warnings")) << out.text;
+    ASSERT_FALSE(choice["warnings"].empty());
+    EXPECT_EQ(choice["warnings"][0]["code"], "truncated") << choice.dump();
+    EXPECT_TRUE(choice["warnings"][0]["message"].is_string());
+    EXPECT_TRUE(choice["warnings"][0]["offset"].is_number_unsigned());
+  }
+  auto job = cs::plan_chat(models, request());
+  ASSERT_TRUE(job);
+  auto clean = relay(*job, llama_text_events({"It is sunny."}));
+  ASSERT_FALSE(clean.error);
+  EXPECT_FALSE(json::parse(clean.text)["choices"][0].contains("warnings")) << clean.text;
+}
+
 TEST(ChatRelay, NonStreamingContentWithTheBackendsLengthStop) {
   auto models = qwen3();
   auto job =
