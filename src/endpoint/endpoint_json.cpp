@@ -24,10 +24,10 @@ json to_json(const Delta& delta) {
 }
 
 json to_json(const std::vector<Warning>& warnings) {
-  json out = json::array();
-  for (const auto& w : warnings)
-    out.push_back({{"code", w.code}, {"message", w.message}, {"offset", w.offset}});
-  return out;
+  std::vector<parse::Warning> w;
+  w.reserve(warnings.size());
+  for (const auto& x : warnings) w.push_back({x.code, x.message, x.offset});
+  return parse::warnings_to_json(w);
 }
 
 json to_json(const Prompt& prompt) {

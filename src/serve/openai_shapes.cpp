@@ -1,6 +1,8 @@
 // OpenAI's response shapes (see openai_shapes.hpp).
 #include "serve/openai_shapes.hpp"
 
+#include "chatwire/endpoint_json.hpp"
+
 namespace chatwire::serve {
 
 namespace {
@@ -47,10 +49,7 @@ HttpError request_error(const Error& e) {
 
 json warnings_json(const std::vector<endpoint::Warning>& warnings) {
   if (warnings.empty()) return nullptr;
-  json out = json::array();
-  for (const auto& w : warnings)
-    out.push_back({{"code", w.code}, {"message", w.message}, {"offset", w.offset}});
-  return out;
+  return endpoint::to_json(warnings);  // the shape `chatwire parse` writes
 }
 
 std::string completion_body(const ResponseHead& head, const endpoint::Message& m,
