@@ -95,6 +95,8 @@ std::vector<Dialect> build_table() {
         "(Step-3.5)";
     d.starts_in_reasoning = true;
     d.think_close_newline = true;
+    d.repairs_tag_slips = true;  // as SGLang's step3p5 detector
+    d.name_stop = {"\n"};        // `<function=f\n`: a name holds no newline
     t.push_back(d);
   }
   {
@@ -368,6 +370,8 @@ std::vector<Dialect> build_table() {
     d.sections = {{"```json", "```"}, {"[TOOL_CALLS]", ""}, {"<tool_call>", "</tool_call>"}};
     d.bare_json = true;
     d.args_required = true;
+    // SGLang's JSON-array parser (its xLAM reading) takes "parameters" for "arguments".
+    d.args_keys = {"arguments", "parameters"};
     t.push_back(d);
   }
   {  // LongCat-Flash: Hermes' JSON call object in LongCat's own tags (vLLM's longcat parser);

@@ -657,6 +657,11 @@ class Core {
   bool declared(std::string_view name) const {
     if (opt.forward_unknown_tools.value_or(!d.drops_unknown_tools) || !tools_holder_.data())
       return true;
+    return listed(name);
+  }
+  // Whether the request lists `name` among its tools (true when it lists none).
+  bool listed(std::string_view name) const {
+    if (!tools_holder_.data()) return true;
     const auto& names = tools_holder_.data()->function_names;
     return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
   }

@@ -115,6 +115,11 @@ class XmlFamily final : public SectionFamily {
   static constexpr std::size_t kLookahead = 256;
   bool line_start(std::size_t p) const { return p == c_.mark || c_.buf[p - 1] == '\n'; }
   bool schema_param(const std::string& name) const;
+  // The parameter name in a header (the bytes between param_open and param_name_end) and how many
+  // of its bytes the name takes (`used`; the value starts there). With Dialect::repairs_tag_slips,
+  // a repeated open (`<parameter=parameter=city>`) and a header whose `>` was left out, ended by
+  // its line (`<parameter=city\nDallas`), give a name the schema declares.
+  std::string header_name(std::string_view header, std::size_t& used) const;
 
   St st_ = St::kBetweenCalls;
   MarkerSet name_markers_, param_name_markers_, value_markers_, garbage_markers_, checked_markers_;
@@ -163,6 +168,13 @@ bool XmlFamily::xp_name() {
   c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
   if (!c_.valid_name(name)) {
     c_.fallback("not_a_call", "call marker not followed by a function name");
+    return true;
+  }
+  if (!in_section_ && !c_.committed && !c_.d.section_open.empty() && !c_.listed(name)) {
+    // A call marker without its section's opener is a call only for a function the request
+    // lists: `<function=unknown>` in prose stays text (SGLang's step3p5 detector).
+    c_.fallback("not_a_call", "call marker outside " + std::string(c_.d.section_open) +
+                                  " names a function the request does not list");
     return true;
   }
   c_.open_call("", name);
@@ -270,10 +282,11 @@ bool XmlFamily::xp_param_name() {
     return true;
   }
   std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
-  param_ = attr_name(header);
+  std::size_t used = header.size();
+  param_ = header_name(header, used);
   // DeepSeek V3.2 DSML: string="false" marks a JSON-typed value.
   json_value_ = header.find("string=\"false\"") != std::string_view::npos;
-  c_.pos = hit.at + hit.len;
+  c_.pos = used < header.size() ? c_.mark + used : hit.at + hit.len;
   types_ = param_types(c_.tools, name_, param_);
   given_.push_back(param_);
   go(c_.d.value_open.empty() ? St::kValue : St::kValueOpen);
@@ -425,8 +438,30 @@ auto XmlFamily::param_name_at(std::size_t p, std::string& name) const -> Tri {
   const std::size_t e = c_.bytes(from, limit).find(c_.d.param_name_end);
   if (e == std::string_view::npos)
     return c_.eof || limit - from == kLookahead ? Tri::kNo : Tri::kMore;
-  name = attr_name(c_.bytes(from, from + e));
+  std::size_t used = e;
+  name = header_name(c_.bytes(from, from + e), used);
   return Tri::kYes;
+}
+
+std::string XmlFamily::header_name(std::string_view header, std::size_t& used) const {
+  used = header.size();
+  if (!c_.d.repairs_tag_slips || !params_) return attr_name(header);
+  // The open marker without its '<' (`parameter=`), repeated at the header's start.
+  const std::string_view again = std::string_view(c_.d.param_open).substr(1);
+  auto declared = [&](std::string_view h, std::string& out) {
+    out = attr_name(h);
+    while (!schema_param(out) && out.size() > again.size() && out.starts_with(again))
+      out.erase(0, again.size());
+    return schema_param(out);
+  };
+  std::string name;
+  if (declared(header, name)) return name;
+  if (auto nl = header.find('\n');
+      nl != std::string_view::npos && declared(header.substr(0, nl), name)) {
+    used = nl;
+    return name;
+  }
+  return attr_name(header);
 }
 
 bool XmlFamily::schema_param(const std::string& name) const {
@@ -471,7 +506,10 @@ auto XmlFamily::checked_value_end() -> ValueEnd {
     auto text = [&](std::size_t next) { vscan_ = next; };
     switch (hit.tag) {
       case kParamOpen: {
-        if (!line_start(at)) {
+        // Inside a line it is text, unless the dialect repairs tag slips (Dialect) and it opens
+        // a parameter the schema declares and the call has not given yet.
+        const bool inline_open = !line_start(at);
+        if (inline_open && (!d.repairs_tag_slips || !params_ || depth_ > 0)) {
           text(after);
           break;
         }
@@ -484,7 +522,8 @@ auto XmlFamily::checked_value_end() -> ValueEnd {
         }
         bool given = std::find(given_.begin(), given_.end(), name) != given_.end();
         if (!given && schema_param(name)) return {true, at, at, false};
-        ++depth_;  // a parameter element quoted in the value: its close pairs with it
+        // A parameter element quoted in the value: its close pairs with it.
+        if (!inline_open) ++depth_;
         text(after);
         break;
       }

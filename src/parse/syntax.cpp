@@ -67,6 +67,7 @@ constexpr FlagField kFlagFields[] = {
     {"header_recovery", &Dialect::header_recovery},
     {"pythonic_bare", &Dialect::pythonic_bare},
     {"value_close_checked", &Dialect::value_close_checked},
+    {"repairs_tag_slips", &Dialect::repairs_tag_slips},
 };
 
 struct ListField {
