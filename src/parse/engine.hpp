@@ -660,10 +660,14 @@ class Core {
     return listed(name);
   }
   // Whether the request lists `name` among its tools (true when it lists none).
-  bool listed(std::string_view name) const {
-    if (!tools_holder_.data()) return true;
+  bool listed(std::string_view name) const { return !lists_tools() || lists(name); }
+  bool lists_tools() const {
+    return tools_holder_.data() && !tools_holder_.data()->function_names.empty();
+  }
+  bool lists(std::string_view name) const {
+    if (!tools_holder_.data()) return false;
     const auto& names = tools_holder_.data()->function_names;
-    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+    return std::find(names.begin(), names.end(), name) != names.end();
   }
   void close_call(bool checked = true) { em.end_call(abs(pos), checked); }
   // Calls read from Python syntax (builtin or pythonic) end their block.

@@ -54,6 +54,12 @@ bool SectionFamily::between_calls() {
     end_block_or_fallback();
     return true;
   }
+  t = take_slipped_call_open();
+  if (t == Tri::kMore) return need_more();
+  if (t == Tri::kYes) {
+    begin_call();
+    return true;
+  }
   for (auto noise : c_.d.noise) {
     t = c_.take(noise);
     if (t == Tri::kMore) return need_more();

@@ -33,6 +33,9 @@ class SectionFamily : public Family {
   virtual void begin_call() = 0;
   // Whether a function-name line may stand before a call marker (step3's XML).
   virtual bool has_function_lines() const { return false; }
+  // Inside a section, a call marker the model misspelt that the family repairs: kYes leaves the
+  // cursor at the function name (begin_call follows), kNo where it was.
+  virtual Tri take_slipped_call_open() { return Tri::kNo; }
 
   bool in_section_ = false;
   MarkerSet section_text_end_;  // what ends text inside a section: a call, the section's end

@@ -77,6 +77,9 @@ class XmlFamily final : public SectionFamily {
     go(St::kName);
   }
   bool has_function_lines() const override { return true; }
+  // Dialect::repairs_tag_slips: `<function bash>` and `<functionbash>` for `<function=bash>`,
+  // when the request lists the name (SGLang's step3p5 detector; an unlisted one is not repaired).
+  Tri take_slipped_call_open() override;
 
   // `name="x"` / `="x"` / `x` -> x
   static std::string attr_name(std::string_view header);
@@ -422,6 +425,26 @@ bool XmlFamily::xp_value() {
                c_.abs(end));
   go(St::kParams);
   return true;
+}
+
+Tri XmlFamily::take_slipped_call_open() {
+  std::string_view open = c_.d.call_open;
+  if (!c_.d.repairs_tag_slips || !c_.lists_tools() || open.size() < 2 || open.back() != '=')
+    return Tri::kNo;
+  open.remove_suffix(1);  // `<function`
+  Tri t = c_.at(open);
+  if (t != Tri::kYes) return t;
+  std::size_t p = c_.pos + open.size();
+  if (p < c_.buf.size() && c_.buf[p] == ' ') ++p;
+  const std::size_t limit = std::min(c_.buf.size(), p + kLookahead);
+  const std::size_t gt = c_.bytes(p, limit).find('>');
+  if (gt == std::string_view::npos)
+    return c_.eof || limit - p == kLookahead ? Tri::kNo : Tri::kMore;
+  if (!c_.lists(c_.bytes(p, p + gt))) return Tri::kNo;
+  c_.em.warn("missing_marker", "call marker written without '=': " + std::string(c_.d.call_open),
+             c_.abs(c_.pos));
+  c_.pos = p;
+  return Tri::kYes;
 }
 
 auto XmlFamily::at_pos(std::size_t p, std::string_view lit) const -> Tri {
