@@ -655,9 +655,7 @@ class Core {
   }
   // Whether a call to `name` is returned (Options::forward_unknown_tools).
   bool declared(std::string_view name) const {
-    if (opt.forward_unknown_tools.value_or(!d.drops_unknown_tools) || !tools_holder_.data())
-      return true;
-    return listed(name);
+    return opt.forward_unknown_tools.value_or(!d.drops_unknown_tools) || listed(name);
   }
   // Whether the request lists `name` among its tools (true when it lists none).
   bool listed(std::string_view name) const { return !lists_tools() || lists(name); }

@@ -471,16 +471,16 @@ std::string XmlFamily::header_name(std::string_view header, std::size_t& used) c
   if (!c_.d.repairs_tag_slips || !params_) return attr_name(header);
   // The open marker without its '<' (`parameter=`), repeated at the header's start.
   const std::string_view again = std::string_view(c_.d.param_open).substr(1);
-  auto declared = [&](std::string_view h, std::string& out) {
+  auto schema_name = [&](std::string_view h, std::string& out) {
     out = attr_name(h);
     while (!schema_param(out) && out.size() > again.size() && out.starts_with(again))
       out.erase(0, again.size());
     return schema_param(out);
   };
   std::string name;
-  if (declared(header, name)) return name;
+  if (schema_name(header, name)) return name;
   if (auto nl = header.find('\n');
-      nl != std::string_view::npos && declared(header.substr(0, nl), name)) {
+      nl != std::string_view::npos && schema_name(header.substr(0, nl), name)) {
     used = nl;
     return name;
   }

@@ -155,11 +155,12 @@ struct Dialect {
   // line of its own (`</parameter1>`), which is dropped. Without it the first marker ends it.
   bool value_close_checked = false;
   // value_close_checked: the slips SGLang's step3p5 detector repairs, each only where the schema
-  // declares the name so the boundary is known: a declared, not yet given parameter opened
-  // inside a line ends the value (`Dallas<parameter=state>TX`); a repeated open
-  // (`<parameter=parameter=city>`); a parameter or function header whose '>' was left out, ended
-  // by its line (`<parameter=city\nDallas`, `<function=f\n`). vLLM's qwen3coder parser reads
-  // none of them (a mid-line open is text, a function header without '>' is dropped).
+  // (or the request's tool list) declares the name so the boundary is known: a declared, not yet
+  // given parameter opened inside a line ends the value (`Dallas<parameter=state>TX`); a repeated
+  // open (`<parameter=parameter=city>`); a parameter header whose '>' was left out, ended by its
+  // line (`<parameter=city\nDallas`); `<function f>` and `<functionf>` for a listed f. (A function
+  // header without '>', `<function=f\n`, is the dialect's name_stop.) vLLM's qwen3coder parser
+  // reads none of them (a mid-line open is text, a function header without '>' is dropped).
   bool repairs_tag_slips = false;
 
   // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
