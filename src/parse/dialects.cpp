@@ -75,6 +75,19 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<tool_call>", "</tool_call>"}};
     d.args_keys = {"arguments", "parameters"};
+    d.loose_sections = {{"<tool>", "</tool>"},
+                        {"<tools>", "</tools>"},
+                        {"<response>", "</response>"},
+                        {"<json>", "</json>"},
+                        {"<JSON>", "</JSON>"},
+                        {"<xml>", "</xml>"},
+                        {"<function_call>", "</function_call>"},
+                        {"<function=", "</function>"},
+                        {"<function name=", "</function>"},
+                        {"```json", "```"},
+                        {"```xml", "```"},
+                        {"```", "```"}};
+    d.loose_bare = true;
     t.push_back(d);
   }
   {

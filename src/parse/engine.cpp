@@ -77,8 +77,13 @@ void Family::on_list() {
 // The candidate is not a call: its bytes so far are content, and a warning says why.
 void Core::fallback(std::string code, std::string why) {
   if (em.in_call()) close_call();
+  em.warn(std::move(code), std::move(why), abs(cand == kNone ? pos : cand));
+  fallback_quietly();
+}
+
+void Core::fallback_quietly() {
+  if (em.in_call()) close_call();
   std::size_t start = cand == kNone ? pos : cand;
-  em.warn(std::move(code), std::move(why), abs(start));
   // When calls were already emitted from this block they stay, and the rest continues as text.
   if (!committed) {
     if (pos == start && pos < buf.size()) ++pos;  // always progress: the first byte is text
@@ -178,13 +183,19 @@ auto Engine::finish() -> std::vector<Delta> {
 // The text states' markers: the family's triggers, reasoning and dropped tokens.
 void Engine::build_markers() {
   const Dialect& d = c_.d;
-  auto add_common = [&](MarkerSet& set) {
+  // Loose wrappers (Dialect::loose_sections) are read in the content only.
+  auto loose = [&](std::string_view trigger) {
+    return std::any_of(d.loose_sections.begin(), d.loose_sections.end(),
+                       [&](const Section& s) { return s.open == trigger; });
+  };
+  auto add_common = [&](MarkerSet& set, bool with_loose) {
     for (std::size_t i = 0; i < triggers_.size(); ++i)
-      set.add(triggers_[i], kTagTrigger + static_cast<int>(i));
+      if (with_loose || !loose(triggers_[i]))
+        set.add(triggers_[i], kTagTrigger + static_cast<int>(i));
     for (auto m : d.dropped) set.add(m, kTagDrop);
   };
   if (calls_) calls_->add_triggers(triggers_);
-  add_common(content_markers_);
+  add_common(content_markers_, true);
   if (d.bare_anywhere)
     content_markers_.add(d.syntax == CallSyntax::kPythonic ? "[" : "{", kTagBare);
   content_markers_.add(d.think_open, kTagThinkOpen);
@@ -194,7 +205,7 @@ void Engine::build_markers() {
   // A new message's header ends the reasoning message too.
   content_markers_.add(d.recipient_header, kTagRecipient);
   reasoning_markers_.add(d.recipient_header, kTagRecipient);
-  if (d.call_ends_reasoning) add_common(reasoning_markers_);
+  if (d.call_ends_reasoning) add_common(reasoning_markers_, false);
   for (auto m : d.dropped) reasoning_markers_.add(m, kTagDrop);
 }
 
@@ -296,7 +307,7 @@ bool Engine::text() {
     skip_newlines_ = layout_newlines(d.reasoning_newlines_trimmed ? kAllNewlines : 0);
     return true;
   }
-  if (!c_.in_reasoning && c_.content_start && (d.bare_json || d.pythonic_bare)) {
+  if (!c_.in_reasoning && c_.content_start && (d.bare_json || d.loose_bare || d.pythonic_bare)) {
     std::size_t p = pos;
     while (p < buf.size() &&
            (is_ws(buf[p]) || (c_.after_call && d.bare_separators && buf[p] == ';')))
@@ -304,7 +315,7 @@ bool Engine::text() {
     if (p == buf.size() && !c_.eof) return false;
     if (p < buf.size()) {
       const char ch = buf[p];
-      const bool json = d.bare_json && (ch == '{' || ch == '[');
+      const bool json = (d.bare_json && (ch == '{' || ch == '[')) || (d.loose_bare && ch == '{');
       const bool list = json || (d.pythonic_bare && ch == '[');
       // A call marker there (one starting with '[') is read by the marker search below.
       const Tri marker = list ? trigger_at(p) : Tri::kNo;

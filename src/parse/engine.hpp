@@ -685,6 +685,8 @@ class Core {
   }
   // The candidate is not a call: its bytes so far are content, and a warning says why.
   void fallback(std::string code, std::string why);
+  // ... without a warning: what was read is text in the first place (Dialect::loose_sections).
+  void fallback_quietly();
   void truncated(std::string_view what) {
     em.warn("truncated", "output ended inside " + std::string(what), abs(pos));
   }

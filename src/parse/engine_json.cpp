@@ -12,9 +12,20 @@ class JsonFamily final : public Family {
 
   void add_triggers(std::vector<std::string_view>& triggers) const override {
     for (const auto& s : c_.d.sections) triggers.push_back(s.open);
+    for (const auto& s : c_.d.loose_sections) triggers.push_back(s.open);
   }
   void on_marker(std::size_t index, std::size_t len) override {
     bare_ = false;
+    outer_close_ = {};
+    loose_ = index >= c_.d.sections.size();
+    if (loose_) {
+      const Section& s = c_.d.loose_sections[index - c_.d.sections.size()];
+      close_ = s.close;
+      array_ = builtin_ = false;
+      c_.pos += len;
+      go(s.open.ends_with('=') ? St::kLooseName : St::kBody);
+      return;
+    }
     close_ = c_.d.sections[index].close;
     builtin_ = c_.d.builtin_calls && c_.d.sections[index].close.empty();
     c_.pos += len;
@@ -27,13 +38,14 @@ class JsonFamily final : public Family {
     go(St::kBody);
   }
   void on_bare() override {
-    close_ = {};
+    close_ = outer_close_ = {};
     bare_ = true;
+    loose_ = c_.d.loose_bare && !c_.d.bare_json;  // a loose call object alone
     go(St::kBody);
   }
   void on_list() override {
-    close_ = {};
-    bare_ = false;
+    close_ = outer_close_ = {};
+    bare_ = loose_ = false;
     builtin_ = false;
     go(St::kBody);
   }
@@ -62,6 +74,10 @@ class JsonFamily final : public Family {
         return builtin();
       case St::kSkipElement:
         return skip_element();
+      case St::kLooseName:
+        return loose_name();
+      case St::kLooseArgs:
+        return loose_args();
     }
     return false;
   }
@@ -79,6 +95,8 @@ class JsonFamily final : public Family {
     kClose,  // the section's close marker
     kBuiltin,
     kSkipElement,  // an element of a section of call objects that is not a call: content
+    kLooseName,    // a loose wrapper's name header (`<function=NAME>`)
+    kLooseArgs,    // ... its arguments object, read
   };
   // What a scanned value is for.
   enum class Sink { kSkip, kKey, kName, kId, kArgsRaw, kArgsStream };
@@ -109,10 +127,18 @@ class JsonFamily final : public Family {
   bool jo_close();
   // `<|python_tag|>name.call(k="v")`: buffered to the end of the output, parsed once.
   bool builtin();
+  // Dialect::loose_sections: `<function=NAME>{args}`, and whether what was read is a whole call.
+  bool loose_name();
+  bool loose_args();
+  bool loose_call() const;
+  // Not streamed: a call only once it is complete and valid (bare JSON, loose wrappers).
+  bool buffered() const { return bare_ || loose_; }
 
   St st_ = St::kBody;
-  std::string_view close_;  // the section's close marker ("" = none)
-  bool array_ = false, builtin_ = false, bare_ = false;
+  std::string_view close_;        // the section's close marker ("" = none)
+  std::string_view outer_close_;  // a loose fence's close, after the wrapper it holds
+  bool array_ = false, builtin_ = false, bare_ = false, loose_ = false;
+  bool other_key_ = false;  // the call object has a key that is not its name, id or arguments
   JsonScanner scanner_;
   Sink sink_ = Sink::kSkip;
   St after_scan_ = St::kBody;
@@ -124,6 +150,30 @@ class JsonFamily final : public Family {
 
 bool JsonFamily::jo_body() {
   if (!c_.skip_ws()) return false;
+  if (loose_) {
+    if (c_.pos < c_.buf.size() && c_.buf[c_.pos] == '{') {
+      array_ = false;
+      go(St::kObjStart);
+      return true;
+    }
+    if (c_.pos < c_.buf.size() && close_.starts_with("```") && outer_close_.empty()) {
+      // A fence around another loose wrapper (```xml\n<response>{..}</response>\n```).
+      for (std::size_t i = 0; i < c_.d.loose_sections.size(); ++i) {
+        const Section& s = c_.d.loose_sections[i];
+        if (s.open.starts_with("```") || s.open.ends_with('=')) continue;
+        const Tri t = c_.take(s.open);
+        if (t == Tri::kMore) return false;
+        if (t == Tri::kYes) {
+          outer_close_ = close_;
+          close_ = s.close;
+          return true;  // kBody again, inside the inner wrapper
+        }
+      }
+    }
+    if (c_.pos == c_.buf.size() && !c_.eof) return false;
+    c_.fallback_quietly();
+    return true;
+  }
   if (c_.pos == c_.buf.size()) {
     c_.fallback("not_a_call", "call marker at the end of the output");
     return true;
@@ -172,7 +222,7 @@ bool JsonFamily::jo_obj_start() {
     name_.clear();
     id_.clear();
     args_raw_.clear();
-    has_name_ = has_id_ = has_args_ = streaming_ = false;
+    has_name_ = has_id_ = has_args_ = streaming_ = other_key_ = false;
     ++c_.pos;
     go(St::kKey);
     return true;
@@ -187,6 +237,10 @@ bool JsonFamily::jo_obj_start() {
 }
 
 void JsonFamily::bad_object(std::string why) {
+  if (loose_ && !c_.committed) {
+    c_.fallback_quietly();
+    return;
+  }
   if (streaming_) {
     c_.close_call();
     c_.em.warn("malformed_call", why, c_.abs(c_.pos));
@@ -194,7 +248,7 @@ void JsonFamily::bad_object(std::string why) {
     go(St::kClose);
     return;
   }
-  if (c_.committed && !close_.empty() && !array_ && !bare_) {
+  if (c_.committed && !close_.empty() && !array_ && !buffered()) {
     // A section of call objects, one per line (MiniMax-M1's <tool_calls>): an element that is
     // not a call is content, and the section's later calls are still read.
     c_.em.warn("not_a_call", why, c_.abs(obj_start_));
@@ -230,6 +284,17 @@ bool JsonFamily::jo_key() {
 }
 
 bool JsonFamily::jo_truncated() {
+  if (loose_) {
+    if (!c_.committed) {
+      c_.fallback_quietly();
+      return true;
+    }
+    // A later object of a wrapper whose first was a call: its text stays content.
+    c_.truncated("a call object");
+    c_.emit(Route::kContent, std::string_view(c_.buf).substr(obj_start_, c_.pos - obj_start_));
+    c_.end_block();
+    return true;
+  }
   if (bare_ && !c_.committed) {
     // An object never closed may hold a complete call after its opening brace (Llama 3.2
     // restarting the call: `{"name": "f", "parameters": {{"name": "f", ...}}`, which SGLang
@@ -346,7 +411,7 @@ bool JsonFamily::jo_value_start() {
     // {"NAME": {arguments}}: the key names the function and its value holds the arguments.
     name_ = key_;
     has_name_ = has_args_ = true;
-    if (!bare_) {
+    if (!buffered()) {
       c_.open_call(id_, name_);
       streaming_ = true;
       sink = Sink::kArgsStream;
@@ -362,13 +427,15 @@ bool JsonFamily::jo_value_start() {
     has_args_ = true;
     bool id_settled = c_.d.id_keys.empty() || has_id_;
     // Bare JSON (no marker) is only a call once it is complete and valid: never streamed.
-    if (has_name_ && id_settled && !bare_ && c_.buf[c_.pos] != '"' && c_.buf[c_.pos] != 'n') {
+    if (has_name_ && id_settled && !buffered() && c_.buf[c_.pos] != '"' && c_.buf[c_.pos] != 'n') {
       c_.open_call(id_, name_);
       streaming_ = true;
       sink = Sink::kArgsStream;
     } else {
       sink = Sink::kArgsRaw;
     }
+  } else {
+    other_key_ = true;
   }
   start_scan(sink, St::kAfterValue);
   return true;
@@ -412,6 +479,10 @@ void JsonFamily::finish_object_call() {
 }
 
 void JsonFamily::object_end() {
+  if (loose_ && !loose_call()) {
+    bad_object("not a whole call object");
+    return;
+  }
   if (streaming_) {
     c_.close_call();
     streaming_ = false;
@@ -501,9 +572,67 @@ bool JsonFamily::jo_close() {
     c_.pos = save;
     if (c_.pos < c_.buf.size())
       c_.em.warn("missing_marker", "call not closed with " + std::string(close_), c_.abs(c_.pos));
+  } else if (!outer_close_.empty()) {
+    close_ = std::exchange(outer_close_, {});  // the fence around the wrapper
+    go(St::kClose);
+    return true;
   }
   c_.end_block();
   return true;
+}
+
+// `<function=NAME>` / `<function name="NAME">`, then the arguments object.
+bool JsonFamily::loose_name() {
+  constexpr std::size_t kMaxHeader = 258;  // a name of valid_name's 256 bytes, quoted
+  const std::string_view rest = std::string_view(c_.buf).substr(c_.pos);
+  const std::size_t gt = rest.substr(0, kMaxHeader + 1).find('>');
+  if (gt == std::string_view::npos) {
+    if (rest.size() <= kMaxHeader && !c_.eof) return false;
+    c_.fallback_quietly();
+    return true;
+  }
+  std::string_view name = rest.substr(0, gt);
+  if (name.size() >= 2 && name.front() == '"' && name.back() == '"')
+    name = name.substr(1, name.size() - 2);
+  if (!c_.valid_name(name)) {
+    c_.fallback_quietly();
+    return true;
+  }
+  name_.assign(name);
+  id_.clear();
+  args_raw_.clear();
+  has_name_ = true;
+  has_id_ = other_key_ = streaming_ = false;
+  const std::size_t header = c_.pos;
+  c_.pos += gt + 1;
+  if (!c_.skip_ws()) {
+    c_.pos = header;
+    return false;
+  }
+  if (c_.pos == c_.buf.size() || c_.buf[c_.pos] != '{') {
+    c_.fallback_quietly();
+    return true;
+  }
+  has_args_ = true;
+  start_scan(Sink::kArgsRaw, St::kLooseArgs);
+  return true;
+}
+
+bool JsonFamily::loose_args() {
+  if (!loose_call()) {
+    c_.fallback_quietly();
+    return true;
+  }
+  finish_object_call();
+  go(St::kClose);
+  return true;
+}
+
+// A loose wrapper holds a call only as a whole: a name the request lists (any, when it lists
+// none), object arguments that are valid JSON, and no other key.
+bool JsonFamily::loose_call() const {
+  return has_name_ && has_args_ && !other_key_ && !args_raw_.empty() && args_raw_.front() == '{' &&
+         Json::accept(args_raw_) && c_.listed(name_);
 }
 
 // The element ends where a line starts with '{' (the next call object) or at the section's

@@ -113,6 +113,15 @@ struct Dialect {
   bool args_required = false;             // an object without arguments is not a call
   // A call object may be {"NAME": {arguments}}: its one key names the function (Apertus).
   bool name_as_key = false;
+  // Other wrappers a model of the family may put one call object in, as llama.cpp's Hermes 2 Pro
+  // parser (e7e21164) accepts them: `<tools>{..}</tools>`, a ```json fence, `<function=NAME>{args}
+  // </function>` (an open ending in '=' is followed by the name, up to '>', in optional quotes);
+  // a fence may hold one of the others. Read in the content only (in reasoning they are text),
+  // and only as a whole call: a name the request lists (any, when it lists none), object
+  // arguments, no other key, complete and valid JSON, never streamed. Anything else there is
+  // text, without a warning, since these are also what answers quote (code fences, XML).
+  std::vector<Section> loose_sections;
+  bool loose_bare = false;  // ... and such a call object alone at the start of the content
 
   // kHeaderJson / kXmlParams: an optional section around the calls, and each call's markers.
   std::string_view section_open;

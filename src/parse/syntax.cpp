@@ -68,6 +68,7 @@ constexpr FlagField kFlagFields[] = {
     {"pythonic_bare", &Dialect::pythonic_bare},
     {"value_close_checked", &Dialect::value_close_checked},
     {"repairs_tag_slips", &Dialect::repairs_tag_slips},
+    {"loose_bare", &Dialect::loose_bare},
 };
 
 struct ListField {
@@ -88,6 +89,7 @@ struct SectionField {
 constexpr SectionField kSectionFields[] = {
     {"sections", &Dialect::sections},
     {"pythonic_sections", &Dialect::pythonic_sections},
+    {"loose_sections", &Dialect::loose_sections},
 };
 
 template <typename E>

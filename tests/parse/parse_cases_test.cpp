@@ -97,6 +97,12 @@ TEST_P(ParseCase, OneShotMatchesExpected) {
     }
   }
   if (c.contains("warnings")) {
+    // `"warnings": []` says the output gives none.
+    if (c["warnings"].empty()) {
+      EXPECT_TRUE(result->warnings.empty())
+          << "expected no warning, got " << result->warnings[0].code << "\n"
+          << context;
+    }
     for (const auto& code : c["warnings"]) {
       bool found = false;
       for (const auto& w : result->warnings) found = found || w.code == code.get<std::string>();
