@@ -126,6 +126,7 @@ std::vector<Dialect> build_table() {
     d.builtin_calls = true;
     d.args_keys = {"parameters", "arguments"};
     d.args_required = true;
+    d.python_dicts = true;
     d.dropped = {"<|eom_id|>", "<|eot_id|>"};
     t.push_back(d);
   }

@@ -78,6 +78,8 @@ class JsonFamily final : public Family {
         return loose_name();
       case St::kLooseArgs:
         return loose_args();
+      case St::kPyDict:
+        return py_dict();
     }
     return false;
   }
@@ -97,6 +99,7 @@ class JsonFamily final : public Family {
     kSkipElement,  // an element of a section of call objects that is not a call: content
     kLooseName,    // a loose wrapper's name header (`<function=NAME>`)
     kLooseArgs,    // ... its arguments object, read
+    kPyDict,       // a call object written as a Python dict (Dialect::python_dicts)
   };
   // What a scanned value is for.
   enum class Sink { kSkip, kKey, kName, kId, kArgsRaw, kArgsStream };
@@ -131,6 +134,7 @@ class JsonFamily final : public Family {
   bool loose_name();
   bool loose_args();
   bool loose_call() const;
+  bool py_dict();
   // Not streamed: a call only once it is complete and valid (bare JSON, loose wrappers).
   bool buffered() const { return bare_ || loose_; }
 
@@ -275,11 +279,70 @@ bool JsonFamily::jo_key() {
     object_end();
     return true;
   }
+  if (c == '\'' && c_.d.python_dicts && !streaming_ && !has_name_ && !has_args_ && !other_key_) {
+    go(St::kPyDict);
+    return true;
+  }
   if (c != '"') {
     bad_object("expected a key in the call object");
     return true;
   }
   start_scan(Sink::kKey, St::kColon);
+  return true;
+}
+
+// The end of the Python literal that starts at `from` with an opening bracket (one past its
+// matching close), or npos while it is not closed. Strings in either quote, with escapes.
+static std::size_t python_literal_end(std::string_view s, std::size_t from) {
+  std::size_t depth = 0;
+  char quote = 0;
+  for (std::size_t i = from; i < s.size(); ++i) {
+    const char ch = s[i];
+    if (quote) {
+      if (ch == '\\')
+        ++i;
+      else if (ch == quote)
+        quote = 0;
+    } else if (ch == '\'' || ch == '"') {
+      quote = ch;
+    } else if (ch == '{' || ch == '[' || ch == '(') {
+      ++depth;
+    } else if ((ch == '}' || ch == ']' || ch == ')') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// `{'name': 'f', 'parameters': {..}}` (Dialect::python_dicts), from obj_start_: read whole, then
+// taken as the JSON object it converts to.
+bool JsonFamily::py_dict() {
+  const std::string_view buf(c_.buf);
+  const std::size_t end = python_literal_end(buf, obj_start_);
+  if (end == std::string_view::npos) {
+    if (!c_.eof && buf.size() - obj_start_ <= c_.opt.max_held_bytes) return false;
+    c_.pos = buf.size();
+    return jo_truncated();
+  }
+  c_.pos = end;
+  std::string json;
+  if (!python_literal_json(buf.substr(obj_start_, end - obj_start_), c_.opt.max_json_depth, json)) {
+    bad_object("not a Python dict");
+    return true;
+  }
+  const Json value = Json::parse(json);
+  for (const auto& [key, v] : value.items()) {
+    if (one_of(c_.d.name_keys, key) && v.is_string() && !has_name_) {
+      name_ = v.get<std::string>();
+      has_name_ = c_.valid_name(name_);
+    } else if (one_of(c_.d.args_keys, key) && v.is_object() && !has_args_) {
+      args_raw_ = v.dump();
+      has_args_ = true;
+    } else {
+      other_key_ = true;
+    }
+  }
+  object_end();
   return true;
 }
 

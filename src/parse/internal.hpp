@@ -113,6 +113,9 @@ struct Dialect {
   bool args_required = false;             // an object without arguments is not a call
   // A call object may be {"NAME": {arguments}}: its one key names the function (Apertus).
   bool name_as_key = false;
+  // A call object may be a Python dict literal, `{'name': 'f', 'parameters': {'k': 'v'}}`, as
+  // SGLang's Llama 3.2 detector reads one (Llama 3.2 writes them); read once it is complete.
+  bool python_dicts = false;
   // Other wrappers a model of the family may put one call object in, as llama.cpp's Hermes 2 Pro
   // parser (e7e21164) accepts them: `<tools>{..}</tools>`, a ```json fence, `<function=NAME>{args}
   // </function>` (an open ending in '=' is followed by the name, up to '>', in optional quotes);

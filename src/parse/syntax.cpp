@@ -59,6 +59,7 @@ constexpr FlagField kFlagFields[] = {
     {"builtin_calls", &Dialect::builtin_calls},
     {"args_required", &Dialect::args_required},
     {"name_as_key", &Dialect::name_as_key},
+    {"python_dicts", &Dialect::python_dicts},
     {"id_in_header", &Dialect::id_in_header},
     {"id_first", &Dialect::id_first},
     {"fenced_args", &Dialect::fenced_args},
