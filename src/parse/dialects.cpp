@@ -470,6 +470,43 @@ std::vector<Dialect> build_table() {
     d.newlines_after_think_close = true;
     t.push_back(d);
   }
+  {  // Qwen2.5-Coder: JSON call objects, or a list of them, in <tools> (vLLM's qwen25_coder).
+    Dialect d = think_tags({});
+    d.name = "qwen25_coder";
+    d.summary = "<tools>{\"name\", \"arguments\"} or [..]</tools> (Qwen2.5-Coder)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<tools>", "</tools>"}};
+    d.args_keys = {"arguments", "parameters"};
+    t.push_back(d);
+  }
+  {  // Gemma 4: `call:name{key:value}` with strings quoted <|"|>..<|"|>, as its template writes
+     // them; reasoning in the `thought` channel (vLLM's gemma4 parsers).
+    Dialect d;
+    d.name = "gemma4";
+    d.summary =
+        "<|channel>thought\nreasoning<channel|>, <|tool_call>call:name{k:<|\"|>v<|\"|>,n:1}"
+        "<tool_call|> (Gemma 4)";
+    d.think_open = "<|channel>thought\n";
+    d.think_close = "<channel|>";
+    d.syntax = CallSyntax::kKeyValue;
+    d.pythonic_sections = {{"<|tool_call>", "<tool_call|>"}};
+    d.kv_prefix = "call:";
+    d.kv_quote = "<|\"|>";
+    // The end of a turn, and the tool-response opener a backend may leave after a call.
+    d.dropped = {"<turn|>", "<|tool_response>"};
+    t.push_back(d);
+    // FunctionGemma: the same calls between <start_function_call> tokens, strings in <escape>.
+    d = {};
+    d.name = "functiongemma";
+    d.summary =
+        "<start_function_call>call:name{k:<escape>v<escape>}<end_function_call> (FunctionGemma)";
+    d.syntax = CallSyntax::kKeyValue;
+    d.pythonic_sections = {{"<start_function_call>", "<end_function_call>"}};
+    d.kv_prefix = "call:";
+    d.kv_quote = "<escape>";
+    d.dropped = {"<end_of_turn>", "<start_function_response>"};
+    t.push_back(d);
+  }
   return t;
 }
 

@@ -52,7 +52,10 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "hunyuan_a13b",
                                           "ernie45",
                                           "minimax_m1",
-                                          "step3p5"};
+                                          "step3p5",
+                                          "qwen25_coder",
+                                          "gemma4",
+                                          "functiongemma"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
