@@ -479,6 +479,16 @@ std::vector<Dialect> build_table() {
     d.args_keys = {"arguments", "parameters"};
     t.push_back(d);
   }
+  {  // Apertus: a JSON list of {"NAME": {arguments}} objects between its tool-call tokens
+     // (vLLM's apertus parser).
+    Dialect d;
+    d.name = "apertus";
+    d.summary = "<|tools_prefix|>[{\"name\": {arguments}}]<|tools_suffix|> (Apertus)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<|tools_prefix|>", "<|tools_suffix|>"}};
+    d.name_as_key = true;
+    t.push_back(d);
+  }
   {  // Gemma 4: `call:name{key:value}` with strings quoted <|"|>..<|"|>, as its template writes
      // them; reasoning in the `thought` channel (vLLM's gemma4 parsers).
     Dialect d;

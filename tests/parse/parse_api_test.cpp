@@ -55,7 +55,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "step3p5",
                                           "qwen25_coder",
                                           "gemma4",
-                                          "functiongemma"};
+                                          "functiongemma",
+                                          "apertus"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
