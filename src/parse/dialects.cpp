@@ -479,6 +479,15 @@ std::vector<Dialect> build_table() {
     d.args_keys = {"arguments", "parameters"};
     t.push_back(d);
   }
+  {  // Granite-20B-FunctionCalling: `<function_call> {"name", "arguments"}`, one per call, nothing
+     // closing it (vLLM's granite-20b-fc parser).
+    Dialect d;
+    d.name = "granite_20b_fc";
+    d.summary = "<function_call> {\"name\", \"arguments\"} per call (Granite-20B-FunctionCalling)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<function_call>", ""}};
+    t.push_back(d);
+  }
   {  // Apertus: a JSON list of {"NAME": {arguments}} objects between its tool-call tokens
      // (vLLM's apertus parser).
     Dialect d;

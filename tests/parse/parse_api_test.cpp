@@ -56,7 +56,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "qwen25_coder",
                                           "gemma4",
                                           "functiongemma",
-                                          "apertus"};
+                                          "apertus",
+                                          "granite_20b_fc"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
