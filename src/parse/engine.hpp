@@ -196,6 +196,7 @@ class JsonScanner {
   void reset() { *this = JsonScanner(); }
   bool done() const { return done_; }
   bool is_string() const { return top_string_; }
+  bool in_string() const { return in_string_; }  // the bytes fed so far end inside a string
 
   // Consumes the bytes of p[0..n) that belong to the value; p[0] must not be whitespace when the
   // value has not started.

@@ -135,6 +135,8 @@ class JsonFamily final : public Family {
   bool loose_args();
   bool loose_call() const;
   bool py_dict();
+  std::size_t close_limit() const;
+  bool args_cut_by_close();
   // Not streamed: a call only once it is complete and valid (bare JSON, loose wrappers).
   bool buffered() const { return bare_ || loose_; }
 
@@ -346,6 +348,20 @@ bool JsonFamily::py_dict() {
   return true;
 }
 
+// The arguments reached the section's close marker unclosed: the call ends there, reported.
+bool JsonFamily::args_cut_by_close() {
+  const std::string why = "call arguments not closed before " + std::string(close_);
+  if (streaming_) {
+    c_.em.warn("truncated", why, c_.abs(c_.pos));
+    c_.close_call(false);
+    streaming_ = false;
+    go(St::kClose);
+    return true;
+  }
+  bad_object(why);
+  return true;
+}
+
 bool JsonFamily::jo_truncated() {
   if (loose_) {
     if (!c_.committed) {
@@ -401,8 +417,37 @@ void JsonFamily::start_scan(Sink sink, St after) {
   go(St::kScan);
 }
 
+// Where arguments being scanned must stop for the section's close marker: the marker's first
+// occurrence from pos, or where a partial one ends the bytes so far; buf.size() when neither.
+std::size_t JsonFamily::close_limit() const {
+  const std::string_view buf(c_.buf);
+  const std::size_t at = buf.find(close_, c_.pos);
+  if (at != std::string_view::npos) return at;
+  if (c_.eof) return buf.size();
+  for (std::size_t i = std::max(c_.pos, buf.size() - std::min(buf.size(), close_.size() - 1));
+       i < buf.size(); ++i)
+    if (close_.starts_with(buf.substr(i))) return i;
+  return buf.size();
+}
+
 bool JsonFamily::jo_scan() {
-  std::size_t n = scanner_.feed(c_.buf.data() + c_.pos, c_.buf.size() - c_.pos);
+  // Arguments that never close end at the section's close marker written outside a JSON string
+  // (`{"a": 1</tool_call>`): the marker is the model's, not part of the arguments.
+  const bool bounded = !close_.empty() && (sink_ == Sink::kArgsStream || sink_ == Sink::kArgsRaw);
+  const std::size_t limit = bounded ? close_limit() : c_.buf.size();
+  std::size_t n = scanner_.feed(c_.buf.data() + c_.pos, limit - c_.pos);
+  bool quoted_close = false;  // the marker is inside a string of the arguments: read on
+  if (bounded && !scanner_.done() && c_.pos + n == limit && limit < c_.buf.size() &&
+      c_.buf.compare(limit, close_.size(), close_) == 0) {
+    if (!scanner_.in_string()) {
+      if (sink_ == Sink::kArgsStream) c_.em.args(std::string_view(c_.buf).substr(c_.pos, n));
+      c_.pos += n;
+      return args_cut_by_close();
+    }
+    n += scanner_.feed(c_.buf.data() + limit, close_.size());
+    quoted_close = true;
+  }
+  // (A partial marker at the end of the bytes so far is decided when more come.)
   if (sink_ == Sink::kArgsStream) {
     std::size_t end = scanner_.done() ? c_.pos + n : c_.emit_end(c_.pos + n);
     if (end > c_.pos) c_.em.args(std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
@@ -411,6 +456,7 @@ bool JsonFamily::jo_scan() {
     c_.pos += n;
   }
   if (!scanner_.done()) {
+    if (quoted_close) return true;  // the bytes after the quoted marker are read next
     if (!c_.eof || !scanner_.finish()) {
       if (c_.eof) return jo_truncated();
       return false;
