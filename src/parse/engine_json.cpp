@@ -332,7 +332,12 @@ bool JsonFamily::py_dict() {
     bad_object("not a Python dict");
     return true;
   }
-  const Json value = Json::parse(json);
+  // (the reader passes bytes through: text that is not UTF-8 is not JSON, so not a call)
+  const Json value = Json::parse(json, nullptr, false);
+  if (value.is_discarded() || !value.is_object()) {
+    bad_object("not a Python dict");
+    return true;
+  }
   for (const auto& [key, v] : value.items()) {
     if (one_of(c_.d.name_keys, key) && v.is_string() && !has_name_) {
       name_ = v.get<std::string>();
