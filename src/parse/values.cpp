@@ -599,6 +599,7 @@ struct KeyValueReader {
   std::size_t max_depth;
   std::size_t pos = 0;
   std::string error;
+  bool last_quoted = false;  // the value just read was a quoted string
 
   void skip_ws() {
     while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\n' || s[pos] == '\t' || s[pos] == '\r'))
@@ -614,12 +615,22 @@ struct KeyValueReader {
   bool value(std::string& out, std::string_view ends, std::size_t depth) {
     if (depth > max_depth) return fail("nesting deeper than max_json_depth");
     skip_ws();
+    last_quoted = false;
     if (!quote.empty() && starts(quote)) {
       pos += quote.size();
       std::size_t end = s.find(quote, pos);
       if (end == std::string_view::npos) return fail("unterminated string");
       append_json_quoted(out, s.substr(pos, end - pos));
       pos = end + quote.size();
+      last_quoted = true;
+      return true;
+    }
+    if (std::size_t close = omitted_open_quote(); close != std::string_view::npos) {
+      // The model left out the opening quote (`query:Paris, France<|"|>,limit:5`): the string
+      // runs to the closing one, as SGLang's Gemma 4 detector reads it.
+      append_json_quoted(out, s.substr(pos, close - pos));
+      pos = close + quote.size();
+      last_quoted = true;
       return true;
     }
     if (pos < s.size() && s[pos] == '{') return object(out, depth + 1);
@@ -658,6 +669,25 @@ struct KeyValueReader {
     return true;
   }
 
+  // Where the closing quote of a string whose opening quote was left out is: the next quote, when
+  // no ':' comes before it (it would be a later key's value) and the value ends after it.
+  std::size_t omitted_open_quote() const {
+    if (quote.empty() || pos >= s.size() || s[pos] == '{' || s[pos] == '[') return npos;
+    const std::size_t q = s.find(quote, pos);
+    if (q == npos || s.substr(pos, q - pos).find(':') != npos) return npos;
+    std::size_t after = q + quote.size();
+    while (after < s.size() && (s[after] == ' ' || s[after] == '\n')) ++after;
+    return after < s.size() && (s[after] == ',' || s[after] == '}' || s[after] == ']') ? q : npos;
+  }
+  // A key written right after a quoted value, its ',' left out (`city:<escape>NYC<escape>unit:`,
+  // as vLLM's FunctionGemma parser reads it).
+  bool key_follows() const {
+    std::size_t p = pos;
+    while (p < s.size() && (std::isalnum(static_cast<unsigned char>(s[p])) || s[p] == '_')) ++p;
+    return p > pos && p < s.size() && s[p] == ':';
+  }
+  static constexpr std::size_t npos = std::string_view::npos;
+
   bool object(std::string& out, std::size_t depth) {
     ++pos;  // '{'
     out += '{';
@@ -665,8 +695,10 @@ struct KeyValueReader {
     bool first = true;
     while (pos < s.size() && s[pos] != '}') {
       if (!first) {
-        if (s[pos] != ',') return fail("expected ',' or '}'");
-        ++pos;
+        if (s[pos] == ',')
+          ++pos;
+        else if (!(last_quoted && key_follows()))
+          return fail("expected ',' or '}'");
         out += ", ";
         skip_ws();
       }

@@ -175,6 +175,33 @@ std::string joined(const std::vector<std::string>& why) {
 
 class ReferenceCase : public ::testing::TestWithParam<RefCase> {};
 
+// A key the harness does not read would make a case that cannot fail (a misplaced
+// "content_contains" inside "expected" was ignored): every key must be one it reads.
+TEST_P(ReferenceCase, HasOnlyKeysTheHarnessReads) {
+  static const std::set<std::string> top = {"id",
+                                            "dialect",
+                                            "source",
+                                            "input",
+                                            "tools",
+                                            "options",
+                                            "expected",
+                                            "note",
+                                            "partial",
+                                            "strip_whitespace",
+                                            "content_contains",
+                                            "content_not_contains",
+                                            "reasoning_contains",
+                                            "reasoning_not_contains"};
+  static const std::set<std::string> expected = {"content", "reasoning_content", "tool_calls"};
+  static const std::set<std::string> call = {"name", "arguments", "arguments_partial", "id"};
+  const Json& c = GetParam().data;
+  for (const auto& [key, value] : c.items()) EXPECT_TRUE(top.count(key)) << "case key " << key;
+  for (const auto& [key, value] : c.at("expected").items())
+    EXPECT_TRUE(expected.count(key)) << "expected key " << key;
+  for (const auto& w : c.at("expected").value("tool_calls", Json::array()))
+    for (const auto& [key, value] : w.items()) EXPECT_TRUE(call.count(key)) << "call key " << key;
+}
+
 // Streaming in 1-byte, 7-byte and whole-output chunks gives the one-shot message and warnings,
 // in deltas of OpenAI's shape (id and name once, index = position, fragments only grow).
 TEST_P(ReferenceCase, ChunkingInvariant) {
