@@ -104,7 +104,7 @@ std::vector<Dialect> build_table() {
     // as `..\n</think>\n` (vLLM's step3p5 parsers).
     d.name = "step3p5";
     d.summary =
-        "reasoning (opened by the prompt) ..\n</think>\n, then Qwen3-Coder's <tool_call> calls "
+        "reasoning (opened by the prompt) ..\\n</think>\\n, then Qwen3-Coder's <tool_call> calls "
         "(Step-3.5)";
     d.starts_in_reasoning = true;
     d.think_close_newline = true;
@@ -503,7 +503,7 @@ std::vector<Dialect> build_table() {
     Dialect d;
     d.name = "gemma4";
     d.summary =
-        "<|channel>thought\nreasoning<channel|>, <|tool_call>call:name{k:<|\"|>v<|\"|>,n:1}"
+        "<|channel>thought\\nreasoning<channel|>, <|tool_call>call:name{k:<|\"|>v<|\"|>,n:1}"
         "<tool_call|> (Gemma 4)";
     d.think_open = "<|channel>thought\n";
     d.think_close = "<channel|>";

@@ -68,8 +68,11 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
     EXPECT_EQ(r->message.content, "Hello there.") << name;
   }
   // Every registered dialect is one of these (a new one is added to this list with a check).
-  for (const auto& info : parse::dialects())
+  for (const auto& info : parse::dialects()) {
     EXPECT_NE(std::find(names.begin(), names.end(), info.name), names.end()) << info.name;
+    // One line each in `chatwire parse --list` (a marker's newline is written \n).
+    EXPECT_EQ(info.summary.find('\n'), std::string_view::npos) << info.name;
+  }
   EXPECT_EQ(parse::dialects().size(), names.size());
 }
 
