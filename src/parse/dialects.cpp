@@ -479,6 +479,28 @@ std::vector<Dialect> build_table() {
     d.args_keys = {"arguments", "parameters"};
     t.push_back(d);
   }
+  {  // Hunyuan (HY): GLM's <arg_key>/<arg_value> pairs after `name<tool_sep>`, in a <tool_calls>
+     // section (SGLang's hunyuan detector, which drops calls to undeclared functions).
+    Dialect d = think_tags({});
+    d.name = "hunyuan";
+    d.summary =
+        "<tool_calls><tool_call>name<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>"
+        "</tool_call></tool_calls> (Hunyuan)";
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "<tool_calls>";
+    d.section_close = "</tool_calls>";
+    d.call_open = "<tool_call>";
+    d.call_close = "</tool_call>";
+    d.name_end = {"<tool_sep>"};
+    d.name_stop = {"<arg_key>", "</tool_call>"};
+    d.param_open = "<arg_key>";
+    d.param_name_end = "</arg_key>";
+    d.value_open = "<arg_value>";
+    d.value_close = "</arg_value>";
+    d.untyped = UntypedValues::kJsonGuess;
+    d.drops_unknown_tools = true;
+    t.push_back(d);
+  }
   {  // Granite-20B-FunctionCalling: `<function_call> {"name", "arguments"}`, one per call, nothing
      // closing it (vLLM's granite-20b-fc parser).
     Dialect d;

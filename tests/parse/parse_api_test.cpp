@@ -57,7 +57,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "gemma4",
                                           "functiongemma",
                                           "apertus",
-                                          "granite_20b_fc"};
+                                          "granite_20b_fc",
+                                          "hunyuan"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
