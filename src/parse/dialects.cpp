@@ -527,14 +527,18 @@ std::vector<Dialect> build_table() {
     d.summary =
         "<|channel>thought\\nreasoning<channel|>, <|tool_call>call:name{k:<|\"|>v<|\"|>,n:1}"
         "<tool_call|> (Gemma 4)";
-    d.think_open = "<|channel>thought\n";
+    d.think_open = "<|channel>";
     d.think_close = "<channel|>";
+    d.reasoning_label = "thought\n";
     d.syntax = CallSyntax::kKeyValue;
     d.pythonic_sections = {{"<|tool_call>", "<tool_call|>"}};
     d.kv_prefix = "call:";
     d.kv_quote = "<|\"|>";
     // The end of a turn, and the tool-response opener a backend may leave after a call.
     d.dropped = {"<turn|>", "<|tool_response>"};
+    // A call the model writes without its markers (`call:f{..}` after prose or a stray
+    // <channel|>, `<call>f{..}`), read as vLLM's gemma4 parser reads it outside strict mode.
+    d.loose_sections = {{"call:", ""}, {"<call>", ""}};
     t.push_back(d);
     // FunctionGemma: the same calls between <start_function_call> tokens, strings in <escape>.
     d = {};

@@ -278,6 +278,17 @@ bool Engine::text() {
     at_answer_open_ = false;
     return true;
   }
+  if (at_reasoning_label_) {
+    // The label a block may begin with (Gemma 4's `thought\n` after <|channel>) is markup.
+    const Tri t = c_.at(d.reasoning_label);
+    if (t == Tri::kMore) return false;
+    at_reasoning_label_ = false;
+    if (t == Tri::kYes) {
+      marker_text(pos, pos + d.reasoning_label.size());
+      pos += d.reasoning_label.size();
+    }
+    return true;
+  }
   if (skip_newlines_ > 0) {
     // Held, not emitted, while only newlines have come: a streamed answer's first delta is then
     // the same as the one-shot content.
@@ -303,6 +314,7 @@ bool Engine::text() {
     }
     if (t == Tri::kNo) pos = save;
     if (t == Tri::kYes) marker_text(save, pos);
+    at_reasoning_label_ = t == Tri::kYes;
     c_.at_reasoning_start = false;
     skip_newlines_ = layout_newlines(d.reasoning_newlines_trimmed ? kAllNewlines : 0);
     return true;
@@ -351,6 +363,7 @@ bool Engine::text() {
     marker_text(pos, pos + hit.len);
     pos += hit.len;
     c_.in_reasoning = true;
+    at_reasoning_label_ = true;
     c_.at_reasoning_start = false;
     skip_newlines_ = layout_newlines(d.reasoning_newlines_trimmed ? kAllNewlines : 0);
     return true;

@@ -799,6 +799,8 @@ class Engine {
   // Newlines still to skip at the cursor (after the reasoning block's markers); kAllNewlines: all.
   static constexpr std::size_t kAllNewlines = ~std::size_t{0};
   std::size_t skip_newlines_ = 0;
+  bool at_reasoning_label_ =
+      false;  // just past an opening tag: Dialect::reasoning_label may follow
   std::size_t think_closed_at_ = kNone;  // absolute offset just after the last reasoning close
   // A call marker held inside reasoning: where the search for the reasoning's close resumes.
   ResumePoint think_close_search_;

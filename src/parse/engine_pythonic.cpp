@@ -12,8 +12,18 @@ class PythonicFamily final : public Family {
 
   void add_triggers(std::vector<std::string_view>& triggers) const override {
     for (const auto& s : c_.d.pythonic_sections) triggers.push_back(s.open);
+    for (const auto& s : c_.d.loose_sections) triggers.push_back(s.open);
   }
   void on_marker(std::size_t index, std::size_t len) override {
+    if (index >= c_.d.pythonic_sections.size()) {
+      // A key-value call written without its markers (Dialect::loose_sections).
+      c_.pos += len;
+      c_.mark = c_.pos;
+      scan_ = c_.mark;
+      depth_ = 0;
+      go(St::kLooseKeyValue);
+      return;
+    }
     close_ = c_.d.pythonic_sections[index].close;
     c_.pos += len;
     c_.mark = c_.pos;
@@ -27,14 +37,17 @@ class PythonicFamily final : public Family {
         return py_bare();
       case St::kWrapped:
         return py_wrapped();
+      case St::kLooseKeyValue:
+        return loose_key_value();
     }
     return false;
   }
 
  private:
   enum class St {
-    kBare,     // `[f(a=1), ...]` without a marker, held until the list closes
-    kWrapped,  // the calls between the section's markers
+    kBare,           // `[f(a=1), ...]` without a marker, held until the list closes
+    kWrapped,        // the calls between the section's markers
+    kLooseKeyValue,  // `name{k:v}` after a loose opener (`call:`), held until its brace closes
   };
 
   void go(St state) {
@@ -47,6 +60,7 @@ class PythonicFamily final : public Family {
   bool py_bare();
   bool py_emit(std::string_view body, bool unterminated, bool in_section = false);
   bool py_wrapped();
+  bool loose_key_value();
 
   St st_ = St::kBare;
   std::string_view close_;  // the section's close marker ("" = to the end of the output)
@@ -55,6 +69,7 @@ class PythonicFamily final : public Family {
   char quote_ = 0;
   bool escape_ = false;
   bool checked_ = false;  // the list starts like a call (`[name(`)
+  std::size_t scan_ = 0;  // loose key-value call: where its brace scan resumes
 };
 
 void PythonicFamily::start_py_bare() {
@@ -151,11 +166,75 @@ bool PythonicFamily::py_wrapped() {
   if (hit.kind != MarkerSet::Hit::kFound) {
     if (!c_.eof) return false;
     c_.pos = c_.buf.size();
-    return py_emit(std::string_view(c_.buf).substr(c_.mark), true, true);
+    // The section was left open: framing tokens that end the output (Gemma 4's <turn|>) are not
+    // part of the calls.
+    std::string_view body = std::string_view(c_.buf).substr(c_.mark);
+    for (bool trimmed = true; trimmed;) {
+      trimmed = false;
+      while (!body.empty() && is_ws(body.back())) body.remove_suffix(1);
+      for (std::string_view token : c_.d.dropped)
+        if (!token.empty() && body.ends_with(token)) {
+          body.remove_suffix(token.size());
+          trimmed = true;
+        }
+    }
+    return py_emit(body, true, true);
   }
   std::string_view body = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
   c_.pos = hit.at + hit.len;
   return py_emit(body, false, true);
+}
+
+// `call:name{k:<q>v<q>}` outside the call markers (vLLM's Gemma 4 parser reads these outside
+// strict mode): a call only as a whole, for a listed name; anything else is text, quietly.
+bool PythonicFamily::loose_key_value() {
+  const std::string_view buf(c_.buf);
+  const std::string_view quote = c_.d.kv_quote;
+  if (depth_ == 0) {
+    std::size_t p = c_.mark;
+    while (p < buf.size() && (std::isalnum(static_cast<unsigned char>(buf[p])) || buf[p] == '_' ||
+                              buf[p] == '.' || buf[p] == '-'))
+      ++p;
+    if (p == buf.size() && !c_.eof) return false;
+    if (p == c_.mark || p == buf.size() || buf[p] != '{') {
+      c_.fallback_quietly();
+      return true;
+    }
+    scan_ = p;
+  }
+  // The braces, with quoted strings skipped; resumed where the last chunk ended.
+  std::size_t i = scan_;
+  while (i < buf.size()) {
+    if (!quote.empty() && buf[i] == quote[0]) {
+      if (buf.size() - i < quote.size() && !c_.eof && quote.starts_with(buf.substr(i))) break;
+      if (buf.compare(i, quote.size(), quote) == 0) {
+        const std::size_t end = buf.find(quote, i + quote.size());
+        if (end == std::string_view::npos) break;
+        i = end + quote.size();
+        continue;
+      }
+    }
+    const char ch = buf[i++];
+    if (ch == '{' || ch == '[') {
+      ++depth_;
+    } else if ((ch == '}' || ch == ']') && depth_ > 0 && --depth_ == 0) {
+      PyCall call;
+      std::string error;
+      const std::string text = std::string(c_.d.kv_prefix).append(buf.substr(c_.mark, i - c_.mark));
+      if (!parse_key_value_call(text, c_.d.kv_prefix, quote, call, error, c_.opt.max_json_depth) ||
+          !c_.listed(call.name)) {
+        c_.fallback_quietly();
+        return true;
+      }
+      c_.pos = i;
+      c_.emit_python_calls({call});
+      return true;
+    }
+  }
+  scan_ = i;
+  if (!c_.eof) return false;
+  c_.fallback_quietly();
+  return true;
 }
 
 }  // namespace

@@ -62,6 +62,9 @@ struct Dialect {
   // Reasoning.
   std::string_view think_open;  // "" = the dialect has no reasoning block
   std::string_view think_close;
+  // A label the block may begin with, markup rather than reasoning (Gemma 4 writes
+  // `<|channel>thought\n..<channel|>`; vLLM's gemma4 parser removes the `thought\n`).
+  std::string_view reasoning_label;
   bool starts_in_reasoning = false;  // default when neither prefilled nor enable_thinking
   // The newlines right after think_close are layout, not content (Granite's thinking models:
   // vLLM's granite_thinking and SGLang's Granite parsers both drop them).

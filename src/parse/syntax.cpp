@@ -20,6 +20,7 @@ struct TextField {
 constexpr TextField kTextFields[] = {
     {"think_open", &Dialect::think_open},
     {"think_close", &Dialect::think_close},
+    {"reasoning_label", &Dialect::reasoning_label},
     {"answer_open", &Dialect::answer_open},
     {"damaged_marker_prefix", &Dialect::damaged_marker_prefix},
     {"recipient_open", &Dialect::recipient_open},

@@ -728,6 +728,8 @@ bool parse_key_value_call(std::string_view text, std::string_view prefix, std::s
                           PyCall& call, std::string& error, std::size_t max_depth) {
   KeyValueReader r{text, quote, max_depth, 0, {}};
   r.skip_ws();
+  // A stray ':' before the prefix (`<|tool_call>:call:f{..}`, a slip vLLM's Gemma 4 parser reads).
+  if (r.starts(":") && !prefix.empty() && text.substr(r.pos + 1).starts_with(prefix)) ++r.pos;
   if (!r.starts(prefix)) {
     error = "expected '" + std::string(prefix) + "' before the function name";
     return false;
