@@ -306,6 +306,23 @@ bool XmlFamily::xp_value_open() {
     return false;
   }
   if (t == Tri::kNo) {
+    // A key the model wrote without any value (`<arg_key>a</arg_key><arg_key>b</arg_key>..`):
+    // the next parameter or the call's end follows. No value is made up for it (vLLM's and
+    // SGLang's GLM parsers read key/value pairs only): the parameter is left out, reported.
+    for (std::string_view next : {c_.d.param_open, c_.d.call_close, c_.d.section_close}) {
+      const Tri at = c_.at(next);
+      if (at == Tri::kMore) {
+        c_.pos = save;
+        return false;
+      }
+      if (at == Tri::kYes) {
+        c_.em.warn("malformed_call", "parameter " + param_ + " has no value; left out",
+                   c_.abs(c_.pos));
+        given_.pop_back();
+        go(St::kParams);
+        return true;
+      }
+    }
     c_.em.warn("missing_marker", "parameter value without " + std::string(c_.d.value_open),
                c_.abs(c_.pos));
   }
