@@ -500,6 +500,24 @@ std::vector<Dialect> build_table() {
     d.untyped = UntypedValues::kJsonGuess;
     d.drops_unknown_tools = true;
     t.push_back(d);
+    // HY4: the same calls written with its ':opensource' tokens, the name ended by the first
+    // argument key (SGLang's hunyuan detector reads the tokens from the vocabulary).
+    d.name = "hunyuan_v4";
+    d.summary =
+        "<tool_calls:opensource><tool_call:opensource>name<arg_key:opensource>k"
+        "</arg_key:opensource><arg_value:opensource>v</arg_value:opensource>.. (HY4)";
+    d.think_open = "<think:opensource>";
+    d.think_close = "</think:opensource>";
+    d.section_open = "<tool_calls:opensource>";
+    d.section_close = "</tool_calls:opensource>";
+    d.call_open = "<tool_call:opensource>";
+    d.call_close = "</tool_call:opensource>";
+    d.name_stop = {"<arg_key:opensource>", "</tool_call:opensource>"};
+    d.param_open = "<arg_key:opensource>";
+    d.param_name_end = "</arg_key:opensource>";
+    d.value_open = "<arg_value:opensource>";
+    d.value_close = "</arg_value:opensource>";
+    t.push_back(d);
   }
   {  // Granite-20B-FunctionCalling: `<function_call> {"name", "arguments"}`, one per call, nothing
      // closing it (vLLM's granite-20b-fc parser).

@@ -307,10 +307,11 @@ bool XmlFamily::xp_value_open() {
   }
   if (t == Tri::kNo) {
     // A key the model wrote without any value (`<arg_key>a</arg_key><arg_key>b</arg_key>..`):
-    // the next parameter or the call's end follows. No value is made up for it (vLLM's and
-    // SGLang's GLM parsers read key/value pairs only): the parameter is left out, reported.
+    // the next parameter, the call's end or the output's end follows. No value is made up for it
+    // (vLLM's and SGLang's GLM parsers read key/value pairs only): the parameter is left out,
+    // reported.
     for (std::string_view next : {c_.d.param_open, c_.d.call_close, c_.d.section_close}) {
-      const Tri at = c_.at(next);
+      const Tri at = c_.pos == c_.buf.size() ? Tri::kYes : c_.at(next);  // or the output's end
       if (at == Tri::kMore) {
         c_.pos = save;
         return false;

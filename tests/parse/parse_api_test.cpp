@@ -58,7 +58,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "functiongemma",
                                           "apertus",
                                           "granite_20b_fc",
-                                          "hunyuan"};
+                                          "hunyuan",
+                                          "hunyuan_v4"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
