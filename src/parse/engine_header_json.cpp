@@ -175,6 +175,18 @@ bool HeaderJsonFamily::hj_header() {
       infer_args_.clear();
       name = "inferred";
     } else if (colon == std::string_view::npos || !all_digits(name.substr(colon + 1))) {
+      if (c_.committed) {
+        // Earlier calls of this block stand; this call's marker and header are the text the
+        // model wrote (the fallback keeps only a block with no call yet as text).
+        std::size_t from = c_.mark;
+        const std::string_view open = c_.d.call_open;
+        if (from >= open.size() && c_.buf.compare(from - open.size(), open.size(), open) == 0)
+          from -= open.size();
+        c_.em.warn("not_a_call", "call id is not of the form name:index", c_.abs(from));
+        c_.emit(Route::kContent, c_.bytes(from, c_.pos));
+        c_.back_to_text();
+        return true;
+      }
       c_.fallback("not_a_call", "call id is not of the form name:index");
       return true;
     } else {
