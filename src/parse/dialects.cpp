@@ -36,6 +36,21 @@ Dialect xml_params(Dialect d, Section section, Section call, Section param) {
   return d;
 }
 
+// GLM's argument pairs, `<arg_key>k</arg_key><arg_value>v</arg_value>` after the function name
+// in `<tool_call>..</tool_call>`; a value the schema does not type is JSON when it parses.
+Dialect arg_pairs(Dialect d) {
+  d.syntax = CallSyntax::kXmlParams;
+  d.call_open = "<tool_call>";
+  d.call_close = "</tool_call>";
+  d.name_stop = {"<arg_key>", "</tool_call>"};
+  d.param_open = "<arg_key>";
+  d.param_name_end = "</arg_key>";
+  d.value_open = "<arg_value>";
+  d.value_close = "</arg_value>";
+  d.untyped = UntypedValues::kJsonGuess;
+  return d;
+}
+
 // Header + JSON calls: `section`, then calls `call.open header<header_end>{..} call.close`.
 Dialect header_json(Dialect d, Section section, Section call, std::string_view header_end) {
   d.syntax = CallSyntax::kHeaderJson;
@@ -229,21 +244,12 @@ std::vector<Dialect> build_table() {
     t.push_back(d);
   }
   {
-    Dialect d = think_tags({});
+    Dialect d = arg_pairs(think_tags({}));
     d.name = "glm45";
     d.summary =
         "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call> "
         "(GLM-4.5/4.6/4.7)";
-    d.syntax = CallSyntax::kXmlParams;
-    d.call_open = "<tool_call>";
-    d.call_close = "</tool_call>";
     d.name_end = {"\n"};
-    d.name_stop = {"<arg_key>", "</tool_call>"};
-    d.param_open = "<arg_key>";
-    d.param_name_end = "</arg_key>";
-    d.value_open = "<arg_value>";
-    d.value_close = "</arg_value>";
-    d.untyped = UntypedValues::kJsonGuess;
     t.push_back(d);
   }
   {
@@ -481,23 +487,14 @@ std::vector<Dialect> build_table() {
   }
   {  // Hunyuan (HY): GLM's <arg_key>/<arg_value> pairs after `name<tool_sep>`, in a <tool_calls>
      // section (SGLang's hunyuan detector, which drops calls to undeclared functions).
-    Dialect d = think_tags({});
+    Dialect d = arg_pairs(think_tags({}));
     d.name = "hunyuan";
     d.summary =
         "<tool_calls><tool_call>name<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>"
         "</tool_call></tool_calls> (Hunyuan)";
-    d.syntax = CallSyntax::kXmlParams;
     d.section_open = "<tool_calls>";
     d.section_close = "</tool_calls>";
-    d.call_open = "<tool_call>";
-    d.call_close = "</tool_call>";
     d.name_end = {"<tool_sep>"};
-    d.name_stop = {"<arg_key>", "</tool_call>"};
-    d.param_open = "<arg_key>";
-    d.param_name_end = "</arg_key>";
-    d.value_open = "<arg_value>";
-    d.value_close = "</arg_value>";
-    d.untyped = UntypedValues::kJsonGuess;
     d.drops_unknown_tools = true;
     t.push_back(d);
     // HY4: the same calls written with its ':opensource' tokens, the name ended by the first
