@@ -126,6 +126,8 @@ struct Dialect {
   // and only as a whole call: a name the request lists (any, when it lists none), object
   // arguments, no other key, complete and valid JSON, never streamed. Anything else there is
   // text, without a warning, since these are also what answers quote (code fences, XML).
+  // The key-value engine reads them too: an open there is followed by `name{k:v}` with no close
+  // (Gemma 4's `call:` written without <|tool_call>), a call only once its brace closes.
   std::vector<Section> loose_sections;
   bool loose_bare = false;  // ... and such a call object alone at the start of the content
 
