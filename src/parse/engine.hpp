@@ -24,6 +24,10 @@ namespace chatwire::parse {
 
 inline constexpr std::size_t kNone = std::string::npos;
 
+// A character of a bare function or role name (`get-weather.v2`).
+inline bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+}
 inline bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -188,6 +192,40 @@ class MarkerSet {
   std::array<bool, 256> first_{};
   std::array<char, kVectorFirsts> firsts_{};  // the first kVectorFirsts distinct first bytes
   std::size_t distinct_ = 0;                  // distinct first bytes in all
+};
+
+// Resumable bracket matcher for one Python literal that opens with a bracket (`[f(a='x')]`,
+// `{'k': "v"}`): brackets are counted outside strings in either quote, with escapes.
+class PythonLiteralScanner {
+ public:
+  void reset() { *this = PythonLiteralScanner(); }
+  // Reads s[from..): one past the bracket that closes the literal, or npos when s ends first
+  // (the next call goes on from where this one stopped).
+  std::size_t feed(std::string_view s, std::size_t from) {
+    for (std::size_t i = from; i < s.size(); ++i) {
+      const char c = s[i];
+      if (quote_) {
+        if (escape_)
+          escape_ = false;
+        else if (c == '\\')
+          escape_ = true;
+        else if (c == quote_)
+          quote_ = 0;
+      } else if (c == '\'' || c == '"') {
+        quote_ = c;
+      } else if (c == '[' || c == '(' || c == '{') {
+        ++depth_;
+      } else if ((c == ']' || c == ')' || c == '}') && --depth_ == 0) {
+        return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+
+ private:
+  int depth_ = 0;
+  char quote_ = 0;
+  bool escape_ = false;
 };
 
 // Resumable structural lexer for one JSON value: finds where it ends without building it.

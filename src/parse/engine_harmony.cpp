@@ -158,10 +158,7 @@ bool HarmonyFamily::hm_body() {
 bool HarmonyFamily::hm_after() {
   constexpr std::size_t kMaxRole = 32;
   std::size_t p = c_.pos;
-  while (p < c_.buf.size() && p - c_.pos < kMaxRole &&
-         (std::isalnum(static_cast<unsigned char>(c_.buf[p])) || c_.buf[p] == '_' ||
-          c_.buf[p] == '-' || c_.buf[p] == '.'))
-    ++p;
+  while (p < c_.buf.size() && p - c_.pos < kMaxRole && is_name_char(c_.buf[p])) ++p;
   if (p == c_.buf.size() && !c_.eof) return false;
   if (p > c_.pos) {
     const std::size_t start = c_.pos;

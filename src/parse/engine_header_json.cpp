@@ -106,10 +106,7 @@ bool HeaderJsonFamily::hj_header() {
   if (c_.d.header_recovery && c_.pos == c_.mark && !id_done_) {
     // `name{..}`: a name followed by its arguments' `{`, the separator lost.
     std::size_t p = c_.pos;
-    while (p < c_.buf.size() && p - c_.pos <= 256 &&
-           (std::isalnum(static_cast<unsigned char>(c_.buf[p])) || c_.buf[p] == '_' ||
-            c_.buf[p] == '-' || c_.buf[p] == '.'))
-      ++p;
+    while (p < c_.buf.size() && p - c_.pos <= 256 && is_name_char(c_.buf[p])) ++p;
     if (p == c_.buf.size() && !c_.eof) return false;
     if (p > c_.pos && p < c_.buf.size() && c_.buf[p] == '{') {
       name_.assign(std::string_view(c_.buf).substr(c_.pos, p - c_.pos));

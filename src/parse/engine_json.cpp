@@ -146,6 +146,7 @@ class JsonFamily final : public Family {
   bool array_ = false, builtin_ = false, bare_ = false, loose_ = false;
   bool other_key_ = false;  // the call object has a key that is not its name, id or arguments
   JsonScanner scanner_;
+  PythonLiteralScanner dict_;  // a call object written as a Python dict
   Sink sink_ = Sink::kSkip;
   St after_scan_ = St::kBody;
   std::size_t scan_start_ = 0, obj_start_ = 0, skip_from_ = 0;
@@ -282,6 +283,8 @@ bool JsonFamily::jo_key() {
     return true;
   }
   if (c == '\'' && c_.d.python_dicts && !streaming_ && !has_name_ && !has_args_ && !other_key_) {
+    dict_.reset();
+    c_.pos = obj_start_;
     go(St::kPyDict);
     return true;
   }
@@ -293,37 +296,14 @@ bool JsonFamily::jo_key() {
   return true;
 }
 
-// The end of the Python literal that starts at `from` with an opening bracket (one past its
-// matching close), or npos while it is not closed. Strings in either quote, with escapes.
-static std::size_t python_literal_end(std::string_view s, std::size_t from) {
-  std::size_t depth = 0;
-  char quote = 0;
-  for (std::size_t i = from; i < s.size(); ++i) {
-    const char ch = s[i];
-    if (quote) {
-      if (ch == '\\')
-        ++i;
-      else if (ch == quote)
-        quote = 0;
-    } else if (ch == '\'' || ch == '"') {
-      quote = ch;
-    } else if (ch == '{' || ch == '[' || ch == '(') {
-      ++depth;
-    } else if ((ch == '}' || ch == ']' || ch == ')') && --depth == 0) {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// `{'name': 'f', 'parameters': {..}}` (Dialect::python_dicts), from obj_start_: read whole, then
-// taken as the JSON object it converts to.
+// `{'name': 'f', 'parameters': {..}}` (Dialect::python_dicts), from obj_start_: read whole (the
+// scan resumed where the last chunk ended), then taken as the JSON object it converts to.
 bool JsonFamily::py_dict() {
   const std::string_view buf(c_.buf);
-  const std::size_t end = python_literal_end(buf, obj_start_);
+  const std::size_t end = dict_.feed(buf, c_.pos);
   if (end == std::string_view::npos) {
-    if (!c_.eof && buf.size() - obj_start_ <= c_.opt.max_held_bytes) return false;
     c_.pos = buf.size();
+    if (!c_.eof && buf.size() - obj_start_ <= c_.opt.max_held_bytes) return false;
     return jo_truncated();
   }
   c_.pos = end;
@@ -601,7 +581,7 @@ void JsonFamily::object_end() {
     c_.close_call();
     streaming_ = false;
   } else if (has_name_ && (has_args_ || !c_.d.args_required)) {
-    if (bare_ && !args_raw_.empty() && !Json::accept(args_raw_)) {
+    if (bare_ && !loose_ && !args_raw_.empty() && !Json::accept(args_raw_)) {  // loose_call checked
       bad_object("call arguments are not valid JSON");
       return;
     }

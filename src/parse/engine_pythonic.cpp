@@ -63,19 +63,16 @@ class PythonicFamily final : public Family {
   bool loose_key_value();
 
   St st_ = St::kBare;
-  std::string_view close_;  // the section's close marker ("" = to the end of the output)
-  // The bare list's lexer: bracket depth, the open quote, an escape inside it.
+  std::string_view close_;        // the section's close marker ("" = to the end of the output)
+  PythonLiteralScanner literal_;  // the bare list's end
+  bool checked_ = false;          // the list starts like a call (`[name(`)
+  // A loose key-value call: where its name or brace scan resumes, and the brace depth.
+  std::size_t scan_ = 0;
   int depth_ = 0;
-  char quote_ = 0;
-  bool escape_ = false;
-  bool checked_ = false;  // the list starts like a call (`[name(`)
-  std::size_t scan_ = 0;  // loose key-value call: where its brace scan resumes
 };
 
 void PythonicFamily::start_py_bare() {
-  depth_ = 0;
-  quote_ = 0;
-  escape_ = false;
+  literal_.reset();
   checked_ = false;
   go(St::kBare);
 }
@@ -104,25 +101,12 @@ bool PythonicFamily::py_bare() {
     }
     checked_ = true;
   }
-  while (c_.pos < c_.buf.size()) {
-    char c = c_.buf[c_.pos++];
-    if (quote_) {
-      if (escape_)
-        escape_ = false;
-      else if (c == '\\')
-        escape_ = true;
-      else if (c == quote_)
-        quote_ = 0;
-      continue;
-    }
-    if (c == '\'' || c == '"')
-      quote_ = c;
-    else if (c == '[' || c == '(' || c == '{')
-      ++depth_;
-    else if ((c == ']' || c == ')' || c == '}') && --depth_ == 0) {
-      return py_emit(std::string_view(c_.buf).substr(c_.cand, c_.pos - c_.cand), false);
-    }
+  const std::size_t end = literal_.feed(c_.buf, c_.pos);
+  if (end != std::string_view::npos) {
+    c_.pos = end;
+    return py_emit(std::string_view(c_.buf).substr(c_.cand, c_.pos - c_.cand), false);
   }
+  c_.pos = c_.buf.size();
   if (!c_.eof) return false;
   return py_emit(std::string_view(c_.buf).substr(c_.cand, c_.pos - c_.cand), true);
 }
@@ -191,11 +175,12 @@ bool PythonicFamily::loose_key_value() {
   const std::string_view buf(c_.buf);
   const std::string_view quote = c_.d.kv_quote;
   if (depth_ == 0) {
-    std::size_t p = c_.mark;
-    while (p < buf.size() && (std::isalnum(static_cast<unsigned char>(buf[p])) || buf[p] == '_' ||
-                              buf[p] == '.' || buf[p] == '-'))
-      ++p;
-    if (p == buf.size() && !c_.eof) return false;
+    std::size_t p = scan_;  // the name, resumed where the last chunk ended
+    while (p < buf.size() && is_name_char(buf[p])) ++p;
+    if (p == buf.size() && !c_.eof) {
+      scan_ = p;
+      return false;
+    }
     if (p == c_.mark || p == buf.size() || buf[p] != '{') {
       c_.fallback_quietly();
       return true;

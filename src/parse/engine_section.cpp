@@ -103,9 +103,7 @@ bool SectionFamily::between_calls() {
 
 auto SectionFamily::skip_function_line() -> Tri {
   std::size_t q = c_.pos;
-  while (q < c_.buf.size() && q - c_.pos < 256 &&
-         (std::isalnum(static_cast<unsigned char>(c_.buf[q])) || c_.buf[q] == '_' ||
-          c_.buf[q] == '-' || c_.buf[q] == '.' || is_ws(c_.buf[q])))
+  while (q < c_.buf.size() && q - c_.pos < 256 && (is_name_char(c_.buf[q]) || is_ws(c_.buf[q])))
     ++q;
   if (q == c_.pos) return Tri::kNo;
   if (q == c_.buf.size() && !c_.eof) return Tri::kMore;
