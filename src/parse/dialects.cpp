@@ -251,6 +251,19 @@ std::vector<Dialect> build_table() {
         "(GLM-4.5/4.6/4.7)";
     d.name_end = {"\n"};
     t.push_back(d);
+    // HyperCLOVAX SEED Think: GLM's markers with JSON-written values, and, where a backend forces
+    // tool_choice=required with a JSON schema, a bare [{"name", "parameters"}] list or object
+    // (vLLM's hyperclovax_seed_think parser reads both). Its template writes `</think>\n\n`.
+    d.name = "hyperclovax";
+    d.summary =
+        "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>JSON</arg_value></tool_call>, or a "
+        "bare [{\"name\", \"parameters\"}] list (HyperCLOVAX SEED Think)";
+    d.framing = ValueFraming::kJson;
+    d.bare_json = true;
+    d.args_keys = {"parameters", "arguments"};
+    d.newlines_after_think_close = true;
+    d.dropped = {"<|im_end|>"};
+    t.push_back(d);
   }
   {
     Dialect d = think_tags({});

@@ -341,6 +341,7 @@ void XmlFamily::param_prefix() {
 
 bool XmlFamily::streams_as_string() const {
   if (json_value_ && !types_.known) return false;
+  if (c_.d.framing == ValueFraming::kJson) return false;  // a JSON value is read whole
   if (types_.known) return types_.string_decides();
   return c_.d.untyped == UntypedValues::kString;
 }
@@ -349,7 +350,7 @@ auto XmlFamily::without_trailing_layout(std::size_t from, std::size_t end) const
   if (c_.d.framing == ValueFraming::kStripOneNewline) {
     if (end > from && c_.buf[end - 1] == '\n') --end;
     if (end > from && c_.buf[end - 1] == '\r') --end;
-  } else if (c_.d.framing == ValueFraming::kTrim) {
+  } else if (c_.d.framing == ValueFraming::kTrim || c_.d.framing == ValueFraming::kJson) {
     while (end > from && is_ws(c_.buf[end - 1])) --end;
   }
   return end;
@@ -366,7 +367,7 @@ bool XmlFamily::xp_value() {
         c_.pos += 2;
       else if (c_.pos + 1 == c_.buf.size() && c_.buf[c_.pos] == '\r' && !c_.eof)
         return false;
-    } else if (c_.d.framing == ValueFraming::kTrim) {
+    } else if (c_.d.framing == ValueFraming::kTrim || c_.d.framing == ValueFraming::kJson) {
       if (!c_.skip_ws()) return false;
     }
     value_started_ = true;
@@ -416,7 +417,9 @@ bool XmlFamily::xp_value() {
   } else {
     std::string_view raw = std::string_view(c_.buf).substr(c_.mark, stop - c_.mark);
     std::string value;
-    if (json_value_ && !types_.known) {
+    if (c_.d.framing == ValueFraming::kJson && Json::accept(raw)) {
+      value.assign(raw);  // already trimmed by the framing
+    } else if (json_value_ && !types_.known) {
       std::string_view t = trim(raw);
       if (Json::accept(t)) {
         value.assign(t);

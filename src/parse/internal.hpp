@@ -39,6 +39,10 @@ enum class ValueFraming {
   kVerbatim,         // the value is everything between the tags
   kStripOneNewline,  // one leading and one trailing "\n" are layout (Qwen3-Coder)
   kTrim,             // surrounding whitespace is layout
+  // The value is written as JSON (`{{ value | tojson }}`, HyperCLOVAX SEED Think): surrounding
+  // whitespace is layout, and a value that is valid JSON is that JSON value ("\"Seoul\"" is
+  // "Seoul", 42 is 42) whatever the schema says; other text is read as kTrim's.
+  kJson,
 };
 
 // How an XML parameter without a schema type is read.

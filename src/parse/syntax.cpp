@@ -112,6 +112,7 @@ constexpr EnumName<ValueFraming> kFramings[] = {
     {ValueFraming::kVerbatim, "verbatim"},
     {ValueFraming::kStripOneNewline, "strip_one_newline"},
     {ValueFraming::kTrim, "trim"},
+    {ValueFraming::kJson, "json"},
 };
 constexpr EnumName<UntypedValues> kUntyped[] = {
     {UntypedValues::kString, "string"},

@@ -59,7 +59,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "apertus",
                                           "granite_20b_fc",
                                           "hunyuan",
-                                          "hunyuan_v4"};
+                                          "hunyuan_v4",
+                                          "hyperclovax"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
