@@ -580,6 +580,95 @@ std::vector<Dialect> build_table() {
     d.dropped = {"<end_of_turn>", "<start_function_response>"};
     t.push_back(d);
   }
+  {  // IQuest-Coder V2: GLM's argument pairs in its own call tokens; thinking on by default.
+    Dialect d = arg_pairs(think_tags({}));
+    d.name = "iquest_coder_v2";
+    d.summary =
+        "<iquestcoder_tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>"
+        "</iquestcoder_tool_call>; starts in reasoning (IQuest-Coder V2)";
+    d.call_open = "<iquestcoder_tool_call>";
+    d.call_close = "</iquestcoder_tool_call>";
+    d.name_end = {"\n"};
+    d.name_stop = {"<arg_key>", "</iquestcoder_tool_call>"};
+    d.starts_in_reasoning = true;
+    t.push_back(d);
+  }
+  {  // Solar Open 2: one call per start token, the name on its line, then key/value pairs.
+    Dialect d;
+    d.name = "solar_open2";
+    d.summary =
+        "<|tool_call:start|>name\\n<|tool_arg:start|>k<|tool_arg:value|>v<|tool_arg:end|>.."
+        "<|tool_call:end|>; <|think:start|>..<|think:end|>, starts in reasoning (Solar Open 2)";
+    d.think_open = "<|think:start|>";
+    d.think_close = "<|think:end|>";
+    d.starts_in_reasoning = true;
+    d.syntax = CallSyntax::kXmlParams;
+    d.call_open = "<|tool_call:start|>";
+    d.call_close = "<|tool_call:end|>";
+    d.name_end = {"\n"};
+    d.name_stop = {"<|tool_arg:start|>", "<|tool_call:end|>"};
+    d.param_open = "<|tool_arg:start|>";
+    d.param_name_end = "<|tool_arg:value|>";
+    d.value_close = "<|tool_arg:end|>";
+    t.push_back(d);
+  }
+  {  // PLaMo 3: every marker is a `<|plamo:..:plamo|>` text sequence; arguments are JSON.
+    Dialect d;
+    d.name = "plamo3";
+    d.summary =
+        "<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_"
+        "name:plamo|>f<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:"
+        "constrain|>json<|plamo:msg|>{..}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_"
+        "request:plamo|>..; starts in reasoning (PLaMo 3)";
+    d.think_open = "<|plamo:begin_think:plamo|>";
+    d.think_close = "<|plamo:end_think:plamo|>";
+    d.starts_in_reasoning = true;
+    d = header_json(
+        d, {"<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>"},
+        {"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>",
+         "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"},
+        "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>"
+        "json<|plamo:msg|>");
+    d.dropped = {"<|plamo:tag|>"};  // the end of the turn
+    t.push_back(d);
+  }
+  {  // GigaChat 3: one call object after a `function call` role header, to the end of the output.
+    Dialect d;
+    d.name = "gigachat3";
+    d.summary =
+        "<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\", \"arguments\"} or "
+        "<|function_call|>{..} (GigaChat 3, 3.1)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<|message_sep|>\n\nfunction call<|role_sep|>\n", ""},
+                  {"function call<|role_sep|>\n", ""},
+                  {"<|function_call|>", ""}};
+    d.args_required = true;
+    d.dropped = {"</s>"};
+    t.push_back(d);
+  }
+  {  // GigaChat 3.5: DeepSeek V3.2's markup under the GCML name (fullwidth bars).
+    Dialect d = think_tags({});
+    d.name = "gigachat35";
+    d.summary =
+        "<｜GCML｜tool_calls><｜GCML｜invoke name=\"f\"><｜GCML｜parameter name=\"p\" "
+        "string=\"true\">v</｜GCML｜parameter>... (GigaChat 3.5)";
+    d = xml_params(d, {"<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>"},
+                   {"<｜GCML｜invoke", "</｜GCML｜invoke>"},
+                   {"<｜GCML｜parameter", "</｜GCML｜parameter>"});
+    d.dropped = {"</s>"};
+    t.push_back(d);
+  }
+  {  // MiniCPM 5: bare XML function elements; a value the schema does not type is JSON if it
+     // parses.
+    Dialect d = think_tags({});
+    d.name = "minicpm5";
+    d.summary =
+        "<function name=\"f\"><param name=\"k\">v</param></function>, no section (MiniCPM 5)";
+    d = xml_params(d, {}, {"<function", "</function>"}, {"<param", "</param>"});
+    d.framing = ValueFraming::kTrim;
+    d.untyped = UntypedValues::kJsonGuess;
+    t.push_back(d);
+  }
   return t;
 }
 

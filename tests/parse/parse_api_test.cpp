@@ -60,7 +60,13 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "granite_20b_fc",
                                           "hunyuan",
                                           "hunyuan_v4",
-                                          "hyperclovax"};
+                                          "hyperclovax",
+                                          "iquest_coder_v2",
+                                          "solar_open2",
+                                          "plamo3",
+                                          "gigachat3",
+                                          "gigachat35",
+                                          "minicpm5"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
