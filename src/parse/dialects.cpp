@@ -669,6 +669,31 @@ std::vector<Dialect> build_table() {
     d.untyped = UntypedValues::kJsonGuess;
     t.push_back(d);
   }
+  {  // K2 Horizon: GLM-style pairs in `<ifm|..>` tokens, a key optionally followed by its type.
+    Dialect d;
+    d.name = "k2_horizon";
+    d.summary =
+        "<ifm|tool_calls><ifm|tool_call>name<ifm|arg_key>k</ifm|arg_key>[<ifm|arg_type>t</ifm|arg_"
+        "type>]<ifm|arg_value>v</ifm|arg_value></ifm|tool_call></ifm|tool_calls>; <ifm|think>, "
+        "starts in reasoning (K2 Horizon)";
+    d.think_open = "<ifm|think>";
+    d.think_close = "</ifm|think>";
+    d.starts_in_reasoning = true;
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "<ifm|tool_calls>";
+    d.section_close = "</ifm|tool_calls>";
+    d.call_open = "<ifm|tool_call>";
+    d.call_close = "</ifm|tool_call>";
+    d.name_end = {"\n"};
+    d.name_stop = {"<ifm|arg_key>", "</ifm|tool_call>"};
+    d.param_open = "<ifm|arg_key>";
+    d.param_name_end = "</ifm|arg_key>";
+    d.type_open = "<ifm|arg_type>";
+    d.type_close = "</ifm|arg_type>";
+    d.value_open = "<ifm|arg_value>";
+    d.value_close = "</ifm|arg_value>";
+    t.push_back(d);
+  }
   return t;
 }
 

@@ -300,6 +300,33 @@ bool XmlFamily::xp_param_name() {
 bool XmlFamily::xp_value_open() {
   std::size_t save = c_.pos;
   if (!c_.skip_ws()) return false;
+  if (!c_.d.type_open.empty()) {
+    // An element naming the value's type (`<ifm|arg_type>integer</ifm|arg_type>`) is markup:
+    // skipped whole, or waited for; the schema types the value.
+    const Tri typed = c_.at(c_.d.type_open);
+    if (typed == Tri::kMore) {
+      c_.pos = save;
+      return false;
+    }
+    if (typed == Tri::kYes) {
+      // A type name is short: an element longer than the lookahead is not one.
+      const std::size_t from = c_.pos + c_.d.type_open.size();
+      const std::size_t limit = std::min(c_.buf.size(), from + kLookahead);
+      const std::size_t found = c_.bytes(from, limit).find(c_.d.type_close);
+      const std::size_t close = found == std::string_view::npos ? std::string::npos : from + found;
+      if (close == std::string::npos && !c_.eof && limit - from < kLookahead) {
+        c_.pos = save;
+        return false;
+      }
+      if (close != std::string::npos) {
+        c_.pos = close + c_.d.type_close.size();
+        if (!c_.skip_ws()) {
+          c_.pos = save;
+          return false;
+        }
+      }
+    }
+  }
   Tri t = c_.take(c_.d.value_open);
   if (t == Tri::kMore) {
     c_.pos = save;

@@ -163,6 +163,9 @@ struct Dialect {
   std::string_view param_open;
   std::string_view param_name_end;
   std::string_view value_open;  // "" = the value starts right after param_name_end
+  // An element between a parameter's name and its value_open naming the value's type
+  // (`<ifm|arg_type>integer</ifm|arg_type>`, K2 Horizon's typed form): skipped as markup.
+  std::string_view type_open, type_close;
   std::string_view value_close;
   ValueFraming framing = ValueFraming::kVerbatim;
   UntypedValues untyped = UntypedValues::kString;

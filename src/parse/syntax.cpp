@@ -37,6 +37,8 @@ constexpr TextField kTextFields[] = {
     {"param_open", &Dialect::param_open},
     {"param_name_end", &Dialect::param_name_end},
     {"value_open", &Dialect::value_open},
+    {"type_open", &Dialect::type_open},
+    {"type_close", &Dialect::type_close},
     {"value_close", &Dialect::value_close},
     {"kv_prefix", &Dialect::kv_prefix},
     {"kv_quote", &Dialect::kv_quote},

@@ -66,7 +66,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "plamo3",
                                           "gigachat3",
                                           "gigachat35",
-                                          "minicpm5"};
+                                          "minicpm5",
+                                          "k2_horizon"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
