@@ -694,6 +694,31 @@ std::vector<Dialect> build_table() {
     d.value_close = "</ifm|arg_value>";
     t.push_back(d);
   }
+  {  // Kimi K3: XTML, elements built from the <|open|>, <|close|> and <|sep|> tokens.
+    Dialect d;
+    d.name = "kimi_k3";
+    d.summary =
+        "<|open|>tools<|sep|><|open|>call tool=\"f\" index=\"1\"<|sep|><|open|>argument key=\"k\" "
+        "type=\"string\"<|sep|>v<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"
+        "; <|open|>think<|sep|>..<|close|>think<|sep|> (Kimi K3)";
+    d.think_open = "<|open|>think<|sep|>";
+    d.think_close = "<|close|>think<|sep|>";
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "<|open|>tools<|sep|>";
+    d.section_close = "<|close|>tools<|sep|>";
+    d.call_open = "<|open|>call";
+    d.call_close = "<|close|>call<|sep|>";
+    d.name_end = {"<|sep|>"};
+    d.call_name_attr = "tool";
+    d.param_open = "<|open|>argument";
+    d.param_name_end = "<|sep|>";
+    d.param_name_attr = "key";
+    d.value_type_attr = "type";
+    d.value_close = "<|close|>argument<|sep|>";
+    // The answer's channel markers and the end of the message are framing.
+    d.dropped = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"};
+    t.push_back(d);
+  }
   return t;
 }
 

@@ -82,7 +82,9 @@ class XmlFamily final : public SectionFamily {
   Tri take_slipped_call_open() override;
 
   // `name="x"` / `="x"` / `x` -> x
-  static std::string attr_name(std::string_view header);
+  // The value of attribute `key` in a header (`name="f"`, quoted or not); a header without it
+  // is the name itself (`=f`, `"f"`, `f`).
+  static std::string attr_name(std::string_view header, std::string_view key = "name");
   bool xp_name();
   void close_xml_call();
   bool xp_params();
@@ -139,10 +141,14 @@ class XmlFamily final : public SectionFamily {
        quote_open_ = false;
 };
 
-auto XmlFamily::attr_name(std::string_view header) -> std::string {
+auto XmlFamily::attr_name(std::string_view header, std::string_view key) -> std::string {
   header = trim(header);
-  if (auto p = header.find("name="); p != std::string_view::npos) {
-    std::string_view v = header.substr(p + 5);
+  // Found anywhere, as models glue it to the tag (`<paramname="k">`, `<functionĠname="f">`).
+  std::size_t p = header.find(key);
+  while (p != std::string_view::npos && header.compare(p + key.size(), 1, "=") != 0)
+    p = header.find(key, p + 1);
+  if (p != std::string_view::npos) {
+    std::string_view v = header.substr(p + key.size() + 1);
     if (!v.empty() && (v[0] == '"' || v[0] == '\'')) {
       char q = v[0];
       v.remove_prefix(1);
@@ -167,7 +173,8 @@ bool XmlFamily::xp_name() {
     c_.fallback("truncated", "output ended inside a call name");
     return true;
   }
-  std::string name = attr_name(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark));
+  std::string name =
+      attr_name(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark), c_.d.call_name_attr);
   c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
   if (!c_.valid_name(name)) {
     c_.fallback("not_a_call", "call marker not followed by a function name");
@@ -287,8 +294,14 @@ bool XmlFamily::xp_param_name() {
   std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
   std::size_t used = header.size();
   param_ = header_name(header, used);
-  // DeepSeek V3.2 DSML: string="false" marks a JSON-typed value.
+  // DeepSeek V3.2 DSML: string="false" marks a JSON-typed value; so does any type but string
+  // where the dialect names the value's type in an attribute (Kimi K3's type="object").
   json_value_ = header.find("string=\"false\"") != std::string_view::npos;
+  if (!c_.d.value_type_attr.empty() &&
+      header.find(c_.d.value_type_attr) != std::string_view::npos) {
+    const std::string type = attr_name(header, c_.d.value_type_attr);
+    json_value_ = !type.empty() && type != "string" && type != header;
+  }
   c_.pos = used < header.size() ? c_.mark + used : hit.at + hit.len;
   types_ = param_types(c_.tools, name_, param_);
   given_.push_back(param_);
@@ -516,7 +529,7 @@ auto XmlFamily::param_name_at(std::size_t p, std::string& name) const -> Tri {
 
 std::string XmlFamily::header_name(std::string_view header, std::size_t& used) const {
   used = header.size();
-  if (!c_.d.repairs_tag_slips || !params_) return attr_name(header);
+  if (!c_.d.repairs_tag_slips || !params_) return attr_name(header, c_.d.param_name_attr);
   // The open marker without its '<' (`parameter=`), repeated at the header's start.
   const std::string_view again = std::string_view(c_.d.param_open).substr(1);
   auto schema_name = [&](std::string_view h, std::string& out) {

@@ -160,6 +160,13 @@ struct Dialect {
   // kXmlParams.
   std::vector<std::string_view> name_end;   // ends the function name (consumed)
   std::vector<std::string_view> name_stop;  // also ends the name, not consumed
+  // The header attribute that names the function (`<invoke name="f">`) and the parameter; a
+  // header without it is the name itself (`<function=f>`). Kimi K3 writes tool= and key=.
+  std::string_view call_name_attr = "name";
+  std::string_view param_name_attr = "name";
+  // A parameter header's attribute naming its value's type (Kimi K3's type="object"): any type
+  // but string marks a JSON value where the schema does not type it.
+  std::string_view value_type_attr;
   std::string_view param_open;
   std::string_view param_name_end;
   std::string_view value_open;  // "" = the value starts right after param_name_end

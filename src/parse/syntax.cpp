@@ -34,6 +34,9 @@ constexpr TextField kTextFields[] = {
     {"id_marker", &Dialect::id_marker},
     {"type_separator", &Dialect::type_separator},
     {"content_name", &Dialect::content_name},
+    {"call_name_attr", &Dialect::call_name_attr},
+    {"param_name_attr", &Dialect::param_name_attr},
+    {"value_type_attr", &Dialect::value_type_attr},
     {"param_open", &Dialect::param_open},
     {"param_name_end", &Dialect::param_name_end},
     {"value_open", &Dialect::value_open},
@@ -235,7 +238,7 @@ Json to_json(const Syntax& syntax) {
   out["summary"] = data.summary;
   out["family"] = family_name(d.syntax);
   for (const auto& f : kTextFields)
-    if (!(d.*f.member).empty()) out[f.key] = d.*f.member;
+    if (d.*f.member != empty.*f.member) out[f.key] = d.*f.member;
   for (const auto& f : kFlagFields)
     if (d.*f.member != empty.*f.member) out[f.key] = d.*f.member;
   for (const auto& f : kListFields)
@@ -272,6 +275,7 @@ Result<Syntax> syntax_from_json(const Json& json) {
   if (!text("family", family) || !enum_value(kFamilies, family, d.syntax))
     return field_error("family", "unknown family '" + family + "'");
   for (const auto& f : kTextFields) {
+    if (!json.contains(f.key)) continue;  // the field's default (call_name_attr: "name")
     std::string v;
     if (!text(f.key, v)) return field_error(f.key, "must be a string");
     d.*f.member = data->keep(v);

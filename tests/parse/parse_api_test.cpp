@@ -67,7 +67,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "gigachat3",
                                           "gigachat35",
                                           "minicpm5",
-                                          "k2_horizon"};
+                                          "k2_horizon",
+                                          "kimi_k3"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
