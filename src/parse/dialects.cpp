@@ -719,6 +719,22 @@ std::vector<Dialect> build_table() {
     d.dropped = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"};
     t.push_back(d);
   }
+  {  // Inkling: typed blocks, each opened by its kind's token and ended by <|end_message|>.
+    Dialect d;
+    d.name = "inkling";
+    d.summary =
+        "<|content_thinking|>..<|end_message|>, <|content_text|>..<|end_message|>, "
+        "<|content_invoke_tool_json|>{\"name\", \"args\"}<|end_message|>, each block after "
+        "<|message_model|> (Inkling)";
+    d.think_open = "<|content_thinking|>";
+    d.think_close = "<|end_message|>";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<|content_invoke_tool_json|>", "<|end_message|>"}};
+    d.args_keys = {"args"};
+    d.dropped = {"<|message_model|>",      "<|content_text|>", "<|content_invoke_tool_text|>",
+                 "<|content_tool_error|>", "<|end_message|>",  "<|content_model_end_sampling|>"};
+    t.push_back(d);
+  }
   return t;
 }
 

@@ -68,7 +68,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "gigachat35",
                                           "minicpm5",
                                           "k2_horizon",
-                                          "kimi_k3"};
+                                          "kimi_k3",
+                                          "inkling"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
