@@ -490,8 +490,11 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
       return number_json(t, out) && out.find_first_of(".e") == std::string::npos;
     }
     if (type == &ParamTypes::number) return number_json(t, out);
-    if (type == &ParamTypes::boolean && (low == "true" || low == "false")) {
-      out = low;
+    // 1 and 0 are the booleans a model writes in their C form (Solar Open 2's and Spark's
+    // parsers read them so); any other text for a boolean is not one.
+    if (type == &ParamTypes::boolean &&
+        (low == "true" || low == "false" || low == "1" || low == "0")) {
+      out = low == "true" || low == "1" ? "true" : "false";
       return true;
     }
     if (type == &ParamTypes::object || type == &ParamTypes::array) {
