@@ -626,10 +626,12 @@ std::vector<Dialect> build_table() {
     d = header_json(
         d, {"<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>"},
         {"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>",
-         "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"},
+         "<|plamo:end_tool_arguments:plamo|>"},
         "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>"
         "json<|plamo:msg|>");
-    d.dropped = {"<|plamo:tag|>"};  // the end of the turn
+    d.noise = {"<|plamo:end_tool_request:plamo|>"};  // after each call's arguments
+    d.dropped = {"<|plamo:tag|>"};
+    d.end_tokens = {"<|plamo:tag|>"};  // the end of the turn
     t.push_back(d);
   }
   {  // GigaChat 3: one call object after a `function call` role header, to the end of the output.

@@ -134,8 +134,40 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
       (!d.recipient_open.empty() && !d.recipient_close.empty()) || d.syntax == CallSyntax::kHarmony;
 }
 
+std::string_view Engine::until_end(std::string_view chunk) {
+  const auto& tokens = c_.d.end_tokens;
+  if (ended_) {
+    after_end_ += chunk.size();
+    return {};
+  }
+  if (tokens.empty()) return chunk;
+  std::size_t longest = 0;
+  for (auto t : tokens) longest = std::max(longest, t.size());
+  // The earliest end token in the chunk, or one begun by the bytes before it.
+  std::string seam = end_tail_;
+  seam.append(chunk.substr(0, longest - 1));
+  std::size_t cut = std::string_view::npos;  // offset in chunk just past the token
+  for (auto t : tokens) {
+    if (auto at = seam.find(t); at != std::string::npos && at < end_tail_.size())
+      cut = std::min(cut, at + t.size() - end_tail_.size());
+    if (auto at = chunk.find(t); at != std::string_view::npos) cut = std::min(cut, at + t.size());
+  }
+  if (cut == std::string_view::npos) {
+    seam = end_tail_;
+    seam.append(chunk);
+    end_tail_ = seam.substr(seam.size() - std::min(seam.size(), longest - 1));
+    return chunk;
+  }
+  ended_ = true;
+  ended_at_ = total_ + cut;
+  after_end_ += chunk.size() - cut;
+  return chunk.substr(0, cut);
+}
+
 auto Engine::feed(std::string_view chunk) -> std::vector<Delta> {
   if (finished_) return {};
+  chunk = until_end(chunk);
+  if (chunk.empty()) return {};
   if (overflow_) {
     c_.em.content(chunk);
     return take();
@@ -160,7 +192,7 @@ auto Engine::feed(std::string_view chunk) -> std::vector<Delta> {
 
 void Engine::feed_whole(std::string_view text) {
   if (!finished_ && !overflow_ && total_ == 0 && c_.buf.size() == 0 &&
-      text.size() <= c_.opt.max_output_bytes) {
+      text.size() <= c_.opt.max_output_bytes && c_.d.end_tokens.empty()) {
     total_ = text.size();
     c_.buf.borrow(text);
     run();
@@ -177,6 +209,10 @@ auto Engine::finish() -> std::vector<Delta> {
     c_.eof = true;
     run();
   }
+  if (after_end_ > 0)
+    c_.em.warn("after_end",
+               std::to_string(after_end_) + " bytes after the end-of-turn token left out",
+               ended_at_);
   return take();
 }
 

@@ -830,7 +830,13 @@ class Engine {
   Family* calls_ = nullptr;  // the family of the dialect's call syntax (nullptr: none)
   std::size_t total_ = 0;
   bool finished_ = false, overflow_ = false, started_ = false;
-  bool at_recipient_ = false;    // the output's start, where a recipient header may stand
+  // Dialect::end_tokens: the part of `chunk` up to and with the first end token; after it,
+  // nothing (counted in after_end_, reported at finish).
+  std::string_view until_end(std::string_view chunk);
+  bool ended_ = false;
+  std::size_t ended_at_ = 0, after_end_ = 0;  // offset just past the end token; bytes left out
+  std::string end_tail_;       // the last bytes fed, where an end token split by a chunk may start
+  bool at_recipient_ = false;  // the output's start, where a recipient header may stand
   bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
   // Just past a reasoning marker whose following newlines are layout (newlines_after_think_close,
   // reasoning_newlines_trimmed).

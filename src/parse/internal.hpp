@@ -93,6 +93,10 @@ struct Dialect {
   std::string_view recipient_header, reasoning_recipient;
   bool call_ends_reasoning = true;        // a call marker inside reasoning closes it (Qwen3)
   std::vector<std::string_view> dropped;  // framing tokens removed from text wherever they appear
+  // Tokens that end the turn (PLaMo 3's <|plamo:tag|>): a backend stops there, so what follows
+  // the first is not part of the message; it is left out with an `after_end` warning. Each is
+  // also in `dropped`.
+  std::vector<std::string_view> end_tokens;
   // A line of the content that starts with this prefix, is none of the markers, and is followed
   // (whitespace between) by a call marker is a damaged marker the model wrote before its calls
   // (DeepSeek V4: `<｜DSML｜toolcalls>`, `<｜DSML｜tool_calls-ok ...`): removed with a

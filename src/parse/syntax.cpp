@@ -83,10 +83,11 @@ struct ListField {
   std::vector<std::string_view> Dialect::*member;
 };
 constexpr ListField kListFields[] = {
-    {"dropped", &Dialect::dropped},     {"name_keys", &Dialect::name_keys},
-    {"args_keys", &Dialect::args_keys}, {"id_keys", &Dialect::id_keys},
-    {"noise", &Dialect::noise},         {"header_end", &Dialect::header_end},
-    {"name_end", &Dialect::name_end},   {"name_stop", &Dialect::name_stop},
+    {"dropped", &Dialect::dropped},       {"end_tokens", &Dialect::end_tokens},
+    {"name_keys", &Dialect::name_keys},   {"args_keys", &Dialect::args_keys},
+    {"id_keys", &Dialect::id_keys},       {"noise", &Dialect::noise},
+    {"header_end", &Dialect::header_end}, {"name_end", &Dialect::name_end},
+    {"name_stop", &Dialect::name_stop},
 };
 
 struct SectionField {
