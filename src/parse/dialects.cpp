@@ -721,6 +721,17 @@ std::vector<Dialect> build_table() {
     d.dropped = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"};
     t.push_back(d);
   }
+  {  // dots.llm: MiniMax-M2's invoke elements in <dots_function_call> blocks, values trimmed.
+    Dialect d = think_tags({});
+    d.name = "dots";
+    d.summary =
+        "<dots_function_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke>"
+        "</dots_function_call> (dots.llm)";
+    d = xml_params(d, {"<dots_function_call>", "</dots_function_call>"}, {"<invoke", "</invoke>"},
+                   {"<parameter", "</parameter>"});
+    d.framing = ValueFraming::kTrim;
+    t.push_back(d);
+  }
   {  // Inkling: typed blocks, each opened by its kind's token and ended by <|end_message|>.
     Dialect d;
     d.name = "inkling";

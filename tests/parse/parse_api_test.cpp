@@ -69,7 +69,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "minicpm5",
                                           "k2_horizon",
                                           "kimi_k3",
-                                          "inkling"};
+                                          "inkling",
+                                          "dots"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
