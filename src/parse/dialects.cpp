@@ -732,6 +732,28 @@ std::vector<Dialect> build_table() {
     d.framing = ValueFraming::kTrim;
     t.push_back(d);
   }
+  {  // MiniMax M3: every tag behind the namespace token `]<]minimax[>[`; a parameter is an
+     // element named by its key.
+    Dialect d;
+    d.name = "minimax_m3";
+    d.summary =
+        "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"f\">]<]minimax[>[<k>v]<]minimax[>"
+        "[</k>..]<]minimax[>[</invoke>]<]minimax[>[</tool_call>; <mm:think> (MiniMax M3)";
+    d.think_open = "<mm:think>";
+    d.think_close = "</mm:think>";
+    d.syntax = CallSyntax::kXmlParams;
+    d.section_open = "]<]minimax[>[<tool_call>";
+    d.section_close = "]<]minimax[>[</tool_call>";
+    d.call_open = "]<]minimax[>[<invoke";
+    d.call_close = "]<]minimax[>[</invoke>";
+    d.name_end = {">"};
+    d.param_open = "]<]minimax[>[<";
+    d.param_name_end = ">";
+    d.value_close = "]<]minimax[>[</";
+    d.value_close_named = true;
+    d.untyped = UntypedValues::kJsonGuess;
+    t.push_back(d);
+  }
   {  // Inkling: typed blocks, each opened by its kind's token and ended by <|end_message|>.
     Dialect d;
     d.name = "inkling";

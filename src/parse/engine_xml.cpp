@@ -10,6 +10,57 @@ namespace chatwire::parse {
 
 namespace {
 
+// Dialect::value_close_named: a value made of elements, `open name>..close name>` each, read as
+// JSON: an object of the children by name, a name repeated gives a list, and an element whose
+// children are all one repeated name is that list (`<tags><item>a..<item>b..</tags>`: ["a",
+// "b"]); a leaf is a JSON literal when it parses as one (42, true), else its trimmed text.
+// Nothing when the text is not only elements (text mixed with them stays the string it is).
+std::optional<Json> nested_elements(std::string_view text, std::string_view open,
+                                    std::string_view close, int depth) {
+  if (depth > 32) return std::nullopt;
+  std::vector<std::pair<std::string, std::vector<Json>>> children;
+  std::size_t p = 0;
+  auto skip_ws = [&] {
+    while (p < text.size() && is_ws(text[p])) ++p;
+  };
+  for (skip_ws(); p < text.size(); skip_ws()) {
+    if (text.compare(p, open.size(), open) != 0) return std::nullopt;
+    p += open.size();
+    const std::size_t gt = text.find('>', p);
+    if (gt == std::string_view::npos || gt == p) return std::nullopt;
+    const std::string name(text.substr(p, gt - p));
+    if (name.find_first_of("<>/ \t\n") != std::string::npos) return std::nullopt;
+    const std::string end = std::string(close) + name + ">";
+    const std::size_t at = text.find(end, gt + 1);
+    if (at == std::string_view::npos) return std::nullopt;
+    const std::string_view inner = trim(text.substr(gt + 1, at - gt - 1));
+    p = at + end.size();
+    Json value;
+    if (inner.compare(0, open.size(), open) == 0) {
+      auto nested = nested_elements(inner, open, close, depth + 1);
+      if (!nested) return std::nullopt;
+      value = std::move(*nested);
+    } else if (!inner.empty() && Json::accept(inner)) {
+      value = Json::parse(inner);
+    } else {
+      value = std::string(inner);
+    }
+    auto it = std::find_if(children.begin(), children.end(),
+                           [&](const auto& c) { return c.first == name; });
+    if (it == children.end()) {
+      children.push_back({name, {}});
+      it = children.end() - 1;
+    }
+    it->second.push_back(std::move(value));
+  }
+  if (children.empty()) return std::nullopt;
+  if (children.size() == 1 && children[0].second.size() > 1) return Json(children[0].second);
+  Json object = Json::object();
+  for (auto& [name, values] : children)
+    object[name] = values.size() == 1 ? std::move(values[0]) : Json(std::move(values));
+  return object;
+}
+
 class XmlFamily final : public SectionFamily {
  public:
   explicit XmlFamily(Core& core) : SectionFamily(core) {
@@ -139,6 +190,8 @@ class XmlFamily final : public SectionFamily {
   ResumePoint body_close_search_;  // where the JSON body's close search resumes
   bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
        quote_open_ = false;
+  std::string named_close_;  // Dialect::value_close_named: the open value's close ...
+  MarkerSet named_markers_;  // ... and the markers that end it
 };
 
 auto XmlFamily::attr_name(std::string_view header, std::string_view key) -> std::string {
@@ -216,14 +269,9 @@ bool XmlFamily::xp_params() {
     c_.end_block();
     return true;
   }
-  Tri t = c_.take(c_.d.param_open);
-  if (t == Tri::kMore) return false;
-  if (t == Tri::kYes) {
-    c_.mark = c_.pos;
-    go(St::kParamName);
-    return true;
-  }
-  t = c_.take(c_.d.call_close);
+  // The closes first: a parameter open may be a prefix of them (MiniMax M3's `NS<` of
+  // `NS</invoke>`).
+  Tri t = c_.take(c_.d.call_close);
   if (t == Tri::kMore) return false;
   if (t == Tri::kYes) {
     close_xml_call();
@@ -237,6 +285,13 @@ bool XmlFamily::xp_params() {
     c_.em.warn("missing_marker", "call not closed with " + std::string(c_.d.call_close),
                c_.abs(c_.pos));
     go(St::kBetweenCalls);
+    return true;
+  }
+  t = c_.take(c_.d.param_open);
+  if (t == Tri::kMore) return false;
+  if (t == Tri::kYes) {
+    c_.mark = c_.pos;
+    go(St::kParamName);
     return true;
   }
   if (first_param_ && c_.buf[c_.pos] == '{' && !c_.d.call_close.empty()) {
@@ -305,6 +360,14 @@ bool XmlFamily::xp_param_name() {
   c_.pos = used < header.size() ? c_.mark + used : hit.at + hit.len;
   types_ = param_types(c_.tools, name_, param_);
   given_.push_back(param_);
+  if (c_.d.value_close_named) {
+    // The value ends at its own element's close, so the elements nested in it stay inside.
+    named_close_ = std::string(c_.d.value_close) + param_ + ">";
+    named_markers_ = MarkerSet{};
+    named_markers_.add(named_close_, 1);
+    named_markers_.add(c_.d.call_close, 2);
+    named_markers_.add(c_.d.section_close, 2);
+  }
   go(c_.d.value_open.empty() ? St::kValue : St::kValueOpen);
   value_started_ = false;
   return true;
@@ -422,7 +485,7 @@ bool XmlFamily::xp_value() {
   if (c_.d.value_close_checked) {
     ve = checked_value_end();
   } else {
-    MarkerSet::Hit hit = c_.search(value_markers_);
+    MarkerSet::Hit hit = c_.search(c_.d.value_close_named ? named_markers_ : value_markers_);
     ve.decided = hit.kind == MarkerSet::Hit::kFound;
     ve.at = hit.at;
     ve.closed = ve.decided && hit.tag == 1;
@@ -457,7 +520,12 @@ bool XmlFamily::xp_value() {
   } else {
     std::string_view raw = std::string_view(c_.buf).substr(c_.mark, stop - c_.mark);
     std::string value;
-    if (c_.d.framing == ValueFraming::kJson && Json::accept(raw)) {
+    std::optional<Json> nested;
+    if (c_.d.value_close_named && trim(raw).starts_with(c_.d.param_open))
+      nested = nested_elements(trim(raw), c_.d.param_open, c_.d.value_close, 0);
+    if (nested) {
+      append_python_json(value, *nested);
+    } else if (c_.d.framing == ValueFraming::kJson && Json::accept(raw)) {
       value.assign(raw);  // already trimmed by the framing
     } else if (json_value_ && !types_.known) {
       std::string_view t = trim(raw);

@@ -189,6 +189,11 @@ struct Dialect {
   // another section or the end, end a value missing its close; so does a misspelt close on a
   // line of its own (`</parameter1>`), which is dropped. Without it the first marker ends it.
   bool value_close_checked = false;
+  // The value's close names its parameter (MiniMax M3: value_close `NS</`, then `city>`): a
+  // parameter element `NS<city>` is closed by `NS</city>`, so elements nested in a value
+  // (`NS<shipping>NS<city>..NS</city>NS</shipping>`) stay in it, read as an object (children
+  // by name, a name repeated: a list) whose leaves are JSON literals when they parse.
+  bool value_close_named = false;
   // value_close_checked: the slips SGLang's step3p5 detector repairs, each only where the schema
   // (or the request's tool list) declares the name so the boundary is known: a declared, not yet
   // given parameter opened inside a line ends the value (`Dallas<parameter=state>TX`); a repeated

@@ -74,6 +74,7 @@ constexpr FlagField kFlagFields[] = {
     {"header_recovery", &Dialect::header_recovery},
     {"pythonic_bare", &Dialect::pythonic_bare},
     {"value_close_checked", &Dialect::value_close_checked},
+    {"value_close_named", &Dialect::value_close_named},
     {"repairs_tag_slips", &Dialect::repairs_tag_slips},
     {"loose_bare", &Dialect::loose_bare},
 };

@@ -70,7 +70,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "k2_horizon",
                                           "kimi_k3",
                                           "inkling",
-                                          "dots"};
+                                          "dots",
+                                          "minimax_m3"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
