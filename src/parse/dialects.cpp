@@ -705,6 +705,7 @@ std::vector<Dialect> build_table() {
         "; <|open|>think<|sep|>..<|close|>think<|sep|> (Kimi K3)";
     d.think_open = "<|open|>think<|sep|>";
     d.think_close = "<|close|>think<|sep|>";
+    d.reasoning_until_close = true;  // the prompt may have opened the block (vLLM's kimi_k3)
     d.syntax = CallSyntax::kXmlParams;
     d.section_open = "<|open|>tools<|sep|>";
     d.section_close = "<|close|>tools<|sep|>";
@@ -752,6 +753,35 @@ std::vector<Dialect> build_table() {
     d.value_close = "]<]minimax[>[</";
     d.value_close_named = true;
     d.untyped = UntypedValues::kJsonGuess;
+    t.push_back(d);
+  }
+  {  // RWKV: a Markdown heading, then the call object in a JSON code fence.
+    Dialect d = think_tags({});
+    d.name = "rwkv";
+    d.summary = "**Tool Call:**\\n```json\\n{\"name\", \"arguments\"}\\n``` (RWKV)";
+    d.reasoning_until_close = true;
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"**Tool Call:**\n```json", "```"}, {"<tool_call>", "</tool_call>"}};
+    d.python_dicts = true;  // its earlier form: <tool_call>\n{'name': .., 'arguments': ..}
+    d.loose_sections = {{"```json", "```"}};
+    t.push_back(d);
+  }
+  {  // HyperCLOVAX SEED Think 14B: a JSON call list in a `-> tool/function_call` turn; the
+     // reasoning ends where the prompt's assistant turn is closed and a new one opened.
+    Dialect d;
+    d.name = "hyperclovax_14b";
+    d.summary =
+        "reasoning<|im_end|>\\n<|im_start|>assistant -> tool/function_call\\n[{\"name\", "
+        "\"arguments\"}]<|im_end|> (HyperCLOVAX SEED Think 14B)";
+    d.think_open = "/think\n";
+    d.think_close = "<|im_end|>\n<|im_start|>assistant";
+    d.reasoning_until_close = true;
+    d.newlines_after_think_close = true;
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{" -> tool/function_call\n", "<|im_end|>"}};
+    d.args_keys = {"arguments", "parameters"};
+    d.bare_json = true;
+    d.dropped = {"<|im_end|>", "<|stop|>", "<|endofturn|>"};
     t.push_back(d);
   }
   {  // Inkling: typed blocks, each opened by its kind's token and ended by <|end_message|>.

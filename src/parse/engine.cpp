@@ -128,6 +128,9 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
     c_.in_reasoning = d.starts_in_reasoning;
   }
   if (d.think_open.empty() && d.think_close.empty()) c_.in_reasoning = false;
+  undecided_ = d.reasoning_until_close && !d.think_close.empty() && !c_.opt.reasoning_prefilled &&
+               !c_.opt.enable_thinking.has_value() && c_.opt.separate_reasoning;
+  if (undecided_) c_.in_reasoning = false;
   c_.at_reasoning_start = c_.in_reasoning;
   at_answer_open_ = !d.answer_open.empty() && !c_.in_reasoning;
   at_recipient_ =
@@ -287,6 +290,7 @@ bool Engine::text() {
   const Dialect& d = c_.d;
   const Buffer& buf = c_.buf;
   std::size_t& pos = c_.pos;
+  if (undecided_ && !undecided_start()) return false;
   if (d.header_at_start && pos == 0 && c_.base == 0 && !started_) {
     // Functionary v3.2: the prompt ends with ">>>", so the output starts with a header.
     started_ = true;
@@ -554,6 +558,29 @@ Tri Engine::damaged_marker() {
              c_.abs(p));
   c_.pos = q;
   return Tri::kYes;
+}
+
+bool Engine::undecided_start() {
+  // Dialect::reasoning_until_close, the prompt's state unknown: the output is reasoning the
+  // prompt opened if a reasoning close comes before any other marker (framing tokens aside),
+  // else content. Held, not emitted, until that is known, so streaming equals one-shot.
+  const Buffer& buf = c_.buf;
+  std::size_t from = std::max(c_.pos, undecided_scan_ > c_.base ? undecided_scan_ - c_.base : 0);
+  for (;;) {
+    MarkerSet::Hit hit = content_markers_.find(buf, from, c_.eof);
+    if (hit.kind == MarkerSet::Hit::kFound && hit.tag == kTagDrop) {
+      from = hit.at + hit.len;
+      continue;
+    }
+    if (hit.kind == MarkerSet::Hit::kFound || c_.eof ||
+        buf.size() - c_.pos > c_.opt.max_held_bytes) {
+      undecided_ = false;
+      if (hit.kind == MarkerSet::Hit::kFound && hit.tag == kTagThinkClose) c_.in_reasoning = true;
+      return true;
+    }
+    undecided_scan_ = c_.abs(hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size());
+    return false;
+  }
 }
 
 void Engine::start_bare(bool json) {

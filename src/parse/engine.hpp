@@ -815,6 +815,11 @@ class Engine {
 
   // ---- text: content or reasoning, looking for markers ----
   bool text();
+  // Dialect::reasoning_until_close: whether the start is reasoning is decided (true), or waits
+  // for more output (false).
+  bool undecided_start();
+  bool undecided_ = false;
+  std::size_t undecided_scan_ = 0;  // absolute offset the search for a marker resumes at
   // A call list without a marker (JSON or pythonic) may start at pos: it is a candidate until
   // it parses.
   void start_bare(bool json);

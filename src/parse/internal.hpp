@@ -70,6 +70,10 @@ struct Dialect {
   // `<|channel>thought\n..<channel|>`; vLLM's gemma4 parser removes the `thought\n`).
   std::string_view reasoning_label;
   bool starts_in_reasoning = false;  // default when neither prefilled nor enable_thinking
+  // With neither given, the output is reasoning the prompt opened when a think_close comes
+  // before any other marker, else content (as the family's reference parsers read a close with
+  // no open); the text is held until that is known.
+  bool reasoning_until_close = false;
   // The newlines right after think_close are layout, not content (Granite's thinking models:
   // vLLM's granite_thinking and SGLang's Granite parsers both drop them).
   bool newlines_after_think_close = false;

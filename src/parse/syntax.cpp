@@ -53,6 +53,7 @@ struct FlagField {
 };
 constexpr FlagField kFlagFields[] = {
     {"starts_in_reasoning", &Dialect::starts_in_reasoning},
+    {"reasoning_until_close", &Dialect::reasoning_until_close},
     {"newlines_after_think_close", &Dialect::newlines_after_think_close},
     {"reasoning_newlines_trimmed", &Dialect::reasoning_newlines_trimmed},
     {"think_close_newline", &Dialect::think_close_newline},

@@ -71,7 +71,9 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "kimi_k3",
                                           "inkling",
                                           "dots",
-                                          "minimax_m3"};
+                                          "minimax_m3",
+                                          "rwkv",
+                                          "hyperclovax_14b"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
