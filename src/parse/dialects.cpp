@@ -610,6 +610,7 @@ std::vector<Dialect> build_table() {
     d.param_open = "<|tool_arg:start|>";
     d.param_name_end = "<|tool_arg:value|>";
     d.value_close = "<|tool_arg:end|>";
+    d.call_open_restarts = true;
     t.push_back(d);
   }
   {  // PLaMo 3: every marker is a `<|plamo:..:plamo|>` text sequence; arguments are JSON.

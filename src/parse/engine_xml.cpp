@@ -68,6 +68,13 @@ class XmlFamily final : public SectionFamily {
     for (auto m : d.name_end) name_markers_.add(m, 1);
     for (auto m : d.name_stop) name_markers_.add(m, 2);
     param_name_markers_.add(d.param_name_end, 1);
+    if (d.call_open_restarts) {
+      // A name cut by another marker: the model dropped the rest of the parameter.
+      param_name_markers_.add(d.param_open, 2);
+      param_name_markers_.add(d.call_open, 2);
+      param_name_markers_.add(d.call_close, 2);
+      value_markers_.add(d.call_open, 2);
+    }
     value_markers_.add(d.value_close, 1);
     value_markers_.add(d.param_open, 2);
     value_markers_.add(d.call_close, 2);
@@ -287,6 +294,18 @@ bool XmlFamily::xp_params() {
     go(St::kBetweenCalls);
     return true;
   }
+  if (c_.d.call_open_restarts) {
+    // The next call's open: this one's close was left out.
+    t = c_.at(c_.d.call_open);
+    if (t == Tri::kMore) return false;
+    if (t == Tri::kYes) {
+      close_xml_call();
+      c_.em.warn("missing_marker", "call not closed with " + std::string(c_.d.call_close),
+                 c_.abs(c_.pos));
+      go(St::kBetweenCalls);
+      return true;
+    }
+  }
   t = c_.take(c_.d.param_open);
   if (t == Tri::kMore) return false;
   if (t == Tri::kYes) {
@@ -344,6 +363,15 @@ bool XmlFamily::xp_param_name() {
     c_.truncated("a parameter name");
     close_xml_call();
     c_.end_block();
+    return true;
+  }
+  if (hit.tag == 2) {
+    // Dialect::call_open_restarts: a name cut by another marker names no parameter.
+    c_.em.warn("malformed_call",
+               "parameter name not ended by " + std::string(c_.d.param_name_end) + "; left out",
+               c_.abs(c_.mark));
+    c_.pos = hit.at;
+    go(St::kParams);
     return true;
   }
   std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);

@@ -198,6 +198,10 @@ struct Dialect {
   // (`NS<shipping>NS<city>..NS</city>NS</shipping>`) stay in it, read as an object (children
   // by name, a name repeated: a list) whose leaves are JSON literals when they parse.
   bool value_close_named = false;
+  // A call's open inside an open call means the model left out its close (and the value's):
+  // the open call ends there and the next begins; a parameter name cut by a marker is left out
+  // (Solar Open 2, as vLLM's solar_open2 parser recovers them).
+  bool call_open_restarts = false;
   // value_close_checked: the slips SGLang's step3p5 detector repairs, each only where the schema
   // (or the request's tool list) declares the name so the boundary is known: a declared, not yet
   // given parameter opened inside a line ends the value (`Dallas<parameter=state>TX`); a repeated

@@ -76,6 +76,7 @@ constexpr FlagField kFlagFields[] = {
     {"pythonic_bare", &Dialect::pythonic_bare},
     {"value_close_checked", &Dialect::value_close_checked},
     {"value_close_named", &Dialect::value_close_named},
+    {"call_open_restarts", &Dialect::call_open_restarts},
     {"repairs_tag_slips", &Dialect::repairs_tag_slips},
     {"loose_bare", &Dialect::loose_bare},
 };
