@@ -646,7 +646,7 @@ std::vector<Dialect> build_table() {
                   {"function call<|role_sep|>\n", ""},
                   {"<|function_call|>", ""}};
     d.args_required = true;
-    d.dropped = {"</s>"};
+    d.dropped = {"</s>", "<|message_sep|>"};
     t.push_back(d);
   }
   {  // GigaChat 3.5: DeepSeek V3.2's markup under the GCML name (fullwidth bars).
