@@ -481,6 +481,12 @@ class Emitter {
            "arguments of call " + std::to_string(msg.tool_calls.size() - 1) + " (" + call.name +
                ") are not valid JSON; kept as written",
            offset);
+    } else if (checked && trim(call.arguments).front() != '{') {
+      // Valid JSON, but OpenAI's arguments are an object ("string_args", [1, 2]).
+      warn("invalid_arguments",
+           "arguments of call " + std::to_string(msg.tool_calls.size() - 1) + " (" + call.name +
+               ") are not a JSON object; kept as written",
+           offset);
     }
     in_call_ = false;
   }
