@@ -186,8 +186,11 @@ class PyReader {
       if (!value(key, depth + 1)) return false;
       skip_ws();
       if (first_element_ends_set(open, out, key)) return items(out, depth, '}', false);
-      if (key.empty() || key[0] != '"') key = Json(key).dump();  // JSON keys are strings
-      out += key;
+      // JSON keys are strings; quoted byte-safely (Json::dump throws on invalid UTF-8).
+      if (key.empty() || key[0] != '"')
+        append_json_quoted(out, key);
+      else
+        out += key;
       if (peek() != ':') return fail("expected ':'");
       ++i_;
       out += ": ";
@@ -376,7 +379,7 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
     }
     std::size_t open_paren = r.i_;
     ++r.i_;
-    call.arguments = "{";
+    call.arguments.assign(1, '{');  // not = "{": GCC 12 -O3 warns a false -Wrestrict there
     bool bad_value = false;
     for (bool first_arg = true;; first_arg = false) {
       r.skip_ws();
