@@ -285,18 +285,11 @@ bool XmlFamily::xp_params() {
     go(St::kBetweenCalls);
     return true;
   }
-  t = c_.at(c_.d.section_close);
-  if (t == Tri::kMore) return false;
-  if (t == Tri::kYes) {
-    close_xml_call();
-    c_.em.warn("missing_marker", "call not closed with " + std::string(c_.d.call_close),
-               c_.abs(c_.pos));
-    go(St::kBetweenCalls);
-    return true;
-  }
-  if (c_.d.call_open_restarts) {
-    // The next call's open: this one's close was left out.
-    t = c_.at(c_.d.call_open);
+  // The section's close, or the next call's open (Dialect::call_open_restarts): this call's
+  // close was left out.
+  for (std::string_view next :
+       {c_.d.section_close, c_.d.call_open_restarts ? c_.d.call_open : std::string_view()}) {
+    t = c_.at(next);
     if (t == Tri::kMore) return false;
     if (t == Tri::kYes) {
       close_xml_call();
