@@ -695,6 +695,7 @@ std::vector<Dialect> build_table() {
     d.type_close = "</ifm|arg_type>";
     d.value_open = "<ifm|arg_value>";
     d.value_close = "</ifm|arg_value>";
+    d.json_call_body = true;  // its JSON format: <ifm|tool_call>{"name", "arguments"}
     t.push_back(d);
   }
   {  // Kimi K3: XTML, elements built from the <|open|>, <|close|> and <|sep|> tokens.
@@ -732,6 +733,8 @@ std::vector<Dialect> build_table() {
     d = xml_params(d, {"<dots_function_call>", "</dots_function_call>"}, {"<invoke", "</invoke>"},
                    {"<parameter", "</parameter>"});
     d.framing = ValueFraming::kTrim;
+    d.json_call_body = true;  // <dots_function_call>{"name", "arguments"}</dots_function_call>
+    d.args_keys = {"arguments", "parameters"};
     t.push_back(d);
   }
   {  // MiniMax M3: every tag behind the namespace token `]<]minimax[>[`; a parameter is an

@@ -54,6 +54,9 @@ bool SectionFamily::between_calls() {
     end_block_or_fallback();
     return true;
   }
+  t = take_json_call();
+  if (t == Tri::kMore) return need_more();
+  if (t == Tri::kYes) return true;
   t = take_slipped_call_open();
   if (t == Tri::kMore) return need_more();
   if (t == Tri::kYes) {

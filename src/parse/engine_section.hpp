@@ -36,6 +36,9 @@ class SectionFamily : public Family {
   // Inside a section, a call marker the model misspelt that the family repairs: kYes leaves the
   // cursor at the function name (begin_call follows), kNo where it was.
   virtual Tri take_slipped_call_open() { return Tri::kNo; }
+  // Inside a section, a call written another way the family reads (a JSON call object where
+  // an XML call stands): kYes leaves the cursor past the call, kNo where it was.
+  virtual Tri take_json_call() { return Tri::kNo; }
 
   bool in_section_ = false;
   MarkerSet section_text_end_;  // what ends text inside a section: a call, the section's end

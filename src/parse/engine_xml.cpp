@@ -5,10 +5,59 @@
 #include <optional>
 
 #include "parse/engine_section.hpp"
+#include "util/json_text.hpp"
 
 namespace chatwire::parse {
 
 namespace {
+
+// The text of top-level member `key` of `object`, a JSON object already known to be valid
+// (arguments are passed through as written); empty when it has no such member.
+std::string_view member_text(std::string_view object, std::string_view key) {
+  std::size_t i = 1;
+  auto ws = [&] {
+    while (i < object.size() && is_ws(object[i])) ++i;
+  };
+  auto string_end = [&](std::size_t at) {  // at the opening quote
+    for (++at; at < object.size() && object[at] != '"'; ++at)
+      if (object[at] == '\\') ++at;
+    return std::min(at + 1, object.size());
+  };
+  auto value_end = [&](std::size_t at) {
+    int depth = 0;
+    while (at < object.size()) {
+      const char c = object[at];
+      if (c == '"') {
+        at = string_end(at);
+        if (depth == 0) return at;
+        continue;
+      }
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') {
+        if (depth == 0) return at;  // the object's own close ends a scalar
+        if (--depth == 0) return at + 1;
+      }
+      if (depth == 0 && (c == ',' || is_ws(c))) return at;
+      ++at;
+    }
+    return at;
+  };
+  for (ws(); i < object.size() && object[i] == '"'; ws()) {
+    const std::size_t name_end = string_end(i);
+    const std::string_view name = object.substr(i + 1, name_end - i - 2);
+    i = name_end;
+    ws();
+    if (i >= object.size() || object[i] != ':') return {};
+    ++i;
+    ws();
+    const std::size_t start = i;
+    i = value_end(i);
+    if (name == key) return object.substr(start, i - start);
+    ws();
+    if (i < object.size() && object[i] == ',') ++i;
+  }
+  return {};
+}
 
 // Dialect::value_close_named: a value made of elements, `open name>..close name>` each, read as
 // JSON: an object of the children by name, a name repeated gives a list, and an element whose
@@ -138,6 +187,12 @@ class XmlFamily final : public SectionFamily {
   // Dialect::repairs_tag_slips: `<function bash>` and `<functionbash>` for `<function=bash>`,
   // when the request lists the name (SGLang's step3p5 detector; an unlisted one is not repaired).
   Tri take_slipped_call_open() override;
+  // Dialect::json_call_body: a JSON call object where a call's name (or, in a section, a call)
+  // stands, read up to `close`: kYes leaves the cursor at `close`.
+  Tri json_call(std::string_view close);
+  Tri take_json_call() override {
+    return c_.d.json_call_body ? json_call(c_.d.section_close) : Tri::kNo;
+  }
 
   // `name="x"` / `="x"` / `x` -> x
   // The value of attribute `key` in a header (`name="f"`, quoted or not); a header without it
@@ -226,6 +281,15 @@ auto XmlFamily::attr_name(std::string_view header, std::string_view key) -> std:
 }
 
 bool XmlFamily::xp_name() {
+  if (c_.d.json_call_body) {
+    const Tri json = json_call(c_.d.call_close);
+    if (json == Tri::kMore) return false;
+    if (json == Tri::kYes) {
+      c_.pos += c_.d.call_close.size();
+      go(St::kBetweenCalls);
+      return true;
+    }
+  }
   MarkerSet::Hit hit = c_.search(name_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
     if (!c_.eof) return false;
@@ -261,6 +325,50 @@ bool XmlFamily::xp_name() {
   first_param_ = true;
   go(St::kParams);
   return true;
+}
+
+Tri XmlFamily::json_call(std::string_view close) {
+  std::size_t p = c_.pos;
+  while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+  if (p == c_.buf.size()) return c_.eof ? Tri::kNo : Tri::kMore;
+  if (c_.buf[p] != '{' || close.empty()) return Tri::kNo;
+  // Held whole until its close (not streamed); the search resumes where it stopped.
+  const std::size_t from = body_close_search_.from(c_, p);
+  const std::size_t end = c_.buf.find(close, from);
+  if (end == std::string::npos) {
+    if (!c_.eof && c_.buf.size() - p <= c_.opt.max_held_bytes) {
+      body_close_search_.hold(c_, from, close.size());
+      return Tri::kMore;
+    }
+    body_close_search_.clear();
+    return Tri::kNo;
+  }
+  body_close_search_.clear();
+  const std::string_view body = trim(c_.bytes(p, end));
+  const auto parsed = util::parse_bounded_json(body, c_.opt.max_json_depth);
+  if (!parsed || !parsed.value.is_object()) return Tri::kNo;
+  std::string name;
+  for (auto key : c_.d.name_keys) {
+    auto it = parsed.value.find(std::string(key));
+    if (it != parsed.value.end() && it->is_string()) name = it->get<std::string>();
+  }
+  std::string_view args = "{}";
+  for (auto key : c_.d.args_keys) {
+    auto it = parsed.value.find(std::string(key));
+    if (it == parsed.value.end() || it->is_null()) continue;
+    if (!it->is_object()) return Tri::kNo;
+    args = member_text(body, key);
+    break;
+  }
+  if (!c_.valid_name(name) || args.empty()) return Tri::kNo;
+  // As an XML call: outside its section, only for a function the request lists.
+  if (!in_section_ && !c_.committed && !c_.d.section_open.empty() && !c_.listed(name))
+    return Tri::kNo;
+  c_.open_call("", name);
+  c_.em.args(args);
+  c_.close_call();
+  c_.pos = end;
+  return Tri::kYes;
 }
 
 void XmlFamily::close_xml_call() {

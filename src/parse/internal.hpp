@@ -202,6 +202,10 @@ struct Dialect {
   // the open call ends there and the next begins; a parameter name cut by a marker is left out
   // (Solar Open 2, as vLLM's solar_open2 parser recovers them).
   bool call_open_restarts = false;
+  // A call may be one JSON object, `{"name", "arguments"}` (name_keys, args_keys), where its
+  // name would stand or, in a section, where a call would (dots.llm's and K2 Horizon's JSON
+  // forms): read whole once its close comes, never streamed.
+  bool json_call_body = false;
   // value_close_checked: the slips SGLang's step3p5 detector repairs, each only where the schema
   // (or the request's tool list) declares the name so the boundary is known: a declared, not yet
   // given parameter opened inside a line ends the value (`Dallas<parameter=state>TX`); a repeated
