@@ -144,13 +144,14 @@ std::string_view Engine::until_end(std::string_view chunk) {
     return {};
   }
   if (tokens.empty()) return chunk;
-  std::size_t longest = 0;
+  std::size_t longest = 1;
   for (auto t : tokens) longest = std::max(longest, t.size());
   // The earliest end token in the chunk, or one begun by the bytes before it.
   std::string seam = end_tail_;
   seam.append(chunk.substr(0, longest - 1));
   std::size_t cut = std::string_view::npos;  // offset in chunk just past the token
   for (auto t : tokens) {
+    if (t.empty()) continue;  // a parser read from JSON may hold one: it ends nothing
     if (auto at = seam.find(t); at != std::string::npos && at < end_tail_.size())
       cut = std::min(cut, at + t.size() - end_tail_.size());
     if (auto at = chunk.find(t); at != std::string_view::npos) cut = std::min(cut, at + t.size());
