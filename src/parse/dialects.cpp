@@ -428,7 +428,10 @@ std::vector<Dialect> build_table() {
         "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|> (InternLM2, "
         "InternLM2.5)";
     d.syntax = CallSyntax::kJsonObject;
-    d.sections = {{"<|action_start|><|plugin|>", "<|action_end|>"}};
+    // Intern-S1 may write a space or a newline between the two tokens (vLLM's intern_s1 parser).
+    d.sections = {{"<|action_start|><|plugin|>", "<|action_end|>"},
+                  {"<|action_start|> <|plugin|>", "<|action_end|>"},
+                  {"<|action_start|>\n<|plugin|>", "<|action_end|>"}};
     d.args_keys = {"parameters", "arguments"};
     d.drops_unknown_tools = true;  // vLLM's internlm2 parser
     t.push_back(d);
@@ -800,6 +803,7 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<|content_invoke_tool_json|>", "<|end_message|>"}};
     d.args_keys = {"args"};
+    d.call_header_after = "<|message_model|>";  // <|message_model|>get_weather<|content_invoke..
     d.dropped = {"<|message_model|>",      "<|content_text|>", "<|content_invoke_tool_text|>",
                  "<|content_tool_error|>", "<|end_message|>",  "<|content_model_end_sampling|>"};
     t.push_back(d);

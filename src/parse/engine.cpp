@@ -128,6 +128,7 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
     c_.in_reasoning = d.starts_in_reasoning;
   }
   if (d.think_open.empty() && d.think_close.empty()) c_.in_reasoning = false;
+  at_call_header_ = !d.call_header_after.empty();
   undecided_ = d.reasoning_until_close && !d.think_close.empty() && !c_.opt.reasoning_prefilled &&
                !c_.opt.enable_thinking.has_value() && c_.opt.separate_reasoning;
   if (undecided_) c_.in_reasoning = false;
@@ -292,6 +293,18 @@ bool Engine::text() {
   const Buffer& buf = c_.buf;
   std::size_t& pos = c_.pos;
   if (undecided_ && !undecided_start()) return false;
+  if (at_call_header_ && !c_.in_reasoning) {
+    // Dialect::call_header_after: a function name right before a call marker is its header.
+    constexpr std::size_t kLongestName = 256;
+    std::size_t p = pos;
+    while (p < buf.size() && p - pos < kLongestName && is_name_char(buf[p])) ++p;
+    if (p == buf.size() && !c_.eof) return false;
+    const Tri call = p > pos ? trigger_at(p) : Tri::kNo;
+    if (call == Tri::kMore) return false;
+    at_call_header_ = false;
+    if (call == Tri::kYes) pos = p;  // removed, as the opener before it is
+    return true;
+  }
   if (d.header_at_start && pos == 0 && c_.base == 0 && !started_) {
     // Functionary v3.2: the prompt ends with ">>>", so the output starts with a header.
     started_ = true;
@@ -441,6 +454,7 @@ bool Engine::text() {
     return true;
   }
   if (hit.tag == kTagDrop) {
+    at_call_header_ = d.call_header_after == c_.bytes(pos, pos + hit.len);
     pos += hit.len;
     return true;
   }

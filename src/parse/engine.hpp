@@ -825,6 +825,7 @@ class Engine {
   // for more output (false).
   bool undecided_start();
   bool undecided_ = false;
+  bool at_call_header_ = false;     // at the output's start or after Dialect::call_header_after
   std::size_t undecided_scan_ = 0;  // absolute offset the search for a marker resumes at
   // A call list without a marker (JSON or pythonic) may start at pos: it is a candidate until
   // it parses.

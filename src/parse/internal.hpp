@@ -101,6 +101,10 @@ struct Dialect {
   // the first is not part of the message; it is left out with an `after_end` warning. Each is
   // also in `dropped`.
   std::vector<std::string_view> end_tokens;
+  // A message opener (Inkling's <|message_model|>, also written by the prompt before the
+  // output): a function name right after it (or at the output's start) that a call marker
+  // follows is the message's header, layout; any other text there is content.
+  std::string_view call_header_after;
   // A line of the content that starts with this prefix, is none of the markers, and is followed
   // (whitespace between) by a call marker is a damaged marker the model wrote before its calls
   // (DeepSeek V4: `<｜DSML｜toolcalls>`, `<｜DSML｜tool_calls-ok ...`): removed with a

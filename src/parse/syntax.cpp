@@ -26,6 +26,7 @@ constexpr TextField kTextFields[] = {
     {"recipient_open", &Dialect::recipient_open},
     {"recipient_close", &Dialect::recipient_close},
     {"recipient_header", &Dialect::recipient_header},
+    {"call_header_after", &Dialect::call_header_after},
     {"reasoning_recipient", &Dialect::reasoning_recipient},
     {"section_open", &Dialect::section_open},
     {"section_close", &Dialect::section_close},
