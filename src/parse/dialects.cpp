@@ -673,6 +673,7 @@ std::vector<Dialect> build_table() {
     d = xml_params(d, {}, {"<function", "</function>"}, {"<param", "</param>"});
     d.framing = ValueFraming::kTrim;
     d.untyped = UntypedValues::kJsonGuess;
+    d.cdata_values = true;
     t.push_back(d);
   }
   {  // K2 Horizon: GLM-style pairs in `<ifm|..>` tokens, a key optionally followed by its type.

@@ -252,6 +252,7 @@ class XmlFamily final : public SectionFamily {
   ResumePoint body_close_search_;  // where the JSON body's close search resumes
   bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
        quote_open_ = false;
+  bool cdata_ = false;       // Dialect::cdata_values: the value is a CDATA section
   std::string named_close_;  // Dialect::value_close_named: the open value's close ...
   MarkerSet named_markers_;  // ... and the markers that end it
 };
@@ -602,8 +603,13 @@ bool XmlFamily::xp_value() {
     } else if (c_.d.framing == ValueFraming::kTrim || c_.d.framing == ValueFraming::kJson) {
       if (!c_.skip_ws()) return false;
     }
+    // Dialect::cdata_values: a value written as <![CDATA[..]]> is read whole, then unwrapped.
+    constexpr std::string_view kCdataOpen = "<![CDATA[";
+    const Tri cdata = c_.d.cdata_values ? c_.at(kCdataOpen) : Tri::kNo;
+    if (cdata == Tri::kMore) return false;
+    cdata_ = cdata == Tri::kYes;
     value_started_ = true;
-    streaming_value_ = streams_as_string();
+    streaming_value_ = !cdata_ && streams_as_string();
     c_.mark = c_.pos;
     vscan_ = c_.pos;
     depth_ = 0;
@@ -648,6 +654,11 @@ bool XmlFamily::xp_value() {
     }
   } else {
     std::string_view raw = std::string_view(c_.buf).substr(c_.mark, stop - c_.mark);
+    if (cdata_) {
+      const std::string_view t = trim(raw);
+      if (t.size() >= 12 && t.starts_with("<![CDATA[") && t.ends_with("]]>"))
+        raw = t.substr(9, t.size() - 12);
+    }
     std::string value;
     std::optional<Json> nested;
     if (c_.d.value_close_named && trim(raw).starts_with(c_.d.param_open))

@@ -210,6 +210,9 @@ struct Dialect {
   // name would stand or, in a section, where a call would (dots.llm's and K2 Horizon's JSON
   // forms): read whole once its close comes, never streamed.
   bool json_call_body = false;
+  // A value written as an XML CDATA section (`<![CDATA[a\nb]]>`) is its content (MiniCPM 5,
+  // whose parsers read its calls as XML); read whole, not streamed.
+  bool cdata_values = false;
   // value_close_checked: the slips SGLang's step3p5 detector repairs, each only where the schema
   // (or the request's tool list) declares the name so the boundary is known: a declared, not yet
   // given parameter opened inside a line ends the value (`Dallas<parameter=state>TX`); a repeated

@@ -79,6 +79,7 @@ constexpr FlagField kFlagFields[] = {
     {"value_close_named", &Dialect::value_close_named},
     {"call_open_restarts", &Dialect::call_open_restarts},
     {"json_call_body", &Dialect::json_call_body},
+    {"cdata_values", &Dialect::cdata_values},
     {"repairs_tag_slips", &Dialect::repairs_tag_slips},
     {"loose_bare", &Dialect::loose_bare},
 };
