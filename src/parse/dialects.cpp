@@ -712,18 +712,14 @@ std::vector<Dialect> build_table() {
     d.think_open = "<|open|>think<|sep|>";
     d.think_close = "<|close|>think<|sep|>";
     d.reasoning_until_close = true;  // the prompt may have opened the block (vLLM's kimi_k3)
-    d.syntax = CallSyntax::kXmlParams;
-    d.section_open = "<|open|>tools<|sep|>";
-    d.section_close = "<|close|>tools<|sep|>";
-    d.call_open = "<|open|>call";
-    d.call_close = "<|close|>call<|sep|>";
-    d.name_end = {"<|sep|>"};
-    d.call_name_attr = "tool";
-    d.param_open = "<|open|>argument";
+    d = xml_params(d, {"<|open|>tools<|sep|>", "<|close|>tools<|sep|>"},
+                   {"<|open|>call", "<|close|>call<|sep|>"},
+                   {"<|open|>argument", "<|close|>argument<|sep|>"});
+    d.name_end = {"<|sep|>"};  // headers end at the separator token, not at '>'
     d.param_name_end = "<|sep|>";
+    d.call_name_attr = "tool";
     d.param_name_attr = "key";
     d.value_type_attr = "type";
-    d.value_close = "<|close|>argument<|sep|>";
     // The answer's channel markers and the end of the message are framing.
     d.dropped = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"};
     t.push_back(d);
@@ -750,15 +746,9 @@ std::vector<Dialect> build_table() {
         "[</k>..]<]minimax[>[</invoke>]<]minimax[>[</tool_call>; <mm:think> (MiniMax M3)";
     d.think_open = "<mm:think>";
     d.think_close = "</mm:think>";
-    d.syntax = CallSyntax::kXmlParams;
-    d.section_open = "]<]minimax[>[<tool_call>";
-    d.section_close = "]<]minimax[>[</tool_call>";
-    d.call_open = "]<]minimax[>[<invoke";
-    d.call_close = "]<]minimax[>[</invoke>";
-    d.name_end = {">"};
-    d.param_open = "]<]minimax[>[<";
-    d.param_name_end = ">";
-    d.value_close = "]<]minimax[>[</";
+    d = xml_params(d, {"]<]minimax[>[<tool_call>", "]<]minimax[>[</tool_call>"},
+                   {"]<]minimax[>[<invoke", "]<]minimax[>[</invoke>"},
+                   {"]<]minimax[>[<", "]<]minimax[>[</"});
     d.value_close_named = true;
     d.untyped = UntypedValues::kJsonGuess;
     t.push_back(d);
