@@ -128,6 +128,7 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
     c_.in_reasoning = d.starts_in_reasoning;
   }
   if (d.think_open.empty() && d.think_close.empty()) c_.in_reasoning = false;
+  for (auto t : d.end_tokens) longest_end_ = std::max(longest_end_, t.size());
   at_call_header_ = !d.call_header_after.empty();
   undecided_ = d.reasoning_until_close && !d.think_close.empty() && !c_.opt.reasoning_prefilled &&
                !c_.opt.enable_thinking.has_value() && c_.opt.separate_reasoning;
@@ -139,28 +140,31 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
 }
 
 std::string_view Engine::until_end(std::string_view chunk) {
-  const auto& tokens = c_.d.end_tokens;
   if (ended_) {
     after_end_ += chunk.size();
     return {};
   }
-  if (tokens.empty()) return chunk;
-  std::size_t longest = 1;
-  for (auto t : tokens) longest = std::max(longest, t.size());
-  // The earliest end token in the chunk, or one begun by the bytes before it.
+  if (longest_end_ == 0) return chunk;  // the dialect has no end token
+  // The earliest end token in the chunk, or one begun by the bytes before it: only the seam
+  // (the kept tail and the first bytes of the chunk) is copied.
   std::string seam = end_tail_;
-  seam.append(chunk.substr(0, longest - 1));
+  seam.append(chunk.substr(0, longest_end_ - 1));
   std::size_t cut = std::string_view::npos;  // offset in chunk just past the token
-  for (auto t : tokens) {
+  for (auto t : c_.d.end_tokens) {
     if (t.empty()) continue;  // a parser read from JSON may hold one: it ends nothing
     if (auto at = seam.find(t); at != std::string::npos && at < end_tail_.size())
       cut = std::min(cut, at + t.size() - end_tail_.size());
     if (auto at = chunk.find(t); at != std::string_view::npos) cut = std::min(cut, at + t.size());
   }
   if (cut == std::string_view::npos) {
-    seam = end_tail_;
-    seam.append(chunk);
-    end_tail_ = seam.substr(seam.size() - std::min(seam.size(), longest - 1));
+    // Keep the last longest_end_ - 1 bytes fed: from the chunk alone when it is long enough.
+    std::size_t keep = longest_end_ - 1;
+    if (chunk.size() >= keep) {
+      end_tail_.assign(chunk.substr(chunk.size() - keep));
+    } else {
+      end_tail_.append(chunk);
+      end_tail_.erase(0, end_tail_.size() - std::min(end_tail_.size(), keep));
+    }
     return chunk;
   }
   ended_ = true;
@@ -171,7 +175,10 @@ std::string_view Engine::until_end(std::string_view chunk) {
 
 auto Engine::feed(std::string_view chunk) -> std::vector<Delta> {
   if (finished_) return {};
-  chunk = until_end(chunk);
+  return feed_kept(until_end(chunk));
+}
+
+auto Engine::feed_kept(std::string_view chunk) -> std::vector<Delta> {
   if (chunk.empty()) return {};
   if (overflow_) {
     c_.em.content(chunk);
@@ -196,15 +203,18 @@ auto Engine::feed(std::string_view chunk) -> std::vector<Delta> {
 }
 
 void Engine::feed_whole(std::string_view text) {
-  if (!finished_ && !overflow_ && total_ == 0 && c_.buf.size() == 0 &&
-      text.size() <= c_.opt.max_output_bytes && c_.d.end_tokens.empty()) {
-    total_ = text.size();
-    c_.buf.borrow(text);
+  if (finished_) return;
+  // The text up to the end token (all of it without one) is read in place when it is the
+  // whole output and fits the limit.
+  std::string_view kept = until_end(text);
+  if (!overflow_ && total_ == 0 && c_.buf.size() == 0 && kept.size() <= c_.opt.max_output_bytes) {
+    total_ = kept.size();
+    c_.buf.borrow(kept);
     run();
     take();  // as feed() does (one-shot collects no deltas)
     return;
   }
-  feed(text);
+  feed_kept(kept);
 }
 
 auto Engine::finish() -> std::vector<Delta> {

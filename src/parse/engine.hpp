@@ -845,6 +845,9 @@ class Engine {
   // Dialect::end_tokens: the part of `chunk` up to and with the first end token; after it,
   // nothing (counted in after_end_, reported at finish).
   std::string_view until_end(std::string_view chunk);
+  // feed() after until_end: reads the kept part of a chunk.
+  std::vector<Delta> feed_kept(std::string_view chunk);
+  std::size_t longest_end_ = 0;  // the longest end token's size (0: the dialect has none)
   bool ended_ = false;
   std::size_t ended_at_ = 0, after_end_ = 0;  // offset just past the end token; bytes left out
   std::string end_tail_;       // the last bytes fed, where an end token split by a chunk may start

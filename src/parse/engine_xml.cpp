@@ -59,6 +59,25 @@ std::string_view member_text(std::string_view object, std::string_view key) {
   return {};
 }
 
+// Where the element opened just before `from` closes: its close, not that of a child of the same
+// name (`<item><item>a</item></item>`); npos when it does not.
+std::size_t matching_close(std::string_view text, std::size_t from, const std::string& open,
+                           const std::string& close) {
+  // Each search resumes past what it found, so the scan is linear.
+  std::size_t at = text.find(close, from), inner = text.find(open, from);
+  for (int depth = 0; at != std::string_view::npos;) {
+    if (inner < at) {  // a child of the same name opens first
+      ++depth;
+      inner = text.find(open, inner + open.size());
+      continue;
+    }
+    if (depth == 0) return at;
+    --depth;
+    at = text.find(close, at + close.size());
+  }
+  return at;
+}
+
 // Dialect::value_close_named: a value made of elements, `open name>..close name>` each, read as
 // JSON: an object of the children by name, a name repeated gives a list, and an element whose
 // children are all one repeated name is that list (`<tags><item>a..<item>b..</tags>`: ["a",
@@ -80,7 +99,7 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
     const std::string name(text.substr(p, gt - p));
     if (name.find_first_of("<>/ \t\n") != std::string::npos) return std::nullopt;
     const std::string end = std::string(close) + name + ">";
-    const std::size_t at = text.find(end, gt + 1);
+    const std::size_t at = matching_close(text, gt + 1, std::string(open) + name + ">", end);
     if (at == std::string_view::npos) return std::nullopt;
     const std::string_view inner = trim(text.substr(gt + 1, at - gt - 1));
     p = at + end.size();
@@ -199,6 +218,9 @@ class XmlFamily final : public SectionFamily {
   // is the name itself (`=f`, `"f"`, `f`).
   static std::string attr_name(std::string_view header, std::string_view key = "name");
   bool xp_name();
+  // Whether a call to `name` is read where it stands: outside the dialect's section, only one
+  // to a function the request lists (the XML call and its JSON body alike).
+  bool may_call_outside_section(const std::string& name) const;
   void close_xml_call();
   bool xp_params();
   bool xp_garbage();
@@ -305,9 +327,7 @@ bool XmlFamily::xp_name() {
     c_.fallback("not_a_call", "call marker not followed by a function name");
     return true;
   }
-  if (!in_section_ && !c_.committed && !c_.d.section_open.empty() && !c_.listed(name)) {
-    // A call marker without its section's opener is a call only for a function the request
-    // lists: `<function=unknown>` in prose stays text (SGLang's step3p5 detector).
+  if (!may_call_outside_section(name)) {
     c_.fallback("not_a_call", "call marker outside " + std::string(c_.d.section_open) +
                                   " names a function the request does not list");
     return true;
@@ -326,6 +346,12 @@ bool XmlFamily::xp_name() {
   first_param_ = true;
   go(St::kParams);
   return true;
+}
+
+bool XmlFamily::may_call_outside_section(const std::string& name) const {
+  // A call marker without its section's opener is a call only for a function the request
+  // lists: `<function=unknown>` in prose stays text (SGLang's step3p5 detector).
+  return in_section_ || c_.committed || c_.d.section_open.empty() || c_.listed(name);
 }
 
 Tri XmlFamily::json_call(std::string_view close) {
@@ -362,9 +388,7 @@ Tri XmlFamily::json_call(std::string_view close) {
     break;
   }
   if (!c_.valid_name(name) || args.empty()) return Tri::kNo;
-  // As an XML call: outside its section, only for a function the request lists.
-  if (!in_section_ && !c_.committed && !c_.d.section_open.empty() && !c_.listed(name))
-    return Tri::kNo;
+  if (!may_call_outside_section(name)) return Tri::kNo;
   c_.open_call("", name);
   c_.em.args(args);
   c_.close_call();
