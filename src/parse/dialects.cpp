@@ -681,10 +681,14 @@ std::vector<Dialect> build_table() {
     d.name = "k2_horizon";
     d.summary =
         "<ifm|tool_calls><ifm|tool_call>name<ifm|arg_key>k</ifm|arg_key>[<ifm|arg_type>t</ifm|arg_"
-        "type>]<ifm|arg_value>v</ifm|arg_value></ifm|tool_call></ifm|tool_calls>; <ifm|think>, "
+        "type>]<ifm|arg_value>v</ifm|arg_value></ifm|tool_call></ifm|tool_calls>; <ifm|think> "
+        "(or _fast, _faster), "
         "starts in reasoning (K2 Horizon)";
     d.think_open = "<ifm|think>";
     d.think_close = "</ifm|think>";
+    // The template opens one of three blocks by reasoning_effort: high, medium, low.
+    d.think_alternates = {{"<ifm|think_fast>", "</ifm|think_fast>"},
+                          {"<ifm|think_faster>", "</ifm|think_faster>"}};
     d.starts_in_reasoning = true;
     d.syntax = CallSyntax::kXmlParams;
     d.section_open = "<ifm|tool_calls>";

@@ -253,6 +253,11 @@ void Engine::build_markers() {
   content_markers_.add(d.damaged_marker_prefix, kTagDamaged);
   content_markers_.add(d.think_close, kTagThinkClose);
   reasoning_markers_.add(d.think_close, kTagThinkClose);
+  for (const Section& block : d.think_alternates) {
+    content_markers_.add(block.open, kTagThinkOpen);
+    content_markers_.add(block.close, kTagThinkClose);
+    reasoning_markers_.add(block.close, kTagThinkClose);
+  }
   // A new message's header ends the reasoning message too.
   content_markers_.add(d.recipient_header, kTagRecipient);
   reasoning_markers_.add(d.recipient_header, kTagRecipient);
@@ -372,6 +377,8 @@ bool Engine::text() {
     std::size_t save = pos;
     pos = p;
     Tri t = c_.take(d.think_open);  // leading whitespace before the tag is layout
+    for (std::size_t i = 0; t == Tri::kNo && i < d.think_alternates.size(); ++i)
+      t = c_.take(d.think_alternates[i].open);
     if (t == Tri::kMore) {
       pos = save;
       return false;
@@ -499,7 +506,11 @@ bool Engine::text() {
   // ends the reasoning. Held until the block closes or the output ends (or max_held_bytes).
   if (c_.in_reasoning && !d.think_close.empty()) {
     const std::size_t from = think_close_search_.from(c_, pos + hit.len);
-    const std::size_t close = buf.find(d.think_close, from);
+    std::size_t close = buf.find(d.think_close, from), longest = d.think_close.size();
+    for (const Section& block : d.think_alternates) {
+      close = std::min(close, buf.find(block.close, from));
+      longest = std::max(longest, block.close.size());
+    }
     if (close != std::string::npos) {
       c_.emit(Route::kReasoning, c_.bytes(pos, pos + hit.len));
       pos += hit.len;
@@ -507,7 +518,7 @@ bool Engine::text() {
       return true;
     }
     if (!c_.eof && buf.size() - pos <= c_.opt.max_held_bytes) {
-      think_close_search_.hold(c_, from, d.think_close.size());
+      think_close_search_.hold(c_, from, longest);
       return false;
     }
     think_close_search_.clear();

@@ -66,6 +66,9 @@ struct Dialect {
   // Reasoning.
   std::string_view think_open;  // "" = the dialect has no reasoning block
   std::string_view think_close;
+  // Other reasoning blocks the model may open (K2 Horizon's lower efforts: <ifm|think_fast>,
+  // <ifm|think_faster>). Any of the closes ends a block: the prompt may have opened any of them.
+  std::vector<Section> think_alternates;
   // A label the block may begin with, markup rather than reasoning (Gemma 4 writes
   // `<|channel>thought\n..<channel|>`; vLLM's gemma4 parser removes the `thought\n`).
   std::string_view reasoning_label;

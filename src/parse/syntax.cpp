@@ -104,6 +104,7 @@ constexpr SectionField kSectionFields[] = {
     {"sections", &Dialect::sections},
     {"pythonic_sections", &Dialect::pythonic_sections},
     {"loose_sections", &Dialect::loose_sections},
+    {"think_alternates", &Dialect::think_alternates},
 };
 
 template <typename E>
@@ -184,6 +185,7 @@ Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
   if (!t.think_open.empty() || !t.think_close.empty()) {
     d.think_open = t.think_open;
     d.think_close = t.think_close;
+    d.think_alternates = t.think_alternates;
     d.starts_in_reasoning = t.starts_in_reasoning;
     d.newlines_after_think_close = t.newlines_after_think_close;
     d.reasoning_newlines_trimmed = t.reasoning_newlines_trimmed;
