@@ -367,10 +367,15 @@ std::vector<Dialect> build_table() {
   {
     Dialect d;
     d.name = "functionary_v3_2";
-    d.summary = ">>>name\\n{..} (first header without >>>; 'all' = content) (Functionary v3.2)";
+    d.summary =
+        ">>>name\\n{..} (first header without >>>; 'all' = content; python\\ncode is "
+        "{\"code\"}) (Functionary v3.2)";
     d = header_json(d, {}, {">>>", ""}, "\n");
     d.header_at_start = true;
     d.content_name = "all";
+    // Its python tool takes raw code, not JSON (the code_interpreter convention): {"code": ..}.
+    d.raw_args_key = "code";
+    d.raw_args_function = "python";
     d.dropped = {"<|eot_id|>"};
     t.push_back(d);
   }
@@ -755,6 +760,18 @@ std::vector<Dialect> build_table() {
                    {"]<]minimax[>[<", "]<]minimax[>[</"});
     d.value_close_named = true;
     d.untyped = UntypedValues::kJsonGuess;
+    t.push_back(d);
+  }
+  {  // CWM (Meta's Code World Model): `<tool: label>` then the name and a free-text payload.
+    Dialect d = think_tags({});
+    d.name = "cwm";
+    d.summary =
+        "<tool: function>\\nname payload\\n</tool> (the payload is {\"command\": ..} unless it is "
+        "JSON; <tool: name payload </tool> too); <think> (CWM)";
+    d = header_json(d, {}, {"<tool:", "</tool>"}, "");
+    d.header_end = {};
+    d.label_close = ">";
+    d.raw_args_key = "command";
     t.push_back(d);
   }
   {  // RWKV: a Markdown heading, then the call object in a JSON code fence.

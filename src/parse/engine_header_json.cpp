@@ -72,6 +72,7 @@ class HeaderJsonFamily final : public SectionFamily {
   }
 
   bool hj_header();
+  bool hj_label_header();
   bool hj_id();
   bool hj_args_start();
   bool hj_args();
@@ -85,13 +86,15 @@ class HeaderJsonFamily final : public SectionFamily {
   MarkerSet header_markers_, raw_args_markers_;
   JsonScanner scanner_;
   std::string name_, id_;
-  bool id_done_ = false;     // id_first: the id of the header being read is taken
-  bool infer_name_ = false;  // Kimi bare counter id: name inferred once the arguments are read
-  bool raw_warned_ = false;  // the raw arguments did not start as JSON: invalid_arguments given
+  bool id_done_ = false;      // id_first: the id of the header being read is taken
+  bool infer_name_ = false;   // Kimi bare counter id: name inferred once the arguments are read
+  bool raw_warned_ = false;   // the raw arguments did not start as JSON: invalid_arguments given
+  bool raw_wrapped_ = false;  // Dialect::raw_args_key: the raw text is that parameter's value
   std::string infer_args_;
 };
 
 bool HeaderJsonFamily::hj_header() {
+  if (!c_.d.label_close.empty()) return hj_label_header();
   if (c_.d.json_list_calls && c_.pos == c_.mark) {
     // Mistral: `[TOOL_CALLS][{"name": .., "arguments": ..}]` after the same marker.
     std::size_t p = c_.pos;
@@ -210,6 +213,62 @@ bool HeaderJsonFamily::hj_header() {
   return true;
 }
 
+// Dialect::label_close: `label<label_close> name` or, without the close, `label` as the name.
+bool HeaderJsonFamily::hj_label_header() {
+  constexpr std::size_t kLongest = 256;  // a label or name longer than this is not a header
+  const std::string_view buf(c_.buf);
+  const std::string_view close = c_.d.label_close;
+  const std::size_t size = buf.size();
+  auto skip_ws = [&](std::size_t p) {
+    while (p < size && is_ws(buf[p])) ++p;
+    return p;
+  };
+  auto word_end = [&](std::size_t p, std::string_view stop) {
+    const std::size_t limit = std::min(size, p + kLongest + 1);
+    while (p < limit && !is_ws(buf[p]) && !buf.substr(p).starts_with(stop) &&
+           !buf.substr(p).starts_with(c_.d.call_close))
+      ++p;
+    return p;
+  };
+  auto waits = [&](std::size_t p) { return p == size && !c_.eof; };
+  const std::size_t label = skip_ws(c_.mark);
+  const std::size_t label_end = word_end(label, close);
+  if (waits(label_end)) return false;
+  std::size_t name = label, name_end = label_end;
+  std::size_t after = skip_ws(label_end);
+  if (waits(after)) return false;
+  const std::string_view rest = buf.substr(after);
+  if (rest.size() < close.size() && close.starts_with(rest) && !c_.eof) return false;
+  if (rest.starts_with(close)) {
+    // The label is informational: the name is the first word after its close.
+    name = skip_ws(after + close.size());
+    if (waits(name)) return false;
+    name_end = word_end(name, c_.d.call_close);
+    if (waits(name_end)) return false;
+  } else if (after == label_end && after < size) {
+    name_end = label;  // no space after the label: not a header
+  }
+  if (name_end - name > kLongest || name_end == name) {
+    c_.pos = name_end;
+    if (c_.eof && name_end == size) {
+      c_.fallback("truncated", "output ended inside a call header");
+    } else {
+      c_.fallback("not_a_call", "call marker not followed by a function name");
+    }
+    return true;
+  }
+  name_.assign(buf.substr(name, name_end - name));
+  id_.clear();
+  infer_name_ = false;
+  c_.pos = name_end;
+  if (!c_.valid_name(name_)) {
+    c_.fallback("not_a_call", "call header is not a function name");
+    return true;
+  }
+  go(St::kArgsStart);
+  return true;
+}
+
 bool HeaderJsonFamily::hj_id() {
   MarkerSet::Hit hit = c_.search(header_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
@@ -242,17 +301,23 @@ bool HeaderJsonFamily::hj_args_start() {
     c_.end_block();
     return true;
   }
-  // With an end marker (special tokens that cannot occur in JSON) the arguments are the text
-  // up to it, valid JSON or not; without one, a JSON value ends them.
-  if (!c_.d.call_close.empty() || c_.d.fenced_args) {
-    raw_warned_ = false;
+  char c = c_.buf[c_.pos];
+  raw_warned_ = false;
+  raw_wrapped_ = !c_.d.raw_args_key.empty() && c != '{' && c != '[' && !infer_name_ &&
+                 (c_.d.raw_args_function.empty() || name_ == c_.d.raw_args_function);
+  if (raw_wrapped_) {
+    c_.em.args_escaped("{\"", c_.d.raw_args_key, "\": \"");
     go(St::kRaw);
     return true;
   }
-  char c = c_.buf[c_.pos];
+  // With an end marker (special tokens that cannot occur in JSON) the arguments are the text
+  // up to it, valid JSON or not; without one, a JSON value ends them.
+  if (!c_.d.call_close.empty() || c_.d.fenced_args) {
+    go(St::kRaw);
+    return true;
+  }
   if (c == '{' || c == '[' || c == '"') {
     scanner_.reset();
-    raw_warned_ = false;
     go(St::kArgs);
   } else {
     c_.em.warn("invalid_arguments", "arguments are not JSON; kept as written", c_.abs(c_.pos));
@@ -291,20 +356,28 @@ bool HeaderJsonFamily::hj_raw() {
     std::string_view piece = std::string_view(c_.buf).substr(c_.pos, stop - c_.pos);
     if (infer_name_) {
       infer_args_.append(piece);
+    } else if (raw_wrapped_) {
+      c_.em.args_escaped("", piece, "");
     } else {
       c_.em.args(piece);
     }
   }
   c_.pos = stop;
+  if (hit.kind != MarkerSet::Hit::kFound && !c_.eof) return false;
+  if (raw_wrapped_) c_.em.args("\"}");
+  raw_wrapped_ = false;
   if (hit.kind == MarkerSet::Hit::kFound) {
     c_.pos = hit.at;
     go(St::kAfterArgs);
     return true;
   }
-  if (!c_.eof) return false;
   c_.pos = c_.buf.size();
+  // The output ended before the call's end marker: the call is kept, cut off, and its arguments
+  // checked (a JSON object cut short gets its invalid_arguments warning).
+  if (!c_.d.call_close.empty()) c_.truncated("a tool call");
   resolve_inferred();
-  c_.close_call(false);
+  c_.close_call(!raw_warned_);
+  raw_warned_ = false;
   c_.end_block();
   return true;
 }

@@ -162,11 +162,19 @@ struct Dialect {
   std::string_view id_marker;                // separates name and id in the header (Mistral)
   bool id_first = false;                     // ... id first, then the name (Solar Open)
   std::string_view type_separator;           // "function<sep>name": the name follows it
-  bool id_in_header = false;                 // the header is the id "functions.name:0" (Kimi)
-  bool fenced_args = false;                  // arguments inside ```json ... ``` (DeepSeek V3)
-  bool header_at_start = false;              // the output may begin with a header (Functionary)
-  std::string_view content_name;             // a header naming content, not a call ("all")
-  bool json_list_calls = false;              // the marker may also start a JSON call list
+  // A label before the name, closed by this marker (CWM: `<tool: function>\nterminal ls`): the
+  // label is informational and the name is the first word after the marker; a label followed by
+  // a space instead (`<tool: python print(1) </tool>`) is the name itself.
+  std::string_view label_close;
+  // Arguments that do not begin as JSON ('{' or '[') are the text of this one parameter
+  // (Functionary's python calls: raw code, {"code": ..}; CWM: {"command": ..}); for every
+  // function, or only for raw_args_function when it is set.
+  std::string_view raw_args_key, raw_args_function;
+  bool id_in_header = false;      // the header is the id "functions.name:0" (Kimi)
+  bool fenced_args = false;       // arguments inside ```json ... ``` (DeepSeek V3)
+  bool header_at_start = false;   // the output may begin with a header (Functionary)
+  std::string_view content_name;  // a header naming content, not a call ("all")
+  bool json_list_calls = false;   // the marker may also start a JSON call list
   // Mistral's header as backends and models garble it: it may end where its JSON object begins
   // (`name{..}`, `[ARGS]` stripped with the special tokens by the detokenizer), and text before
   // a `[{` call list is content (`[TOOL_CALLS] junk [{..}]`).

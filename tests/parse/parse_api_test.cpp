@@ -73,7 +73,8 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "dots",
                                           "minimax_m3",
                                           "rwkv",
-                                          "hyperclovax_14b"};
+                                          "hyperclovax_14b",
+                                          "cwm"};
   parse::Options no_thinking;
   no_thinking.enable_thinking = false;
   for (const std::string& name : names) {
