@@ -81,12 +81,19 @@ std::size_t matching_close(std::string_view text, std::size_t from, const std::s
 // Dialect::value_close_named: a value made of elements, `open name>..close name>` each, read as
 // JSON: an object of the children by name, a name repeated gives a list, and an element whose
 // children are all one repeated name is that list (`<tags><item>a..<item>b..</tags>`: ["a",
-// "b"]); a leaf is a JSON literal when it parses as one (42, true), else its trimmed text.
-// Nothing when the text is not only elements (text mixed with them stays the string it is).
+// "b"]); a leaf is typed by its schema (a member's, an array's items', through `schema`) as a
+// parameter's value is, and without one it is a JSON literal when it parses as one (42, true),
+// else its trimmed text. Nothing when the text is not only elements (text mixed with them stays
+// the string it is).
 std::optional<Json> nested_elements(std::string_view text, std::string_view open,
-                                    std::string_view close, int depth) {
+                                    std::string_view close, const SchemaSet& schema,
+                                    UntypedValues untyped, bool& mismatch, int depth) {
   if (depth > 32) return std::nullopt;
   std::vector<std::pair<std::string, std::vector<Json>>> children;
+  const ParamTypes types = schema.types();
+  const bool is_list = types.array && !types.object;  // every child is an element of it
+  const SchemaSet element_schema = is_list ? schema.items() : SchemaSet{};
+  std::vector<Json> elements;
   std::size_t p = 0;
   auto skip_ws = [&] {
     while (p < text.size() && is_ws(text[p])) ++p;
@@ -103,15 +110,30 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
     if (at == std::string_view::npos) return std::nullopt;
     const std::string_view inner = trim(text.substr(gt + 1, at - gt - 1));
     p = at + end.size();
+    const SchemaSet child = is_list ? element_schema : schema.property(name);
     Json value;
     if (inner.compare(0, open.size(), open) == 0) {
-      auto nested = nested_elements(inner, open, close, depth + 1);
+      auto nested = nested_elements(inner, open, close, child, untyped, mismatch, depth + 1);
       if (!nested) return std::nullopt;
       value = std::move(*nested);
+    } else if (const ParamTypes leaf = child.types(); leaf.known) {
+      bool ok = true;
+      value = Json::parse(coerce_value(inner, leaf, untyped, &ok), nullptr, false);
+      // A member of an array schema written once per element (`<tag>a..<tag>b..`): each is
+      // typed by the items' schema.
+      if (leaf.array && !leaf.object && !value.is_array())
+        if (const ParamTypes item = child.items().types(); item.known)
+          value = Json::parse(coerce_value(inner, item, untyped, &ok), nullptr, false);
+      if (value.is_discarded()) value = std::string(inner);
+      mismatch = mismatch || !ok;
     } else if (!inner.empty() && Json::accept(inner)) {
       value = Json::parse(inner);
     } else {
       value = std::string(inner);
+    }
+    if (is_list) {  // the elements in the order written, whatever their names
+      elements.push_back(std::move(value));
+      continue;
     }
     auto it = std::find_if(children.begin(), children.end(),
                            [&](const auto& c) { return c.first == name; });
@@ -121,8 +143,11 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
     }
     it->second.push_back(std::move(value));
   }
+  if (is_list) return elements.empty() ? std::nullopt : std::optional<Json>(Json(elements));
   if (children.empty()) return std::nullopt;
-  if (children.size() == 1 && children[0].second.size() > 1) return Json(children[0].second);
+  // One name repeated is the list, unless the schema says the value is an object.
+  if (!types.object && children.size() == 1 && children[0].second.size() > 1)
+    return Json(children[0].second);
   Json object = Json::object();
   for (auto& [name, values] : children)
     object[name] = values.size() == 1 ? std::move(values[0]) : Json(std::move(values));
@@ -685,8 +710,18 @@ bool XmlFamily::xp_value() {
     }
     std::string value;
     std::optional<Json> nested;
-    if (c_.d.value_close_named && trim(raw).starts_with(c_.d.param_open))
-      nested = nested_elements(trim(raw), c_.d.param_open, c_.d.value_close, 0);
+    if (c_.d.value_close_named && trim(raw).starts_with(c_.d.param_open)) {
+      SchemaSet function;
+      if (const Json* params = function_parameters(c_.tools, name_)) function = {params, {params}};
+      bool mismatch = false;
+      nested = nested_elements(trim(raw), c_.d.param_open, c_.d.value_close,
+                               function.property(param_), c_.d.untyped, mismatch, 0);
+      if (nested && mismatch)
+        c_.em.warn("coercion",
+                   "a value nested in parameter " + param_ +
+                       " does not match its schema type; kept as a string",
+                   c_.abs(c_.mark));
+    }
     if (nested) {
       append_python_json(value, *nested);
     } else if (c_.d.framing == ValueFraming::kJson && Json::accept(raw)) {

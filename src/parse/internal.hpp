@@ -298,6 +298,16 @@ struct ParamTypes {
   }
 };
 ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param);
+// The schemas that describe one part of a nested value (Dialect::value_close_named): a
+// parameter's, then its members' and its items', each walk bounded as param_types's. Empty
+// (root nullptr or no schema) means unknown.
+struct SchemaSet {
+  const Json* root = nullptr;  // the function's parameters schema, where $refs resolve
+  std::vector<const Json*> schemas;
+  SchemaSet property(std::string_view name) const;  // a member (or additionalProperties)
+  SchemaSet items() const;                          // an array's element
+  ParamTypes types() const;
+};
 // The `parameters` schema of a function in the request's tools (nullptr when the function is not
 // declared or has no parameters object).
 const Json* function_parameters(const Json& tools, std::string_view function);

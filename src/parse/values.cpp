@@ -178,6 +178,20 @@ void collect_property(const Json& schema, std::string_view name, std::vector<con
   }
 }
 
+// The schema under `key` (items, additionalProperties) of a schema and of its references and
+// branches.
+void collect_member(const Json& schema, const char* key, std::vector<const Json*>& out, int depth,
+                    SchemaWalk& walk) {
+  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return;
+  if (const Json* target = ref_target(schema, walk))
+    collect_member(*target, key, out, depth + 1, walk);
+  if (auto it = schema.find(key); it != schema.end() && it->is_object()) out.push_back(&*it);
+  for (const char* branches : {"anyOf", "oneOf", "allOf"}) {
+    if (auto it = schema.find(branches); it != schema.end() && it->is_array())
+      for (const auto& branch : *it) collect_member(branch, key, out, depth + 1, walk);
+  }
+}
+
 // Every property name a schema declares, at its root or in its root branches.
 void collect_property_names(const Json& schema, std::vector<std::string>& out, int depth,
                             SchemaWalk& walk) {
@@ -406,6 +420,33 @@ std::vector<std::string> schema_property_names(const Json& parameters) {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
+}
+
+SchemaSet SchemaSet::property(std::string_view name) const {
+  SchemaSet child{root, {}};
+  if (!root) return child;
+  SchemaWalk walk{root};
+  for (const Json* schema : schemas) collect_property(*schema, name, child.schemas, 0, walk);
+  if (child.schemas.empty())  // an undeclared key: the schema's additionalProperties, if any
+    for (const Json* schema : schemas)
+      collect_member(*schema, "additionalProperties", child.schemas, 0, walk);
+  return child;
+}
+
+SchemaSet SchemaSet::items() const {
+  SchemaSet child{root, {}};
+  if (!root) return child;
+  SchemaWalk walk{root};
+  for (const Json* schema : schemas) collect_member(*schema, "items", child.schemas, 0, walk);
+  return child;
+}
+
+ParamTypes SchemaSet::types() const {
+  ParamTypes types;
+  if (!root) return types;
+  SchemaWalk walk{root};
+  for (const Json* schema : schemas) add_schema_types(*schema, types, 0, walk);
+  return types;
 }
 
 ParamTypes param_types(const Json& tools, std::string_view function, std::string_view param) {
