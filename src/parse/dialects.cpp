@@ -427,11 +427,12 @@ std::vector<Dialect> build_table() {
     t.push_back(d);
   }
   {  // InternLM2/2.5: one call object after the plugin action header (vLLM's internlm parser).
-    Dialect d;
+    // Intern-S1 thinks in <think>..</think> first (vLLM's intern_s1 reasoning parser).
+    Dialect d = think_tags({});
     d.name = "internlm2";
     d.summary =
         "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|> (InternLM2, "
-        "InternLM2.5)";
+        "InternLM2.5); <think> (Intern-S1)";
     d.syntax = CallSyntax::kJsonObject;
     // Intern-S1 may write a space or a newline between the two tokens (vLLM's intern_s1 parser).
     d.sections = {{"<|action_start|><|plugin|>", "<|action_end|>"},
@@ -467,7 +468,11 @@ std::vector<Dialect> build_table() {
         "\"arguments\"}]</tool_calls> (Hunyuan-A13B)";
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<tool_calls>", "</tool_calls>"}};
-    d.dropped = {"<answer>", "</answer>"};
+    // The model writes `<think>\n..\n</think>\n<answer>\n..\n</answer>`: those newlines are
+    // layout (vLLM's hunyuan_a13b reasoning parser strips them); the longer marker wins.
+    d.reasoning_newlines_trimmed = true;
+    d.newlines_after_think_close = true;
+    d.dropped = {"<answer>\n", "\n</answer>", "<answer>", "</answer>"};
     t.push_back(d);
   }
   {  // ERNIE-4.5 Thinking: its prompt opens the thinking block, so the output starts in reasoning
@@ -550,7 +555,11 @@ std::vector<Dialect> build_table() {
      // (vLLM's apertus parser).
     Dialect d;
     d.name = "apertus";
-    d.summary = "<|tools_prefix|>[{\"name\": {arguments}}]<|tools_suffix|> (Apertus)";
+    d.summary =
+        "<|tools_prefix|>[{\"name\": {arguments}}]<|tools_suffix|>; "
+        "<|inner_prefix|>..<|inner_suffix|> (Apertus)";
+    d.think_open = "<|inner_prefix|>";  // its deliberation block (vLLM's apertus reasoning parser)
+    d.think_close = "<|inner_suffix|>";
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<|tools_prefix|>", "<|tools_suffix|>"}};
     d.name_as_key = true;
@@ -599,6 +608,10 @@ std::vector<Dialect> build_table() {
     d.name_end = {"\n"};
     d.name_stop = {"<arg_key>", "</iquestcoder_tool_call>"};
     d.starts_in_reasoning = true;
+    // The newlines around the reasoning and after its close are layout (vLLM's iquest reasoning
+    // parsers strip them).
+    d.reasoning_newlines_trimmed = true;
+    d.newlines_after_think_close = true;
     t.push_back(d);
   }
   {  // Solar Open 2: one call per start token, the name on its line, then key/value pairs.
@@ -721,6 +734,10 @@ std::vector<Dialect> build_table() {
     d.think_open = "<|open|>think<|sep|>";
     d.think_close = "<|close|>think<|sep|>";
     d.reasoning_until_close = true;  // the prompt may have opened the block (vLLM's kimi_k3)
+    // The think channel also ends at a close missing its separator, and where the response
+    // channel opens (SGLang's kimi_k3 reasoning parser); in the content that open is framing.
+    d.think_alternates = {{"<|open|>think", "<|close|>think"},
+                          {"<|open|>think", "<|open|>response<|sep|>"}};
     d = xml_params(d, {"<|open|>tools<|sep|>", "<|close|>tools<|sep|>"},
                    {"<|open|>call", "<|close|>call<|sep|>"},
                    {"<|open|>argument", "<|close|>argument<|sep|>"});
@@ -729,8 +746,10 @@ std::vector<Dialect> build_table() {
     d.call_name_attr = "tool";
     d.param_name_attr = "key";
     d.value_type_attr = "type";
-    // The answer's channel markers and the end of the message are framing.
-    d.dropped = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"};
+    // The answer's channel markers and the end of the message are framing, also without their
+    // separator (the longer marker wins).
+    d.dropped = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>",
+                 "<|open|>response",        "<|close|>response",        "<|close|>message"};
     t.push_back(d);
   }
   {  // dots.llm: MiniMax-M2's invoke elements in <dots_function_call> blocks, values trimmed.
@@ -758,8 +777,7 @@ std::vector<Dialect> build_table() {
     d = xml_params(d, {"]<]minimax[>[<tool_call>", "]<]minimax[>[</tool_call>"},
                    {"]<]minimax[>[<invoke", "]<]minimax[>[</invoke>"},
                    {"]<]minimax[>[<", "]<]minimax[>[</"});
-    d.value_close_named = true;
-    d.untyped = UntypedValues::kJsonGuess;
+    d.value_close_named = true;  // untyped values are strings, as both references keep them
     t.push_back(d);
   }
   {  // CWM (Meta's Code World Model): `<tool: label>` then the name and a free-text payload.

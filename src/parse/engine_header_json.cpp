@@ -346,8 +346,25 @@ bool HeaderJsonFamily::hj_args() {
 bool HeaderJsonFamily::hj_raw() {
   MarkerSet::Hit hit = c_.search(raw_args_markers_);
   std::size_t end = hit.kind == MarkerSet::Hit::kNotFound ? c_.emit_end(c_.buf.size()) : hit.at;
+  // At the output's end, the beginning of the call's end marker cut off by it (`{..}<|end_`) is
+  // not part of the arguments: it is kept as content (free-text arguments keep every byte).
+  std::size_t cut_marker = c_.buf.size();
+  if (hit.kind == MarkerSet::Hit::kNotFound && c_.eof && !raw_wrapped_) {
+    const std::string_view rest = c_.bytes(c_.pos, c_.buf.size());
+    for (std::string_view marker : {c_.d.call_close, c_.d.section_close}) {
+      if (marker.empty()) continue;
+      // The longest proper prefix of the marker the output ends with.
+      for (std::size_t n = std::min(rest.size(), marker.size() - 1); n > 0; --n) {
+        if (rest.ends_with(marker.substr(0, n))) {
+          cut_marker = std::min(cut_marker, c_.buf.size() - n);
+          break;
+        }
+      }
+    }
+    end = cut_marker;
+  }
   std::size_t stop = end;
-  if (hit.kind == MarkerSet::Hit::kFound) {
+  if (hit.kind == MarkerSet::Hit::kFound || cut_marker < c_.buf.size()) {
     while (stop > c_.pos && is_ws(c_.buf[stop - 1])) --stop;  // layout before the end marker
   } else if (!c_.eof) {
     while (stop > c_.pos && is_ws(c_.buf[stop - 1])) --stop;  // might be layout: hold
@@ -379,6 +396,7 @@ bool HeaderJsonFamily::hj_raw() {
   c_.close_call(!raw_warned_);
   raw_warned_ = false;
   c_.end_block();
+  if (cut_marker < c_.buf.size()) c_.emit(Route::kContent, c_.bytes(cut_marker, c_.buf.size()));
   return true;
 }
 

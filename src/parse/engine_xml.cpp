@@ -78,13 +78,20 @@ std::size_t matching_close(std::string_view text, std::size_t from, const std::s
   return at;
 }
 
+// An element written empty whose schema is a container only: that container, empty.
+std::optional<Json> empty_container(const ParamTypes& types) {
+  if (types.string || types.array == types.object) return std::nullopt;
+  return types.array ? Json::array() : Json::object();
+}
+
 // Dialect::value_close_named: a value made of elements, `open name>..close name>` each, read as
-// JSON: an object of the children by name, a name repeated gives a list, and an element whose
-// children are all one repeated name is that list (`<tags><item>a..<item>b..</tags>`: ["a",
-// "b"]); a leaf is typed by its schema (a member's, an array's items', through `schema`) as a
-// parameter's value is, and without one it is a JSON literal when it parses as one (42, true),
-// else its trimmed text. Nothing when the text is not only elements (text mixed with them stays
-// the string it is).
+// JSON, as SGLang's and vLLM's minimax_m3 parsers build it: under an array schema the children
+// are its elements in order (`<tags><item>a..<item>b..</tags>`: ["a", "b"]), otherwise an object
+// of the children by name, a name repeated giving a list; a leaf is typed by its schema (a
+// member's, additionalProperties', an array's items') as a parameter's value is, and without one
+// as the dialect's untyped values; an element written empty is the empty container its schema
+// names. Nothing when the text is not only elements (text mixed with them stays the string it
+// is).
 std::optional<Json> nested_elements(std::string_view text, std::string_view open,
                                     std::string_view close, const SchemaSet& schema,
                                     UntypedValues untyped, bool& mismatch, int depth) {
@@ -116,7 +123,9 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
       auto nested = nested_elements(inner, open, close, child, untyped, mismatch, depth + 1);
       if (!nested) return std::nullopt;
       value = std::move(*nested);
-    } else if (const ParamTypes leaf = child.types(); leaf.known) {
+    } else if (const ParamTypes leaf = child.types(); inner.empty() && empty_container(leaf)) {
+      value = *empty_container(leaf);
+    } else {
       bool ok = true;
       value = Json::parse(coerce_value(inner, leaf, untyped, &ok), nullptr, false);
       // A member of an array schema written once per element (`<tag>a..<tag>b..`): each is
@@ -126,10 +135,6 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
           value = Json::parse(coerce_value(inner, item, untyped, &ok), nullptr, false);
       if (value.is_discarded()) value = std::string(inner);
       mismatch = mismatch || !ok;
-    } else if (!inner.empty() && Json::accept(inner)) {
-      value = Json::parse(inner);
-    } else {
-      value = std::string(inner);
     }
     if (is_list) {  // the elements in the order written, whatever their names
       elements.push_back(std::move(value));
@@ -145,9 +150,6 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
   }
   if (is_list) return elements.empty() ? std::nullopt : std::optional<Json>(Json(elements));
   if (children.empty()) return std::nullopt;
-  // One name repeated is the list, unless the schema says the value is an object.
-  if (!types.object && children.size() == 1 && children[0].second.size() > 1)
-    return Json(children[0].second);
   Json object = Json::object();
   for (auto& [name, values] : children)
     object[name] = values.size() == 1 ? std::move(values[0]) : Json(std::move(values));
@@ -657,8 +659,18 @@ bool XmlFamily::xp_value() {
     const Tri cdata = c_.d.cdata_values ? c_.at(kCdataOpen) : Tri::kNo;
     if (cdata == Tri::kMore) return false;
     cdata_ = cdata == Tri::kYes;
+    // Dialect::value_close_named: a value that begins with an element is read whole (nested).
+    bool nested = false;
+    if (c_.d.value_close_named) {
+      std::size_t p = c_.pos;
+      while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+      const std::string_view rest = c_.bytes(p, c_.buf.size());
+      const std::string_view open = c_.d.param_open;
+      if (!c_.eof && rest.size() < open.size() && open.starts_with(rest)) return false;
+      nested = rest.starts_with(open);
+    }
     value_started_ = true;
-    streaming_value_ = !cdata_ && streams_as_string();
+    streaming_value_ = !cdata_ && !nested && streams_as_string();
     c_.mark = c_.pos;
     vscan_ = c_.pos;
     depth_ = 0;
@@ -722,6 +734,7 @@ bool XmlFamily::xp_value() {
                        " does not match its schema type; kept as a string",
                    c_.abs(c_.mark));
     }
+    if (c_.d.value_close_named && !nested && trim(raw).empty()) nested = empty_container(types_);
     if (nested) {
       append_python_json(value, *nested);
     } else if (c_.d.framing == ValueFraming::kJson && Json::accept(raw)) {
