@@ -240,6 +240,9 @@ std::vector<Dialect> build_table() {
     d.think_close = "</seed:think>";
     d.call_ends_reasoning = false;  // Seed quotes the call format while thinking
     d = xml_params(d, {"<seed:tool_call>", "</seed:tool_call>"}, kFunctionTag, kParameterTag);
+    // One leading and one trailing newline of a value are layout (vLLM's seed_oss parser, adapted
+    // from qwen3_coder's, removes them; llama.cpp's seed-oss parser trims the value).
+    d.framing = ValueFraming::kStripOneNewline;
     d.dropped = {"<seed:eos>"};
     t.push_back(d);
   }
@@ -704,9 +707,14 @@ std::vector<Dialect> build_table() {
         "starts in reasoning (K2 Horizon)";
     d.think_open = "<ifm|think>";
     d.think_close = "</ifm|think>";
-    // The template opens one of three blocks by reasoning_effort: high, medium, low.
+    // The template opens one of three blocks by reasoning_effort: high, medium, low; K2-Think,
+    // its predecessor, wrote them without the ifm| namespace (SGLang's K2 reasoning parser
+    // accepts both).
     d.think_alternates = {{"<ifm|think_fast>", "</ifm|think_fast>"},
-                          {"<ifm|think_faster>", "</ifm|think_faster>"}};
+                          {"<ifm|think_faster>", "</ifm|think_faster>"},
+                          {"<think>", "</think>"},
+                          {"<think_fast>", "</think_fast>"},
+                          {"<think_faster>", "</think_faster>"}};
     d.starts_in_reasoning = true;
     d.syntax = CallSyntax::kXmlParams;
     d.section_open = "<ifm|tool_calls>";

@@ -407,9 +407,17 @@ Tri XmlFamily::json_call(std::string_view close) {
     if (it != parsed.value.end() && it->is_string()) name = it->get<std::string>();
   }
   std::string_view args = "{}";
+  std::string decoded;  // arguments written as a JSON string holding an object, decoded
   for (auto key : c_.d.args_keys) {
     auto it = parsed.value.find(std::string(key));
     if (it == parsed.value.end() || it->is_null()) continue;
+    if (it->is_string()) {  // as the JSON family reads them (normalize_args)
+      decoded = it->get<std::string>();
+      const auto inner = util::parse_bounded_json(decoded, c_.opt.max_json_depth);
+      if (!inner || !inner.value.is_object()) return Tri::kNo;
+      args = decoded;
+      break;
+    }
     if (!it->is_object()) return Tri::kNo;
     args = member_text(body, key);
     break;
