@@ -114,7 +114,11 @@ std::vector<Dialect> build_table() {
         "Qwen3.5)";
     d.framing = ValueFraming::kStripOneNewline;
     d.value_close_checked = true;
+    // A call quoted in a Markdown code block or span is text (vLLM's Qwen3 parser engine masks
+    // fenced examples, tests/parser/engine/test_qwen3_fenced_examples.py).
+    d.markdown_literals = true;
     t.push_back(d);
+    d.markdown_literals = false;
     // Step-3.5-Flash: Qwen3-Coder's calls; its prompt opens the reasoning block, which it closes
     // as `..\n</think>\n` (vLLM's step3p5 parsers).
     d.name = "step3p5";
@@ -583,7 +587,7 @@ std::vector<Dialect> build_table() {
     d.kv_prefix = "call:";
     d.kv_quote = "<|\"|>";
     // The end of a turn, and the tool-response opener a backend may leave after a call.
-    d.dropped = {"<turn|>", "<|tool_response>"};
+    d.dropped = {"<turn|>", "<|tool_response>", "<eos>"};  // <eos>: the end of the output
     // A call the model writes without its markers (`call:f{..}` after prose or a stray
     // <channel|>, `<call>f{..}`), read as vLLM's gemma4 parser reads it outside strict mode.
     d.loose_sections = {{"call:", ""}, {"<call>", ""}};

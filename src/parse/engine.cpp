@@ -484,10 +484,11 @@ bool Engine::text() {
     start_bare(d.syntax != CallSyntax::kPythonic);
     return true;
   }
-  if ((hit.tag == kTagDamaged || hit.tag >= kTagTrigger) && !c_.in_reasoning &&
-      d.markdown_literals && c_.literals.masks(buf[pos])) {
-    // A marker the model quotes inside a code block, code span or blockquote: text.
-    c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
+  if ((hit.tag == kTagDamaged || hit.tag >= kTagTrigger) && d.markdown_literals &&
+      (c_.in_reasoning ? c_.reasoning_literals : c_.literals).masks(buf[pos])) {
+    // A marker the model quotes inside a code block, code span or blockquote: text (of the
+    // reasoning too, where a model explains the call it is about to make).
+    c_.emit(c_.text_route(), c_.bytes(pos, pos + hit.len));
     pos += hit.len;
     return true;
   }

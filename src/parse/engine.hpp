@@ -666,6 +666,7 @@ class Core {
             }
         break;
       case Route::kReasoning:
+        if (d.markdown_literals) reasoning_literals.feed(s);
         if (opt.separate_reasoning)
           em.reasoning(s);
         else
@@ -763,7 +764,8 @@ class Core {
   bool eof = false;
   Family* active = nullptr;  // the family being stepped; nullptr = the text states
 
-  MarkdownLiterals literals;  // the content's literal spans (Dialect::markdown_literals)
+  MarkdownLiterals literals;            // the content's literal spans (Dialect::markdown_literals)
+  MarkdownLiterals reasoning_literals;  // ... and the reasoning's
   bool in_reasoning = false, at_reasoning_start = false;
   bool content_start = true, after_call = false;
   bool committed = false;  // a call of the current block was emitted

@@ -61,6 +61,7 @@ class PythonicFamily final : public Family {
   bool py_emit(std::string_view body, bool unterminated, bool in_section = false);
   bool py_wrapped();
   bool loose_key_value();
+  void strings_by_schema(PyCall& call) const;
 
   St st_ = St::kBare;
   std::string_view close_;        // the section's close marker ("" = to the end of the output)
@@ -121,6 +122,7 @@ bool PythonicFamily::py_emit(std::string_view body, bool unterminated, bool in_s
       c_.fallback("not_a_call", "not a key-value call: " + error);
       return true;
     }
+    strings_by_schema(call);
     calls.push_back(std::move(call));
   } else if (!parse_python_calls(body, calls, error, c_.opt.max_json_depth)) {
     // Inside its markers, a JSON list of call objects is a call list too (LFM2 with JSON tools).
@@ -136,6 +138,25 @@ bool PythonicFamily::py_emit(std::string_view body, bool unterminated, bool in_s
                c_.abs(c_.cand == kNone ? c_.pos : c_.cand));
   c_.emit_python_calls(calls);
   return true;
+}
+
+// A bare value (`zipcode:12345`, `label:null`) of a parameter the schema types as a string only is
+// that string, as its text (vLLM's Gemma 4 parser types bare values by the schema).
+void PythonicFamily::strings_by_schema(PyCall& call) const {
+  Json args = Json::parse(call.arguments, nullptr, false);
+  if (!args.is_object()) return;
+  bool changed = false;
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    Json& value = it.value();
+    if (!value.is_number() && !value.is_boolean() && !value.is_null()) continue;
+    const ParamTypes types = param_types(c_.tools, call.name, it.key());
+    if (!types.string_decides() || (value.is_null() && types.null)) continue;
+    value = value.dump();
+    changed = true;
+  }
+  if (!changed) return;
+  call.arguments.clear();
+  append_python_json(call.arguments, args);
 }
 
 bool PythonicFamily::py_wrapped() {

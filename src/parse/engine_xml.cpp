@@ -162,6 +162,7 @@ class XmlFamily final : public SectionFamily {
     const Dialect& d = c_.d;
     for (auto m : d.name_end) name_markers_.add(m, 1);
     for (auto m : d.name_stop) name_markers_.add(m, 2);
+    name_markers_.add(d.call_open, 3);  // a call marker written twice: the first is text
     param_name_markers_.add(d.param_name_end, 1);
     if (d.call_open_restarts) {
       // A name cut by another marker: the model dropped the rest of the parameter.
@@ -345,6 +346,13 @@ bool XmlFamily::xp_name() {
     if (!c_.eof) return false;
     c_.pos = c_.buf.size();
     c_.fallback("truncated", "output ended inside a call name");
+    return true;
+  }
+  if (hit.tag == 3) {
+    // Another call marker before any name (`<tool_call><tool_call>f..`): the first is text, the
+    // call starts at the second (as vLLM's GLM-4.7 parser engine recovers it).
+    c_.pos = hit.at;
+    c_.fallback("not_a_call", "call marker followed by another call marker");
     return true;
   }
   std::string name =
