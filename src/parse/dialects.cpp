@@ -328,6 +328,9 @@ std::vector<Dialect> build_table() {
                    kDsmlParameter);
     d.damaged_marker_prefix = "<｜DSML｜";
     d.markdown_literals = true;
+    // The newlines before a DSML block that ends the reasoning are layout (vLLM's DeepSeek V4
+    // parser engine strips them).
+    d.reasoning_newlines_trimmed = true;
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }

@@ -427,7 +427,15 @@ bool Engine::text() {
     pos = c_.eof ? end : to;
     return false;
   }
-  const std::size_t to = hit.tag == kTagThinkClose ? trimmed_reasoning_end(pos, hit.at) : hit.at;
+  // Dialect::reasoning_newlines_trimmed: the newlines before a call marker in the reasoning are
+  // held; they are layout if the call ends the reasoning (DeepSeek V4's engine strips them),
+  // reasoning text if the marker turns out to be text.
+  std::size_t layout_from = hit.at;
+  if (hit.tag >= kTagTrigger && c_.in_reasoning && c_.opt.separate_reasoning &&
+      d.reasoning_newlines_trimmed)
+    while (layout_from > pos && buf[layout_from - 1] == '\n') --layout_from;
+  const std::size_t to =
+      hit.tag == kTagThinkClose ? trimmed_reasoning_end(pos, hit.at) : layout_from;
   if (to > pos) c_.emit(c_.text_route(), c_.bytes(pos, to));
   pos = hit.at;
   if (hit.tag == kTagThinkOpen) {
@@ -488,7 +496,7 @@ bool Engine::text() {
       (c_.in_reasoning ? c_.reasoning_literals : c_.literals).masks(buf[pos])) {
     // A marker the model quotes inside a code block, code span or blockquote: text (of the
     // reasoning too, where a model explains the call it is about to make).
-    c_.emit(c_.text_route(), c_.bytes(pos, pos + hit.len));
+    c_.emit(c_.text_route(), c_.bytes(layout_from, pos + hit.len));
     pos += hit.len;
     return true;
   }
@@ -513,13 +521,14 @@ bool Engine::text() {
       longest = std::max(longest, block.close.size());
     }
     if (close != std::string::npos) {
-      c_.emit(Route::kReasoning, c_.bytes(pos, pos + hit.len));
+      c_.emit(Route::kReasoning, c_.bytes(layout_from, pos + hit.len));
       pos += hit.len;
       think_close_search_.clear();
       return true;
     }
     if (!c_.eof && buf.size() - pos <= c_.opt.max_held_bytes) {
       think_close_search_.hold(c_, from, longest);
+      pos = layout_from;  // the held newlines stay in the buffer
       return false;
     }
     think_close_search_.clear();
@@ -527,6 +536,7 @@ bool Engine::text() {
   // A call marker.
   if (c_.em.msg.tool_calls.size() >= c_.opt.max_tool_calls) {
     c_.em.warn("limit", "more calls than max_tool_calls; the marker stays text", c_.abs(pos));
+    if (layout_from < pos) c_.emit(c_.text_route(), c_.bytes(layout_from, pos));
     c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
     pos += hit.len;
     return true;
