@@ -17,6 +17,8 @@ class HeaderJsonFamily final : public SectionFamily {
     raw_args_markers_.add(d.call_close, 1);
     raw_args_markers_.add(d.section_close, 1);
     raw_args_markers_.add(d.call_open, 1);
+    end_markers_.add(d.call_close, 1);
+    end_markers_.add(d.section_close, 1);
     if (d.fenced_args) raw_args_markers_.add("```", 1);
   }
 
@@ -84,6 +86,7 @@ class HeaderJsonFamily final : public SectionFamily {
 
   St st_ = St::kBetweenCalls;
   MarkerSet header_markers_, raw_args_markers_;
+  MarkerSet end_markers_;  // the call's and section's closes (a cut-off one ends the arguments)
   JsonScanner scanner_;
   std::string name_, id_;
   bool id_done_ = false;      // id_first: the id of the header being read is taken
@@ -350,18 +353,9 @@ bool HeaderJsonFamily::hj_raw() {
   // not part of the arguments: it is kept as content (free-text arguments keep every byte).
   std::size_t cut_marker = c_.buf.size();
   if (hit.kind == MarkerSet::Hit::kNotFound && c_.eof && !raw_wrapped_) {
-    const std::string_view rest = c_.bytes(c_.pos, c_.buf.size());
-    for (std::string_view marker : {c_.d.call_close, c_.d.section_close}) {
-      if (marker.empty()) continue;
-      // The longest proper prefix of the marker the output ends with.
-      for (std::size_t n = std::min(rest.size(), marker.size() - 1); n > 0; --n) {
-        if (rest.ends_with(marker.substr(0, n))) {
-          cut_marker = std::min(cut_marker, c_.buf.size() - n);
-          break;
-        }
-      }
-    }
-    end = cut_marker;
+    // Searched as if more could come: a partial hit is where the cut-off marker begins.
+    const MarkerSet::Hit cut = end_markers_.find(c_.buf, c_.pos, false);
+    if (cut.kind == MarkerSet::Hit::kPartial) cut_marker = end = cut.at;
   }
   std::size_t stop = end;
   if (hit.kind == MarkerSet::Hit::kFound || cut_marker < c_.buf.size()) {

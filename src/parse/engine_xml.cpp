@@ -78,6 +78,9 @@ std::size_t matching_close(std::string_view text, std::size_t from, const std::s
   return at;
 }
 
+// Dialect::cdata_values: a value's CDATA section markers.
+constexpr std::string_view kCdataOpen = "<![CDATA[", kCdataClose = "]]>";
+
 // An element written empty whose schema is a container only: that container, empty.
 std::optional<Json> empty_container(const ParamTypes& types) {
   if (types.string || types.array == types.object) return std::nullopt;
@@ -671,19 +674,18 @@ bool XmlFamily::xp_value() {
       if (!c_.skip_ws()) return false;
     }
     // Dialect::cdata_values: a value written as <![CDATA[..]]> is read whole, then unwrapped.
-    constexpr std::string_view kCdataOpen = "<![CDATA[";
     const Tri cdata = c_.d.cdata_values ? c_.at(kCdataOpen) : Tri::kNo;
     if (cdata == Tri::kMore) return false;
     cdata_ = cdata == Tri::kYes;
     // Dialect::value_close_named: a value that begins with an element is read whole (nested).
     bool nested = false;
     if (c_.d.value_close_named) {
-      std::size_t p = c_.pos;
-      while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
-      const std::string_view rest = c_.bytes(p, c_.buf.size());
-      const std::string_view open = c_.d.param_open;
-      if (!c_.eof && rest.size() < open.size() && open.starts_with(rest)) return false;
-      nested = rest.starts_with(open);
+      const std::size_t value_at = c_.pos;
+      c_.skip_ws();
+      const Tri element = c_.at(c_.d.param_open);
+      c_.pos = value_at;
+      if (element == Tri::kMore) return false;
+      nested = element == Tri::kYes;
     }
     value_started_ = true;
     streaming_value_ = !cdata_ && !nested && streams_as_string();
@@ -733,8 +735,9 @@ bool XmlFamily::xp_value() {
     std::string_view raw = std::string_view(c_.buf).substr(c_.mark, stop - c_.mark);
     if (cdata_) {
       const std::string_view t = trim(raw);
-      if (t.size() >= 12 && t.starts_with("<![CDATA[") && t.ends_with("]]>"))
-        raw = t.substr(9, t.size() - 12);
+      if (t.size() >= kCdataOpen.size() + kCdataClose.size() && t.starts_with(kCdataOpen) &&
+          t.ends_with(kCdataClose))
+        raw = t.substr(kCdataOpen.size(), t.size() - kCdataOpen.size() - kCdataClose.size());
     }
     std::string value;
     std::optional<Json> nested;
