@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <string>
+#include <vector>
 
 #include "jinja/unicode.hpp"
 
@@ -129,6 +131,8 @@ int hex_value(char c) {
   return -1;
 }
 
+}  // namespace
+
 class Lexer {
  public:
   explicit Lexer(std::string_view src) : src_(src) {
@@ -137,24 +141,34 @@ class Lexer {
       if (src[i] == '\n') line_starts_.push_back(i + 1);
   }
 
-  Result<std::vector<Token>> run() {
-    while (pos_ < src_.size()) {
-      bool ok = lex_root();
-      if (!ok) return error_;
+  // Lexes until `index` is a token or the Eof token is out; false on a lexing error.
+  bool lex_until(std::size_t index) {
+    while (!failed_ && !finished_ && tokens_.size() <= index) {
+      if (pos_ < src_.size()) {
+        failed_ = !lex_root();
+      } else {
+        Token eof;
+        eof.type = Tok::Eof;
+        locate(eof, src_.size());
+        tokens_.push_back(std::move(eof));
+        finished_ = true;
+      }
     }
-    Token eof;
-    eof.type = Tok::Eof;
-    locate(eof, src_.size());
-    tokens_.push_back(std::move(eof));
-    return std::move(tokens_);
+    return !failed_;
   }
+  const Token& token(std::size_t index) const {
+    return tokens_[std::min(index, tokens_.size() - 1)];
+  }
+  const Error& error() const { return error_; }
 
  private:
   std::string_view src_;
   std::size_t pos_ = 0;
   bool line_starting_ = true;
   std::vector<std::size_t> line_starts_;
-  std::vector<Token> tokens_;
+  std::deque<Token> tokens_;  // a deque: the parser holds references while more are lexed
+  bool failed_ = false;
+  bool finished_ = false;
   Error error_;
 
   // Line and column (in code points) of `offset`. Tokens arrive in increasing order,
@@ -566,10 +580,15 @@ class Lexer {
   }
 };
 
-}  // namespace
+TokenStream::TokenStream(std::string_view source) : lexer_(std::make_unique<Lexer>(source)) {}
+TokenStream::~TokenStream() = default;
 
-Result<std::vector<Token>> tokenize(std::string_view source) {
-  return Lexer(source).run();
+const Token* TokenStream::at(std::size_t index) {
+  return lexer_->lex_until(index) ? &lexer_->token(index) : nullptr;
+}
+
+const Error& TokenStream::error() const {
+  return lexer_->error();
 }
 
 }  // namespace chatwire::jinja

@@ -47,8 +47,7 @@ std::string quote(std::string_view s) {
 
 class Parser {
  public:
-  Parser(std::vector<Token> tokens, const Limits& limits)
-      : tokens_(std::move(tokens)), limits_(limits) {}
+  Parser(std::string_view source, const Limits& limits) : tokens_(source), limits_(limits) {}
 
   ParsedTemplate run() {
     ParsedTemplate result;
@@ -58,7 +57,7 @@ class Parser {
   }
 
  private:
-  std::vector<Token> tokens_;
+  TokenStream tokens_;
   std::size_t index_ = 0;
   const Limits& limits_;
   std::uint32_t depth_ = 0;
@@ -83,20 +82,24 @@ class Parser {
     ~DepthGuard() { --p.depth_; }
   };
 
-  const Token& current() const { return tokens_[index_]; }
-  const Token& look() const {
-    return index_ + 1 < tokens_.size() ? tokens_[index_ + 1] : tokens_.back();
+  // Past the end, every index is the Eof token.
+  const Token& token_at(std::size_t index) {
+    const Token* token = tokens_.at(index);
+    if (token == nullptr) throw ParseFailure{tokens_.error()};
+    return *token;
   }
+  const Token& current() { return token_at(index_); }
+  const Token& look() { return token_at(index_ + 1); }
   const Token& next() {
-    const Token& t = tokens_[index_];
-    if (index_ + 1 < tokens_.size()) ++index_;
+    const Token& t = token_at(index_);
+    if (t.type != Tok::Eof) ++index_;
     return t;
   }
 
   [[noreturn]] void fail(std::string message, const Token& at) const {
     throw ParseFailure{Error{"TemplateSyntaxError", std::move(message), at.line, at.column, {}}};
   }
-  [[noreturn]] void fail(std::string message) const { fail(std::move(message), current()); }
+  [[noreturn]] void fail(std::string message) { fail(std::move(message), current()); }
 
   static bool test(const Token& t, std::string_view expr) {
     // expr: a token type name ("block_end") or "name:value".
@@ -290,7 +293,11 @@ class Parser {
     skip_if(Tok::Colon);
     expect(Tok::BlockEnd);
     Body body = subparse(end_tokens);
-    if (current().type == Tok::Eof) fail_unknown_tag(nullptr, current());
+    if (current().type == Tok::Eof) {
+      // subparse has popped end_tokens; Jinja2's fail_eof names them again.
+      end_token_stack_.push_back(end_tokens);
+      fail_unknown_tag(nullptr, current());
+    }
     if (drop_needle) next();
     return body;
   }
@@ -841,7 +848,7 @@ class Parser {
     fail("unexpected " + quote(describe_token(token)), token);
   }
 
-  bool is_tuple_end(const std::vector<std::string>& extra_end_rules) const {
+  bool is_tuple_end(const std::vector<std::string>& extra_end_rules) {
     Tok t = current().type;
     if (t == Tok::VariableEnd || t == Tok::BlockEnd || t == Tok::RParen) return true;
     for (const auto& rule : extra_end_rules)
@@ -1089,10 +1096,8 @@ class Parser {
 }  // namespace
 
 Result<ParsedTemplate> parse_template(std::string_view source, const Limits& limits) {
-  auto tokens = tokenize(source);
-  if (!tokens) return tokens.error();
   try {
-    Parser parser(std::move(tokens.value()), limits);
+    Parser parser(source, limits);
     return parser.run();
   } catch (ParseFailure& failure) {
     return std::move(failure.error);

@@ -86,7 +86,8 @@ TEST_P(JinjaUnit, MatchesOracle) {
                                   << ", chatwire renders: " << rendered->output;
       EXPECT_EQ(rendered.error().type, oracle["error_type"].get<std::string>())
           << rendered.error().to_string();
-      if (oracle["error_type"] == "TemplateError") {
+      if (oracle["error_type"] == "TemplateError" ||
+          oracle["error_type"] == "TemplateSyntaxError") {
         EXPECT_EQ(rendered.error().message, oracle["message"].get<std::string>());
       }
     }
