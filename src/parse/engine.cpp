@@ -129,6 +129,10 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
   }
   if (d.think_open.empty() && d.think_close.empty()) c_.in_reasoning = false;
   for (auto t : d.end_tokens) longest_end_ = std::max(longest_end_, t.size());
+  if (!d.think_close.empty()) reasoning_closes_.push_back(d.think_close);
+  for (const Section& block : d.think_alternates) reasoning_closes_.push_back(block.close);
+  for (auto close : reasoning_closes_)
+    longest_reasoning_close_ = std::max(longest_reasoning_close_, close.size());
   at_call_header_ = !d.call_header_after.empty();
   undecided_ = d.reasoning_until_close && !d.think_close.empty() && !c_.opt.reasoning_prefilled &&
                !c_.opt.enable_thinking.has_value() && c_.opt.separate_reasoning;
@@ -515,19 +519,16 @@ bool Engine::text() {
   // ends the reasoning. Held until the block closes or the output ends (or max_held_bytes).
   if (c_.in_reasoning && !d.think_close.empty()) {
     const std::size_t from = think_close_search_.from(c_, pos + hit.len);
-    std::size_t close = buf.find(d.think_close, from), longest = d.think_close.size();
-    for (const Section& block : d.think_alternates) {
-      close = std::min(close, buf.find(block.close, from));
-      longest = std::max(longest, block.close.size());
-    }
-    if (close != std::string::npos) {
+    const bool closes = std::any_of(reasoning_closes_.begin(), reasoning_closes_.end(),
+                                    [&](auto c) { return buf.find(c, from) != std::string::npos; });
+    if (closes) {
       c_.emit(Route::kReasoning, c_.bytes(layout_from, pos + hit.len));
       pos += hit.len;
       think_close_search_.clear();
       return true;
     }
     if (!c_.eof && buf.size() - pos <= c_.opt.max_held_bytes) {
-      think_close_search_.hold(c_, from, longest);
+      think_close_search_.hold(c_, from, longest_reasoning_close_);
       pos = layout_from;  // the held newlines stay in the buffer
       return false;
     }

@@ -865,6 +865,10 @@ class Engine {
   std::size_t think_closed_at_ = kNone;  // absolute offset just after the last reasoning close
   // A call marker held inside reasoning: where the search for the reasoning's close resumes.
   ResumePoint think_close_search_;
+  // Every close that ends a reasoning block (Dialect::think_close and the think_alternates'),
+  // and the longest one's size: found once here, searched for at each call marker in reasoning.
+  std::vector<std::string_view> reasoning_closes_;
+  std::size_t longest_reasoning_close_ = 0;
   bool mid_header_ = false;  // ... or a recipient_header found mid-output, at pos
 
   std::vector<std::string_view> triggers_;

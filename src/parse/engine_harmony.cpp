@@ -51,10 +51,26 @@ class HarmonyFamily final : public Family {
   bool hm_body();
   bool hm_after();
 
+  // A message's body text. Two messages of content (a commentary preamble, then the final
+  // answer) are two paragraphs: a newline stands between them, as vLLM joins them.
+  void body_text(std::string_view text);
+
   St st_ = St::kHeader;
   MarkerSet header_markers_, body_markers_;
   Route route_ = Route::kContent;  // where the message's body goes
+  bool body_started_ = false;      // the current message's body has text
+  bool content_message_ = false;   // a message of content has had text
 };
+
+void HarmonyFamily::body_text(std::string_view text) {
+  if (text.empty()) return;
+  if (route_ == Route::kContent) {
+    if (!body_started_ && content_message_) c_.emit(Route::kContent, "\n");
+    content_message_ = true;
+  }
+  body_started_ = true;
+  c_.emit(route_, text);
+}
 
 bool HarmonyFamily::hm_header() {
   if (c_.at("<|start|>") == Tri::kYes && c_.pos == c_.cand) {
@@ -88,6 +104,7 @@ bool HarmonyFamily::hm_header() {
     channel.assign(v.substr(0, e));
   }
   c_.cand = kNone;
+  body_started_ = false;
   // A message to the assistant is not a call (a tool's reply, or a header addressed back to
   // the model): it goes where its channel says.
   if (recipient == "assistant") recipient.clear();
@@ -128,7 +145,8 @@ bool HarmonyFamily::headerless_message(const MarkerSet::Hit& end) {
              c_.abs(c_.mark));
   c_.cand = kNone;
   route_ = channel == "analysis" ? Route::kReasoning : Route::kContent;
-  if (!body.empty()) c_.emit(route_, body);
+  body_started_ = false;
+  body_text(body);
   c_.pos = end.at + end.len;
   c_.back_to_text();
   go(St::kAfter);
@@ -139,11 +157,11 @@ bool HarmonyFamily::hm_body() {
   MarkerSet::Hit hit = c_.search(body_markers_);
   if (hit.kind != MarkerSet::Hit::kFound) {
     std::size_t end = c_.emit_end(hit.at);
-    if (end > c_.pos) c_.emit(route_, std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
+    if (end > c_.pos) body_text(std::string_view(c_.buf).substr(c_.pos, end - c_.pos));
     c_.pos = end;
     if (!c_.eof) return false;
   } else {
-    if (hit.at > c_.pos) c_.emit(route_, std::string_view(c_.buf).substr(c_.pos, hit.at - c_.pos));
+    if (hit.at > c_.pos) body_text(std::string_view(c_.buf).substr(c_.pos, hit.at - c_.pos));
     c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
   }
   if (route_ == Route::kArgs) c_.close_call();

@@ -475,8 +475,7 @@ bool JsonFamily::jo_scan() {
 }
 
 auto JsonFamily::decode_string(std::string_view raw) -> std::string {
-  if (!raw.empty() && raw.front() == '"' && Json::accept(raw))
-    return Json::parse(raw).get<std::string>();
+  if (is_json_string(raw)) return Json::parse(raw).get<std::string>();
   return std::string(raw);
 }
 

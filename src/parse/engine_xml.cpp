@@ -643,7 +643,8 @@ void XmlFamily::param_prefix() {
 }
 
 bool XmlFamily::streams_as_string() const {
-  if (json_value_ && !types_.known) return false;
+  // A value marked JSON is read whole, even for a string parameter: it may be a quoted string.
+  if (json_value_ && (!types_.known || types_.string)) return false;
   if (c_.d.framing == ValueFraming::kJson) return false;  // a JSON value is read whole
   if (types_.known) return types_.string_decides();
   return c_.d.untyped == UntypedValues::kString;
@@ -758,6 +759,10 @@ bool XmlFamily::xp_value() {
       append_python_json(value, *nested);
     } else if (c_.d.framing == ValueFraming::kJson && Json::accept(raw)) {
       value.assign(raw);  // already trimmed by the framing
+    } else if (json_value_ && types_.string && is_json_string(trim(raw))) {
+      // A string parameter marked JSON (DSML's string="false") written as a JSON string: the
+      // quotes are the encoding the marker announces, not part of the string (as vLLM reads it).
+      value.assign(trim(raw));
     } else if (json_value_ && !types_.known) {
       std::string_view t = trim(raw);
       if (Json::accept(t)) {

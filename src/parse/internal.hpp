@@ -273,6 +273,8 @@ void append_python_json(std::string& out, const Json& value, int depth = 0);
 // Numbers as Python reads them: a plain decimal integer; int(text) written as JSON; float(text)
 // written as JSON (an integral value as an integer; NaN and infinities rejected).
 bool is_integer_text(std::string_view s);
+// Whether `s` is exactly one JSON string literal ("..." with valid escapes).
+bool is_json_string(std::string_view s);
 std::string integer_json(std::string_view s);
 bool number_json(std::string_view s, std::string& out);
 

@@ -161,69 +161,59 @@ void add_schema_types(const Json& schema, ParamTypes& types, int depth, SchemaWa
   }
 }
 
-// The schemas a parameter has in a parameters schema: its entry in `properties`, and in the
-// properties of the anyOf/oneOf/allOf branches at the root (SGLang reads a function whose
-// parameters are a union of objects so), local references followed.
-void collect_property(const Json& schema, std::string_view name, std::vector<const Json*>& out,
-                      int depth, SchemaWalk& walk) {
-  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return;
+// Visits a schema and what stands for it: the target of its local reference (first, as the
+// reference's members come before the schema's own) and the anyOf/oneOf/allOf branches below it
+// (SGLang reads a function whose parameters are a union of objects so). Bounded by
+// kMaxSchemaDepth and the walk's budget; stops at the first `visit` that returns true, and
+// returns whether one did.
+template <typename Visit>
+bool visit_branches(const Json& schema, SchemaWalk& walk, const Visit& visit, int depth = 0) {
+  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return false;
   if (const Json* target = ref_target(schema, walk))
-    collect_property(*target, name, out, depth + 1, walk);
-  if (auto props = schema.find("properties"); props != schema.end() && props->is_object()) {
-    if (auto prop = props->find(std::string(name)); prop != props->end()) out.push_back(&*prop);
-  }
+    if (visit_branches(*target, walk, visit, depth + 1)) return true;
+  if (visit(schema)) return true;
   for (const char* key : {"anyOf", "oneOf", "allOf"}) {
     if (auto it = schema.find(key); it != schema.end() && it->is_array())
-      for (const auto& branch : *it) collect_property(branch, name, out, depth + 1, walk);
+      for (const auto& branch : *it)
+        if (visit_branches(branch, walk, visit, depth + 1)) return true;
   }
+  return false;
+}
+
+// A schema's `properties` object, or null.
+const Json* properties_of(const Json& schema) {
+  auto props = schema.find("properties");
+  return props != schema.end() && props->is_object() ? &*props : nullptr;
+}
+
+// The schemas a parameter has in a parameters schema: its entry in `properties`, in the
+// schema's references and branches.
+void collect_property(const Json& schema, std::string_view name, std::vector<const Json*>& out,
+                      SchemaWalk& walk) {
+  visit_branches(schema, walk, [&](const Json& node) {
+    if (const Json* props = properties_of(node))
+      if (auto prop = props->find(std::string(name)); prop != props->end()) out.push_back(&*prop);
+    return false;
+  });
 }
 
 // The schema under `key` (items, additionalProperties) of a schema and of its references and
 // branches.
-void collect_member(const Json& schema, const char* key, std::vector<const Json*>& out, int depth,
+void collect_member(const Json& schema, const char* key, std::vector<const Json*>& out,
                     SchemaWalk& walk) {
-  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return;
-  if (const Json* target = ref_target(schema, walk))
-    collect_member(*target, key, out, depth + 1, walk);
-  if (auto it = schema.find(key); it != schema.end() && it->is_object()) out.push_back(&*it);
-  for (const char* branches : {"anyOf", "oneOf", "allOf"}) {
-    if (auto it = schema.find(branches); it != schema.end() && it->is_array())
-      for (const auto& branch : *it) collect_member(branch, key, out, depth + 1, walk);
-  }
-}
-
-// Every property name a schema declares, at its root or in its root branches.
-void collect_property_names(const Json& schema, std::vector<std::string>& out, int depth,
-                            SchemaWalk& walk) {
-  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return;
-  if (const Json* target = ref_target(schema, walk))
-    collect_property_names(*target, out, depth + 1, walk);
-  if (auto props = schema.find("properties"); props != schema.end() && props->is_object())
-    for (auto it = props->begin(); it != props->end(); ++it) out.push_back(it.key());
-  for (const char* key : {"anyOf", "oneOf", "allOf"}) {
-    if (auto it = schema.find(key); it != schema.end() && it->is_array())
-      for (const auto& branch : *it) collect_property_names(branch, out, depth + 1, walk);
-  }
-}
-
-// Whether a parameters schema declares any property, at its root or in its root branches.
-bool declares_properties(const Json& schema, int depth, SchemaWalk& walk) {
-  if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return false;
-  if (const Json* target = ref_target(schema, walk))
-    if (declares_properties(*target, depth + 1, walk)) return true;
-  if (auto props = schema.find("properties"); props != schema.end() && props->is_object())
-    return true;
-  for (const char* key : {"anyOf", "oneOf", "allOf"}) {
-    if (auto it = schema.find(key); it != schema.end() && it->is_array())
-      for (const auto& branch : *it)
-        if (declares_properties(branch, depth + 1, walk)) return true;
-  }
-  return false;
+  visit_branches(schema, walk, [&](const Json& node) {
+    if (auto it = node.find(key); it != node.end() && it->is_object()) out.push_back(&*it);
+    return false;
+  });
 }
 
 }  // namespace
 
 // ---- numbers ----
+
+bool is_json_string(std::string_view s) {
+  return !s.empty() && s.front() == '"' && Json::accept(s);
+}
 
 bool is_integer_text(std::string_view s) {
   std::size_t i = 0;
@@ -410,13 +400,18 @@ const Json* function_parameters(const Json& tools, std::string_view function) {
 
 bool schema_declares_properties(const Json& parameters) {
   SchemaWalk walk{&parameters};
-  return declares_properties(parameters, 0, walk);
+  return visit_branches(parameters, walk,
+                        [](const Json& node) { return properties_of(node) != nullptr; });
 }
 
 std::vector<std::string> schema_property_names(const Json& parameters) {
   SchemaWalk walk{&parameters};
   std::vector<std::string> names;
-  collect_property_names(parameters, names, 0, walk);
+  visit_branches(parameters, walk, [&](const Json& node) {
+    if (const Json* props = properties_of(node))
+      for (auto it = props->begin(); it != props->end(); ++it) names.push_back(it.key());
+    return false;
+  });
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
@@ -426,10 +421,10 @@ SchemaSet SchemaSet::property(std::string_view name) const {
   SchemaSet child{root, {}};
   if (!root) return child;
   SchemaWalk walk{root};
-  for (const Json* schema : schemas) collect_property(*schema, name, child.schemas, 0, walk);
+  for (const Json* schema : schemas) collect_property(*schema, name, child.schemas, walk);
   if (child.schemas.empty())  // an undeclared key: the schema's additionalProperties, if any
     for (const Json* schema : schemas)
-      collect_member(*schema, "additionalProperties", child.schemas, 0, walk);
+      collect_member(*schema, "additionalProperties", child.schemas, walk);
   return child;
 }
 
@@ -437,7 +432,7 @@ SchemaSet SchemaSet::items() const {
   SchemaSet child{root, {}};
   if (!root) return child;
   SchemaWalk walk{root};
-  for (const Json* schema : schemas) collect_member(*schema, "items", child.schemas, 0, walk);
+  for (const Json* schema : schemas) collect_member(*schema, "items", child.schemas, walk);
   return child;
 }
 
@@ -455,7 +450,7 @@ ParamTypes param_types(const Json& tools, std::string_view function, std::string
   if (!params) return types;
   SchemaWalk walk{params};
   std::vector<const Json*> schemas;
-  collect_property(*params, param, schemas, 0, walk);
+  collect_property(*params, param, schemas, walk);
   for (const Json* schema : schemas) add_schema_types(*schema, types, 0, walk);
   return types;
 }
