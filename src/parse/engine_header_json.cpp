@@ -80,9 +80,13 @@ class HeaderJsonFamily final : public SectionFamily {
   bool hj_args();
   bool hj_raw();
   bool hj_after_args();
-  // The one tool whose parameters hold every argument key (or the only tool); "" if ambiguous.
+  // The one tool whose parameters hold every argument key and that requires no other (or the
+  // only tool); "" if none or several.
   std::string infer_tool_name(const std::string& args) const;
-  void resolve_inferred();
+  // Opens the call to the inferred function; false when none is, and then the call is text:
+  // after earlier calls of the block, its marker, header and arguments are written as content
+  // (the caller writes its close too); with none, the block so far is text (Core::fallback).
+  bool resolve_inferred();
 
   St st_ = St::kBetweenCalls;
   MarkerSet header_markers_, raw_args_markers_;
@@ -94,6 +98,7 @@ class HeaderJsonFamily final : public SectionFamily {
   bool raw_warned_ = false;   // the raw arguments did not start as JSON: invalid_arguments given
   bool raw_wrapped_ = false;  // Dialect::raw_args_key: the raw text is that parameter's value
   std::string infer_args_;
+  std::string infer_header_;  // the inferred call's marker and header as written
 };
 
 bool HeaderJsonFamily::hj_header() {
@@ -173,27 +178,21 @@ bool HeaderJsonFamily::hj_header() {
     std::string_view name = header;
     if (name.starts_with("functions.")) name.remove_prefix(10);
     auto colon = name.rfind(':');
-    if (all_digits(header)) {
+    if (colon != std::string_view::npos && all_digits(name.substr(colon + 1)) && colon > 0) {
+      name = name.substr(0, colon);
+    } else if (!c_.lists(name)) {
+      // An id with no function name in it (a bare counter "0", `call_9`, a UUID): the name is
+      // inferred from the arguments, as SGLang resolves such ids. A bare declared name is that
+      // function.
       infer_name_ = true;
       infer_args_.clear();
+      // The marker and header as written, for the content if no function is inferred.
+      std::size_t from = c_.mark;
+      const std::string_view open = c_.d.call_open;
+      if (from >= open.size() && c_.buf.compare(from - open.size(), open.size(), open) == 0)
+        from -= open.size();
+      infer_header_.assign(c_.bytes(from, c_.pos));
       name = "inferred";
-    } else if (colon == std::string_view::npos || !all_digits(name.substr(colon + 1))) {
-      if (c_.committed) {
-        // Earlier calls of this block stand; this call's marker and header are the text the
-        // model wrote (the fallback keeps only a block with no call yet as text).
-        std::size_t from = c_.mark;
-        const std::string_view open = c_.d.call_open;
-        if (from >= open.size() && c_.buf.compare(from - open.size(), open.size(), open) == 0)
-          from -= open.size();
-        c_.em.warn("not_a_call", "call id is not of the form name:index", c_.abs(from));
-        c_.emit(Route::kContent, c_.bytes(from, c_.pos));
-        c_.back_to_text();
-        return true;
-      }
-      c_.fallback("not_a_call", "call id is not of the form name:index");
-      return true;
-    } else {
-      name = name.substr(0, colon);
     }
     name_.assign(name);
   } else {
@@ -299,7 +298,7 @@ bool HeaderJsonFamily::hj_args_start() {
   if (!infer_name_) c_.open_call(id_, name_);
   if (c_.pos == c_.buf.size()) {
     c_.truncated("a tool call");
-    resolve_inferred();
+    if (!resolve_inferred()) return true;
     c_.close_call(false);
     c_.end_block();
     return true;
@@ -386,7 +385,12 @@ bool HeaderJsonFamily::hj_raw() {
   // The output ended before the call's end marker: the call is kept, cut off, and its arguments
   // checked (a JSON object cut short gets its invalid_arguments warning).
   if (!c_.d.call_close.empty()) c_.truncated("a tool call");
-  resolve_inferred();
+  if (!resolve_inferred()) {
+    if (c_.active == this) c_.end_block();
+    if (cut_marker < c_.buf.size()) c_.emit(Route::kContent, c_.bytes(cut_marker, c_.buf.size()));
+    c_.pos = c_.buf.size();
+    return true;
+  }
   c_.close_call(!raw_warned_);
   raw_warned_ = false;
   c_.end_block();
@@ -415,10 +419,13 @@ bool HeaderJsonFamily::hj_after_args() {
     c_.pos = save;
     return false;
   }
-  resolve_inferred();
-  c_.close_call(!raw_warned_);  // raw arguments already warned about are not checked again
+  const bool is_call = resolve_inferred();
+  if (!is_call && c_.active != this) return true;  // the block so far became text
+  if (is_call)
+    c_.close_call(!raw_warned_);  // raw arguments already warned about are not checked again
   raw_warned_ = false;
   if (t == Tri::kYes) {
+    if (!is_call) c_.emit(Route::kContent, c_.d.call_close);
     c_.pos += c_.d.call_close.size();
   } else {
     if (!c_.d.call_close.empty() && c_.pos < c_.buf.size())
@@ -452,6 +459,11 @@ auto HeaderJsonFamily::infer_tool_name(const std::string& args) const -> std::st
       const std::vector<std::string> names = schema_property_names(*params);
       for (auto it = parsed.begin(); fits && it != parsed.end(); ++it)
         fits = std::binary_search(names.begin(), names.end(), it.key());
+      // ... and every key it requires (SGLang validates against the whole schema; the keys
+      // tell the tools apart).
+      if (auto req = params->find("required"); fits && req != params->end() && req->is_array())
+        for (const auto& key : *req)
+          fits = fits && key.is_string() && parsed.contains(key.get_ref<const std::string&>());
     }
     if (!fits) continue;
     if (!found.empty()) return "";  // ambiguous
@@ -460,22 +472,27 @@ auto HeaderJsonFamily::infer_tool_name(const std::string& args) const -> std::st
   return found;
 }
 
-void HeaderJsonFamily::resolve_inferred() {
-  if (!infer_name_) return;
+bool HeaderJsonFamily::resolve_inferred() {
+  if (!infer_name_) return true;
   infer_name_ = false;
   std::string name = infer_tool_name(infer_args_);
-  if (name.empty()) {
-    c_.em.warn("not_a_call",
-               "call id '" + id_ +
-                   "' names no function and the tools do not identify one; kept as content",
-               c_.abs(c_.pos));
-    // Lossless: with no call yet, the whole block becomes content when it ends.
-    if (c_.committed) c_.emit(Route::kContent, infer_args_);
-  } else {
+  if (!name.empty()) {
     c_.open_call(id_, name);
     c_.em.args(infer_args_);
+    infer_args_.clear();
+    return true;
+  }
+  const std::string why =
+      "call id '" + id_ + "' names no function and the tools do not identify one; kept as text";
+  if (c_.committed) {
+    c_.em.warn("not_a_call", why, c_.abs(c_.pos));
+    c_.emit(Route::kContent, infer_header_);
+    c_.emit(Route::kContent, infer_args_);
+  } else {
+    c_.fallback("not_a_call", why);
   }
   infer_args_.clear();
+  return false;
 }
 
 }  // namespace
