@@ -793,6 +793,8 @@ std::vector<Dialect> build_table() {
                    {"]<]minimax[>[<invoke", "]<]minimax[>[</invoke>"},
                    {"]<]minimax[>[<", "]<]minimax[>[</"});
     d.value_close_named = true;  // untyped values are strings, as both references keep them
+    // A turn without reasoning begins with the close alone (llama.cpp's MiniMax-M3 tests).
+    d.answer_open = "</mm:think>";
     t.push_back(d);
   }
   {  // CWM (Meta's Code World Model): `<tool: label>` then the name and a free-text payload.

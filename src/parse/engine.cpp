@@ -129,6 +129,9 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
   }
   if (d.think_open.empty() && d.think_close.empty()) c_.in_reasoning = false;
   for (auto t : d.end_tokens) longest_end_ = std::max(longest_end_, t.size());
+  if (d.reasoning_label.ends_with('\n') && !d.think_close.empty())
+    label_then_close_ = std::string(d.reasoning_label.substr(0, d.reasoning_label.size() - 1)) +
+                        std::string(d.think_close);
   if (!d.think_close.empty()) reasoning_closes_.push_back(d.think_close);
   for (const Section& block : d.think_alternates) reasoning_closes_.push_back(block.close);
   for (auto close : reasoning_closes_)
@@ -352,14 +355,30 @@ bool Engine::text() {
     return true;
   }
   if (at_reasoning_label_) {
-    // The label a block may begin with (Gemma 4's `thought\n` after <|channel>) is markup.
+    // An opening tag repeated directly after the block's opening tag opens the same block
+    // (llama.cpp's Gemma 4 parser reads `<|channel><|channel>thought` so).
+    const Tri again = d.think_open.empty() ? Tri::kNo : c_.at(d.think_open);
+    if (again == Tri::kMore) return false;
+    if (again == Tri::kYes) {
+      marker_text(pos, pos + d.think_open.size());
+      pos += d.think_open.size();
+      return true;
+    }
+    // The label a block may begin with (Gemma 4's `thought\n` after <|channel>) is markup, also
+    // when the block closes right after it, its newline left out (`<|channel>thought<channel|>`,
+    // an empty thought, as vLLM and llama.cpp read it).
+    std::size_t label = 0;
     const Tri t = c_.at(d.reasoning_label);
     if (t == Tri::kMore) return false;
-    at_reasoning_label_ = false;
-    if (t == Tri::kYes) {
-      marker_text(pos, pos + d.reasoning_label.size());
-      pos += d.reasoning_label.size();
+    if (t == Tri::kYes) label = d.reasoning_label.size();
+    if (t == Tri::kNo && !label_then_close_.empty()) {
+      const Tri bare = c_.at(label_then_close_);
+      if (bare == Tri::kMore) return false;
+      if (bare == Tri::kYes) label = d.reasoning_label.size() - 1;
     }
+    at_reasoning_label_ = false;
+    marker_text(pos, pos + label);
+    pos += label;
     return true;
   }
   if (skip_newlines_ > 0) {

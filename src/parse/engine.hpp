@@ -32,8 +32,12 @@ inline bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-inline std::string_view trim(std::string_view s) {
+inline std::string_view trim_front(std::string_view s) {
   while (!s.empty() && is_ws(s.front())) s.remove_prefix(1);
+  return s;
+}
+inline std::string_view trim(std::string_view s) {
+  s = trim_front(s);
   while (!s.empty() && is_ws(s.back())) s.remove_suffix(1);
   return s;
 }
@@ -868,6 +872,8 @@ class Engine {
   // Every close that ends a reasoning block (Dialect::think_close and the think_alternates'),
   // and the longest one's size: found once here, searched for at each call marker in reasoning.
   std::vector<std::string_view> reasoning_closes_;
+  // Dialect::reasoning_label without its newline, then think_close: an empty labelled block.
+  std::string label_then_close_;
   std::size_t longest_reasoning_close_ = 0;
   bool mid_header_ = false;  // ... or a recipient_header found mid-output, at pos
 

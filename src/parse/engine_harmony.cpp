@@ -99,7 +99,7 @@ bool HarmonyFamily::hm_header() {
   // The last channel names the message: a header restarted within itself
   // (`<|channel|>commentary to=assistant<|channel|>analysis<|message|>`) is the later one's.
   if (auto p = header.rfind("<|channel|>"); p != std::string_view::npos) {
-    std::string_view v = header.substr(p + 11);
+    std::string_view v = trim_front(header.substr(p + 11));  // LLM-jp writes `<|channel|> final`
     auto e = v.find_first_of(" \t\n<");
     channel.assign(v.substr(0, e));
   }
@@ -137,7 +137,7 @@ bool HarmonyFamily::headerless_message(const MarkerSet::Hit& end) {
   std::string_view header = std::string_view(c_.buf).substr(c_.mark, end.at - c_.mark);
   auto p = header.rfind("<|channel|>");
   if (p == std::string_view::npos) return false;
-  std::string_view rest = header.substr(p + 11);
+  std::string_view rest = trim_front(header.substr(p + 11));
   auto e = rest.find_first_of(" \t\n");
   std::string_view channel = rest.substr(0, e);
   std::string_view body = e == std::string_view::npos ? std::string_view() : rest.substr(e + 1);
@@ -187,6 +187,23 @@ bool HarmonyFamily::hm_after() {
     if (t == Tri::kYes) {
       c_.cand = start;
       go(St::kHeader);
+      return true;
+    }
+    // A word directly before the next message's <|start|> is a header's residue (gpt-oss
+    // writing `<|call|>commentary<|start|>assistant..`, as SGLang's harmony tests show): not
+    // content; the warning keeps it.
+    c_.pos = p;
+    t = c_.at("<|start|>");
+    c_.pos = start;
+    if (t == Tri::kMore) return false;
+    if (t == Tri::kYes) {
+      c_.em.warn("malformed_message",
+                 "'" + std::string(c_.bytes(start, p)) +
+                     "' between a message's end and the next <|start|> is header residue, not "
+                     "content",
+                 c_.abs(start));
+      c_.pos = p;
+      c_.back_to_text();
       return true;
     }
   }

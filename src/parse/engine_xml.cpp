@@ -306,6 +306,7 @@ class XmlFamily final : public SectionFamily {
   bool first_param_ = true, json_value_ = false, value_started_ = false, streaming_value_ = false,
        quote_open_ = false;
   bool cdata_ = false;       // Dialect::cdata_values: the value is a CDATA section
+  bool cdata_read_ = false;  // ... and its close is behind: the value's close is searched after it
   std::string named_close_;  // Dialect::value_close_named: the open value's close ...
   MarkerSet named_markers_;  // ... and the markers that end it
 };
@@ -678,6 +679,7 @@ bool XmlFamily::xp_value() {
     const Tri cdata = c_.d.cdata_values ? c_.at(kCdataOpen) : Tri::kNo;
     if (cdata == Tri::kMore) return false;
     cdata_ = cdata == Tri::kYes;
+    cdata_read_ = false;
     // Dialect::value_close_named: a value that begins with an element is read whole (nested).
     bool nested = false;
     if (c_.d.value_close_named) {
@@ -695,6 +697,20 @@ bool XmlFamily::xp_value() {
     depth_ = 0;
     quote_open_ = false;
     if (streaming_value_) param_prefix();
+  }
+  if (cdata_ && !cdata_read_) {
+    // A CDATA section may hold the value's close (`<![CDATA[..</param>..]]>`): the close is
+    // searched after the section's end.
+    const std::size_t from =
+        std::max(c_.scan, c_.pos == c_.mark ? c_.pos + kCdataOpen.size() : c_.pos);
+    const std::size_t close = c_.buf.find(kCdataClose, from);
+    if (close == std::string::npos && !c_.eof) {
+      c_.scan = c_.marker_tail(from, kCdataClose.size());
+      return false;
+    }
+    if (close != std::string::npos) c_.pos = close + kCdataClose.size();
+    c_.scan = c_.pos;
+    cdata_read_ = true;
   }
   ValueEnd ve;
   if (c_.d.value_close_checked) {
