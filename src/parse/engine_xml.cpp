@@ -97,11 +97,15 @@ std::optional<Json> empty_container(const ParamTypes& types) {
 // is).
 std::optional<Json> nested_elements(std::string_view text, std::string_view open,
                                     std::string_view close, const SchemaSet& schema,
-                                    UntypedValues untyped, bool& mismatch, int depth) {
+                                    UntypedValues untyped, bool& mismatch_out, int depth,
+                                    bool as_list = false) {
   if (depth > 32) return std::nullopt;
+  bool mismatch = false;  // reported only for the reading returned
   std::vector<std::pair<std::string, std::vector<Json>>> children;
   const ParamTypes types = schema.types();
-  const bool is_list = types.array && !types.object;  // every child is an element of it
+  // Every child is an element of the list: an array schema, or an array-or-object union whose
+  // object member the children do not fill (`as_list`).
+  const bool is_list = as_list || (types.array && !types.object);
   const SchemaSet element_schema = is_list ? schema.items() : SchemaSet{};
   std::vector<Json> elements;
   std::size_t p = 0;
@@ -151,11 +155,20 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
     }
     it->second.push_back(std::move(value));
   }
-  if (is_list) return elements.empty() ? std::nullopt : std::optional<Json>(Json(elements));
+  if (is_list) {
+    if (elements.empty()) return std::nullopt;
+    mismatch_out = mismatch_out || mismatch;
+    return Json(std::move(elements));
+  }
   if (children.empty()) return std::nullopt;
   Json object = Json::object();
   for (auto& [name, values] : children)
     object[name] = values.size() == 1 ? std::move(values[0]) : Json(std::move(values));
+  // A union of an array and an object whose required keys the children lack is the array
+  // (`anyOf [array, {field, op} required]` written as `<item>`s), as llama.cpp reads it.
+  if (types.array && !holds_required(object, types))
+    return nested_elements(text, open, close, schema, untyped, mismatch_out, depth, true);
+  mismatch_out = mismatch_out || mismatch;
   return object;
 }
 

@@ -324,6 +324,10 @@ using util::tool_parameters;
 bool schema_declares_properties(const Json& parameters);
 std::vector<std::string> schema_property_names(const Json& parameters);
 
+// Whether an object value holds every key its object schema (types.object_schema) lists as
+// `required`; true when there is no object schema.
+bool holds_required(const Json& value, const ParamTypes& types);
+
 // The JSON text for an XML parameter value under its schema types (raw string on failure).
 std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,
                          bool* coerced_ok);

@@ -455,9 +455,6 @@ ParamTypes param_types(const Json& tools, std::string_view function, std::string
   return types;
 }
 
-namespace {
-
-// Whether an object value holds every key its object schema lists as `required`.
 bool holds_required(const Json& value, const ParamTypes& types) {
   if (!types.object_schema) return true;
   auto required = types.object_schema->find("required");
@@ -467,8 +464,6 @@ bool holds_required(const Json& value, const ParamTypes& types) {
     if (key.is_string() && !value.contains(key.get_ref<const std::string&>())) return false;
   return true;
 }
-
-}  // namespace
 
 std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedValues untyped,
                          bool* coerced_ok) {
