@@ -231,6 +231,7 @@ auto Engine::finish() -> std::vector<Delta> {
     c_.eof = true;
     run();
   }
+  c_.em.flush_whitespace_content();
   if (after_end_ > 0)
     c_.em.warn("after_end",
                std::to_string(after_end_) + " bytes after the end-of-turn token left out",

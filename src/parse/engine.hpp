@@ -498,6 +498,19 @@ class Emitter {
     warnings.push_back({std::move(code), std::move(message), offset});
   }
   bool content_seen() const { return content_started_; }
+  // At the end of the output: whitespace-only content is the answer when the message has no
+  // call (the model answered "\n\n", as vLLM and SGLang return it); beside calls it is layout.
+  void flush_whitespace_content() {
+    if (content_started_ || content_ws_.empty() || !msg.tool_calls.empty()) return;
+    content_started_ = true;
+    std::string s = std::move(content_ws_);
+    content_ws_.clear();
+    msg.content.append(s);
+    if (!collect_deltas) return;
+    Delta d;
+    d.content = s;
+    out.push_back(std::move(d));
+  }
 
  private:
   std::string& call_arguments() {
