@@ -386,9 +386,9 @@ bool HeaderJsonFamily::hj_raw() {
   // checked (a JSON object cut short gets its invalid_arguments warning).
   if (!c_.d.call_close.empty()) c_.truncated("a tool call");
   if (!resolve_inferred()) {
-    if (c_.active == this) c_.end_block();
+    if (c_.active != this) return true;  // the block became text, to the end of the output
+    c_.end_block();
     if (cut_marker < c_.buf.size()) c_.emit(Route::kContent, c_.bytes(cut_marker, c_.buf.size()));
-    c_.pos = c_.buf.size();
     return true;
   }
   c_.close_call(!raw_warned_);
