@@ -272,6 +272,19 @@ std::vector<Dialect> build_table() {
     d.dropped = {"<|im_end|>"};
     t.push_back(d);
   }
+  {  // Ling 3 (inclusionAI): GLM-4.5's calls and <think>; its end-of-turn token <|role_end|>, left
+     // in the text by a backend that keeps special tokens, ends the output (llama.cpp's Ling 3
+     // parser removes it).
+    Dialect d = arg_pairs(think_tags({}));
+    d.name = "ling3";
+    d.summary =
+        "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call>, "
+        "<think>; <|role_end|> ends the output (Ling 3)";
+    d.name_end = {"\n"};
+    d.dropped = {"<|role_end|>"};
+    d.end_tokens = {"<|role_end|>"};
+    t.push_back(d);
+  }
   {
     Dialect d = think_tags({});
     d.name = "kimi_k2";

@@ -33,6 +33,7 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "step3",
                                           "seed_oss",
                                           "glm45",
+                                          "ling3",
                                           "kimi_k2",
                                           "deepseek_r1",
                                           "deepseek_v31",
