@@ -258,6 +258,16 @@ std::vector<Dialect> build_table() {
         "(GLM-4.5/4.6/4.7)";
     d.name_end = {"\n"};
     t.push_back(d);
+    // Ling 3 (inclusionAI): GLM-4.5's calls and <think>; its end-of-turn token <|role_end|>, left
+    // in the text by a backend that keeps special tokens, ends the output (llama.cpp's Ling 3
+    // parser removes it).
+    Dialect ling = d;
+    ling.name = "ling3";
+    ling.summary =
+        "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call>, "
+        "<think>; <|role_end|> ends the output (Ling 3)";
+    ling.dropped = {"<|role_end|>"};
+    ling.end_tokens = {"<|role_end|>"};
     // HyperCLOVAX SEED Think: GLM's markers with JSON-written values, and, where a backend forces
     // tool_choice=required with a JSON schema, a bare [{"name", "parameters"}] list or object
     // (vLLM's hyperclovax_seed_think parser reads both). Its template writes `</think>\n\n`.
@@ -271,19 +281,7 @@ std::vector<Dialect> build_table() {
     d.newlines_after_think_close = true;
     d.dropped = {"<|im_end|>"};
     t.push_back(d);
-  }
-  {  // Ling 3 (inclusionAI): GLM-4.5's calls and <think>; its end-of-turn token <|role_end|>, left
-     // in the text by a backend that keeps special tokens, ends the output (llama.cpp's Ling 3
-     // parser removes it).
-    Dialect d = arg_pairs(think_tags({}));
-    d.name = "ling3";
-    d.summary =
-        "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call>, "
-        "<think>; <|role_end|> ends the output (Ling 3)";
-    d.name_end = {"\n"};
-    d.dropped = {"<|role_end|>"};
-    d.end_tokens = {"<|role_end|>"};
-    t.push_back(d);
+    t.push_back(ling);
   }
   {
     Dialect d = think_tags({});
