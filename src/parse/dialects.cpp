@@ -117,8 +117,10 @@ std::vector<Dialect> build_table() {
     // A call quoted in a Markdown code block or span is text (vLLM's Qwen3 parser engine masks
     // fenced examples, tests/parser/engine/test_qwen3_fenced_examples.py).
     d.markdown_literals = true;
+    d.attr_headers = true;  // `<function name="f">` (vLLM's qwen3_xml parser)
     t.push_back(d);
     d.markdown_literals = false;
+    d.attr_headers = false;
     // Step-3.5-Flash: Qwen3-Coder's calls; its prompt opens the reasoning block, which it closes
     // as `..\n</think>\n` (vLLM's step3p5 parsers).
     d.name = "step3p5";
@@ -348,9 +350,15 @@ std::vector<Dialect> build_table() {
   {
     Dialect d = think_tags({});
     d.name = "nemotron";
-    d.summary = "<TOOLCALL>[{\"name\", \"arguments\"}]</TOOLCALL> (Nemotron Nano v2)";
+    d.summary =
+        "<TOOLCALL>[{\"name\", \"arguments\"}]</TOOLCALL>; <SPECIAL_12> ends the output "
+        "(Nemotron Nano v2)";
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<TOOLCALL>", "</TOOLCALL>"}};
+    // Its end-of-turn token (the template closes every turn with it), left in the text by a
+    // backend that keeps special tokens, ends the output (llama.cpp's Nemotron v2 parser).
+    d.dropped = {"<SPECIAL_12>"};
+    d.end_tokens = {"<SPECIAL_12>"};
     t.push_back(d);
   }
   {

@@ -329,9 +329,12 @@ bool Engine::text() {
     return true;
   }
   if (d.header_at_start && pos == 0 && c_.base == 0 && !started_) {
-    // Functionary v3.2: the prompt ends with ">>>", so the output starts with a header.
+    // Functionary v3.2: the prompt ends with ">>>", so the output starts with a header; an
+    // output that writes the marker itself (a prompt without it) starts with a marked header.
+    const Tri marked = c_.at(d.call_open);
+    if (marked == Tri::kMore) return false;
     started_ = true;
-    if (!c_.in_reasoning) {
+    if (!c_.in_reasoning && marked == Tri::kNo) {
       c_.cand = pos;
       c_.committed = false;
       c_.family(CallSyntax::kHeaderJson).on_header();

@@ -250,6 +250,17 @@ class XmlFamily final : public SectionFamily {
   // Dialect::repairs_tag_slips: `<function bash>` and `<functionbash>` for `<function=bash>`,
   // when the request lists the name (SGLang's step3p5 detector; an unlisted one is not repaired).
   Tri take_slipped_call_open() override;
+  // Dialect::attr_headers: an open `<function=` (`open`) written as `<function name="f">` or
+  // `<function = f>` at p; kYes sets `name_at` to the name's first byte.
+  Tri attr_header_at(std::size_t p, std::string_view open, std::string_view attr,
+                     std::size_t& name_at) const;
+  // ... at the cursor, which kYes moves to the name.
+  Tri take_attr_header(std::string_view open, std::string_view attr) {
+    std::size_t name_at = 0;
+    const Tri t = attr_header_at(c_.pos, open, attr, name_at);
+    if (t == Tri::kYes) c_.pos = name_at;
+    return t;
+  }
   // Dialect::json_call_body: a JSON call object where a call's name (or, in a section, a call)
   // stands, read up to `close`: kYes leaves the cursor at `close`.
   Tri json_call(std::string_view close);
@@ -292,7 +303,11 @@ class XmlFamily final : public SectionFamily {
   Tri at_pos(std::size_t p, std::string_view lit) const;
   // The name of a `param_open NAME param_name_end` element at p: kYes with the name, kMore when
   // not complete yet, kNo when no name end comes within kLookahead bytes.
-  Tri param_name_at(std::size_t p, std::string& name) const;
+  Tri param_name_at(std::size_t p, std::string& name) const {
+    return param_name_from(p + c_.d.param_open.size(), name);
+  }
+  // The name of a parameter header whose name starts at `from`.
+  Tri param_name_from(std::size_t from, std::string& name) const;
   // How far a decision looks past a marker (a name, a misspelt close's line, the whitespace after
   // a close): beyond it the marker is text, so an undecided marker is never held, and scanned
   // again on every chunk, for long.
@@ -493,6 +508,7 @@ bool XmlFamily::xp_params() {
     }
   }
   t = c_.take(c_.d.param_open);
+  if (t == Tri::kNo) t = take_attr_header(c_.d.param_open, c_.d.param_name_attr);
   if (t == Tri::kMore) return false;
   if (t == Tri::kYes) {
     c_.mark = c_.pos;
@@ -821,7 +837,46 @@ bool XmlFamily::xp_value() {
   return true;
 }
 
+auto XmlFamily::attr_header_at(std::size_t p, std::string_view open, std::string_view attr,
+                               std::size_t& name_at) const -> Tri {
+  if (!c_.d.attr_headers || open.size() < 2 || open.back() != '=') return Tri::kNo;
+  open.remove_suffix(1);  // `<function`
+  Tri t = at_pos(p, open);
+  if (t != Tri::kYes) return t;
+  // `<function` ws+ (`=` | attr ws* `=`) ws*, within kLookahead bytes; the first ws keeps
+  // `<functions>` and `<function_x` out.
+  const std::size_t start = p;
+  const std::size_t limit = std::min(c_.buf.size(), start + kLookahead);
+  p += open.size();
+  auto skip_ws = [&] {
+    while (p < limit && is_ws(c_.buf[p])) ++p;
+  };
+  // At `limit`: more bytes may decide it, unless the output ended or the lookahead is used up.
+  auto undecided = [&] {
+    return c_.eof || limit < c_.buf.size() || limit - start >= kLookahead ? Tri::kNo : Tri::kMore;
+  };
+  if (p >= limit) return undecided();
+  if (!is_ws(c_.buf[p])) return Tri::kNo;
+  skip_ws();
+  if (p == limit) return undecided();
+  if (c_.buf[p] != '=') {
+    const Tri named = at_pos(p, attr);
+    if (named != Tri::kYes) return named;
+    p += attr.size();
+    skip_ws();
+    if (p == limit) return undecided();
+    if (c_.buf[p] != '=') return Tri::kNo;
+  }
+  ++p;
+  skip_ws();
+  if (p == limit) return undecided();
+  name_at = p;
+  return Tri::kYes;
+}
+
 Tri XmlFamily::take_slipped_call_open() {
+  const Tri attr = take_attr_header(c_.d.call_open, c_.d.call_name_attr);
+  if (attr != Tri::kNo) return attr;
   std::string_view open = c_.d.call_open;
   if (!c_.d.repairs_tag_slips || !c_.lists_tools() || open.size() < 2 || open.back() != '=')
     return Tri::kNo;
@@ -849,8 +904,7 @@ auto XmlFamily::at_pos(std::size_t p, std::string_view lit) const -> Tri {
   return c_.eof ? Tri::kNo : Tri::kMore;
 }
 
-auto XmlFamily::param_name_at(std::size_t p, std::string& name) const -> Tri {
-  const std::size_t from = p + c_.d.param_open.size();
+auto XmlFamily::param_name_from(std::size_t from, std::string& name) const -> Tri {
   const std::size_t limit = std::min(c_.buf.size(), from + kLookahead);
   const std::size_t e = c_.bytes(from, limit).find(c_.d.param_name_end);
   if (e == std::string_view::npos)
@@ -900,9 +954,17 @@ auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool
     more = more || t == Tri::kMore;
     return t == Tri::kYes;
   };
+  std::size_t name_at = 0;
   if (check(param_of_schema, d.param_open)) {
+    name_at = p + d.param_open.size();
+  } else if (param_of_schema) {
+    const Tri attr = attr_header_at(p, d.param_open, d.param_name_attr, name_at);
+    more = more || attr == Tri::kMore;
+    if (attr != Tri::kYes) name_at = 0;
+  }
+  if (name_at != 0) {
     std::string name;
-    Tri t = param_name_at(p, name);
+    Tri t = param_name_from(name_at, name);
     if (t != Tri::kYes) return t == Tri::kMore ? Ahead::kMore : Ahead::kText;
     return schema_param(name) ? Ahead::kEnd : Ahead::kText;
   }

@@ -232,6 +232,11 @@ struct Dialect {
   // header without '>', `<function=f\n`, is the dialect's name_stop.) vLLM's qwen3coder parser
   // reads none of them (a mid-line open is text, a function header without '>' is dropped).
   bool repairs_tag_slips = false;
+  // Inside a section, a call or parameter header whose open ends with '=' may be written in
+  // attribute form: `<function name="f">`, `<function name='f' >`, `<function name = "f">`,
+  // `<function = f>` (and the same for `<parameter=`), as vLLM's qwen3_xml parser reads them. The
+  // name is quoted or ends at the header's end, so the boundary is known without a tool list.
+  bool attr_headers = false;
 
   // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
   std::vector<Section> pythonic_sections;

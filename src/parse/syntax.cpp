@@ -84,6 +84,7 @@ constexpr FlagField kFlagFields[] = {
     {"json_call_body", &Dialect::json_call_body},
     {"cdata_values", &Dialect::cdata_values},
     {"repairs_tag_slips", &Dialect::repairs_tag_slips},
+    {"attr_headers", &Dialect::attr_headers},
     {"loose_bare", &Dialect::loose_bare},
 };
 
