@@ -222,6 +222,29 @@ std::vector<Dialect> build_table() {
     d.drops_unknown_tools = true;  // SGLang's MiniMax M2 detector
     t.push_back(d);
   }
+  {  // Muse Glimmer: harmony-like messages routed by recipient, no channels, ATEM XML calls.
+    Dialect d =
+        xml_params({}, {"<atem:function_calls>", "</atem:function_calls>"},
+                   {"<atem:invoke", "</atem:invoke>"}, {"<atem:parameter", "</atem:parameter>"});
+    d.name = "glimmer";
+    d.summary =
+        "messages <|start|>assistant to=R<|message|>..<|eom|>: to=self reasoning, to=user the "
+        "answer, to a tool <atem:function_calls><atem:invoke name=\"f\"><atem:parameter "
+        "name=\"k\">v</atem:parameter></atem:invoke></atem:function_calls>; <|eot|> ends the "
+        "output (Muse Glimmer)";
+    d.untyped = UntypedValues::kJsonGuess;  // a value the schema does not type: JSON, else text
+    // The generation prompt ends with `<|start|>assistant`: the output begins with the recipient.
+    d.recipient_open = "to=";
+    d.recipient_close = "<|message|>";
+    d.recipient_header = "<|start|>";  // then the role, ` to=R` and <|message|>
+    d.reasoning_recipient = "self";
+    d.answer_recipient = "user";
+    d.call_ends_reasoning = false;
+    d.namespaced_names = true;
+    d.dropped = {"<|eom|>", "<|eot|>", "<|end_of_text|>"};
+    d.end_tokens = {"<|eot|>", "<|end_of_text|>"};
+    t.push_back(d);
+  }
   {
     Dialect d = xml_params(think_tags({}), {"<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"},
                            {"<steptml:invoke", "</steptml:invoke>"},
@@ -489,6 +512,25 @@ std::vector<Dialect> build_table() {
     d.sections = {{"<tool_calls>", "</tool_calls>"}};
     t.push_back(d);
   }
+  {  // Apriel 1.6 Thinker: Jamba's call list after a reasoning block its prompt opens with the
+     // plain text `Here are my reasoning steps:\n` and the model closes with
+     // `\n[BEGIN FINAL RESPONSE]\n` (its template writes both; llama.cpp reads it so).
+    Dialect d;
+    d.name = "apriel16";
+    d.summary =
+        "reasoning (opened by the prompt) ..\\n[BEGIN FINAL RESPONSE]\\n, then "
+        "<tool_calls>[{\"name\", "
+        "\"arguments\"}]</tool_calls>; <|end|> ends the output (Apriel 1.6)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"<tool_calls>", "</tool_calls>"}};
+    d.think_open = "Here are my reasoning steps:\n";
+    d.think_close = "[BEGIN FINAL RESPONSE]";
+    d.starts_in_reasoning = true;
+    d.think_close_newline = true;
+    d.dropped = {"<|end|>"};
+    d.end_tokens = {"<|end|>"};
+    t.push_back(d);
+  }
   {  // Hunyuan-A13B: Jamba's call list; <think>..</think> then the answer in <answer>..</answer>.
     Dialect d = think_tags({});
     d.name = "hunyuan_a13b";
@@ -641,6 +683,22 @@ std::vector<Dialect> build_table() {
     // parsers strip them).
     d.reasoning_newlines_trimmed = true;
     d.newlines_after_think_close = true;
+    t.push_back(d);
+    // IQuest-Q1: the same pairs in <iquest_tool_call>, the reasoning as written (SGLang's
+    // iquest_q1 parsers keep the newlines around </think>), and <|iquest_end|> / <|endoftext|>
+    // end the turn.
+    d = arg_pairs(think_tags({}));
+    d.name = "iquest_q1";
+    d.summary =
+        "<iquest_tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>"
+        "</iquest_tool_call>; starts in reasoning; <|iquest_end|> ends the output (IQuest-Q1)";
+    d.call_open = "<iquest_tool_call>";
+    d.call_close = "</iquest_tool_call>";
+    d.name_end = {"\n"};
+    d.name_stop = {"<arg_key>", "</iquest_tool_call>"};
+    d.starts_in_reasoning = true;
+    d.dropped = {"<|iquest_end|>", "<|endoftext|>"};
+    d.end_tokens = {"<|iquest_end|>", "<|endoftext|>"};
     t.push_back(d);
   }
   {  // Solar Open 2: one call per start token, the name on its line, then key/value pairs.

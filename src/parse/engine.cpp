@@ -101,6 +101,20 @@ void Core::emit_python_calls(const std::vector<PyCall>& calls) {
   end_block();
 }
 
+std::string Core::namespaced(std::string name) const {
+  const auto dot = name.rfind('.');
+  if (dot == std::string::npos || !lists_tools() || lists(name)) return name;
+  auto leaf = [](std::string_view n) { return n.substr(n.rfind('.') + 1); };  // npos + 1 == 0
+  const std::string_view wanted = std::string_view(name).substr(dot + 1);
+  const std::string* found = nullptr;
+  for (const auto& listed : tools_holder_.data()->function_names) {
+    if (leaf(listed) != wanted) continue;
+    if (found) return name;  // two fit: the name stays as written
+    found = &listed;
+  }
+  return found ? *found : name;
+}
+
 bool Core::valid_name(std::string_view name) {
   if (name.empty() || name.size() > 256) return false;
   for (char ch : name) {
@@ -144,11 +158,12 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
   at_answer_open_ = !d.answer_open.empty() && !c_.in_reasoning;
   at_recipient_ =
       (!d.recipient_open.empty() && !d.recipient_close.empty()) || d.syntax == CallSyntax::kHarmony;
+  c_.calls_allowed = d.answer_recipient.empty();  // output with no header is the answer
 }
 
 std::string_view Engine::until_end(std::string_view chunk) {
   if (ended_) {
-    after_end_ += chunk.size();
+    count_after_end(chunk);
     return {};
   }
   if (longest_end_ == 0) return chunk;  // the dialect has no end token
@@ -176,8 +191,14 @@ std::string_view Engine::until_end(std::string_view chunk) {
   }
   ended_ = true;
   ended_at_ = total_ + cut;
-  after_end_ += chunk.size() - cut;
+  count_after_end(chunk.substr(cut));
   return chunk.substr(0, cut);
+}
+
+void Engine::count_after_end(std::string_view left_out) {
+  after_end_ += left_out.size();
+  for (char ch : left_out)
+    if (!is_ws(ch)) after_end_text_ = true;
 }
 
 auto Engine::feed(std::string_view chunk) -> std::vector<Delta> {
@@ -232,7 +253,8 @@ auto Engine::finish() -> std::vector<Delta> {
     run();
   }
   c_.em.flush_whitespace_content();
-  if (after_end_ > 0)
+  // Layout after the token (the template's newline after it) is not text left out.
+  if (after_end_text_)
     c_.em.warn("after_end",
                std::to_string(after_end_) + " bytes after the end-of-turn token left out",
                ended_at_);
@@ -508,6 +530,14 @@ bool Engine::text() {
   if (hit.tag == kTagDrop) {
     at_call_header_ = d.call_header_after == c_.bytes(pos, pos + hit.len);
     pos += hit.len;
+    message_ended_ = true;
+    return true;
+  }
+  if (hit.tag == kTagRecipient && !d.answer_recipient.empty() && !message_ended_) {
+    // Muse Glimmer: a header inside a message's body, with no end of message before it, is
+    // text the model quotes (as SGLang's muse parser reads it).
+    c_.emit(c_.text_route(), c_.bytes(pos, pos + hit.len));
+    pos += hit.len;
     return true;
   }
   if (hit.tag == kTagRecipient) {
@@ -556,6 +586,12 @@ bool Engine::text() {
       return false;
     }
     think_close_search_.clear();
+  }
+  // A call marker where the message's recipient makes it text (Dialect::answer_recipient).
+  if (!c_.calls_allowed) {
+    c_.emit(c_.text_route(), c_.bytes(layout_from, pos + hit.len));
+    pos += hit.len;
+    return true;
   }
   // A call marker.
   if (c_.em.msg.tool_calls.size() >= c_.opt.max_tool_calls) {
@@ -702,13 +738,28 @@ bool Engine::recipient() {
     }
     return not_a_header();
   }
-  std::string name(trim(rest.substr(open.size(), close - open.size())));
+  std::string_view body = trim(rest.substr(open.size(), close - open.size()));
+  std::string name(body);
+  if (mid && !d.answer_recipient.empty()) {
+    // `<|start|>[role][ to=R]<|message|>`: the recipient follows recipient_open; a header
+    // without one is the answer's.
+    const auto to = body.find(d.recipient_open);
+    name = to == std::string_view::npos
+               ? std::string(d.answer_recipient)
+               : std::string(trim(body.substr(to + d.recipient_open.size())));
+  }
   if (!Core::valid_name(name)) return not_a_header();
+  message_ended_ = false;
   c_.pos = p + close + d.recipient_close.size();
   if (!d.reasoning_recipient.empty()) {
     // The message's recipient routes its body: reasoning to itself, else content and calls.
-    c_.in_reasoning = name == d.reasoning_recipient;
+    // Two reasoning messages are two paragraphs (as SGLang's muse parser joins them).
+    const bool reasoning = name == d.reasoning_recipient;
+    if (reasoning && c_.opt.separate_reasoning && !c_.em.msg.reasoning_content.empty())
+      c_.emit(Route::kReasoning, "\n");
+    c_.in_reasoning = reasoning;
     c_.at_reasoning_start = false;
+    if (!d.answer_recipient.empty()) c_.calls_allowed = !reasoning && name != d.answer_recipient;
   }
   return true;
 }

@@ -709,6 +709,7 @@ class Core {
   // ---- call lifecycle ----
   void open_call(std::string id, std::string name) {
     committed = true;
+    if (d.namespaced_names) name = namespaced(std::move(name));
     if (!declared(name)) {
       em.begin_dropped_call(std::move(name), abs(pos));
       return;
@@ -716,6 +717,8 @@ class Core {
     if (id.empty()) id = opt.id_prefix + std::to_string(em.msg.tool_calls.size());
     em.begin_call(std::move(id), std::move(name));
   }
+  // Dialect::namespaced_names: `ns.f` for the one listed function named `f` (or `x.f`).
+  std::string namespaced(std::string name) const;
   // Whether a call to `name` is returned (Options::forward_unknown_tools).
   bool declared(std::string_view name) const {
     return opt.forward_unknown_tools.value_or(!d.drops_unknown_tools) || listed(name);
@@ -786,6 +789,8 @@ class Core {
   bool in_reasoning = false, at_reasoning_start = false;
   bool content_start = true, after_call = false;
   bool committed = false;  // a call of the current block was emitted
+  // Call markers are calls here (Dialect::answer_recipient: only in a message to a tool).
+  bool calls_allowed = true;
 };
 
 // Where a streamed forward search that ran out of bytes resumes, past everything it already
@@ -864,13 +869,17 @@ class Engine {
   // Dialect::end_tokens: the part of `chunk` up to and with the first end token; after it,
   // nothing (counted in after_end_, reported at finish).
   std::string_view until_end(std::string_view chunk);
+  void count_after_end(std::string_view left_out);
   // feed() after until_end: reads the kept part of a chunk.
   std::vector<Delta> feed_kept(std::string_view chunk);
   std::size_t longest_end_ = 0;  // the longest end token's size (0: the dialect has none)
   bool ended_ = false;
   std::size_t ended_at_ = 0, after_end_ = 0;  // offset just past the end token; bytes left out
+  bool after_end_text_ = false;               // ... some of them not whitespace
   std::string end_tail_;       // the last bytes fed, where an end token split by a chunk may start
   bool at_recipient_ = false;  // the output's start, where a recipient header may stand
+  // Dialect::answer_recipient: no message has begun since the last message end (or the start).
+  bool message_ended_ = true;
   bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
   // Just past a reasoning marker whose following newlines are layout (newlines_after_think_close,
   // reasoning_newlines_trimmed).

@@ -98,6 +98,13 @@ struct Dialect {
   // message to `reasoning_recipient` ("self") is reasoning, any other (a function, "user") is
   // content and calls.
   std::string_view recipient_header, reasoning_recipient;
+  // ... and a message to `answer_recipient` ("user") is the answer: call markers are calls only in
+  // a message to any other recipient (a tool), and text in the answer, in the reasoning and in
+  // output with no header (Muse Glimmer, as SGLang's and llama.cpp's parsers scope them).
+  std::string_view answer_recipient;
+  // A call name `ns.f` the request does not list is the listed function whose name (or its last
+  // dotted segment) is `f`, when exactly one is (Muse Glimmer's template writes `f.f`).
+  bool namespaced_names = false;
   bool call_ends_reasoning = true;        // a call marker inside reasoning closes it (Qwen3)
   std::vector<std::string_view> dropped;  // framing tokens removed from text wherever they appear
   // Tokens that end the turn (PLaMo 3's <|plamo:tag|>): a backend stops there, so what follows

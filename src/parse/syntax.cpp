@@ -28,6 +28,7 @@ constexpr TextField kTextFields[] = {
     {"recipient_header", &Dialect::recipient_header},
     {"call_header_after", &Dialect::call_header_after},
     {"reasoning_recipient", &Dialect::reasoning_recipient},
+    {"answer_recipient", &Dialect::answer_recipient},
     {"section_open", &Dialect::section_open},
     {"section_close", &Dialect::section_close},
     {"call_open", &Dialect::call_open},
@@ -84,6 +85,7 @@ constexpr FlagField kFlagFields[] = {
     {"json_call_body", &Dialect::json_call_body},
     {"cdata_values", &Dialect::cdata_values},
     {"repairs_tag_slips", &Dialect::repairs_tag_slips},
+    {"namespaced_names", &Dialect::namespaced_names},
     {"attr_headers", &Dialect::attr_headers},
     {"loose_bare", &Dialect::loose_bare},
 };
