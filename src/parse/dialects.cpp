@@ -37,12 +37,12 @@ Dialect xml_params(Dialect d, Section section, Section call, Section param) {
 }
 
 // GLM's argument pairs, `<arg_key>k</arg_key><arg_value>v</arg_value>` after the function name
-// in `<tool_call>..</tool_call>`; a value the schema does not type is JSON when it parses.
-Dialect arg_pairs(Dialect d) {
+// in `call` (`<tool_call>..</tool_call>`); a value the schema does not type is JSON when it parses.
+Dialect arg_pairs(Dialect d, Section call = {"<tool_call>", "</tool_call>"}) {
   d.syntax = CallSyntax::kXmlParams;
-  d.call_open = "<tool_call>";
-  d.call_close = "</tool_call>";
-  d.name_stop = {"<arg_key>", "</tool_call>"};
+  d.call_open = call.open;
+  d.call_close = call.close;
+  d.name_stop = {"<arg_key>", call.close};
   d.param_open = "<arg_key>";
   d.param_name_end = "</arg_key>";
   d.value_open = "<arg_value>";
@@ -669,37 +669,31 @@ std::vector<Dialect> build_table() {
     t.push_back(d);
   }
   {  // IQuest-Coder V2: GLM's argument pairs in its own call tokens; thinking on by default.
-    Dialect d = arg_pairs(think_tags({}));
+    Dialect d = arg_pairs(think_tags({}), {"<iquestcoder_tool_call>", "</iquestcoder_tool_call>"});
     d.name = "iquest_coder_v2";
     d.summary =
         "<iquestcoder_tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>"
         "</iquestcoder_tool_call>; starts in reasoning (IQuest-Coder V2)";
-    d.call_open = "<iquestcoder_tool_call>";
-    d.call_close = "</iquestcoder_tool_call>";
     d.name_end = {"\n"};
-    d.name_stop = {"<arg_key>", "</iquestcoder_tool_call>"};
     d.starts_in_reasoning = true;
     // The newlines around the reasoning and after its close are layout (vLLM's iquest reasoning
     // parsers strip them).
     d.reasoning_newlines_trimmed = true;
     d.newlines_after_think_close = true;
     t.push_back(d);
-    // IQuest-Q1: the same pairs in <iquest_tool_call>, the reasoning as written (SGLang's
+    // IQuest-Q1: the same calls in <iquest_tool_call>, the reasoning as written (SGLang's
     // iquest_q1 parsers keep the newlines around </think>), and <|iquest_end|> / <|endoftext|>
     // end the turn.
-    d = arg_pairs(think_tags({}));
-    d.name = "iquest_q1";
-    d.summary =
+    Dialect q1 = arg_pairs(d, {"<iquest_tool_call>", "</iquest_tool_call>"});
+    q1.name = "iquest_q1";
+    q1.summary =
         "<iquest_tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value>"
         "</iquest_tool_call>; starts in reasoning; <|iquest_end|> ends the output (IQuest-Q1)";
-    d.call_open = "<iquest_tool_call>";
-    d.call_close = "</iquest_tool_call>";
-    d.name_end = {"\n"};
-    d.name_stop = {"<arg_key>", "</iquest_tool_call>"};
-    d.starts_in_reasoning = true;
-    d.dropped = {"<|iquest_end|>", "<|endoftext|>"};
-    d.end_tokens = {"<|iquest_end|>", "<|endoftext|>"};
-    t.push_back(d);
+    q1.reasoning_newlines_trimmed = false;
+    q1.newlines_after_think_close = false;
+    q1.dropped = {"<|iquest_end|>", "<|endoftext|>"};
+    q1.end_tokens = {"<|iquest_end|>", "<|endoftext|>"};
+    t.push_back(q1);
   }
   {  // Solar Open 2: one call per start token, the name on its line, then key/value pairs.
     Dialect d;
