@@ -369,6 +369,17 @@ std::vector<Dialect> build_table() {
     d.reasoning_newlines_trimmed = true;
     d.dropped = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
+    // DeepSeek V4.1: V4's DSML with every tag name spaced and the block named ` calls`, as
+    // SGLang's deepseekv41 detector and vLLM's deepseek_v41 parser read it; V4's unspaced tags
+    // are text here.
+    Dialect v41 = xml_params(d, {"<｜DSML｜ calls>", "</｜DSML｜ calls>"},
+                             {"<｜DSML｜ invoke", "</｜DSML｜ invoke>"},
+                             {"<｜DSML｜ parameter", "</｜DSML｜ parameter>"});
+    v41.name = "deepseek_v41";
+    v41.summary =
+        "<｜DSML｜ calls><｜DSML｜ invoke name=\"f\"><｜DSML｜ parameter name=\"p\" "
+        "string=\"true\">v</｜DSML｜ parameter>... (DeepSeek V4.1)";
+    t.push_back(v41);
   }
   {
     Dialect d = think_tags({});
@@ -737,6 +748,20 @@ std::vector<Dialect> build_table() {
     d.end_tokens = {"<|plamo:tag|>"};  // the end of the turn
     t.push_back(d);
   }
+  {  // Command R+: a ```json list of {"tool_name", "parameters"} after `Action:`; the answer
+     // between <|CHATBOT_TOKEN|> and <|END_OF_TURN_TOKEN|> (llama.cpp's Command R+ parser).
+    Dialect d;
+    d.name = "command_r_plus";
+    d.summary =
+        "Action:\\n```json\\n[{\"tool_name\", \"parameters\"}]\\n```, the answer in "
+        "<|CHATBOT_TOKEN|>..<|END_OF_TURN_TOKEN|> (Command R+)";
+    d.syntax = CallSyntax::kJsonObject;
+    d.sections = {{"Action:\n```json", "```"}};
+    d.name_keys = {"tool_name"};
+    d.args_keys = {"parameters"};
+    d.dropped = {"<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"};
+    t.push_back(d);
+  }
   {  // GigaChat 3: one call object after a `function call` role header, to the end of the output.
     Dialect d;
     d.name = "gigachat3";
@@ -748,6 +773,9 @@ std::vector<Dialect> build_table() {
                   {"function call<|role_sep|>\n", ""},
                   {"<|function_call|>", ""}};
     d.args_required = true;
+    // Without its role tokens (`function call{..}`, as vLLM's first GigaChat 3 parser read it):
+    // only a whole call, since the words are also prose.
+    d.loose_sections = {{"function call", ""}};
     d.dropped = {"</s>", "<|message_sep|>"};
     t.push_back(d);
   }
