@@ -958,9 +958,8 @@ auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool
   if (check(param_of_schema, d.param_open)) {
     name_at = p + d.param_open.size();
   } else if (param_of_schema) {
-    const Tri attr = attr_header_at(p, d.param_open, d.param_name_attr, name_at);
-    more = more || attr == Tri::kMore;
-    if (attr != Tri::kYes) name_at = 0;
+    // name_at is set only when the header is one.
+    more = more || attr_header_at(p, d.param_open, d.param_name_attr, name_at) == Tri::kMore;
   }
   if (name_at != 0) {
     std::string name;
