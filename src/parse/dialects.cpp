@@ -241,7 +241,7 @@ std::vector<Dialect> build_table() {
     d.answer_recipient = "user";
     d.call_ends_reasoning = false;
     d.namespaced_names = true;
-    d.dropped = {"<|eom|>", "<|eot|>", "<|end_of_text|>"};
+    d.dropped = {"<|eom|>"};
     d.end_tokens = {"<|eot|>", "<|end_of_text|>"};
     t.push_back(d);
   }
@@ -291,7 +291,6 @@ std::vector<Dialect> build_table() {
     ling.summary =
         "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call>, "
         "<think>; <|role_end|> ends the output (Ling 3)";
-    ling.dropped = {"<|role_end|>"};
     ling.end_tokens = {"<|role_end|>"};
     // HyperCLOVAX SEED Think: GLM's markers with JSON-written values, and, where a backend forces
     // tool_choice=required with a JSON schema, a bare [{"name", "parameters"}] list or object
@@ -391,7 +390,6 @@ std::vector<Dialect> build_table() {
     d.sections = {{"<TOOLCALL>", "</TOOLCALL>"}};
     // Its end-of-turn token (the template closes every turn with it), left in the text by a
     // backend that keeps special tokens, ends the output (llama.cpp's Nemotron v2 parser).
-    d.dropped = {"<SPECIAL_12>"};
     d.end_tokens = {"<SPECIAL_12>"};
     t.push_back(d);
   }
@@ -538,7 +536,6 @@ std::vector<Dialect> build_table() {
     d.think_close = "[BEGIN FINAL RESPONSE]";
     d.starts_in_reasoning = true;
     d.think_close_newline = true;
-    d.dropped = {"<|end|>"};
     d.end_tokens = {"<|end|>"};
     t.push_back(d);
   }
@@ -702,7 +699,6 @@ std::vector<Dialect> build_table() {
         "</iquest_tool_call>; starts in reasoning; <|iquest_end|> ends the output (IQuest-Q1)";
     q1.reasoning_newlines_trimmed = false;
     q1.newlines_after_think_close = false;
-    q1.dropped = {"<|iquest_end|>", "<|endoftext|>"};
     q1.end_tokens = {"<|iquest_end|>", "<|endoftext|>"};
     t.push_back(q1);
   }
@@ -744,8 +740,7 @@ std::vector<Dialect> build_table() {
         "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>"
         "json<|plamo:msg|>");
     d.noise = {"<|plamo:end_tool_request:plamo|>"};  // after each call's arguments
-    d.dropped = {"<|plamo:tag|>"};
-    d.end_tokens = {"<|plamo:tag|>"};  // the end of the turn
+    d.end_tokens = {"<|plamo:tag|>"};                // the end of the turn
     t.push_back(d);
   }
   {  // Command R+: a ```json list of {"tool_name", "parameters"} after `Action:`; the answer

@@ -274,6 +274,7 @@ void Engine::build_markers() {
       if (with_loose || !loose(triggers_[i]))
         set.add(triggers_[i], kTagTrigger + static_cast<int>(i));
     for (auto m : d.dropped) set.add(m, kTagDrop);
+    for (auto m : d.end_tokens) set.add(m, kTagDrop);  // the token that ended the output
   };
   if (calls_) calls_->add_triggers(triggers_);
   add_common(content_markers_, true);
@@ -293,6 +294,7 @@ void Engine::build_markers() {
   reasoning_markers_.add(d.recipient_header, kTagRecipient);
   if (d.call_ends_reasoning) add_common(reasoning_markers_, false);
   for (auto m : d.dropped) reasoning_markers_.add(m, kTagDrop);
+  for (auto m : d.end_tokens) reasoning_markers_.add(m, kTagDrop);
 }
 
 auto Engine::take() -> std::vector<Delta> {

@@ -177,11 +177,12 @@ bool PythonicFamily::py_wrapped() {
     for (bool trimmed = true; trimmed;) {
       trimmed = false;
       while (!body.empty() && is_ws(body.back())) body.remove_suffix(1);
-      for (std::string_view token : c_.d.dropped)
-        if (!token.empty() && body.ends_with(token)) {
-          body.remove_suffix(token.size());
-          trimmed = true;
-        }
+      for (const auto* tokens : {&c_.d.dropped, &c_.d.end_tokens})
+        for (std::string_view token : *tokens)
+          if (!token.empty() && body.ends_with(token)) {
+            body.remove_suffix(token.size());
+            trimmed = true;
+          }
     }
     return py_emit(body, true, true);
   }

@@ -108,8 +108,9 @@ struct Dialect {
   bool call_ends_reasoning = true;        // a call marker inside reasoning closes it (Qwen3)
   std::vector<std::string_view> dropped;  // framing tokens removed from text wherever they appear
   // Tokens that end the turn (PLaMo 3's <|plamo:tag|>): a backend stops there, so what follows
-  // the first is not part of the message; it is left out with an `after_end` warning. Each is
-  // also in `dropped`.
+  // the first is not part of the message; it is left out with an `after_end` warning. The token
+  // itself is framing: it is removed from the text as the `dropped` tokens are, without being
+  // listed there.
   std::vector<std::string_view> end_tokens;
   // A message opener (Inkling's <|message_model|>, also written by the prompt before the
   // output): a function name right after it (or at the output's start) that a call marker

@@ -453,6 +453,38 @@ TEST(ParseApi, NameKeyedCallObjects) {
   EXPECT_EQ(not_call->message.content, R"(<|calls|>[{"answer": 42}]<|/calls|>)");
 }
 
+// A hand-written syntax that names only an end-of-turn token: the token ends the output and is
+// not content (it needs no listing in "dropped"), in content, in reasoning and after a call cut
+// by it; streamed byte by byte alike.
+TEST(ParseApi, EndTokensEndTheOutputWithoutBeingListedAsDropped) {
+  auto syntax = parse::Syntax::from_json_text(
+      R"({"family": "json", "sections": [["<|calls|>", "<|/calls|>"]],
+          "think_open": "<think>", "think_close": "</think>", "end_tokens": ["<|end|>"]})");
+  ASSERT_TRUE(syntax.ok()) << syntax.error().to_string();
+  struct Case {
+    std::string text, content, reasoning;
+    std::size_t calls;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"Hello.<|end|>\n", "Hello.", "", 0},
+           {"<think>hm<|end|>", "", "hm", 0},
+           {R"(Ok.<|calls|>[{"name": "f", "arguments": {}}]<|/calls|><|end|>)", "Ok.", "", 1},
+           {"Bye.<|end|>more", "Bye.", "", 0}}) {
+    auto r = parse::parse(c.text, *syntax);
+    ASSERT_TRUE(r.ok()) << c.text;
+    EXPECT_EQ(r->message.content, c.content) << c.text;
+    EXPECT_EQ(r->message.reasoning_content, c.reasoning) << c.text;
+    EXPECT_EQ(r->message.tool_calls.size(), c.calls) << c.text;
+    auto stream = parse::StreamParser::create(*syntax);
+    ASSERT_TRUE(stream.ok());
+    for (char ch : c.text) stream->feed(std::string_view(&ch, 1));
+    stream->finish();
+    EXPECT_EQ(parse::message_to_json_text(stream->message()),
+              parse::message_to_json_text(r->message))
+        << c.text;
+  }
+}
+
 // Messages routed by recipient (derived for Muse Glimmer-style templates): the message to the
 // reasoning recipient is reasoning, a header before a call or an answer is layout, and a header
 // that names no recipient stays text. Byte-by-byte streaming gives the same message.
