@@ -856,9 +856,12 @@ std::vector<Dialect> build_table() {
     d.param_name_attr = "key";
     d.value_type_attr = "type";
     // The answer's channel markers and the end of the message are framing, also without their
-    // separator (the longer marker wins).
-    d.dropped = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>",
-                 "<|open|>response",        "<|close|>response",        "<|close|>message"};
+    // separator (the longer marker wins), and with the spaces a detokenizer that puts spaces
+    // between special tokens writes around the channel name (vLLM's kimi_k3 parser reads them).
+    d.dropped = {
+        "<|open|>response<|sep|>",   "<|close|>response<|sep|>",   "<|close|>message<|sep|>",
+        "<|open|>response",          "<|close|>response",          "<|close|>message",
+        "<|open|> response <|sep|>", "<|close|> response <|sep|>", "<|close|> message <|sep|>"};
     t.push_back(d);
   }
   {  // dots.llm: MiniMax-M2's invoke elements in <dots_function_call> blocks, values trimmed.
