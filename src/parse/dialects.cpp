@@ -405,6 +405,15 @@ std::vector<Dialect> build_table() {
     // part of the answer (vLLM's granite_thinking parser, SGLang's Granite parity tests).
     d.newlines_after_think_close = true;
     t.push_back(d);
+    // Granite 3.3 and 4.0 served with vLLM's example tool template write Python calls, one per
+    // line, among prose lines (vLLM's granite_pythonic parser); their own lists are read too.
+    Dialect lines = d;
+    lines.name = "granite_pythonic";
+    lines.summary =
+        "get_weather(city=\"Paris\") alone on its line, one call per line, among prose; "
+        "<|tool_call|>[..] too (Granite 3.3/4.0 as vLLM's granite_pythonic parser reads them)";
+    lines.pythonic_lines = true;
+    t.push_back(lines);
     // Granite 3.2 thinks in plain text: its template's thinking prompt asks for the two headers
     // below, which vLLM's granite reasoning parser reads. A dialect of its own, chosen by name,
     // so that the words in a Granite 3.3 answer stay words.

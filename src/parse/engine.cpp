@@ -65,6 +65,9 @@ void Family::on_marker(std::size_t, std::size_t) {
 void Family::on_bare() {
   c_.fallback("not_a_call", "no reader for a call list here");
 }
+void Family::on_line() {
+  c_.fallback_quietly();  // no reader for a call line: the line is text
+}
 void Family::on_header() {
   c_.fallback("not_a_call", "no reader for a call header here");
 }
@@ -280,6 +283,7 @@ void Engine::build_markers() {
   add_common(content_markers_, true);
   if (d.bare_anywhere)
     content_markers_.add(d.syntax == CallSyntax::kPythonic ? "[" : "{", kTagBare);
+  if (d.pythonic_lines) content_markers_.add("\n", kTagLineEnd);
   content_markers_.add(d.think_open, kTagThinkOpen);
   content_markers_.add(d.damaged_marker_prefix, kTagDamaged);
   content_markers_.add(d.think_close, kTagThinkClose);
@@ -441,7 +445,8 @@ bool Engine::text() {
     skip_newlines_ = layout_newlines(d.reasoning_newlines_trimmed ? kAllNewlines : 0);
     return true;
   }
-  if (!c_.in_reasoning && c_.content_start && (d.bare_json || d.loose_bare || d.pythonic_bare)) {
+  if (!c_.in_reasoning && c_.content_start &&
+      (d.bare_json || d.loose_bare || d.pythonic_bare || d.pythonic_lines)) {
     std::size_t p = pos;
     while (p < buf.size() &&
            (is_ws(buf[p]) || (c_.after_call && d.bare_separators && buf[p] == ';')))
@@ -451,14 +456,25 @@ bool Engine::text() {
       const char ch = buf[p];
       const bool json = (d.bare_json && (ch == '{' || ch == '[')) || (d.loose_bare && ch == '{');
       const bool list = json || (d.pythonic_bare && ch == '[');
+      // A line that starts with a name may be one whole call (Dialect::pythonic_lines).
+      const bool line =
+          !list && d.pythonic_lines && (std::isalpha(static_cast<unsigned char>(ch)) || ch == '_');
       // A call marker there (one starting with '[') is read by the marker search below.
-      const Tri marker = list ? trigger_at(p) : Tri::kNo;
+      const Tri marker = list || line ? trigger_at(p) : Tri::kNo;
       if (marker == Tri::kMore) return false;
       if (list && marker == Tri::kNo) {
         if (!c_.after_call) c_.emit(Route::kContent, c_.bytes(pos, p));
         pos = p;
         start_bare(json);
         c_.content_start = false;
+        return true;
+      }
+      if (line && marker == Tri::kNo) {
+        if (!c_.after_call) c_.emit(Route::kContent, c_.bytes(pos, p));
+        pos = p;
+        c_.content_start = false;
+        c_.after_call = false;
+        start_line();
         return true;
       }
     }
@@ -549,6 +565,12 @@ bool Engine::text() {
   }
   if (hit.tag == kTagBare) {
     start_bare(d.syntax != CallSyntax::kPythonic);
+    return true;
+  }
+  if (hit.tag == kTagLineEnd) {  // the newline is text; the next line may be a call
+    c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
+    pos += hit.len;
+    c_.content_start = true;
     return true;
   }
   if ((hit.tag == kTagDamaged || hit.tag >= kTagTrigger) && d.markdown_literals &&
@@ -690,6 +712,12 @@ bool Engine::undecided_start() {
     undecided_scan_ = c_.abs(hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size());
     return false;
   }
+}
+
+void Engine::start_line() {
+  c_.cand = c_.pos;
+  c_.committed = false;
+  c_.family(CallSyntax::kPythonic).on_line();
 }
 
 void Engine::start_bare(bool json) {

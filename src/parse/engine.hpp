@@ -386,6 +386,7 @@ enum Tag : int {
   kTagBare,
   kTagRecipient,      // a message header mid-output (Dialect::recipient_header)
   kTagDamaged,        // the prefix of a marker that may be damaged (Dialect::damaged_marker_prefix)
+  kTagLineEnd,        // a newline: the next line may be a call (Dialect::pythonic_lines)
   kTagTrigger = 100,  // + index into the family's triggers
 };
 
@@ -594,6 +595,8 @@ class Family {
   virtual void on_marker(std::size_t index, std::size_t len);
   // A call list without a marker may start at the cursor (bare_json / pythonic_bare).
   virtual void on_bare();
+  // A line that may be one whole call starts at the cursor (Dialect::pythonic_lines).
+  virtual void on_line();
   // A call header (name, then arguments) starts at the cursor (Functionary, Mistral's name form).
   virtual void on_header();
   // A JSON call list starts at the cursor, after a marker with no closer (Mistral).
@@ -854,6 +857,7 @@ class Engine {
   // A call list without a marker (JSON or pythonic) may start at pos: it is a candidate until
   // it parses.
   void start_bare(bool json);
+  void start_line();
   Tri trigger_at(std::size_t p) const;
   // At pos, a damaged marker line before a call marker: removed (kYes), not one (kNo), or undecided
   // until more output comes (kMore).

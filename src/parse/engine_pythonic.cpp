@@ -30,6 +30,13 @@ class PythonicFamily final : public Family {
     go(St::kWrapped);
   }
   void on_bare() override { start_py_bare(); }
+  void on_line() override {
+    literal_.reset();
+    checked_ = false;
+    call_len_ = kNone;
+    go(St::kLine);
+    c_.scan = c_.cand;  // the name's scan resumes here (shifted with the buffer, as cand is)
+  }
 
   bool step() override {
     switch (st_) {
@@ -39,6 +46,8 @@ class PythonicFamily final : public Family {
         return py_wrapped();
       case St::kLooseKeyValue:
         return loose_key_value();
+      case St::kLine:
+        return py_line();
     }
     return false;
   }
@@ -48,6 +57,7 @@ class PythonicFamily final : public Family {
     kBare,           // `[f(a=1), ...]` without a marker, held until the list closes
     kWrapped,        // the calls between the section's markers
     kLooseKeyValue,  // `name{k:v}` after a loose opener (`call:`), held until its brace closes
+    kLine,  // `name(k=v)` alone on its line (Dialect::pythonic_lines), held to the line's end
   };
 
   void go(St state) {
@@ -61,12 +71,14 @@ class PythonicFamily final : public Family {
   bool py_emit(std::string_view body, bool unterminated, bool in_section = false);
   bool py_wrapped();
   bool loose_key_value();
+  bool py_line();
   void strings_by_schema(PyCall& call) const;
 
   St st_ = St::kBare;
   std::string_view close_;        // the section's close marker ("" = to the end of the output)
   PythonLiteralScanner literal_;  // the bare list's end
   bool checked_ = false;          // the list starts like a call (`[name(`)
+  std::size_t call_len_ = kNone;  // a call line's call, from cand, once its parenthesis closed
   // A loose key-value call: where its name or brace scan resumes, and the brace depth.
   std::size_t scan_ = 0;
   int depth_ = 0;
@@ -189,6 +201,50 @@ bool PythonicFamily::py_wrapped() {
   std::string_view body = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
   c_.pos = hit.at + hit.len;
   return py_emit(body, false, true);
+}
+
+// Dialect::pythonic_lines: a line that is `name(..)` and nothing else (whitespace aside) is the
+// call, parsed once as a whole, for a name the request lists; any other line is text, quietly,
+// as prose that starts with a word is. Resumed at c_.scan, which moves with the buffer.
+bool PythonicFamily::py_line() {
+  const std::string_view buf(c_.buf);
+  if (!checked_) {
+    std::size_t p = c_.scan;
+    while (p < buf.size() && is_name_char(buf[p])) ++p;
+    c_.scan = p;
+    if (p == buf.size() && !c_.eof) return false;
+    if (p == buf.size() || buf[p] != '(') {
+      c_.fallback_quietly();
+      return true;
+    }
+    checked_ = true;
+  }
+  if (call_len_ == kNone) {
+    const std::size_t end = literal_.feed(buf, c_.scan);
+    if (end == std::string_view::npos) {
+      c_.scan = buf.size();
+      if (!c_.eof) return false;
+      c_.fallback_quietly();  // cut off: the output ended inside the parentheses
+      return true;
+    }
+    call_len_ = end - c_.cand;
+    c_.scan = end;
+  }
+  std::size_t p = c_.scan;
+  while (p < buf.size() && (buf[p] == ' ' || buf[p] == '\t' || buf[p] == '\r')) ++p;
+  c_.scan = p;
+  if (p == buf.size() && !c_.eof) return false;
+  std::vector<PyCall> calls;
+  std::string error;
+  if ((p < buf.size() && buf[p] != '\n') ||
+      !parse_python_calls(buf.substr(c_.cand, call_len_), calls, error, c_.opt.max_json_depth) ||
+      !error.empty() || calls.size() != 1 || !c_.listed(calls.front().name)) {
+    c_.fallback_quietly();
+    return true;
+  }
+  c_.pos = c_.cand + call_len_;
+  c_.emit_python_calls(calls);
+  return true;
 }
 
 // `call:name{k:<q>v<q>}` outside the call markers (vLLM's Gemma 4 parser reads these outside

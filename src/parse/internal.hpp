@@ -249,6 +249,11 @@ struct Dialect {
   // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
   std::vector<Section> pythonic_sections;
   bool pythonic_bare = false;
+  // A line of the content that is one whole Python call (`get_weather(city="Paris")`, only
+  // whitespace around it) is a call, one per line, for a name the request lists (any name when
+  // it lists none); any other line is text, quietly (Granite 3.3 and 4.0 as vLLM's
+  // granite_pythonic parser reads them).
+  bool pythonic_lines = false;
 
   // kKeyValue (sections in pythonic_sections): the text before the name and the string quote.
   std::string_view kv_prefix;  // "call:"

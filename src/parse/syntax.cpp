@@ -79,6 +79,7 @@ constexpr FlagField kFlagFields[] = {
     {"json_list_calls", &Dialect::json_list_calls},
     {"header_recovery", &Dialect::header_recovery},
     {"pythonic_bare", &Dialect::pythonic_bare},
+    {"pythonic_lines", &Dialect::pythonic_lines},
     {"value_close_checked", &Dialect::value_close_checked},
     {"value_close_named", &Dialect::value_close_named},
     {"call_open_restarts", &Dialect::call_open_restarts},

@@ -44,6 +44,7 @@ TEST(ParseApi, RegistryListsEveryDialectOfTheIssue) {
                                           "nemotron",
                                           "granite",
                                           "granite_3_2",
+                                          "granite_pythonic",
                                           "functionary_v3_1",
                                           "functionary_v3_2",
                                           "command_r7b",
