@@ -351,6 +351,9 @@ std::vector<Dialect> build_table() {
     d = xml_params(d, {"<｜DSML｜function_calls>", "</｜DSML｜function_calls>"}, kDsmlInvoke,
                    kDsmlParameter);
     d.dropped = {"<｜end▁of▁sentence｜>"};
+    // DeepSeek's encoder writes the content, a blank line, then the block: the blank line is the
+    // format's (the encoder's own parser and SGLang's detector strip it).
+    d.layout_before_calls = "\n\n";
     t.push_back(d);
   }
   {  // DeepSeek V4: V3.2's DSML with the block named tool_calls.
@@ -367,6 +370,7 @@ std::vector<Dialect> build_table() {
     // parser engine strips them).
     d.reasoning_newlines_trimmed = true;
     d.dropped = {"<｜end▁of▁sentence｜>"};
+    d.layout_before_calls = "\n\n";  // the encoder's blank line before the block, as V3.2's
     t.push_back(d);
     // DeepSeek V4.1: V4's DSML with every tag name spaced and the block named ` calls`, as
     // SGLang's deepseekv41 detector and vLLM's deepseek_v41 parser read it; V4's unspaced tags

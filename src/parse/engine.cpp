@@ -90,6 +90,8 @@ void Core::fallback_quietly() {
   // When calls were already emitted from this block they stay, and the rest continues as text.
   if (!committed) {
     if (pos == start && pos < buf.size()) ++pos;  // always progress: the first byte is text
+    // The layout held before a marker that is not a call is text after all.
+    if (cand != kNone && abs(cand) == layout_owner) start -= layout_before;
     emit(Route::kContent, bytes(start, pos));
   }
   back_to_text();
@@ -488,8 +490,9 @@ bool Engine::text() {
   if (hit.kind != MarkerSet::Hit::kFound) {
     std::size_t end = hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size();
     end = c_.emit_end(end);
-    // Newlines at the end of what has come are held while they may end the reasoning block.
-    const std::size_t to = trimmed_reasoning_end(pos, end);
+    // Newlines at the end of what has come are held while they may end the reasoning block, and
+    // the start of the layout before a call while a call marker may follow.
+    const std::size_t to = held_layout_end(pos, trimmed_reasoning_end(pos, end));
     if (to > pos) c_.emit(c_.text_route(), c_.bytes(pos, to));
     pos = c_.eof ? end : to;
     return false;
@@ -501,6 +504,9 @@ bool Engine::text() {
   if (hit.tag >= kTagTrigger && c_.in_reasoning && c_.opt.separate_reasoning &&
       d.reasoning_newlines_trimmed)
     while (layout_from > pos && buf[layout_from - 1] == '\n') --layout_from;
+  if (hit.tag >= kTagTrigger && !c_.in_reasoning && !d.layout_before_calls.empty() &&
+      c_.bytes(pos, hit.at).ends_with(d.layout_before_calls))
+    layout_from = hit.at - d.layout_before_calls.size();
   const std::size_t to =
       hit.tag == kTagThinkClose ? trimmed_reasoning_end(pos, hit.at) : layout_from;
   if (to > pos) c_.emit(c_.text_route(), c_.bytes(pos, to));
@@ -629,6 +635,8 @@ bool Engine::text() {
   c_.at_reasoning_start = false;
   c_.cand = pos;
   c_.committed = false;
+  c_.layout_before = pos - layout_from;
+  c_.layout_owner = c_.abs(pos);
   calls_->on_marker(static_cast<std::size_t>(hit.tag - kTagTrigger), hit.len);
   return true;
 }
@@ -643,6 +651,17 @@ std::size_t Engine::layout_newlines(std::size_t n) const {
 // content, where the block it frames goes.
 void Engine::marker_text(std::size_t from, std::size_t to) {
   if (!c_.opt.separate_reasoning) c_.emit(Route::kContent, c_.bytes(from, to));
+}
+
+// `end`, or before the longest end of the content [from, end) that may begin the layout before a
+// call (Dialect::layout_before_calls), held until the next bytes say whether a marker follows.
+std::size_t Engine::held_layout_end(std::size_t from, std::size_t end) const {
+  const std::string_view layout = c_.d.layout_before_calls;
+  if (layout.empty() || c_.in_reasoning || c_.eof) return end;
+  const std::string_view text = c_.bytes(from, end);
+  for (std::size_t k = std::min(layout.size(), text.size()); k > 0; --k)
+    if (text.ends_with(layout.substr(0, k))) return end - k;
+  return end;
 }
 
 // `end`, or before the newlines that end [from, end) where the dialect trims the reasoning's.

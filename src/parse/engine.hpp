@@ -744,6 +744,7 @@ class Core {
   void back_to_text() {
     cand = kNone;
     committed = false;
+    layout_before = 0;
     enter(nullptr);
   }
   // Leaves a call block and returns to text.
@@ -792,6 +793,10 @@ class Core {
   bool in_reasoning = false, at_reasoning_start = false;
   bool content_start = true, after_call = false;
   bool committed = false;  // a call of the current block was emitted
+  // Bytes right before the candidate that are layout if it is a call (Dialect::
+  // layout_before_calls), content if it is not; for the candidate at absolute offset
+  // layout_owner only (a family may move the candidate past text it has emitted).
+  std::size_t layout_before = 0, layout_owner = kNone;
   // Call markers are calls here (Dialect::answer_recipient: only in a message to a tool).
   bool calls_allowed = true;
 };
@@ -841,6 +846,7 @@ class Engine {
   void build_markers();
   void marker_text(std::size_t from, std::size_t to);
   std::size_t layout_newlines(std::size_t n) const;
+  std::size_t held_layout_end(std::size_t from, std::size_t end) const;
   std::vector<Delta> take();
   void compact();
   void run();

@@ -105,6 +105,11 @@ struct Dialect {
   // A call name `ns.f` the request does not list is the listed function whose name (or its last
   // dotted segment) is `f`, when exactly one is (Muse Glimmer's template writes `f.f`).
   bool namespaced_names = false;
+  // The text the format writes between the content and a call marker (DeepSeek V3.2/V4's
+  // encoders: content, "\n\n", then the call block): layout where the content ends with it
+  // right before a call, text where the marker turns out to be text. Held at the end of what has
+  // come while a marker may follow.
+  std::string_view layout_before_calls;
   bool call_ends_reasoning = true;        // a call marker inside reasoning closes it (Qwen3)
   std::vector<std::string_view> dropped;  // framing tokens removed from text wherever they appear
   // Tokens that end the turn (PLaMo 3's <|plamo:tag|>): a backend stops there, so what follows

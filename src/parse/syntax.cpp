@@ -23,6 +23,7 @@ constexpr TextField kTextFields[] = {
     {"reasoning_label", &Dialect::reasoning_label},
     {"answer_open", &Dialect::answer_open},
     {"damaged_marker_prefix", &Dialect::damaged_marker_prefix},
+    {"layout_before_calls", &Dialect::layout_before_calls},
     {"recipient_open", &Dialect::recipient_open},
     {"recipient_close", &Dialect::recipient_close},
     {"recipient_header", &Dialect::recipient_header},
