@@ -18,18 +18,31 @@ std::string_view strip(std::string_view s) {
   return s;
 }
 
-bool found_once(std::string_view piece, std::string_view rendered) {
-  if (rendered.find(piece) != std::string_view::npos) return true;
-  // As a JSON string body (templates that write a message with tojson).
+// Where `piece` first occurs in `rendered` at or after `from`, verbatim or as a JSON string body
+// (templates that write a message with tojson): its offset and the length of the form found.
+struct Found {
+  std::size_t at = std::string_view::npos, length = 0;
+  explicit operator bool() const { return at != std::string_view::npos; }
+};
+Found find_piece(std::string_view piece, std::string_view rendered, std::size_t from = 0) {
+  Found best;
+  auto consider = [&](std::string_view form) {
+    const std::size_t at = rendered.find(form, from);
+    if (at != std::string_view::npos && at < best.at) best = {at, form.size()};
+  };
+  consider(piece);
   for (bool ascii : {false, true}) {
     JsonDumpOptions options;
     options.ensure_ascii = ascii;
     auto dumped = to_json_string(Value(piece), options);
     if (!dumped || dumped->size() < 2) continue;
-    std::string_view body(dumped->data() + 1, dumped->size() - 2);
-    if (rendered.find(body) != std::string_view::npos) return true;
+    consider(std::string_view(dumped->data() + 1, dumped->size() - 2));
   }
-  return false;
+  return best;
+}
+
+bool found_once(std::string_view piece, std::string_view rendered) {
+  return static_cast<bool>(find_piece(piece, rendered));
 }
 
 struct Piece {
@@ -80,11 +93,13 @@ bool survives(std::string_view text, std::string_view rendered) {
 Status verify_survivors(const json& request, std::string_view rendered,
                         bool check_tool_descriptions) {
   std::vector<Piece> pieces;
+  std::vector<Piece> lost_calls;  // call pieces found only before the turn they answer
   const json& messages = request["messages"];
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const json& m = messages[i];
     std::string path = "messages[" + std::to_string(i) + "]";
     if (m.contains("content")) text_pieces(m["content"], path + ".content", pieces);
+    const std::size_t calls_from = pieces.size();
     if (m.contains("tool_calls") && m["tool_calls"].is_array())
       for (std::size_t j = 0; j < m["tool_calls"].size(); ++j) {
         const json& call = m["tool_calls"][j];
@@ -102,6 +117,25 @@ Status verify_survivors(const json& request, std::string_view rendered,
           argument_pieces(args, cpath + ".arguments", pieces);
         }
       }
+    // A call's name and argument values also occur in the tool definitions and the question
+    // (`get_weather`, "Paris"): found anywhere, they prove nothing. They must occur after the
+    // message the calls follow, where that message's text occurs once (a template that drops the
+    // calls of a turn with content, DeepSeek V3's, would otherwise pass).
+    if (i > 0 && pieces.size() > calls_from) {
+      const json& before = messages[i - 1];
+      std::string_view text = before.contains("content") && before["content"].is_string()
+                                  ? strip(before["content"].get_ref<const std::string&>())
+                                  : std::string_view();
+      const Found at = text.empty() ? Found{} : find_piece(text, rendered);
+      if (at && !find_piece(text, rendered, at.at + 1)) {
+        const std::size_t after = at.at + at.length;
+        for (std::size_t k = calls_from; k < pieces.size(); ++k) {
+          std::string_view t = strip(pieces[k].text);
+          if (!t.empty() && find_piece(t, rendered) && !find_piece(t, rendered, after))
+            lost_calls.push_back(pieces[k]);
+        }
+      }
+    }
   }
   if (check_tool_descriptions && request.contains("tools") && request["tools"].is_array())
     for (std::size_t k = 0; k < request["tools"].size(); ++k) {
@@ -117,6 +151,7 @@ Status verify_survivors(const json& request, std::string_view rendered,
   std::vector<std::string> lost;
   for (const auto& piece : pieces)
     if (!survives(piece.text, rendered)) lost.push_back(piece.path);
+  for (const auto& piece : lost_calls) lost.push_back(piece.path);
   if (lost.empty()) return Status{std::monostate{}};
   std::string message = "the template does not render this text even after adaptation";
   if (lost.size() > 1) {
