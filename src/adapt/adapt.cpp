@@ -842,6 +842,7 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
   if (w.taught) out.taught_call_syntax = std::string(w.call_syntax().name);
   if (!options.verify) return out;
 
+  json rendered_messages = w.messages;  // the messages the render below was given
   chat::RenderOptions render_options;
   render_options.limits = options.limits;
   render_options.now = options.now;
@@ -855,7 +856,7 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
     // Measured here: if the render raises and null content is present, "" and then one
     // empty text part are tried.
     std::vector<std::size_t> nulls;
-    json messages = w.messages;
+    json messages = rendered_messages;
     for (std::size_t i = 0; i < messages.size(); ++i)
       if (messages[i].contains("content") && messages[i]["content"].is_null()) nulls.push_back(i);
     const json replacements[] = {json(""), json::array({json{{"type", "text"}, {"text", ""}}})};
@@ -874,12 +875,59 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
            changed + ": null content passed as " + replacement.dump()});
       chat_request.messages = std::move(retry.messages);
       rendered = std::move(retried);
+      rendered_messages = messages;
     }
   }
   if (!rendered)
     return Error{"CannotRepresent",
                  "the adapted request does not render: " + rendered.error().to_string(), 0, 0, ""};
-  if (auto st = verify_survivors(request, rendered->text, has_tools); !st) return st.error();
+  auto verified = verify_survivors(request, rendered->text, has_tools);
+  if (!verified) {
+    // Measured here: a template that renders a turn's calls but not the content beside them
+    // (Llama 3.1, Mistral v0.3, Hermes 2 Pro), or the content but not the calls (DeepSeek V3),
+    // may render each when the content is an assistant turn of its own before the calls.
+    json split = json::array();
+    std::string changed;
+    const json call_content = convention_renders(w.profile, "null_call_content") ||
+                                      !convention_renders(w.profile, "empty_call_content")
+                                  ? json(nullptr)
+                                  : json("");
+    for (std::size_t i = 0; i < rendered_messages.size(); ++i) {
+      const json& m = rendered_messages[i];
+      const bool both =
+          m.value("role", "") == "assistant" && m.contains("tool_calls") &&
+          m["tool_calls"].is_array() && !m["tool_calls"].empty() && m.contains("content") &&
+          ((m["content"].is_string() && !m["content"].get_ref<const std::string&>().empty()) ||
+           (m["content"].is_array() && !m["content"].empty()));
+      if (!both) {
+        split.push_back(m);
+        continue;
+      }
+      split.push_back(json{{"role", "assistant"}, {"content", m["content"]}});
+      json calls = m;
+      calls["content"] = call_content;
+      split.push_back(std::move(calls));
+      changed += (changed.empty() ? "" : ", ") + msg_path(i);
+    }
+    if (!changed.empty()) {
+      chat::ChatRequest retry = chat_request;
+      retry.messages = from_json(split);
+      auto retried = chat::render(tmpl, retry, options.special_tokens, render_options);
+      if (retried && verify_survivors(request, retried->text, has_tools)) {
+        out.adaptations.push_back(
+            {"content_before_calls",
+             "the template loses the content or the calls of a turn that "
+             "has both (" +
+                 verified.error().path + ")",
+             changed + " of the adapted request: the content is an assistant turn of its own, "
+                       "before the calls"});
+        chat_request.messages = std::move(retry.messages);
+        rendered = std::move(retried);
+        verified = Status{std::monostate{}};
+      }
+    }
+  }
+  if (!verified) return verified.error();
   out.rendered = std::move(*rendered);
   return out;
 }
