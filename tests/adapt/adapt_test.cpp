@@ -356,6 +356,23 @@ TEST(Adapt, AgreesWithTheOracleCheckOnEveryBundledTemplate) {
     auto checked = adapt::check(l.target.profile, *l.target.tmpl, opts);
     std::string adapted = checked.refused ? "refused" : checked.passed ? "pass" : "fail";
     EXPECT_EQ(adapted, g["adapted"].get<std::string>()) << checked.error;
+    // The same request with content beside the call (scripts/check-adapt-oracle's BESIDE): the
+    // oracle renders chatwire's adapted context; chatwire's own render must agree.
+    json beside_request = adapt::sentinel_request();
+    for (auto& m : beside_request["messages"])
+      if (m.contains("tool_calls")) {
+        m["content"] = "QXBESIDEQX Let me check that for you.";
+        break;
+      }
+    auto beside = adapt::adapt(beside_request, l.target.profile, *l.target.tmpl, opts);
+    std::string beside_verdict = "refused";
+    if (beside) {
+      bool kept = beside->rendered.find("QXBESIDEQX") != std::string::npos;
+      for (const auto& s : adapt::find_sentinels(beside->rendered)) kept = kept && s.ok();
+      beside_verdict = kept ? "pass" : "fail";
+    }
+    EXPECT_EQ(beside_verdict, g["beside"].get<std::string>())
+        << (beside ? "" : beside.error().to_string());
     raw_pass += raw.passed;
     adapted_pass += checked.passed;
     refused += checked.refused;
