@@ -2,7 +2,8 @@
 """The round-trip texts of every bundled template, rendered by the reference renderer.
 
 For each data/templates/*.jinja whose probe golden (data/goldens/probe/) says it renders (the
-plain-answer trip for every one; the calls and reasoning trips where it renders those) (and each crafted data/readback/crafted/*.jinja, probed here by
+plain-answer trip for every one; the calls, reasoning and content-beside-a-call trips where it
+renders those) (and each crafted data/readback/crafted/*.jinja, probed here by
 scripts/probe-oracle.py's algorithm), builds the same conversations as src/readback/roundtrip.cpp (keep the two
 in step) and writes data/goldens/readback/<name>.json: per round trip its kind, the number of
 calls, the id rule, and the prompt and full renders (or the template's error); crafted ones go
@@ -138,6 +139,14 @@ def round_trips(source, profile):
                         {"role": "assistant", "content": ANSWER, field: REASONING}))
     # A plain answer, no reasoning and no calls.
     out.append(trip(source, profile, "answer", {"role": "assistant", "content": ANSWER}))
+    # Content beside a call (measured with the parser the other trips chose).
+    if profile["tool_calls"]["rendered"]:
+        rule = out[0]["id_rule"]
+        turn = calls_turn(profile, 1, rule)
+        turn["content"] = ANSWER
+        t = trip(source, profile, "content_calls", turn)
+        t.update(calls=1, id_rule=rule)
+        out.append(t)
     return out
 
 

@@ -96,6 +96,12 @@ struct ParserChoice {
   bool answer_rendered = false;   // the plain-answer round trip applies (the answer is rendered)
   bool answer_read_back = false;  // ... and the parser gives the answer back as content, alone
   std::string answer_verdict;     // when not read back: the first difference
+  // Measured, not required of the choice: a turn holding content and a call (the "content_calls"
+  // round trip) read back by the chosen parser; templates that move the content elsewhere
+  // (gpt-oss's analysis message) do not.
+  bool content_calls_rendered = false;
+  bool content_calls_read_back = false;
+  std::string content_calls_verdict;  // when not read back: the first difference
   // The parse options the prompt implies (reasoning already opened by the generation prompt).
   parse::Options options;
   // "read back", or why not (e.g. "tool calls of this template cannot be read back: ...").

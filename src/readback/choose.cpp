@@ -164,10 +164,16 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
   const RoundTrip* calls = nullptr;
   const RoundTrip* reasoning = nullptr;
   const RoundTrip* answer = nullptr;
+  const RoundTrip* content_calls = nullptr;
   for (const auto& t : choice.trips) {
     if (t.kind == "calls") choice.calls_rendered = true;
     if (t.kind == "reasoning") choice.reasoning_rendered = t.applicable;
     if (!t.applicable) continue;
+    if (t.kind == "content_calls") {
+      content_calls = &t;
+      choice.content_calls_rendered = true;
+      continue;
+    }
     (t.kind == "calls" ? calls : t.kind == "reasoning" ? reasoning : answer) = &t;
   }
   std::string open, close;
@@ -199,6 +205,10 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
       choice.reasoning_read_back = reasoning != nullptr;
       choice.verdict = "read back";
       read_answer(choice, answer, all);
+      if (content_calls) {
+        choice.content_calls_verdict = check(*choice.syntax, *content_calls, choice.options);
+        choice.content_calls_read_back = choice.content_calls_verdict.empty();
+      }
       return choice;
     }
   }
@@ -242,7 +252,8 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
 
 Json to_json(const ParserChoice& choice) {
   const auto& [syntax, calls_rendered, calls_read_back, reasoning_rendered, reasoning_read_back,
-               answer_rendered, answer_read_back, answer_verdict, options, verdict, trips, tried,
+               answer_rendered, answer_read_back, answer_verdict, content_calls_rendered,
+               content_calls_read_back, content_calls_verdict, options, verdict, trips, tried,
                template_bug] = choice;
   Json out = Json::object();
   out["syntax"] = syntax ? parse::to_json(*syntax) : Json();
@@ -253,6 +264,9 @@ Json to_json(const ParserChoice& choice) {
   out["answer_rendered"] = answer_rendered;
   out["answer_read_back"] = answer_read_back;
   if (!answer_verdict.empty()) out["answer_verdict"] = answer_verdict;
+  out["content_calls_rendered"] = content_calls_rendered;
+  out["content_calls_read_back"] = content_calls_read_back;
+  if (!content_calls_verdict.empty()) out["content_calls_verdict"] = content_calls_verdict;
   out["reasoning_prefilled"] = options.reasoning_prefilled;
   out["verdict"] = verdict;
   if (template_bug)

@@ -288,6 +288,28 @@ std::vector<RoundTrip> round_trips(const probe::RenderFunction& render,
     trip.expected.content = kAnswer;
     out.push_back(std::move(trip));
   }
+  // Content beside a call, as a client replays a turn that said something and called: measured
+  // with the parser the other trips chose (ParserChoice::content_calls_read_back).
+  if (profile.tool_calls.rendered && !out.empty() && out.front().kind == "calls") {
+    const std::string id_rule = out.front().id_rule;
+    Json turn = calls_turn(profile, 1, id_rule);
+    turn["content"] = kAnswer;
+    RoundTrip trip = render_trip(render, profile, "content_calls", turn, ends);
+    trip.calls = 1;
+    trip.id_rule = id_rule;
+    if (trip.applicable && (trip.generated.find(kAnswer) == std::string::npos ||
+                            (trip.generated.find(kCallNames[0]) == std::string::npos &&
+                             trip.generated.find(call_id(id_rule, 0)) == std::string::npos))) {
+      trip.applicable = false;
+      trip.why_not = "the content or the call is not in the generated text";
+    }
+    trip.expected.content = kAnswer;
+    trip.expected.tool_calls.push_back({"", kCallNames[0], kArgumentTexts[0]});
+    trip.call_ids.push_back(call_id(id_rule, 0));
+    if (trip.generated.find(kReasoning) != std::string::npos)
+      trip.expected.reasoning_content = kReasoning;
+    out.push_back(std::move(trip));
+  }
   return out;
 }
 

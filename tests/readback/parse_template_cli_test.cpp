@@ -35,9 +35,10 @@ TEST(ParseTemplateCli, EveryBundledTemplateRoundTrip) {
     if (!loaded) continue;
     for (const auto& trip : loaded->choice.trips) {
       if (!trip.applicable || !trip.prefix) continue;
-      bool expect_ok = trip.kind == "calls"       ? loaded->choice.calls_read_back
-                       : trip.kind == "reasoning" ? loaded->choice.reasoning_read_back
-                                                  : loaded->choice.answer_read_back;
+      bool expect_ok = trip.kind == "calls"           ? loaded->choice.calls_read_back
+                       : trip.kind == "reasoning"     ? loaded->choice.reasoning_read_back
+                       : trip.kind == "content_calls" ? loaded->choice.content_calls_read_back
+                                                      : loaded->choice.answer_read_back;
       std::ofstream(dir / "in.txt", std::ios::binary) << trip.generated;
       std::string cmd = "'";
       cmd += CHATWIRE_CLI;

@@ -144,6 +144,20 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
     EXPECT_TRUE(o.choice.answer_read_back) << name << ": " << o.choice.answer_verdict;
   }
   std::printf("round trip: plain answers %zu/%zu read back\n", answers_ok, answers);
+  // Content beside a call, measured with the parser the calls chose: where it is not read back
+  // the verdict says why (the content moved to another message, the calls before the content).
+  std::size_t beside = 0, beside_ok = 0;
+  for (const auto& [name, o] : outcomes()) {
+    const auto* bt = find_trip(o.choice, "content_calls");
+    if (!bt || !bt->applicable || !bt->prefix || !o.choice.calls_read_back) continue;
+    ++beside;
+    beside_ok += o.choice.content_calls_read_back;
+    EXPECT_EQ(o.choice.content_calls_read_back, o.choice.content_calls_verdict.empty()) << name;
+    if (!o.choice.content_calls_read_back)
+      std::printf("  content beside a call not read back: %s: %s\n", name.c_str(),
+                  o.choice.content_calls_verdict.c_str());
+  }
+  std::printf("round trip: content beside a call %zu/%zu read back\n", beside_ok, beside);
   std::printf("prompt not a prefix, parser derived from the conversation's render: %zu/%zu\n",
               history_ok, history);
   // Measured, not required: the same texts not cut at the end-of-turn marker (everything the
@@ -152,9 +166,10 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
   for (const auto& [name, o] : outcomes()) {
     if (!o.choice.syntax) continue;
     for (const auto& t : o.choice.trips) {
-      bool proven = t.kind == "calls"       ? o.choice.calls_read_back
-                    : t.kind == "reasoning" ? o.choice.reasoning_read_back
-                                            : o.choice.answer_read_back;
+      bool proven = t.kind == "calls"           ? o.choice.calls_read_back
+                    : t.kind == "reasoning"     ? o.choice.reasoning_read_back
+                    : t.kind == "content_calls" ? o.choice.content_calls_read_back
+                                                : o.choice.answer_read_back;
       if (!t.applicable || !proven) continue;
       cw::readback::RoundTrip whole = t;
       whole.generated = t.full.substr(t.turn_at);
