@@ -842,7 +842,8 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
   if (w.taught) out.taught_call_syntax = std::string(w.call_syntax().name);
   if (!options.verify) return out;
 
-  json rendered_messages = w.messages;  // the messages the render below was given
+  json rendered_messages = w.messages;   // the messages the render below was given
+  std::optional<json> null_replacement;  // what null content had to be passed as, if anything
   chat::RenderOptions render_options;
   render_options.limits = options.limits;
   render_options.now = options.now;
@@ -876,6 +877,7 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
       chat_request.messages = std::move(retry.messages);
       rendered = std::move(retried);
       rendered_messages = messages;
+      null_replacement = replacement;
     }
   }
   if (!rendered)
@@ -888,24 +890,30 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
     // may render each when the content is an assistant turn of its own before the calls.
     json split = json::array();
     std::string changed;
-    const json call_content = convention_renders(w.profile, "null_call_content") ||
+    // The calls turn's content as the probe measured it renders, or as the null retry above
+    // had to pass it.
+    const json call_content = null_replacement.has_value() ? *null_replacement
+                              : convention_renders(w.profile, "null_call_content") ||
                                       !convention_renders(w.profile, "empty_call_content")
                                   ? json(nullptr)
                                   : json("");
     for (std::size_t i = 0; i < rendered_messages.size(); ++i) {
       const json& m = rendered_messages[i];
-      const bool both =
-          m.value("role", "") == "assistant" && m.contains("tool_calls") &&
-          m["tool_calls"].is_array() && !m["tool_calls"].empty() && m.contains("content") &&
-          ((m["content"].is_string() && !m["content"].get_ref<const std::string&>().empty()) ||
-           (m["content"].is_array() && !m["content"].empty()));
+      auto said = content_as_text(m, msg_path(i));
+      const bool both = m.value("role", "") == "assistant" && m.contains("tool_calls") &&
+                        m["tool_calls"].is_array() && !m["tool_calls"].empty() && said &&
+                        said->find_first_not_of(" \t\r\n") != std::string::npos;
       if (!both) {
         split.push_back(m);
         continue;
       }
-      split.push_back(json{{"role", "assistant"}, {"content", m["content"]}});
+      // The turn's order is kept: its reasoning, its content, then its calls.
+      json text = m;
+      text.erase("tool_calls");
       json calls = m;
       calls["content"] = call_content;
+      for (const char* field : {"reasoning_content", "thinking", "reasoning"}) calls.erase(field);
+      split.push_back(std::move(text));
       split.push_back(std::move(calls));
       changed += (changed.empty() ? "" : ", ") + msg_path(i);
     }

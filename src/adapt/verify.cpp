@@ -45,6 +45,31 @@ bool found_once(std::string_view piece, std::string_view rendered) {
   return static_cast<bool>(find_piece(piece, rendered));
 }
 
+// Where `text` occurs at or after `from`, when that is its only occurrence in `rendered` (an
+// empty text, or one written twice, places nothing).
+Found found_once_only(std::string_view text, std::string_view rendered, std::size_t from) {
+  text = strip(text);
+  if (text.empty()) return {};
+  const Found at = find_piece(text, rendered, from);
+  if (!at || find_piece(text, rendered, 0).at != at.at || find_piece(text, rendered, at.at + 1))
+    return {};
+  return at;
+}
+
+// A message's text as it is looked for in the render: its string content, or its last text
+// part with text (the part the next message follows).
+std::string_view message_text(const json& m) {
+  if (!m.is_object() || !m.contains("content")) return {};
+  const json& c = m["content"];
+  if (c.is_string()) return c.get_ref<const std::string&>();
+  if (!c.is_array()) return {};
+  for (auto it = c.rbegin(); it != c.rend(); ++it)
+    if (it->is_object() && it->contains("text") && (*it)["text"].is_string() &&
+        !strip((*it)["text"].get_ref<const std::string&>()).empty())
+      return (*it)["text"].get_ref<const std::string&>();
+  return {};
+}
+
 struct Piece {
   std::string path;
   std::string text;
@@ -121,17 +146,20 @@ Status verify_survivors(const json& request, std::string_view rendered,
     // (`get_weather`, "Paris"): found anywhere, they prove nothing. They must occur after the
     // message the calls follow, where that message's text occurs once (a template that drops the
     // calls of a turn with content, DeepSeek V3's, would otherwise pass).
+    // ... and before the message after them, where its text occurs once after that point (a
+    // tool result that repeats the city must not stand in for the call).
     if (i > 0 && pieces.size() > calls_from) {
-      const json& before = messages[i - 1];
-      std::string_view text = before.contains("content") && before["content"].is_string()
-                                  ? strip(before["content"].get_ref<const std::string&>())
-                                  : std::string_view();
-      const Found at = text.empty() ? Found{} : find_piece(text, rendered);
-      if (at && !find_piece(text, rendered, at.at + 1)) {
+      const Found at = found_once_only(message_text(messages[i - 1]), rendered, 0);
+      if (at) {
         const std::size_t after = at.at + at.length;
+        std::size_t until = rendered.size();
+        if (i + 1 < messages.size())
+          if (const Found next = found_once_only(message_text(messages[i + 1]), rendered, after))
+            until = next.at;
+        const std::string_view window = rendered.substr(0, until);
         for (std::size_t k = calls_from; k < pieces.size(); ++k) {
           std::string_view t = strip(pieces[k].text);
-          if (!t.empty() && find_piece(t, rendered) && !find_piece(t, rendered, after))
+          if (!t.empty() && find_piece(t, rendered) && !find_piece(t, window, after))
             lost_calls.push_back(pieces[k]);
         }
       }

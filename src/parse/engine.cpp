@@ -453,6 +453,12 @@ bool Engine::text() {
     while (p < buf.size() &&
            (is_ws(buf[p]) || (c_.after_call && d.bare_separators && buf[p] == ';')))
       ++p;
+    // Dialect::pythonic_lines: this whitespace is content whatever follows it (blank lines, the
+    // next line's indent); emitted now, so a long run is read once however it streams in.
+    if (d.pythonic_lines && !c_.after_call && p > pos) {
+      c_.emit(Route::kContent, c_.bytes(pos, p));
+      pos = p;
+    }
     if (p == buf.size() && !c_.eof) return false;
     if (p < buf.size()) {
       const char ch = buf[p];
@@ -504,9 +510,10 @@ bool Engine::text() {
   if (hit.tag >= kTagTrigger && c_.in_reasoning && c_.opt.separate_reasoning &&
       d.reasoning_newlines_trimmed)
     while (layout_from > pos && buf[layout_from - 1] == '\n') --layout_from;
-  if (hit.tag >= kTagTrigger && !c_.in_reasoning && !d.layout_before_calls.empty() &&
-      c_.bytes(pos, hit.at).ends_with(d.layout_before_calls))
-    layout_from = hit.at - d.layout_before_calls.size();
+  const bool content_layout = hit.tag >= kTagTrigger && !c_.in_reasoning &&
+                              !d.layout_before_calls.empty() &&
+                              c_.bytes(pos, hit.at).ends_with(d.layout_before_calls);
+  if (content_layout) layout_from = hit.at - d.layout_before_calls.size();
   const std::size_t to =
       hit.tag == kTagThinkClose ? trimmed_reasoning_end(pos, hit.at) : layout_from;
   if (to > pos) c_.emit(c_.text_route(), c_.bytes(pos, to));
@@ -579,8 +586,15 @@ bool Engine::text() {
     c_.content_start = true;
     return true;
   }
+  // The literal spans as they stand right before the marker: with the held layout, which may end
+  // the line a fence or a blockquote is on.
+  auto literals_at_marker = [&] {
+    MarkdownLiterals literals = c_.in_reasoning ? c_.reasoning_literals : c_.literals;
+    literals.feed(c_.bytes(layout_from, pos));
+    return literals;
+  };
   if ((hit.tag == kTagDamaged || hit.tag >= kTagTrigger) && d.markdown_literals &&
-      (c_.in_reasoning ? c_.reasoning_literals : c_.literals).masks(buf[pos])) {
+      literals_at_marker().masks(buf[pos])) {
     // A marker the model quotes inside a code block, code span or blockquote: text (of the
     // reasoning too, where a model explains the call it is about to make).
     c_.emit(c_.text_route(), c_.bytes(layout_from, pos + hit.len));
@@ -635,7 +649,9 @@ bool Engine::text() {
   c_.at_reasoning_start = false;
   c_.cand = pos;
   c_.committed = false;
-  c_.layout_before = pos - layout_from;
+  // Only the content's layout comes back as text if the marker is not a call (the reasoning's
+  // trimmed newlines stay out, as before there was content layout).
+  c_.layout_before = content_layout ? pos - layout_from : 0;
   c_.layout_owner = c_.abs(pos);
   calls_->on_marker(static_cast<std::size_t>(hit.tag - kTagTrigger), hit.len);
   return true;

@@ -208,9 +208,10 @@ bool PythonicFamily::py_wrapped() {
 // as prose that starts with a word is. Resumed at c_.scan, which moves with the buffer.
 bool PythonicFamily::py_line() {
   const std::string_view buf(c_.buf);
+  constexpr std::size_t kLongestName = 256;  // a longer word is no function name
   if (!checked_) {
     std::size_t p = c_.scan;
-    while (p < buf.size() && is_name_char(buf[p])) ++p;
+    while (p < buf.size() && p - c_.cand <= kLongestName && is_name_char(buf[p])) ++p;
     c_.scan = p;
     if (p == buf.size() && !c_.eof) return false;
     if (p == buf.size() || buf[p] != '(') {
@@ -220,11 +221,18 @@ bool PythonicFamily::py_line() {
     checked_ = true;
   }
   if (call_len_ == kNone) {
-    const std::size_t end = literal_.feed(buf, c_.scan);
+    // One call per line (as vLLM's granite_pythonic parser reads them): the parentheses close
+    // before the line ends, so a line that leaves them open is text once it ends, and no
+    // candidate reads past its own line.
+    const std::size_t newline = buf.find('\n', c_.scan);
+    const std::size_t end = literal_.feed(
+        buf.substr(0, newline == std::string_view::npos ? buf.size() : newline), c_.scan);
     if (end == std::string_view::npos) {
-      c_.scan = buf.size();
-      if (!c_.eof) return false;
-      c_.fallback_quietly();  // cut off: the output ended inside the parentheses
+      if (newline == std::string_view::npos && !c_.eof) {
+        c_.scan = buf.size();
+        return false;
+      }
+      c_.fallback_quietly();  // the line (or the output) ended inside the parentheses
       return true;
     }
     call_len_ = end - c_.cand;

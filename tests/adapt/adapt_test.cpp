@@ -393,7 +393,9 @@ TEST(Adapt, AgreesWithTheOracleCheckOnEveryBundledTemplate) {
 // turn of its own before the calls (content_before_calls, as one that drops the content beside
 // calls does), or, where that does not render either, a refusal naming the piece lost.
 TEST(Adapt, CallsBesideContentAreFoundAfterTheTurnTheyFollow) {
-  auto request = [](std::string_view city) {
+  // `city` is the call's argument; the question is sent as text parts, as many clients do, and
+  // the tool result names the function (and, `repeated`, the city).
+  auto request = [](std::string_view city, bool repeated) {
     json r = json::parse(R"({"messages": [
         {"role": "user", "content": "What is the weather in Paris?"},
         {"role": "assistant", "content": "Let me check that for you.", "tool_calls": [
@@ -406,13 +408,17 @@ TEST(Adapt, CallsBesideContentAreFoundAfterTheTurnTheyFollow) {
         "description": "Get the weather for a city.", "parameters": {"type": "object",
         "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]})");
     r["messages"][1]["tool_calls"][0]["function"]["arguments"]["city"] = city;
+    r["messages"][0]["content"] =
+        json::array({json{{"type", "text"}, {"text", "What is the weather in Paris?"}}});
+    r["messages"][2]["content"] =
+        repeated ? "22C in Paris, from get_weather" : "22C, from get_weather";
     return r;
   };
   int adapted = 0, refused = 0, split = 0;
   for (const auto& l : templates()) {
     if (!l.target.profile.renders) continue;
-    auto ambiguous = run(l, request("Paris"));
-    auto unique = run(l, request("Zxuniquecityxz"));
+    auto ambiguous = run(l, request("Paris", true));
+    auto unique = run(l, request("Zxuniquecityxz", false));
     EXPECT_EQ(static_cast<bool>(ambiguous), static_cast<bool>(unique))
         << l.name << ": "
         << (ambiguous ? unique.error().to_string() : ambiguous.error().to_string());
@@ -426,6 +432,16 @@ TEST(Adapt, CallsBesideContentAreFoundAfterTheTurnTheyFollow) {
     } else {
       ++adapted;
       split += has_code(*ambiguous, "content_before_calls");
+      // The same adaptations: what the unique value shows the template needs, the ambiguous
+      // request gets too (verification cannot be fooled into skipping one).
+      auto codes = [](const adapt::Adapted& a) {
+        std::vector<std::string> out;
+        for (const auto& x : a.adaptations) out.push_back(x.code);
+        return out;
+      };
+      if (unique) {
+        EXPECT_EQ(codes(*ambiguous), codes(*unique)) << l.name;
+      }
     }
   }
   EXPECT_GT(adapted, 0);
