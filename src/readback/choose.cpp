@@ -122,6 +122,38 @@ void read_answer(ParserChoice& choice, const RoundTrip* answer,
   choice.answer_verdict = std::move(verdict);
 }
 
+// The text a template writes between a turn's content and its calls (Qwen3's "\n", Qwen3-Coder's
+// and Seed-OSS's "\n\n") is layout: round trips compare content trimmed, so the chosen parser
+// reads the turn back while leaving those newlines in the content. Kept only if the framed parser
+// gives the content exactly and still reads every round trip back.
+void frame_content_before_calls(ParserChoice& choice, const RoundTrip& trip,
+                                std::vector<const RoundTrip*> proven) {
+  if (!choice.syntax || !choice.syntax->data().dialect.layout_before_calls.empty()) return;
+  parse::Options options = choice.options;
+  options.reasoning_prefilled = trip.reasoning_prefilled;
+  auto exact = [&](const parse::Syntax& syntax) -> std::optional<std::string> {
+    auto whole = parse::parse(trip.generated, syntax, round_trip_tools(), options);
+    if (!whole) return std::nullopt;
+    return whole->message.content;
+  };
+  const std::string& want = trip.expected.content;
+  const std::optional<std::string> content = exact(*choice.syntax);
+  if (!content || content->size() <= want.size() || content->compare(0, want.size(), want) != 0)
+    return;
+  const std::string layout = content->substr(want.size());
+  if (layout.find_first_not_of('\n') != std::string::npos) return;
+  parse::Dialect d = choice.syntax->data().dialect;
+  d.layout_before_calls = layout;
+  parse::Syntax framed = parse::make_syntax(
+      d, choice.syntax->name(),
+      choice.syntax->summary() + " layout_before_calls=" + nlohmann::json(layout).dump());
+  proven.push_back(&trip);
+  std::string verdict = check_all(framed, proven, choice.options);
+  if (verdict.empty() && exact(framed) != want) verdict = "the content keeps the layout";
+  choice.tried.push_back({"derived", framed, verdict});
+  if (verdict.empty()) choice.syntax = std::move(framed);
+}
+
 }  // namespace
 
 std::string compare(const parse::Message& m, const RoundTrip& trip) {
@@ -208,6 +240,11 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
       if (content_calls) {
         choice.content_calls_verdict = check(*choice.syntax, *content_calls, choice.options);
         choice.content_calls_read_back = choice.content_calls_verdict.empty();
+        if (choice.content_calls_read_back) {
+          std::vector<const RoundTrip*> proven = all;
+          if (choice.answer_read_back && answer) proven.push_back(answer);
+          frame_content_before_calls(choice, *content_calls, proven);
+        }
       }
       return choice;
     }
