@@ -423,10 +423,15 @@ Status tools_shape(Work& w) {
 
 // List-of-parts content joined into a string where the template needs one; null content
 // made "" where None breaks the template.
+// Whether a call turn's null content renders (the probe measured it, or measured that "" does not).
+bool null_call_content_renders(const probe::Profile& profile) {
+  return convention_renders(profile, "null_call_content") ||
+         !convention_renders(profile, "empty_call_content");
+}
+
 Status content_shapes(Work& w) {
   const bool parts_ok = convention_renders(w.profile, "content_parts");
-  const bool null_ok = convention_renders(w.profile, "null_call_content") ||
-                       !convention_renders(w.profile, "empty_call_content");
+  const bool null_ok = null_call_content_renders(w.profile);
   std::string joined, nulled;
   for (std::size_t i = 0; i < w.messages.size(); ++i) {
     json& m = w.messages[i];
@@ -892,11 +897,9 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
     std::string changed;
     // The calls turn's content as the probe measured it renders, or as the null retry above
     // had to pass it.
-    const json call_content = null_replacement.has_value() ? *null_replacement
-                              : convention_renders(w.profile, "null_call_content") ||
-                                      !convention_renders(w.profile, "empty_call_content")
-                                  ? json(nullptr)
-                                  : json("");
+    const json call_content = null_replacement.has_value()           ? *null_replacement
+                              : null_call_content_renders(w.profile) ? json(nullptr)
+                                                                     : json("");
     for (std::size_t i = 0; i < rendered_messages.size(); ++i) {
       const json& m = rendered_messages[i];
       auto said = content_as_text(m, msg_path(i));

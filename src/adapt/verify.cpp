@@ -56,20 +56,6 @@ Found found_once_only(std::string_view text, std::string_view rendered, std::siz
   return at;
 }
 
-// A message's text as it is looked for in the render: its string content, or its last text
-// part with text (the part the next message follows).
-std::string_view message_text(const json& m) {
-  if (!m.is_object() || !m.contains("content")) return {};
-  const json& c = m["content"];
-  if (c.is_string()) return c.get_ref<const std::string&>();
-  if (!c.is_array()) return {};
-  for (auto it = c.rbegin(); it != c.rend(); ++it)
-    if (it->is_object() && it->contains("text") && (*it)["text"].is_string() &&
-        !strip((*it)["text"].get_ref<const std::string&>()).empty())
-      return (*it)["text"].get_ref<const std::string&>();
-  return {};
-}
-
 struct Piece {
   std::string path;
   std::string text;
@@ -96,6 +82,16 @@ void argument_pieces(const json& value, const std::string& path, std::vector<Pie
     for (std::size_t i = 0; i < value.size(); ++i)
       argument_pieces(value[i], path + "[" + std::to_string(i) + "]", out);
   }
+}
+
+// A message's text as it is looked for in the render: its string content, or its last text
+// part with text (the part the next message follows).
+std::string message_text(const json& m) {
+  std::vector<Piece> texts;
+  if (m.is_object() && m.contains("content")) text_pieces(m["content"], "", texts);
+  for (auto it = texts.rbegin(); it != texts.rend(); ++it)
+    if (!strip(it->text).empty()) return std::move(it->text);
+  return {};
 }
 
 }  // namespace
@@ -142,12 +138,11 @@ Status verify_survivors(const json& request, std::string_view rendered,
           argument_pieces(args, cpath + ".arguments", pieces);
         }
       }
-    // A call's name and argument values also occur in the tool definitions and the question
-    // (`get_weather`, "Paris"): found anywhere, they prove nothing. They must occur after the
-    // message the calls follow, where that message's text occurs once (a template that drops the
-    // calls of a turn with content, DeepSeek V3's, would otherwise pass).
-    // ... and before the message after them, where its text occurs once after that point (a
-    // tool result that repeats the city must not stand in for the call).
+    // A call's name and argument values also occur in the tool definitions, the question and the
+    // tool result (`get_weather`, "Paris"): found anywhere, they prove nothing. They must occur
+    // after the message the calls follow and before the message after them, where each one's
+    // text occurs once (a template that drops the calls of a turn with content, DeepSeek V3's,
+    // would otherwise pass).
     if (i > 0 && pieces.size() > calls_from) {
       const Found at = found_once_only(message_text(messages[i - 1]), rendered, 0);
       if (at) {

@@ -76,7 +76,7 @@ class PythonicFamily final : public Family {
 
   St st_ = St::kBare;
   std::string_view close_;        // the section's close marker ("" = to the end of the output)
-  PythonLiteralScanner literal_;  // the bare list's end
+  PythonLiteralScanner literal_;  // the bare list's end, or a call line's call's
   bool checked_ = false;          // the list starts like a call (`[name(`)
   std::size_t call_len_ = kNone;  // a call line's call, from cand, once its parenthesis closed
   // A loose key-value call: where its name or brace scan resumes, and the brace depth.
