@@ -122,13 +122,21 @@ void read_answer(ParserChoice& choice, const RoundTrip* answer,
   choice.answer_verdict = std::move(verdict);
 }
 
-// The text a template writes between a turn's content and its calls (Qwen3's "\n", Qwen3-Coder's
-// and Seed-OSS's "\n\n") is layout: round trips compare content trimmed, so the chosen parser
-// reads the turn back while leaving those newlines in the content. Kept only if the framed parser
-// gives the content exactly and still reads every round trip back.
-void frame_content_before_calls(ParserChoice& choice, const RoundTrip& trip,
-                                std::vector<const RoundTrip*> proven) {
-  if (!choice.syntax || !choice.syntax->data().dialect.layout_before_calls.empty()) return;
+// Newlines a template writes around a turn's content are layout where the chosen parser leaves
+// them in the content (round trips compare content trimmed, so it reads the turn back anyway):
+// - between the content and its calls (Qwen3's "\n", Qwen3-Coder's and Seed-OSS's "\n\n"):
+//   the parser's layout_before_calls;
+// - after the reasoning close (Qwen3's and GLM-4.5's `</think>\n\n`): newlines_after_think_close.
+// A framing is kept only if the framed parser gives the content exactly and still reads every
+// round trip back.
+enum class Layout { kBeforeCalls, kAfterReasoning };
+
+void frame_layout(ParserChoice& choice, Layout where, const RoundTrip& trip,
+                  std::vector<const RoundTrip*> proven) {
+  if (!choice.syntax) return;
+  parse::Dialect d = choice.syntax->data().dialect;
+  const bool before_calls = where == Layout::kBeforeCalls;
+  if (before_calls ? !d.layout_before_calls.empty() : d.newlines_after_think_close) return;
   parse::Options options = choice.options;
   options.reasoning_prefilled = trip.reasoning_prefilled;
   auto exact = [&](const parse::Syntax& syntax) -> std::optional<std::string> {
@@ -138,15 +146,20 @@ void frame_content_before_calls(ParserChoice& choice, const RoundTrip& trip,
   };
   const std::string& want = trip.expected.content;
   const std::optional<std::string> content = exact(*choice.syntax);
-  if (!content || content->size() <= want.size() || content->compare(0, want.size(), want) != 0)
-    return;
-  const std::string layout = content->substr(want.size());
+  if (!content || content->size() <= want.size()) return;
+  const std::size_t extra = content->size() - want.size();
+  if (content->compare(before_calls ? 0 : extra, want.size(), want) != 0) return;
+  const std::string layout = content->substr(before_calls ? want.size() : 0, extra);
   if (layout.find_first_not_of('\n') != std::string::npos) return;
-  parse::Dialect d = choice.syntax->data().dialect;
-  d.layout_before_calls = layout;
-  parse::Syntax framed = parse::make_syntax(
-      d, choice.syntax->name(),
-      choice.syntax->summary() + " layout_before_calls=" + nlohmann::json(layout).dump());
+  std::string summary = choice.syntax->summary();
+  if (before_calls) {
+    d.layout_before_calls = layout;
+    summary += " layout_before_calls=" + nlohmann::json(layout).dump();
+  } else {
+    d.newlines_after_think_close = true;
+    summary += " newlines_after_think_close";
+  }
+  parse::Syntax framed = parse::make_syntax(d, choice.syntax->name(), summary);
   proven.push_back(&trip);
   std::string verdict = check_all(framed, proven, choice.options);
   if (verdict.empty() && exact(framed) != want) verdict = "the content keeps the layout";
@@ -237,15 +250,17 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
       choice.reasoning_read_back = reasoning != nullptr;
       choice.verdict = "read back";
       read_answer(choice, answer, all);
+      std::vector<const RoundTrip*> proven = all;
+      if (choice.answer_read_back && answer) proven.push_back(answer);
       if (content_calls) {
         choice.content_calls_verdict = check(*choice.syntax, *content_calls, choice.options);
         choice.content_calls_read_back = choice.content_calls_verdict.empty();
-        if (choice.content_calls_read_back) {
-          std::vector<const RoundTrip*> proven = all;
-          if (choice.answer_read_back && answer) proven.push_back(answer);
-          frame_content_before_calls(choice, *content_calls, proven);
-        }
+        if (choice.content_calls_read_back) proven.push_back(content_calls);
       }
+      // After the reasoning first: a turn with reasoning, content and calls has both.
+      if (reasoning) frame_layout(choice, Layout::kAfterReasoning, *reasoning, proven);
+      if (choice.content_calls_read_back)
+        frame_layout(choice, Layout::kBeforeCalls, *content_calls, proven);
       return choice;
     }
   }
@@ -283,7 +298,14 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
     if (reasoning) why += ": " + choice.tried.back().verdict;
   }
   choice.verdict = why.empty() ? "read back" : why;
-  if (text_ok) read_answer(choice, answer, text_trips);
+  if (text_ok) {
+    read_answer(choice, answer, text_trips);
+    if (reasoning) {
+      std::vector<const RoundTrip*> proven = text_trips;
+      if (choice.answer_read_back && answer) proven.push_back(answer);
+      frame_layout(choice, Layout::kAfterReasoning, *reasoning, proven);
+    }
+  }
   return choice;
 }
 

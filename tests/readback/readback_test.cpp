@@ -188,6 +188,63 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
   EXPECT_GT(reasoning, 0u);
 }
 
+// The round trips compare content trimmed; the content is also read exactly where the only
+// difference is newlines the template writes after the reasoning close or before the calls: the
+// chosen parser then frames them as layout (newlines_after_think_close, layout_before_calls), or
+// its choice records the framed parser tried and why it was not kept.
+TEST(Readback, LayoutNewlinesAreFramedOrTheTryIsRecorded) {
+  std::size_t proven = 0, exact = 0, framed = 0;
+  for (const auto& [name, o] : outcomes()) {
+    const auto& c = o.choice;
+    if (!c.syntax) continue;
+    const Json fields = cw::parse::to_json(*c.syntax);
+    framed +=
+        fields.contains("layout_before_calls") || fields.contains("newlines_after_think_close");
+    for (const auto& t : c.trips) {
+      const bool read_back = t.kind == "calls"           ? c.calls_read_back
+                             : t.kind == "reasoning"     ? c.reasoning_read_back
+                             : t.kind == "content_calls" ? c.content_calls_read_back
+                                                         : c.answer_read_back;
+      if (!t.applicable || !t.prefix || !read_back) continue;
+      cw::parse::Options options = c.options;
+      options.reasoning_prefilled = t.reasoning_prefilled;
+      auto r =
+          cw::parse::parse(t.generated, *c.syntax, cw::readback::round_trip_tools_json(), options);
+      ASSERT_TRUE(r) << name << " " << t.kind;
+      ++proven;
+      const std::string& got = r->message.content;
+      const std::string& want = t.expected.content;
+      if (got == want) {
+        ++exact;
+        continue;
+      }
+      const std::size_t at = got.find(want);
+      const bool newlines_only = !want.empty() && at != std::string::npos &&
+                                 got.find_first_not_of('\n') == at &&
+                                 got.find_last_not_of('\n') == at + want.size() - 1;
+      if (!newlines_only) continue;  // other whitespace, or text the trimmed compare accepts
+      // Newlines before the content follow a reasoning block; after it, they precede the calls.
+      // Others (an answer's trailing newline before the turn end) are measured only.
+      std::string field;
+      if (at > 0 && !t.expected.reasoning_content.empty())
+        field = "newlines_after_think_close";
+      else if (at + want.size() < got.size() && t.kind == "content_calls")
+        field = "layout_before_calls";
+      if (field.empty()) continue;
+      bool tried = false;
+      for (const auto& attempt : c.tried)
+        tried = tried || (!attempt.verdict.empty() &&
+                          attempt.syntax.summary().find(field) != std::string::npos);
+      EXPECT_TRUE(tried) << name << " " << t.kind << ": content " << Json(got).dump() << " is "
+                         << Json(want).dump() << " with newlines, and no " << field
+                         << " framing was tried";
+    }
+  }
+  std::printf("content read exactly: %zu/%zu read-back round trips; %zu parsers frame layout\n",
+              exact, proven, framed);
+  EXPECT_GT(framed, 0u);
+}
+
 // A template bug is reported only where the parser fails, with the rendered evidence.
 TEST(Readback, TemplateBugsCarryEvidence) {
   for (const auto& [name, o] : outcomes()) {
