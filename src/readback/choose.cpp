@@ -167,6 +167,27 @@ void frame_layout(ParserChoice& choice, Layout where, const RoundTrip& trip,
   if (verdict.empty()) choice.syntax = std::move(framed);
 }
 
+// A template that writes bare JSON calls right after a turn's content (vLLM's llama4_json:
+// `...three days.{"name": ...}`) says they may start anywhere in the content, not only at its
+// start, where the parser derived from the calls alone looks for them. Kept only if every round
+// trip, the content beside a call included, then reads back.
+void read_bare_calls_anywhere(ParserChoice& choice, const RoundTrip& trip,
+                              std::vector<const RoundTrip*> proven) {
+  if (!choice.syntax || choice.content_calls_read_back) return;
+  parse::Dialect d = choice.syntax->data().dialect;
+  if (!d.bare_json || d.bare_anywhere) return;
+  d.bare_anywhere = true;
+  parse::Syntax framed =
+      parse::make_syntax(d, choice.syntax->name(), choice.syntax->summary() + " bare_anywhere");
+  proven.push_back(&trip);
+  std::string verdict = check_all(framed, proven, choice.options);
+  choice.tried.push_back({"derived", framed, verdict});
+  if (!verdict.empty()) return;
+  choice.syntax = std::move(framed);
+  choice.content_calls_read_back = true;
+  choice.content_calls_verdict.clear();
+}
+
 }  // namespace
 
 std::string compare(const parse::Message& m, const RoundTrip& trip) {
@@ -255,6 +276,7 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
       if (content_calls) {
         choice.content_calls_verdict = check(*choice.syntax, *content_calls, choice.options);
         choice.content_calls_read_back = choice.content_calls_verdict.empty();
+        read_bare_calls_anywhere(choice, *content_calls, proven);
         if (choice.content_calls_read_back) proven.push_back(content_calls);
       }
       // After the reasoning first: a turn with reasoning, content and calls has both.
