@@ -153,9 +153,19 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
     ++beside;
     beside_ok += o.choice.content_calls_read_back;
     EXPECT_EQ(o.choice.content_calls_read_back, o.choice.content_calls_verdict.empty()) << name;
-    if (!o.choice.content_calls_read_back)
-      std::printf("  content beside a call not read back: %s: %s\n", name.c_str(),
-                  o.choice.content_calls_verdict.c_str());
+    if (o.choice.content_calls_read_back) continue;
+    std::printf("  content beside a call not read back: %s: %s\n", name.c_str(),
+                o.choice.content_calls_verdict.c_str());
+    // Not read back only where the template moves the content out of it (another message or
+    // channel): a content that holds the answer with the call's text beside it is a parser that
+    // misses the call (vLLM's llama4_json before bare_anywhere was tried).
+    cw::parse::Options options = o.choice.options;
+    options.reasoning_prefilled = bt->reasoning_prefilled;
+    auto r = cw::parse::parse(bt->generated, *o.choice.syntax,
+                              cw::readback::round_trip_tools_json(), options);
+    ASSERT_TRUE(r) << name;
+    EXPECT_EQ(r->message.content.find(bt->expected.content), std::string::npos)
+        << name << ": the content holds the answer and more: " << r->message.content;
   }
   std::printf("round trip: content beside a call %zu/%zu read back\n", beside_ok, beside);
   std::printf("prompt not a prefix, parser derived from the conversation's render: %zu/%zu\n",
