@@ -195,6 +195,7 @@ std::vector<Dialect> build_table() {
         "(Mistral Small 3.2, Magistral, Devstral)";
     d.think_open = "[THINK]";
     d.think_close = "[/THINK]";
+    d.stray_close_dropped = true;  // a control token, as vLLM's Mistral parsers drop it
     d = header_json(d, {}, {"[TOOL_CALLS]", ""}, "[ARGS]");
     d.id_marker = "[CALL_ID]";
     d.json_list_calls = true;  // the v0.3 form after the same marker

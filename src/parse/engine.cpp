@@ -530,18 +530,23 @@ bool Engine::text() {
   if (hit.tag == kTagThinkClose) {
     if (!c_.in_reasoning) {
       // A close written twice (`</think></think>`) is one close, as SGLang dedupes it; any other
-      // close with no block open is text the model wrote (vLLM and llama.cpp keep it), and the
-      // warning says the prompt may have opened the block. With separate_reasoning off the block
-      // stays in the content as written, so the repeated close stays too.
+      // close with no block open is text the model wrote (vLLM and llama.cpp keep it), unless
+      // the dialect's close is a control token (stray_close_dropped), and the warning says the
+      // prompt may have opened the block. With separate_reasoning off the block stays in the
+      // content as written, so the repeated close stays too.
       const bool repeated = c_.abs(pos) == think_closed_at_;
-      const bool removed = repeated && c_.opt.separate_reasoning;
+      const bool removed = (repeated || d.stray_close_dropped) && c_.opt.separate_reasoning;
       c_.em.warn("stray_marker",
-                 removed    ? "reasoning end marker repeated; removed"
-                 : repeated ? "reasoning end marker repeated; kept as written (separate_reasoning "
-                              "off)"
-                            : "reasoning end marker without an open reasoning block (was the "
-                              "reasoning opened by the prompt? see reasoning_prefilled); kept as "
-                              "text",
+                 repeated  ? (removed ? "reasoning end marker repeated; removed"
+                                      : "reasoning end marker repeated; kept as written "
+                                        "(separate_reasoning off)")
+                 : removed ? "reasoning end marker without an open reasoning block (was "
+                             "the reasoning opened by the prompt? see "
+                             "reasoning_prefilled); removed as the dialect's control "
+                             "token"
+                           : "reasoning end marker without an open reasoning block (was "
+                             "the reasoning opened by the prompt? see "
+                             "reasoning_prefilled); kept as text",
                  c_.abs(pos));
       if (!removed) c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
       pos += hit.len;

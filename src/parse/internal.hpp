@@ -77,6 +77,10 @@ struct Dialect {
   // before any other marker, else content (as the family's reference parsers read a close with
   // no open); the text is held until that is known.
   bool reasoning_until_close = false;
+  // A reasoning close with no block open is a control token, removed (with its stray_marker
+  // warning) rather than kept as text: Mistral's [/THINK] (vLLM's Mistral reasoning parser
+  // since 2025-12 and its parser engine drop it; the output starts as content).
+  bool stray_close_dropped = false;
   // The newlines right after think_close are layout, not content (Granite's thinking models:
   // vLLM's granite_thinking and SGLang's Granite parsers both drop them).
   bool newlines_after_think_close = false;

@@ -60,6 +60,7 @@ struct FlagField {
 constexpr FlagField kFlagFields[] = {
     {"starts_in_reasoning", &Dialect::starts_in_reasoning},
     {"reasoning_until_close", &Dialect::reasoning_until_close},
+    {"stray_close_dropped", &Dialect::stray_close_dropped},
     {"newlines_after_think_close", &Dialect::newlines_after_think_close},
     {"reasoning_newlines_trimmed", &Dialect::reasoning_newlines_trimmed},
     {"think_close_newline", &Dialect::think_close_newline},
@@ -197,6 +198,7 @@ Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
     d.starts_in_reasoning = t.starts_in_reasoning;
     d.newlines_after_think_close = t.newlines_after_think_close;
     d.reasoning_newlines_trimmed = t.reasoning_newlines_trimmed;
+    d.stray_close_dropped = t.stray_close_dropped;
   }
   if (!t.answer_open.empty()) d.answer_open = t.answer_open;
   for (auto m : t.dropped)
