@@ -300,12 +300,10 @@ std::string short_id(std::string_view id, std::uint64_t salt) {
   return out;
 }
 
-// OpenAI call ids → 9 alphanumerics when the template rejects them, consistently in the
-// calls and in the tool messages that answer them.
-Status short_call_ids(Work& w) {
-  if (convention_renders(w.profile, "long_call_id") ||
-      !convention_renders(w.profile, "short_call_id"))
-    return kOk;
+// Every call id that is not 9 alphanumerics becomes one, consistently in the calls and in the
+// tool messages that answer them; returns the mapping ("call_1 -> HXCibUQ4k, ..."), "" when
+// every id already was.
+std::string shorten_call_ids(json& messages) {
   std::vector<std::pair<std::string, std::string>> mapping;
   auto map_id = [&](const std::string& id) -> std::string {
     if (is_short_id(id)) return id;
@@ -322,7 +320,7 @@ Status short_call_ids(Work& w) {
     mapping.emplace_back(id, candidate);
     return candidate;
   };
-  for (auto& m : w.messages) {
+  for (auto& m : messages) {
     if (m.contains("tool_calls") && m["tool_calls"].is_array())
       for (auto& call : m["tool_calls"])
         if (call.contains("id") && call["id"].is_string())
@@ -330,12 +328,19 @@ Status short_call_ids(Work& w) {
     if (m.contains("tool_call_id") && m["tool_call_id"].is_string())
       m["tool_call_id"] = map_id(m["tool_call_id"].get<std::string>());
   }
-  if (!mapping.empty()) {
-    std::string detail;
-    for (const auto& [from, to] : mapping)
-      detail += (detail.empty() ? "" : ", ") + from + " -> " + to;
+  std::string detail;
+  for (const auto& [from, to] : mapping)
+    detail += (detail.empty() ? "" : ", ") + from + " -> " + to;
+  return detail;
+}
+
+// OpenAI call ids → 9 alphanumerics when the template rejects them.
+Status short_call_ids(Work& w) {
+  if (convention_renders(w.profile, "long_call_id") ||
+      !convention_renders(w.profile, "short_call_id"))
+    return kOk;
+  if (std::string detail = shorten_call_ids(w.messages); !detail.empty())
     w.record("short_call_ids", convention_finding(w.profile, "long_call_id"), detail);
-  }
   return kOk;
 }
 
@@ -715,6 +720,46 @@ namespace {
 
 // `tools_as_text` (non-null): the definitions are only written into the system prompt and
 // `tools` is passed as this value, None or [] (the plain-conversation fallback below).
+// The null content of every message, passed as `value`; "" when there is none.
+std::string null_content_as(json& messages, const json& value) {
+  std::string changed;
+  for (std::size_t i = 0; i < messages.size(); ++i)
+    if (messages[i].contains("content") && messages[i]["content"].is_null()) {
+      messages[i]["content"] = value;
+      changed += (changed.empty() ? "" : ", ") + msg_path(i);
+    }
+  return changed.empty() ? changed : changed + ": null content passed as " + value.dump();
+}
+
+// Retries measured when the adapted request's render raises, where the probe could not foresee
+// the request's shape. One row per retry: its adaptation code, the cause it answers, and the
+// rewrite (the changed field paths and what was done; "" where it does not apply).
+struct RenderRetry {
+  std::string_view code;
+  std::string_view cause;
+  std::string (*rewrite)(const probe::Profile&, json& messages);
+  json null_as;  // the null-content rows: what null content is then passed as
+};
+const RenderRetry kRenderRetries[] = {
+    // The probe measured null call content on a turn that still had its reasoning; with past
+    // reasoning dropped, some templates index into the content (None[0].thinking): "", then one
+    // empty text part.
+    {"null_content_replaced", "with null content",
+     [](const probe::Profile&, json& m) { return null_content_as(m, json("")); }, json("")},
+    {"null_content_replaced", "with null content",
+     [](const probe::Profile&, json& m) {
+       return null_content_as(m, json::array({json{{"type", "text"}, {"text", ""}}}));
+     },
+     json::array({json{{"type", "text"}, {"text", ""}}})},
+    // The probe's OpenAI-style and 9-alphanumeric ids both render, but the request's own ids
+    // may not (vLLM's mistral_parallel template wants at least 9 characters: `call_1` raises).
+    {"short_call_ids", "with the request's call ids",
+     [](const probe::Profile& p, json& m) {
+       return convention_renders(p, "short_call_id") ? shorten_call_ids(m) : std::string();
+     },
+     json()},
+};
+
 Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& profile,
                                   const jinja::Template& tmpl, const Options& options,
                                   const json* tools_as_text);
@@ -856,34 +901,25 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
   render_options.assistant_mask = options.assistant_mask;
   render_options.validate = false;  // check_request ran; the passes keep the shapes valid
   auto rendered = chat::render(tmpl, chat_request, options.special_tokens, render_options);
-  if (!rendered) {
-    // The probe measured null call content on a turn that still had its reasoning; with
-    // past reasoning dropped, some templates index into the content (None[0].thinking).
-    // Measured here: if the render raises and null content is present, "" and then one
-    // empty text part are tried.
-    std::vector<std::size_t> nulls;
+  // Where the render raises, the retries are tried in order, each on the messages the failed
+  // render was given; the first that renders is kept and recorded.
+  for (const RenderRetry& retry : kRenderRetries) {
+    if (rendered) break;
     json messages = rendered_messages;
-    for (std::size_t i = 0; i < messages.size(); ++i)
-      if (messages[i].contains("content") && messages[i]["content"].is_null()) nulls.push_back(i);
-    const json replacements[] = {json(""), json::array({json{{"type", "text"}, {"text", ""}}})};
-    for (const json& replacement : replacements) {
-      if (nulls.empty() || rendered) break;
-      for (std::size_t i : nulls) messages[i]["content"] = replacement;
-      chat::ChatRequest retry = chat_request;
-      retry.messages = from_json(messages);
-      auto retried = chat::render(tmpl, retry, options.special_tokens, render_options);
-      if (!retried) continue;
-      std::string changed;
-      for (std::size_t i : nulls) changed += (changed.empty() ? "" : ", ") + msg_path(i);
-      out.adaptations.push_back(
-          {"null_content_replaced",
-           "the adapted request raised " + rendered.error().to_string() + " with null content",
-           changed + ": null content passed as " + replacement.dump()});
-      chat_request.messages = std::move(retry.messages);
-      rendered = std::move(retried);
-      rendered_messages = messages;
-      null_replacement = replacement;
-    }
+    const std::string changed = retry.rewrite(profile, messages);
+    if (changed.empty()) continue;
+    chat::ChatRequest retried_request = chat_request;
+    retried_request.messages = from_json(messages);
+    auto retried = chat::render(tmpl, retried_request, options.special_tokens, render_options);
+    if (!retried) continue;
+    out.adaptations.push_back({std::string(retry.code),
+                               "the adapted request raised " + rendered.error().to_string() + " " +
+                                   std::string(retry.cause),
+                               changed});
+    chat_request.messages = std::move(retried_request.messages);
+    rendered = std::move(retried);
+    rendered_messages = std::move(messages);
+    if (!retry.null_as.is_null()) null_replacement = retry.null_as;
   }
   if (!rendered)
     return Error{"CannotRepresent",

@@ -177,6 +177,36 @@ TEST(Adapt, ShortCallIdsAreDeterministicAndDistinct) {
   EXPECT_EQ(a->context["messages"][4]["tool_call_id"], calls[1]["id"]);
 }
 
+// The request's own ids, not the probe's: a short hand-written id (`call_1`) is adapted wherever
+// the OpenAI-style id is; a template that raises on it gets 9-alphanumeric ids, measured at
+// render time (vLLM's mistral_parallel wants at least 9 characters).
+TEST(Adapt, RequestIdsTheTemplateRaisesOnAreShortened) {
+  auto with_id = [](const std::string& id) {
+    json request = adapt::sentinel_request();
+    request["messages"][2]["tool_calls"][0]["id"] = id;
+    request["messages"][3]["tool_call_id"] = id;
+    return request;
+  };
+  int retried = 0;
+  for (const auto& l : templates()) {
+    if (!l.target.profile.renders) continue;
+    auto openai = run(l, adapt::sentinel_request());
+    auto hand = run(l, with_id("call_1"));
+    EXPECT_EQ(static_cast<bool>(openai), static_cast<bool>(hand))
+        << l.name << ": " << (hand ? openai.error().to_string() : hand.error().to_string());
+    if (!hand) continue;
+    const bool shortened = has_code(*hand, "short_call_ids");
+    retried += shortened && !has_code(*openai, "short_call_ids");
+    if (shortened) {
+      const std::string id = hand->context["messages"][2]["tool_calls"][0]["id"];
+      EXPECT_TRUE(std::regex_match(id, std::regex("[A-Za-z0-9]{9}"))) << l.name << " " << id;
+      EXPECT_EQ(hand->context["messages"][3]["tool_call_id"], id) << l.name;
+    }
+  }
+  EXPECT_GT(retried, 0);  // at least one template needs the render-time retry
+  std::cout << "call_1 ids shortened at render time: " << retried << " template(s)\n";
+}
+
 TEST(Adapt, FlatToolsWhereNestedFail) {
   expect_adaptation(
       [](const auto& p) {
