@@ -462,6 +462,7 @@ std::vector<Dialect> build_table() {
         "\"parameters\"}]<|END_ACTION|>";
     d.think_open = "<|START_THINKING|>";
     d.think_close = "<|END_THINKING|>";
+    d.reasoning_lead_trimmed = true;  // ` i will ..`: Cohere's output filter strips the space
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<|START_ACTION|>", "<|END_ACTION|>"}};
     d.name_keys = {"tool_name", "name"};

@@ -418,7 +418,8 @@ bool Engine::text() {
   if (skip_newlines_ > 0) {
     // Held, not emitted, while only newlines have come: a streamed answer's first delta is then
     // the same as the one-shot content.
-    while (skip_newlines_ > 0 && pos < buf.size() && buf[pos] == '\n') {
+    while (skip_newlines_ > 0 && pos < buf.size() &&
+           (buf[pos] == '\n' || (skip_any_space_ && is_ws(buf[pos])))) {
       ++pos;
       --skip_newlines_;
     }
@@ -444,7 +445,7 @@ bool Engine::text() {
     if (t == Tri::kYes) marker_text(save, pos);
     at_reasoning_label_ = t == Tri::kYes;
     c_.at_reasoning_start = false;
-    skip_newlines_ = layout_newlines(d.reasoning_newlines_trimmed ? kAllNewlines : 0);
+    skip_reasoning_lead();
     return true;
   }
   if (!c_.in_reasoning && c_.content_start &&
@@ -524,7 +525,7 @@ bool Engine::text() {
     c_.in_reasoning = true;
     at_reasoning_label_ = true;
     c_.at_reasoning_start = false;
-    skip_newlines_ = layout_newlines(d.reasoning_newlines_trimmed ? kAllNewlines : 0);
+    skip_reasoning_lead();
     return true;
   }
   if (hit.tag == kTagThinkClose) {
@@ -558,6 +559,7 @@ bool Engine::text() {
     think_closed_at_ = c_.abs(pos);
     c_.in_reasoning = false;
     c_.content_start = true;
+    skip_any_space_ = false;
     skip_newlines_ = layout_newlines(d.newlines_after_think_close ? kAllNewlines
                                      : d.think_close_newline      ? 1
                                                                   : 0);
@@ -666,6 +668,15 @@ bool Engine::text() {
 // block stays in the content as written (Options::separate_reasoning off).
 std::size_t Engine::layout_newlines(std::size_t n) const {
   return c_.opt.separate_reasoning ? n : 0;
+}
+
+// The layout at the start of a reasoning block: its newlines (reasoning_newlines_trimmed), or
+// all its whitespace (reasoning_lead_trimmed).
+void Engine::skip_reasoning_lead() {
+  const Dialect& d = c_.d;
+  skip_any_space_ = d.reasoning_lead_trimmed;
+  skip_newlines_ =
+      layout_newlines(d.reasoning_newlines_trimmed || d.reasoning_lead_trimmed ? kAllNewlines : 0);
 }
 
 // A reasoning marker read as syntax: with Options::separate_reasoning off it is also written to the

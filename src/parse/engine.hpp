@@ -846,6 +846,7 @@ class Engine {
   void build_markers();
   void marker_text(std::size_t from, std::size_t to);
   std::size_t layout_newlines(std::size_t n) const;
+  void skip_reasoning_lead();
   std::size_t held_layout_end(std::size_t from, std::size_t end) const;
   std::vector<Delta> take();
   void compact();
@@ -896,6 +897,8 @@ class Engine {
   // Newlines still to skip at the cursor (after the reasoning block's markers); kAllNewlines: all.
   static constexpr std::size_t kAllNewlines = ~std::size_t{0};
   std::size_t skip_newlines_ = 0;
+  // Dialect::reasoning_lead_trimmed: the layout being skipped is any whitespace, not only newlines.
+  bool skip_any_space_ = false;
   bool at_reasoning_label_ =
       false;  // just past an opening tag: Dialect::reasoning_label may follow
   std::size_t think_closed_at_ = kNone;  // absolute offset just after the last reasoning close

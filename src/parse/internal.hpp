@@ -87,6 +87,10 @@ struct Dialect {
   // The newlines at the start and at the end of the reasoning block are layout too (MiniMax-M1:
   // `<think>\n..\n</think>\n`, as vLLM's minimax_m1 reasoning parser reads it).
   bool reasoning_newlines_trimmed = false;
+  // The whitespace right after think_open is layout (Cohere Command: ` i will call foo` after
+  // <|START_THINKING|>, a tokenizer's leading space; Cohere's own output filter, which vLLM's
+  // Cohere parsers run, strips it).
+  bool reasoning_lead_trimmed = false;
   // One newline on each side of think_close is layout (Step-3.5: `..\n</think>\n`, as vLLM's
   // step3p5 reasoning parser reads it), also the reasoning's last newline when the output ends
   // inside the block.

@@ -63,6 +63,7 @@ constexpr FlagField kFlagFields[] = {
     {"stray_close_dropped", &Dialect::stray_close_dropped},
     {"newlines_after_think_close", &Dialect::newlines_after_think_close},
     {"reasoning_newlines_trimmed", &Dialect::reasoning_newlines_trimmed},
+    {"reasoning_lead_trimmed", &Dialect::reasoning_lead_trimmed},
     {"think_close_newline", &Dialect::think_close_newline},
     {"call_ends_reasoning", &Dialect::call_ends_reasoning},
     {"drops_unknown_tools", &Dialect::drops_unknown_tools},
@@ -199,6 +200,7 @@ Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
     d.newlines_after_think_close = t.newlines_after_think_close;
     d.reasoning_newlines_trimmed = t.reasoning_newlines_trimmed;
     d.stray_close_dropped = t.stray_close_dropped;
+    d.reasoning_lead_trimmed = t.reasoning_lead_trimmed;
   }
   if (!t.answer_open.empty()) d.answer_open = t.answer_open;
   for (auto m : t.dropped)
