@@ -868,6 +868,7 @@ std::vector<Dialect> build_table() {
     d.name_end = {"<|sep|>"};  // headers end at the separator token, not at '>'
     d.param_name_end = "<|sep|>";
     d.call_name_attr = "tool";
+    d.cut_frame_tokens = {"<|open|>", "<|close|>"};
     d.param_name_attr = "key";
     d.value_type_attr = "type";
     // The answer's channel markers and the end of the message are framing, also without their

@@ -496,6 +496,14 @@ bool Engine::text() {
   MarkerSet::Hit hit = set.find(buf, pos, c_.eof);
   if (hit.kind != MarkerSet::Hit::kFound) {
     std::size_t end = hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size();
+    const std::size_t cut = c_.eof ? cut_frame_at(set, pos) : buf.size();
+    if (cut < end) {
+      c_.em.warn("stray_marker",  // a frame, not a call: no refusal under Options::strict
+                 "output ended inside a frame (" + std::string(c_.bytes(cut, buf.size())) +
+                     "); its control tokens removed",
+                 c_.abs(cut));
+      end = cut;
+    }
     end = c_.emit_end(end);
     // Newlines at the end of what has come are held while they may end the reasoning block, and
     // the start of the layout before a call while a call marker may follow.
@@ -668,6 +676,20 @@ bool Engine::text() {
 // block stays in the content as written (Options::separate_reasoning off).
 std::size_t Engine::layout_newlines(std::size_t n) const {
   return c_.opt.separate_reasoning ? n : 0;
+}
+
+// Where, at the end of the output, a frame cut off after one of the dialect's control tokens
+// begins (Dialect::cut_frame_tokens: the rest of the text is a proper prefix of one of `set`'s
+// markers and starts with such a token); the text's end when there is none.
+std::size_t Engine::cut_frame_at(const MarkerSet& set, std::size_t from) const {
+  const std::string_view buf = c_.buf;
+  if (c_.d.cut_frame_tokens.empty()) return buf.size();
+  const MarkerSet::Hit tail = set.find(buf, from, false);
+  if (tail.kind != MarkerSet::Hit::kPartial) return buf.size();
+  const std::string_view rest = buf.substr(tail.at);
+  for (std::string_view token : c_.d.cut_frame_tokens)
+    if (rest.starts_with(token)) return tail.at;
+  return buf.size();
 }
 
 // The layout at the start of a reasoning block: its newlines (reasoning_newlines_trimmed), or
