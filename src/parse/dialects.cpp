@@ -748,6 +748,9 @@ std::vector<Dialect> build_table() {
     d.think_open = "<|plamo:begin_think:plamo|>";
     d.think_close = "<|plamo:end_think:plamo|>";
     d.starts_in_reasoning = true;
+    // A marker cut off by the end of the output (`Answer<|plamo:begin_`) is a control token a
+    // detokenizer left half written, not text (vLLM's plamo3 parser removes it).
+    d.cut_frame_prefixes = {"<|plamo:"};
     d = header_json(
         d, {"<|plamo:begin_tool_requests:plamo|>", "<|plamo:end_tool_requests:plamo|>"},
         {"<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>",
@@ -868,7 +871,7 @@ std::vector<Dialect> build_table() {
     d.name_end = {"<|sep|>"};  // headers end at the separator token, not at '>'
     d.param_name_end = "<|sep|>";
     d.call_name_attr = "tool";
-    d.cut_frame_tokens = {"<|open|>", "<|close|>"};
+    d.cut_frame_prefixes = {"<|open|>", "<|close|>"};
     d.param_name_attr = "key";
     d.value_type_attr = "type";
     // The answer's channel markers and the end of the message are framing, also without their

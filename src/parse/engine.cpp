@@ -679,15 +679,15 @@ std::size_t Engine::layout_newlines(std::size_t n) const {
 }
 
 // Where, at the end of the output, a frame cut off after one of the dialect's control tokens
-// begins (Dialect::cut_frame_tokens: the rest of the text is a proper prefix of one of `set`'s
+// begins (Dialect::cut_frame_prefixes: the rest of the text is a proper prefix of one of `set`'s
 // markers and starts with such a token); the text's end when there is none.
 std::size_t Engine::cut_frame_at(const MarkerSet& set, std::size_t from) const {
   const std::string_view buf = c_.buf;
-  if (c_.d.cut_frame_tokens.empty()) return buf.size();
+  if (c_.d.cut_frame_prefixes.empty()) return buf.size();
   const MarkerSet::Hit tail = set.find(buf, from, false);
   if (tail.kind != MarkerSet::Hit::kPartial) return buf.size();
   const std::string_view rest = buf.substr(tail.at);
-  for (std::string_view token : c_.d.cut_frame_tokens)
+  for (std::string_view token : c_.d.cut_frame_prefixes)
     if (rest.starts_with(token)) return tail.at;
   return buf.size();
 }

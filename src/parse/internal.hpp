@@ -81,11 +81,13 @@ struct Dialect {
   // warning) rather than kept as text: Mistral's [/THINK] (vLLM's Mistral reasoning parser
   // since 2025-12 and its parser engine drop it; the output starts as content).
   bool stray_close_dropped = false;
-  // Control tokens that begin the dialect's frames (Kimi K3's <|open|> and <|close|>): at the end
-  // of the output, a frame cut off after one of them (`<|open|>tools`, a lone `<|close|>`) is
-  // removed with a stray_marker warning instead of kept as text, as vLLM's and SGLang's kimi_k3
-  // parsers drop it (a control token is never text the model wrote).
-  std::vector<std::string_view> cut_frame_tokens;
+  // What begins the dialect's control tokens or frames (Kimi K3's <|open|> and <|close|>, PLaMo
+  // 3's `<|plamo:`): at the end of the output, text that is a proper prefix of one of the
+  // dialect's markers and starts with one of these (`<|open|>tools`, a lone `<|close|>`,
+  // `<|plamo:end_`) is a frame cut off, removed with a stray_marker warning instead of kept as
+  // text, as vLLM's and SGLang's kimi_k3 and vLLM's plamo3 parsers drop it (a control token is
+  // never text the model wrote).
+  std::vector<std::string_view> cut_frame_prefixes;
   // The newlines right after think_close are layout, not content (Granite's thinking models:
   // vLLM's granite_thinking and SGLang's Granite parsers both drop them).
   bool newlines_after_think_close = false;

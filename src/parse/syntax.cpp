@@ -103,7 +103,7 @@ constexpr ListField kListFields[] = {
     {"name_keys", &Dialect::name_keys},   {"args_keys", &Dialect::args_keys},
     {"id_keys", &Dialect::id_keys},       {"noise", &Dialect::noise},
     {"header_end", &Dialect::header_end}, {"name_end", &Dialect::name_end},
-    {"name_stop", &Dialect::name_stop},   {"cut_frame_tokens", &Dialect::cut_frame_tokens},
+    {"name_stop", &Dialect::name_stop},   {"cut_frame_prefixes", &Dialect::cut_frame_prefixes},
 };
 
 struct SectionField {
