@@ -84,9 +84,45 @@ void Core::fallback(std::string code, std::string why) {
   fallback_quietly();
 }
 
+namespace {
+// Whether `text` is only whole control tokens (`<|plamo:begin_tool_requests:plamo|>`), the last
+// perhaps cut off, each starting with one of `prefixes` (Dialect::cut_frame_prefixes).
+bool control_tokens_only(std::string_view text, const std::vector<std::string_view>& prefixes) {
+  auto token_char = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == ':';
+  };
+  if (text.empty()) return false;
+  while (!text.empty()) {
+    bool prefixed = false;
+    for (std::string_view p : prefixes) prefixed = prefixed || text.starts_with(p);
+    if (!prefixed || !text.starts_with("<|")) return false;
+    const std::size_t end = text.find("|>", 2);
+    const std::string_view inner =
+        text.substr(2, end == std::string_view::npos ? text.npos : end - 2);
+    for (char ch : inner)
+      if (!token_char(ch)) return false;
+    if (end == std::string_view::npos) return true;  // the last token, cut off
+    text.remove_prefix(end + 2);
+  }
+  return true;
+}
+}  // namespace
+
 void Core::fallback_quietly() {
   if (em.in_call()) close_call();
   std::size_t start = cand == kNone ? pos : cand;
+  // A block cut off by the end of the output before anything but its control tokens was
+  // written (PLaMo 3's `<|plamo:begin_tool_requests:plamo|>` alone) is a frame, not text
+  // (Dialect::cut_frame_prefixes, as vLLM's plamo3 parser drops it).
+  if (!committed && eof && control_tokens_only(bytes(start, buf.size()), d.cut_frame_prefixes)) {
+    em.warn("stray_marker",
+            "output ended inside a frame (" + std::string(bytes(start, buf.size())) +
+                "); its control tokens removed",
+            abs(start));
+    pos = buf.size();
+    back_to_text();
+    return;
+  }
   // When calls were already emitted from this block they stay, and the rest continues as text.
   if (!committed) {
     if (pos == start && pos < buf.size()) ++pos;  // always progress: the first byte is text
