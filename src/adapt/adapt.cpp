@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -305,6 +306,18 @@ std::string short_id(std::string_view id, std::uint64_t salt) {
 // every id already was.
 std::string shorten_call_ids(json& messages) {
   std::vector<std::pair<std::string, std::string>> mapping;
+  // Ids that are already 9 alphanumerics stay, so no other id may become one of them.
+  std::set<std::string> kept;
+  for (const auto& m : messages) {
+    if (m.contains("tool_calls") && m["tool_calls"].is_array())
+      for (const auto& call : m["tool_calls"])
+        if (call.contains("id") && call["id"].is_string() &&
+            is_short_id(call["id"].get<std::string>()))
+          kept.insert(call["id"].get<std::string>());
+    if (m.contains("tool_call_id") && m["tool_call_id"].is_string() &&
+        is_short_id(m["tool_call_id"].get<std::string>()))
+      kept.insert(m["tool_call_id"].get<std::string>());
+  }
   auto map_id = [&](const std::string& id) -> std::string {
     if (is_short_id(id)) return id;
     for (const auto& [from, to] : mapping)
@@ -312,6 +325,7 @@ std::string shorten_call_ids(json& messages) {
     std::uint64_t salt = 0;
     std::string candidate = short_id(id, salt);
     auto taken = [&](const std::string& c) {
+      if (kept.count(c) != 0) return true;
       for (const auto& [from, to] : mapping)
         if (to == c) return true;
       return false;
@@ -718,8 +732,6 @@ Status check_request(const json& request) {
 
 namespace {
 
-// `tools_as_text` (non-null): the definitions are only written into the system prompt and
-// `tools` is passed as this value, None or [] (the plain-conversation fallback below).
 // The null content of every message, passed as `value`; "" when there is none.
 std::string null_content_as(json& messages, const json& value) {
   std::string changed;
@@ -732,34 +744,36 @@ std::string null_content_as(json& messages, const json& value) {
 }
 
 // Retries measured when the adapted request's render raises, where the probe could not foresee
-// the request's shape. One row per retry: its adaptation code, the cause it answers, and the
-// rewrite (the changed field paths and what was done; "" where it does not apply).
+// the request's shape. One row per retry: its adaptation code, the cause it answers, and either
+// what null content is passed as or a rewrite (the changed field paths and what was done; ""
+// where it does not apply). Each starts from the messages the failed render was given.
 struct RenderRetry {
   std::string_view code;
   std::string_view cause;
-  std::string (*rewrite)(const probe::Profile&, json& messages);
-  json null_as;  // the null-content rows: what null content is then passed as
+  json null_as;  // null content passed as this (the null-content rows)
+  std::string (*rewrite)(const probe::Profile&, json& messages) = nullptr;  // the other rows
+
+  std::string apply(const probe::Profile& profile, json& messages) const {
+    return rewrite != nullptr ? rewrite(profile, messages) : null_content_as(messages, null_as);
+  }
 };
 const RenderRetry kRenderRetries[] = {
     // The probe measured null call content on a turn that still had its reasoning; with past
     // reasoning dropped, some templates index into the content (None[0].thinking): "", then one
     // empty text part.
+    {"null_content_replaced", "with null content", json("")},
     {"null_content_replaced", "with null content",
-     [](const probe::Profile&, json& m) { return null_content_as(m, json("")); }, json("")},
-    {"null_content_replaced", "with null content",
-     [](const probe::Profile&, json& m) {
-       return null_content_as(m, json::array({json{{"type", "text"}, {"text", ""}}}));
-     },
      json::array({json{{"type", "text"}, {"text", ""}}})},
     // The probe's OpenAI-style and 9-alphanumeric ids both render, but the request's own ids
     // may not (vLLM's mistral_parallel template wants at least 9 characters: `call_1` raises).
-    {"short_call_ids", "with the request's call ids",
+    {"short_call_ids", "with the request's call ids", json(),
      [](const probe::Profile& p, json& m) {
        return convention_renders(p, "short_call_id") ? shorten_call_ids(m) : std::string();
-     },
-     json()},
+     }},
 };
 
+// `tools_as_text` (non-null): the definitions are only written into the system prompt and
+// `tools` is passed as this value, None or [] (the plain-conversation fallback below).
 Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& profile,
                                   const jinja::Template& tmpl, const Options& options,
                                   const json* tools_as_text);
@@ -906,7 +920,7 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
   for (const RenderRetry& retry : kRenderRetries) {
     if (rendered) break;
     json messages = rendered_messages;
-    const std::string changed = retry.rewrite(profile, messages);
+    const std::string changed = retry.apply(profile, messages);
     if (changed.empty()) continue;
     chat::ChatRequest retried_request = chat_request;
     retried_request.messages = from_json(messages);

@@ -77,52 +77,72 @@ void Family::on_list() {
 
 // ---- the core ----
 
+// The start of `text`, at most 64 bytes, for a warning that names removed bytes.
+static std::string quoted_start(std::string_view text) {
+  constexpr std::size_t kShown = 64;
+  return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
+}
+
+// Whether `text` is made only of the dialect's own markers (its section, call, parameter and
+// reasoning markers, header ends and framing tokens), the last perhaps cut off, and begins with
+// one of Dialect::cut_frame_prefixes: a frame the model had not yet written anything into.
+bool Core::frame_only(std::string_view text) const {
+  bool prefixed = false;
+  for (std::string_view p : d.cut_frame_prefixes) prefixed = prefixed || text.starts_with(p);
+  if (!prefixed) return false;
+  std::vector<std::string_view> markers = {d.section_open, d.section_close, d.call_open,
+                                           d.call_close,   d.param_open,    d.value_close,
+                                           d.think_open,   d.think_close};
+  for (const auto* list : {&d.header_end, &d.name_end, &d.dropped, &d.end_tokens})
+    markers.insert(markers.end(), list->begin(), list->end());
+  for (const Section& s : d.sections) markers.insert(markers.end(), {s.open, s.close});
+  while (!text.empty()) {
+    std::size_t longest = 0;
+    bool cut = false;
+    for (std::string_view m : markers) {
+      if (m.empty()) continue;
+      if (text.starts_with(m))
+        longest = std::max(longest, m.size());
+      else if (text.size() < m.size() && m.starts_with(text))
+        cut = true;
+    }
+    if (longest == 0) return cut;  // the rest is a marker cut off, or text
+    text.remove_prefix(longest);
+  }
+  return true;
+}
+
+// A block cut off by the end of the output before the model wrote anything but its markers
+// (PLaMo 3's `<|plamo:begin_tool_requests:plamo|>` alone, Kimi K3's `<|open|>tools<|sep|>`) is
+// a frame, not text (Dialect::cut_frame_prefixes, as vLLM's plamo3 and kimi_k3 parsers drop
+// it): removed, and the warnings its bytes raised while being read give way to one that says so.
+bool Core::drop_cut_frame() {
+  const std::size_t start = cand == kNone ? pos : cand;
+  if (committed || !eof || d.cut_frame_prefixes.empty() || !frame_only(bytes(start, buf.size())))
+    return false;
+  if (em.in_call()) close_call();
+  while (!em.warnings.empty() && em.warnings.back().offset >= abs(start)) em.warnings.pop_back();
+  em.warn("stray_marker",
+          "output ended inside a frame (" + quoted_start(bytes(start, buf.size())) +
+              "); its markers removed",
+          abs(start));
+  pos = buf.size();
+  back_to_text();
+  return true;
+}
+
 // The candidate is not a call: its bytes so far are content, and a warning says why.
 void Core::fallback(std::string code, std::string why) {
+  if (drop_cut_frame()) return;
   if (em.in_call()) close_call();
   em.warn(std::move(code), std::move(why), abs(cand == kNone ? pos : cand));
   fallback_quietly();
 }
 
-namespace {
-// Whether `text` is only whole control tokens (`<|plamo:begin_tool_requests:plamo|>`), the last
-// perhaps cut off, each starting with one of `prefixes` (Dialect::cut_frame_prefixes).
-bool control_tokens_only(std::string_view text, const std::vector<std::string_view>& prefixes) {
-  auto token_char = [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == ':';
-  };
-  if (text.empty()) return false;
-  while (!text.empty()) {
-    bool prefixed = false;
-    for (std::string_view p : prefixes) prefixed = prefixed || text.starts_with(p);
-    if (!prefixed || !text.starts_with("<|")) return false;
-    const std::size_t end = text.find("|>", 2);
-    const std::string_view inner =
-        text.substr(2, end == std::string_view::npos ? text.npos : end - 2);
-    for (char ch : inner)
-      if (!token_char(ch)) return false;
-    if (end == std::string_view::npos) return true;  // the last token, cut off
-    text.remove_prefix(end + 2);
-  }
-  return true;
-}
-}  // namespace
-
 void Core::fallback_quietly() {
+  if (drop_cut_frame()) return;
   if (em.in_call()) close_call();
   std::size_t start = cand == kNone ? pos : cand;
-  // A block cut off by the end of the output before anything but its control tokens was
-  // written (PLaMo 3's `<|plamo:begin_tool_requests:plamo|>` alone) is a frame, not text
-  // (Dialect::cut_frame_prefixes, as vLLM's plamo3 parser drops it).
-  if (!committed && eof && control_tokens_only(bytes(start, buf.size()), d.cut_frame_prefixes)) {
-    em.warn("stray_marker",
-            "output ended inside a frame (" + std::string(bytes(start, buf.size())) +
-                "); its control tokens removed",
-            abs(start));
-    pos = buf.size();
-    back_to_text();
-    return;
-  }
   // When calls were already emitted from this block they stay, and the rest continues as text.
   if (!committed) {
     if (pos == start && pos < buf.size()) ++pos;  // always progress: the first byte is text
@@ -535,8 +555,8 @@ bool Engine::text() {
     const std::size_t cut = c_.eof ? cut_frame_at(set, pos) : buf.size();
     if (cut < end) {
       c_.em.warn("stray_marker",  // a frame, not a call: no refusal under Options::strict
-                 "output ended inside a frame (" + std::string(c_.bytes(cut, buf.size())) +
-                     "); its control tokens removed",
+                 "output ended inside a frame (" + quoted_start(c_.bytes(cut, buf.size())) +
+                     "); its markers removed",
                  c_.abs(cut));
       end = cut;
     }
@@ -581,21 +601,22 @@ bool Engine::text() {
       // content as written, so the repeated close stays too.
       const bool repeated = c_.abs(pos) == think_closed_at_;
       const bool removed = (repeated || d.stray_close_dropped) && c_.opt.separate_reasoning;
-      c_.em.warn("stray_marker",
-                 repeated  ? (removed ? "reasoning end marker repeated; removed"
-                                      : "reasoning end marker repeated; kept as written "
-                                        "(separate_reasoning off)")
-                 : removed ? "reasoning end marker without an open reasoning block (was "
-                             "the reasoning opened by the prompt? see "
-                             "reasoning_prefilled); removed as the dialect's control "
-                             "token"
-                           : "reasoning end marker without an open reasoning block (was "
-                             "the reasoning opened by the prompt? see "
-                             "reasoning_prefilled); kept as text",
-                 c_.abs(pos));
+      // The question about the prompt only where no block was read: after one the output
+      // opened and closed, the prompt did not open it.
+      std::string why = repeated                    ? "reasoning end marker repeated"
+                        : think_closed_at_ != kNone ? "reasoning end marker after the reasoning "
+                                                      "block closed"
+                                                    : "reasoning end marker without an open "
+                                                      "reasoning block (was the reasoning opened "
+                                                      "by the prompt? see reasoning_prefilled)";
+      why += removed                     ? "; removed"
+             : c_.opt.separate_reasoning ? "; kept as text"
+                                         : "; kept as written (separate_reasoning off)";
+      c_.em.warn("stray_marker", std::move(why), c_.abs(pos));
       if (!removed) c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
       pos += hit.len;
-      if (repeated) think_closed_at_ = c_.abs(pos);
+      // A close written again right after this one is a repetition of it.
+      if (repeated || removed) think_closed_at_ = c_.abs(pos);
       return true;
     }
     marker_text(pos, pos + hit.len);

@@ -757,6 +757,8 @@ class Core {
   void fallback(std::string code, std::string why);
   // ... without a warning: what was read is text in the first place (Dialect::loose_sections).
   void fallback_quietly();
+  bool drop_cut_frame();
+  bool frame_only(std::string_view text) const;
   void truncated(std::string_view what) {
     em.warn("truncated", "output ended inside " + std::string(what), abs(pos));
   }
@@ -895,7 +897,8 @@ class Engine {
   bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
   // Just past a reasoning marker whose following newlines are layout (newlines_after_think_close,
   // reasoning_newlines_trimmed).
-  // Newlines still to skip at the cursor (after the reasoning block's markers); kAllNewlines: all.
+  // Newlines (any whitespace while skip_any_space_) still to skip at the cursor, after the
+  // reasoning block's markers; kAllNewlines: all.
   static constexpr std::size_t kAllNewlines = ~std::size_t{0};
   std::size_t skip_newlines_ = 0;
   // Dialect::reasoning_lead_trimmed: the layout being skipped is any whitespace, not only newlines.

@@ -82,11 +82,13 @@ struct Dialect {
   // since 2025-12 and its parser engine drop it; the output starts as content).
   bool stray_close_dropped = false;
   // What begins the dialect's control tokens or frames (Kimi K3's <|open|> and <|close|>, PLaMo
-  // 3's `<|plamo:`): at the end of the output, text that is a proper prefix of one of the
-  // dialect's markers and starts with one of these (`<|open|>tools`, a lone `<|close|>`,
-  // `<|plamo:end_`) is a frame cut off, removed with a stray_marker warning instead of kept as
-  // text, as vLLM's and SGLang's kimi_k3 and vLLM's plamo3 parsers drop it (a control token is
-  // never text the model wrote).
+  // 3's `<|plamo:`). At the end of the output, a frame the model had not yet written anything
+  // into is removed with a stray_marker warning instead of kept as text, as vLLM's and SGLang's
+  // kimi_k3 and vLLM's plamo3 parsers drop it (a control token is never text the model wrote):
+  // text that is a proper prefix of one of the dialect's markers and starts with one of these
+  // (`<|open|>tools`, a lone `<|close|>`, `<|plamo:end_`), and a block made only of the dialect's
+  // markers, the last perhaps cut off (`<|open|>tools<|sep|><|open|>`). Once a name or any other
+  // text is written, the block is the text the model wrote.
   std::vector<std::string_view> cut_frame_prefixes;
   // The newlines right after think_close are layout, not content (Granite's thinking models:
   // vLLM's granite_thinking and SGLang's Granite parsers both drop them).

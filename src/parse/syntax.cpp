@@ -205,6 +205,10 @@ Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
   if (!t.answer_open.empty()) d.answer_open = t.answer_open;
   for (auto m : t.dropped)
     if (std::find(d.dropped.begin(), d.dropped.end(), m) == d.dropped.end()) d.dropped.push_back(m);
+  for (auto m : t.cut_frame_prefixes)  // the text syntax's control tokens frame its markers
+    if (std::find(d.cut_frame_prefixes.begin(), d.cut_frame_prefixes.end(), m) ==
+        d.cut_frame_prefixes.end())
+      d.cut_frame_prefixes.push_back(m);
   for (auto m : t.end_tokens)  // framing too: the turn's end (no longer listed in dropped)
     if (std::find(d.end_tokens.begin(), d.end_tokens.end(), m) == d.end_tokens.end())
       d.end_tokens.push_back(m);

@@ -205,6 +205,28 @@ TEST(Adapt, RequestIdsTheTemplateRaisesOnAreShortened) {
   }
   EXPECT_GT(retried, 0);  // at least one template needs the render-time retry
   std::cout << "call_1 ids shortened at render time: " << retried << " template(s)\n";
+  // A request that already holds the short form call_1 would get keeps it for that call, and
+  // call_1 gets another: two calls never share an id.
+  for (const auto& l : templates()) {
+    if (!l.target.profile.renders) continue;
+    auto first = run(l, with_id("call_1"));
+    if (!first || !has_code(*first, "short_call_ids")) continue;
+    const std::string taken = first->context["messages"][2]["tool_calls"][0]["id"];
+    json request = with_id("call_1");
+    json second = request["messages"][2]["tool_calls"][0];
+    second["id"] = taken;
+    request["messages"][2]["tool_calls"].push_back(second);
+    json result2 = request["messages"][3];
+    result2["tool_call_id"] = taken;
+    request["messages"].insert(request["messages"].begin() + 4, result2);
+    auto both = run(l, request);
+    ASSERT_TRUE(both) << l.name << ": " << both.error().to_string();
+    const json& calls = both->context["messages"][2]["tool_calls"];
+    EXPECT_NE(calls[0]["id"], calls[1]["id"]) << l.name;
+    EXPECT_EQ(calls[1]["id"], taken) << l.name;
+    EXPECT_EQ(both->context["messages"][3]["tool_call_id"], calls[0]["id"]) << l.name;
+    EXPECT_EQ(both->context["messages"][4]["tool_call_id"], calls[1]["id"]) << l.name;
+  }
 }
 
 TEST(Adapt, FlatToolsWhereNestedFail) {
