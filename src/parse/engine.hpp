@@ -658,6 +658,16 @@ class Core {
     scan = hit.at;
     return hit;
   }
+  // The same within buf[.., end): beyond it nothing is found (and a marker cut off by `end` is
+  // only partial).
+  MarkerSet::Hit search_before(const MarkerSet& set, std::size_t end) {
+    end = std::min(end, buf.size());
+    const std::string_view window = std::string_view(buf).substr(0, end);
+    MarkerSet::Hit hit =
+        set.find(window, std::min(std::max(scan, pos), end), eof && end == buf.size());
+    scan = hit.at;
+    return hit;
+  }
   // The latest relative offset at or after `from` where a marker of `marker_len` bytes, not
   // found in buf[from, buf.size()), could still start once more bytes arrive.
   std::size_t marker_tail(std::size_t from, std::size_t marker_len) const {

@@ -84,7 +84,10 @@ bool SectionFamily::between_calls() {
     // Looked for within a few KiB only: longer text is not noise before a call, and streamed
     // text is not held for it.
     constexpr std::size_t kMaxSectionText = 4096;
-    MarkerSet::Hit hit = c_.search(section_text_end_);
+    // The search itself stays within that window (and a marker's length past it), so a section
+    // opener repeated all through a long output costs the window each time, not the output.
+    const std::size_t slack = std::max(c_.d.call_open.size(), c_.d.section_close.size());
+    MarkerSet::Hit hit = c_.search_before(section_text_end_, c_.pos + kMaxSectionText + slack);
     bool near = hit.at - c_.pos <= kMaxSectionText;
     if (hit.kind != MarkerSet::Hit::kFound && !c_.eof && near) return need_more();
     if (hit.kind == MarkerSet::Hit::kFound && hit.tag == 1 && near) {

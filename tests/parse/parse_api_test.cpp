@@ -619,4 +619,23 @@ TEST(ParseApi, EscapedStringValuesRoundTrip) {
   }
 }
 
+// A section opener repeated all through a long output (each a section with no call): the text
+// a section holds before a call is looked for within a few KiB, so each costs that window, not
+// the rest of the output (200,000 PLaMo 3 openers took over a minute before; now about a second).
+// One-shot and streamed the same.
+TEST(ParseApi, RepeatedSectionOpenersCostTheirWindow) {
+  std::string out = "<|plamo:end_think:plamo|>A";
+  for (int i = 0; i < 100000; ++i) out += "<|plamo:begin_tool_requests:plamo|>";
+  auto whole = parse::parse(out, "plamo3");
+  ASSERT_TRUE(whole);
+  EXPECT_TRUE(whole->message.tool_calls.empty());
+  EXPECT_EQ(whole->message.content.rfind("A<|plamo:begin_tool_requests:plamo|>", 0), 0u);
+  auto stream = parse::StreamParser::create("plamo3");
+  ASSERT_TRUE(stream);
+  for (std::size_t at = 0; at < out.size(); at += 4096)
+    stream->feed(std::string_view(out).substr(at, 4096));
+  stream->finish();
+  EXPECT_EQ(stream->message().content, whole->message.content);
+}
+
 }  // namespace
