@@ -301,6 +301,18 @@ std::string short_id(std::string_view id, std::uint64_t salt) {
   return out;
 }
 
+// Calls `f` on every call id of `messages` that is a string: the calls' ids and the ids the tool
+// messages answer.
+template <typename F>
+void for_each_call_id(json& messages, F&& f) {
+  for (auto& m : messages) {
+    if (m.contains("tool_calls") && m["tool_calls"].is_array())
+      for (auto& call : m["tool_calls"])
+        if (call.contains("id") && call["id"].is_string()) f(call["id"]);
+    if (m.contains("tool_call_id") && m["tool_call_id"].is_string()) f(m["tool_call_id"]);
+  }
+}
+
 // Every call id that is not 9 alphanumerics becomes one, consistently in the calls and in the
 // tool messages that answer them; returns the mapping ("call_1 -> HXCibUQ4k, ..."), "" when
 // every id already was.
@@ -308,16 +320,9 @@ std::string shorten_call_ids(json& messages) {
   std::vector<std::pair<std::string, std::string>> mapping;
   // Ids that are already 9 alphanumerics stay, so no other id may become one of them.
   std::set<std::string> kept;
-  for (const auto& m : messages) {
-    if (m.contains("tool_calls") && m["tool_calls"].is_array())
-      for (const auto& call : m["tool_calls"])
-        if (call.contains("id") && call["id"].is_string() &&
-            is_short_id(call["id"].get<std::string>()))
-          kept.insert(call["id"].get<std::string>());
-    if (m.contains("tool_call_id") && m["tool_call_id"].is_string() &&
-        is_short_id(m["tool_call_id"].get<std::string>()))
-      kept.insert(m["tool_call_id"].get<std::string>());
-  }
+  for_each_call_id(messages, [&](const json& id) {
+    if (is_short_id(id.get_ref<const std::string&>())) kept.insert(id.get<std::string>());
+  });
   auto map_id = [&](const std::string& id) -> std::string {
     if (is_short_id(id)) return id;
     for (const auto& [from, to] : mapping)
@@ -334,14 +339,7 @@ std::string shorten_call_ids(json& messages) {
     mapping.emplace_back(id, candidate);
     return candidate;
   };
-  for (auto& m : messages) {
-    if (m.contains("tool_calls") && m["tool_calls"].is_array())
-      for (auto& call : m["tool_calls"])
-        if (call.contains("id") && call["id"].is_string())
-          call["id"] = map_id(call["id"].get<std::string>());
-    if (m.contains("tool_call_id") && m["tool_call_id"].is_string())
-      m["tool_call_id"] = map_id(m["tool_call_id"].get<std::string>());
-  }
+  for_each_call_id(messages, [&](json& id) { id = map_id(id.get<std::string>()); });
   std::string detail;
   for (const auto& [from, to] : mapping)
     detail += (detail.empty() ? "" : ", ") + from + " -> " + to;
@@ -440,14 +438,14 @@ Status tools_shape(Work& w) {
   return kOk;
 }
 
-// List-of-parts content joined into a string where the template needs one; null content
-// made "" where None breaks the template.
 // Whether a call turn's null content renders (the probe measured it, or measured that "" does not).
 bool null_call_content_renders(const probe::Profile& profile) {
   return convention_renders(profile, "null_call_content") ||
          !convention_renders(profile, "empty_call_content");
 }
 
+// List-of-parts content joined into a string where the template needs one; null content
+// made "" where None breaks the template.
 Status content_shapes(Work& w) {
   const bool parts_ok = convention_renders(w.profile, "content_parts");
   const bool null_ok = null_call_content_renders(w.profile);

@@ -87,9 +87,7 @@ static std::string quoted_start(std::string_view text) {
 // reasoning markers, header ends and framing tokens), the last perhaps cut off, and begins with
 // one of Dialect::cut_frame_prefixes: a frame the model had not yet written anything into.
 bool Core::frame_only(std::string_view text) const {
-  bool prefixed = false;
-  for (std::string_view p : d.cut_frame_prefixes) prefixed = prefixed || text.starts_with(p);
-  if (!prefixed) return false;
+  if (!frame_prefixed(text)) return false;
   std::vector<std::string_view> markers = {d.section_open, d.section_close, d.call_open,
                                            d.call_close,   d.param_open,    d.value_close,
                                            d.think_open,   d.think_close};
@@ -743,10 +741,7 @@ std::size_t Engine::cut_frame_at(const MarkerSet& set, std::size_t from) const {
   if (c_.d.cut_frame_prefixes.empty()) return buf.size();
   const MarkerSet::Hit tail = set.find(buf, from, false);
   if (tail.kind != MarkerSet::Hit::kPartial) return buf.size();
-  const std::string_view rest = buf.substr(tail.at);
-  for (std::string_view token : c_.d.cut_frame_prefixes)
-    if (rest.starts_with(token)) return tail.at;
-  return buf.size();
+  return c_.frame_prefixed(buf.substr(tail.at)) ? tail.at : buf.size();
 }
 
 // The layout at the start of a reasoning block: its newlines (reasoning_newlines_trimmed), or

@@ -653,11 +653,7 @@ class Core {
     return t;
   }
   // Searches `set` from the resumable scan position (never behind pos).
-  MarkerSet::Hit search(const MarkerSet& set) {
-    MarkerSet::Hit hit = set.find(buf, std::max(scan, pos), eof);
-    scan = hit.at;
-    return hit;
-  }
+  MarkerSet::Hit search(const MarkerSet& set) { return search_before(set, buf.size()); }
   // The same within buf[.., end): beyond it nothing is found (and a marker cut off by `end` is
   // only partial).
   MarkerSet::Hit search_before(const MarkerSet& set, std::size_t end) {
@@ -769,6 +765,12 @@ class Core {
   void fallback_quietly();
   bool drop_cut_frame();
   bool frame_only(std::string_view text) const;
+  // Whether `text` begins with one of Dialect::cut_frame_prefixes.
+  bool frame_prefixed(std::string_view text) const {
+    for (std::string_view p : d.cut_frame_prefixes)
+      if (text.starts_with(p)) return true;
+    return false;
+  }
   void truncated(std::string_view what) {
     em.warn("truncated", "output ended inside " + std::string(what), abs(pos));
   }

@@ -203,15 +203,15 @@ Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
     d.reasoning_lead_trimmed = t.reasoning_lead_trimmed;
   }
   if (!t.answer_open.empty()) d.answer_open = t.answer_open;
-  for (auto m : t.dropped)
-    if (std::find(d.dropped.begin(), d.dropped.end(), m) == d.dropped.end()) d.dropped.push_back(m);
-  for (auto m : t.cut_frame_prefixes)  // the text syntax's control tokens frame its markers
-    if (std::find(d.cut_frame_prefixes.begin(), d.cut_frame_prefixes.end(), m) ==
-        d.cut_frame_prefixes.end())
-      d.cut_frame_prefixes.push_back(m);
-  for (auto m : t.end_tokens)  // framing too: the turn's end (no longer listed in dropped)
-    if (std::find(d.end_tokens.begin(), d.end_tokens.end(), m) == d.end_tokens.end())
-      d.end_tokens.push_back(m);
+  // The text syntax's framing joins the calls syntax's: its dropped tokens, the turn's end (no
+  // longer listed in dropped), the control tokens that frame its markers.
+  auto merge = [](std::vector<std::string_view>& into, const std::vector<std::string_view>& from) {
+    for (auto m : from)
+      if (std::find(into.begin(), into.end(), m) == into.end()) into.push_back(m);
+  };
+  merge(d.dropped, t.dropped);
+  merge(d.end_tokens, t.end_tokens);
+  merge(d.cut_frame_prefixes, t.cut_frame_prefixes);
   return make_syntax(d, calls.name(),
                      calls.summary() + "; reasoning and framing of " + text.name());
 }

@@ -1,6 +1,8 @@
 // Choosing the output parser: candidates derived from the template's renders first, then the
 // hand-written dialect rows (for behaviour a render cannot show); the first that reads back
 // every round trip exactly, one-shot and streamed in several chunkings, is chosen.
+#include <functional>
+
 #include "readback/internal.hpp"
 
 namespace chatwire::readback {
@@ -88,6 +90,22 @@ std::string answer_lead(const RoundTrip& answer, const parse::Syntax& syntax) {
   return std::string(before);
 }
 
+// The chosen parser with `d` in place of its dialect (`added` joins its summary), tried on every
+// round trip of `proven` and on `extra`, and recorded as tried: it becomes the choice when it
+// reads them all back and `also` (when given) finds nothing wrong with it. Returns the verdict.
+std::string try_framing(ParserChoice& choice, const parse::Dialect& d, const std::string& added,
+                        std::vector<const RoundTrip*> proven, const RoundTrip& extra,
+                        const std::function<std::string(const parse::Syntax&)>& also = {}) {
+  parse::Syntax framed =
+      parse::make_syntax(d, choice.syntax->name(), choice.syntax->summary() + added);
+  proven.push_back(&extra);
+  std::string verdict = check_all(framed, proven, choice.options);
+  if (verdict.empty() && also) verdict = also(framed);
+  choice.tried.push_back({"derived", framed, verdict});
+  if (verdict.empty()) choice.syntax = std::move(framed);
+  return verdict;
+}
+
 // The plain-answer round trip on the chosen parser (proven on `proven`); a template that frames
 // its answers gets the opener it writes as the parser's answer_open, kept only when every round
 // trip still reads back.
@@ -106,16 +124,9 @@ void read_answer(ParserChoice& choice, const RoundTrip* answer,
         for (auto end : d.header_end)
           header = header || answer->generated.find(lead + std::string(end)) == 0;
       (header ? d.content_name : d.answer_open) = lead;
-      std::string summary = choice.syntax->summary() + (header ? " content_name=" : " answer=") +
-                            nlohmann::json(lead).dump();
-      parse::Syntax framed = parse::make_syntax(d, choice.syntax->name(), summary);
-      proven.push_back(answer);
-      std::string framed_verdict = check_all(framed, proven, choice.options);
-      choice.tried.push_back({"derived", framed, framed_verdict});
-      if (framed_verdict.empty()) {
-        choice.syntax = std::move(framed);
-        verdict.clear();
-      }
+      const std::string added =
+          (header ? " content_name=" : " answer=") + nlohmann::json(lead).dump();
+      if (try_framing(choice, d, added, proven, *answer).empty()) verdict.clear();
     }
   }
   choice.answer_read_back = verdict.empty();
@@ -151,20 +162,17 @@ void frame_layout(ParserChoice& choice, Layout where, const RoundTrip& trip,
   if (content->compare(before_calls ? 0 : extra, want.size(), want) != 0) return;
   const std::string layout = content->substr(before_calls ? want.size() : 0, extra);
   if (layout.find_first_not_of('\n') != std::string::npos) return;
-  std::string summary = choice.syntax->summary();
+  std::string added;
   if (before_calls) {
     d.layout_before_calls = layout;
-    summary += " layout_before_calls=" + nlohmann::json(layout).dump();
+    added = " layout_before_calls=" + nlohmann::json(layout).dump();
   } else {
     d.newlines_after_think_close = true;
-    summary += " newlines_after_think_close";
+    added = " newlines_after_think_close";
   }
-  parse::Syntax framed = parse::make_syntax(d, choice.syntax->name(), summary);
-  proven.push_back(&trip);
-  std::string verdict = check_all(framed, proven, choice.options);
-  if (verdict.empty() && exact(framed) != want) verdict = "the content keeps the layout";
-  choice.tried.push_back({"derived", framed, verdict});
-  if (verdict.empty()) choice.syntax = std::move(framed);
+  try_framing(choice, d, added, std::move(proven), trip, [&](const parse::Syntax& framed) {
+    return exact(framed) == want ? std::string() : "the content keeps the layout";
+  });
 }
 
 // A template that writes bare JSON calls right after a turn's content (vLLM's llama4_json:
@@ -177,13 +185,7 @@ void read_bare_calls_anywhere(ParserChoice& choice, const RoundTrip& trip,
   parse::Dialect d = choice.syntax->data().dialect;
   if (!d.bare_json || d.bare_anywhere) return;
   d.bare_anywhere = true;
-  parse::Syntax framed =
-      parse::make_syntax(d, choice.syntax->name(), choice.syntax->summary() + " bare_anywhere");
-  proven.push_back(&trip);
-  std::string verdict = check_all(framed, proven, choice.options);
-  choice.tried.push_back({"derived", framed, verdict});
-  if (!verdict.empty()) return;
-  choice.syntax = std::move(framed);
+  if (!try_framing(choice, d, " bare_anywhere", std::move(proven), trip).empty()) return;
   choice.content_calls_read_back = true;
   choice.content_calls_verdict.clear();
 }
