@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "adapt/call_syntax.hpp"
 #include "adapt/verify.hpp"
@@ -770,6 +772,68 @@ const RenderRetry kRenderRetries[] = {
      }},
 };
 
+// A render that succeeded after retries: the rows applied (with what each changed), in table
+// order, and the messages rendered.
+struct RetriedRender {
+  std::vector<std::pair<const RenderRetry*, std::string>> applied;
+  json messages;
+  chat::ChatResult rendered;
+};
+
+// The retries, tried on the messages the failed render was given. Rows sharing a code are
+// alternatives (at most one of them is applied); rows of different codes combine, since one
+// request can need both (null content and its own short ids). Fewer rows are tried first, then
+// in table order; a combination where a row changes nothing is skipped (a smaller one was
+// tried).
+std::optional<RetriedRender> render_retried(const probe::Profile& profile,
+                                            const jinja::Template& tmpl,
+                                            const chat::ChatRequest& request, const json& messages,
+                                            const Value& special_tokens,
+                                            const chat::RenderOptions& render_options) {
+  std::vector<std::vector<const RenderRetry*>> groups;  // by code, in table order
+  for (const RenderRetry& row : kRenderRetries)
+    if (!groups.empty() && groups.back().front()->code == row.code)
+      groups.back().push_back(&row);
+    else
+      groups.push_back({&row});
+  // Every choice of at most one row per group, as one index per group (0: none).
+  std::vector<std::vector<std::size_t>> choices{{}};
+  for (const auto& group : groups) {
+    std::vector<std::vector<std::size_t>> longer;
+    for (const auto& choice : choices)
+      for (std::size_t pick = 0; pick <= group.size(); ++pick) {
+        longer.push_back(choice);
+        longer.back().push_back(pick);
+      }
+    choices = std::move(longer);
+  }
+  auto rows_in = [](const std::vector<std::size_t>& choice) {
+    return std::count_if(choice.begin(), choice.end(), [](std::size_t i) { return i != 0; });
+  };
+  std::stable_sort(choices.begin(), choices.end(),
+                   [&](const auto& a, const auto& b) { return rows_in(a) < rows_in(b); });
+  for (const auto& choice : choices) {
+    if (rows_in(choice) == 0) continue;  // the render that failed
+    RetriedRender out{{}, messages, {}};
+    bool each_changed = true;
+    for (std::size_t g = 0; g < groups.size() && each_changed; ++g) {
+      if (choice[g] == 0) continue;
+      const RenderRetry* row = groups[g][choice[g] - 1];
+      std::string changed = row->apply(profile, out.messages);
+      each_changed = !changed.empty();
+      out.applied.emplace_back(row, std::move(changed));
+    }
+    if (!each_changed) continue;
+    chat::ChatRequest retried_request = request;
+    retried_request.messages = from_json(out.messages);
+    auto retried = chat::render(tmpl, retried_request, special_tokens, render_options);
+    if (!retried) continue;
+    out.rendered = std::move(*retried);
+    return out;
+  }
+  return std::nullopt;
+}
+
 // `tools_as_text` (non-null): the definitions are only written into the system prompt and
 // `tools` is passed as this value, None or [] (the plain-conversation fallback below).
 Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& profile,
@@ -913,26 +977,22 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
   render_options.assistant_mask = options.assistant_mask;
   render_options.validate = false;  // check_request ran; the passes keep the shapes valid
   auto rendered = chat::render(tmpl, chat_request, options.special_tokens, render_options);
-  // Where the render raises, the retries are tried in order, each on the messages the failed
-  // render was given; the first that renders is kept and recorded.
-  for (const RenderRetry& retry : kRenderRetries) {
-    if (rendered) break;
-    json messages = rendered_messages;
-    const std::string changed = retry.apply(profile, messages);
-    if (changed.empty()) continue;
-    chat::ChatRequest retried_request = chat_request;
-    retried_request.messages = from_json(messages);
-    auto retried = chat::render(tmpl, retried_request, options.special_tokens, render_options);
-    if (!retried) continue;
-    out.adaptations.push_back({std::string(retry.code),
-                               "the adapted request raised " + rendered.error().to_string() + " " +
-                                   std::string(retry.cause),
-                               changed});
-    chat_request.messages = std::move(retried_request.messages);
-    rendered = std::move(retried);
-    rendered_messages = std::move(messages);
-    if (!retry.null_as.is_null()) null_replacement = retry.null_as;
-  }
+  // Where the render raises, the retries are tried (render_retried): the first combination that
+  // renders is kept and each of its rows recorded.
+  if (!rendered)
+    if (auto retried = render_retried(profile, tmpl, chat_request, rendered_messages,
+                                      options.special_tokens, render_options)) {
+      for (auto& [row, changed] : retried->applied) {
+        out.adaptations.push_back({std::string(row->code),
+                                   "the adapted request raised " + rendered.error().to_string() +
+                                       " " + std::string(row->cause),
+                                   std::move(changed)});
+        if (!row->null_as.is_null()) null_replacement = row->null_as;
+      }
+      chat_request.messages = from_json(retried->messages);
+      rendered = std::move(retried->rendered);
+      rendered_messages = std::move(retried->messages);
+    }
   if (!rendered)
     return Error{"CannotRepresent",
                  "the adapted request does not render: " + rendered.error().to_string(), 0, 0, ""};

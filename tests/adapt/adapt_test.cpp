@@ -229,6 +229,57 @@ TEST(Adapt, RequestIdsTheTemplateRaisesOnAreShortened) {
   }
 }
 
+// A request can need two render-time retries at once: here a template variable the request sets
+// (`strict_content`, which the probe cannot foresee) makes null content raise, and the request's
+// own `call_1` ids are shorter than the 9 characters the template wants. Neither retry renders
+// alone; together they do, and both are recorded.
+TEST(Adapt, RenderRetriesCombine) {
+  const std::string file = ::testing::TempDir() + "chatwire_two_retries.jinja";
+  std::ofstream(file) << R"({%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+{%- if m.content is none and strict_content is defined and strict_content -%}
+{{- raise_exception('assistant content is none') -}}
+{%- endif -%}
+<|assistant|>{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content or '' }}
+{%- for c in m.tool_calls or [] -%}
+{%- if c.id | length < 9 -%}{{- raise_exception('tool call ids need 9 characters') -}}{%- endif -%}
+<call id="{{ c.id }}">{{ c.function.name }} {{ c.function.arguments | tojson }}</call>
+{%- endfor -%}
+{%- elif m.role == 'tool' -%}
+<|tool|>{{ m.tool_call_id }} {{ m.content }}
+{%- else -%}
+<|{{ m.role }}|>{{ m.content }}
+{%- endif -%}
+{%- endfor -%}
+{%- if tools %}<|tools|>{{ tools | tojson }}{% endif -%}
+{%- if add_generation_prompt %}<|assistant|>{% endif -%})";
+  auto target = adapt::load_template_file(file);
+  ASSERT_TRUE(target) << target.error().to_string();
+  ASSERT_TRUE(target->profile.renders) << target->profile.baseline.error;
+  const Loaded l{"two_retries", std::move(target).value()};
+
+  json request = adapt::sentinel_request();
+  request["messages"][2]["tool_calls"][0]["id"] = "call_1";
+  request["messages"][3]["tool_call_id"] = "call_1";
+  request["strict_content"] = true;
+  auto adapted = run(l, request);
+  ASSERT_TRUE(adapted) << adapted.error().to_string();
+  EXPECT_TRUE(has_code(*adapted, "null_content_replaced"));
+  EXPECT_TRUE(has_code(*adapted, "short_call_ids"));
+  const json& turn = adapted->context["messages"][2];
+  EXPECT_FALSE(turn["content"].is_null());
+  const std::string id = turn["tool_calls"][0]["id"];
+  EXPECT_TRUE(std::regex_match(id, std::regex("[A-Za-z0-9]{9}"))) << id;
+  EXPECT_EQ(adapted->context["messages"][3]["tool_call_id"], id);
+
+  // One retry alone where one is needed: the other is not recorded.
+  request["strict_content"] = false;
+  auto ids_only = run(l, request);
+  ASSERT_TRUE(ids_only) << ids_only.error().to_string();
+  EXPECT_TRUE(has_code(*ids_only, "short_call_ids"));
+  EXPECT_FALSE(has_code(*ids_only, "null_content_replaced"));
+}
+
 TEST(Adapt, FlatToolsWhereNestedFail) {
   expect_adaptation(
       [](const auto& p) {
