@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -746,7 +747,8 @@ std::string null_content_as(json& messages, const json& value) {
 // Retries measured when the adapted request's render raises, where the probe could not foresee
 // the request's shape. One row per retry: its adaptation code, the cause it answers, and either
 // what null content is passed as or a rewrite (the changed field paths and what was done; ""
-// where it does not apply). Each starts from the messages the failed render was given.
+// where it does not apply). Rows combine (render_retried): each applies to the messages the
+// failed render was given, after the rows of the combination before it.
 struct RenderRetry {
   std::string_view code;
   std::string_view cause;
@@ -772,62 +774,73 @@ const RenderRetry kRenderRetries[] = {
      }},
 };
 
-// A render that succeeded after retries: the rows applied (with what each changed), in table
-// order, and the messages rendered.
+// A render that succeeded after retries: the rows applied in table order, each with what it
+// changed and the error the render raised without it, and the request rendered.
 struct RetriedRender {
-  std::vector<std::pair<const RenderRetry*, std::string>> applied;
+  struct Applied {
+    const RenderRetry* row;
+    std::string changed;
+    std::string raised_without;  // the error of the same combination without this row
+  };
+  std::vector<Applied> applied;
   json messages;
+  chat::ChatRequest request;
   chat::ChatResult rendered;
 };
 
 // The retries, tried on the messages the failed render was given. Rows sharing a code are
 // alternatives (at most one of them is applied); rows of different codes combine, since one
-// request can need both (null content and its own short ids). Fewer rows are tried first, then
-// in table order; a combination where a row changes nothing is skipped (a smaller one was
-// tried).
+// request can need both (null content and its own short ids). Combinations of fewer rows are
+// tried first, then in table order (the order of their rows' table positions); one where a row
+// changes nothing is skipped (the smaller one was tried). With c codes of r rows each this is
+// (r+1)^c - 1 renders at most, only for a request whose render raised (3 rows today: 5).
 std::optional<RetriedRender> render_retried(const probe::Profile& profile,
                                             const jinja::Template& tmpl,
                                             const chat::ChatRequest& request, const json& messages,
-                                            const Value& special_tokens,
+                                            const std::string& raised, const Value& special_tokens,
                                             const chat::RenderOptions& render_options) {
-  std::vector<std::vector<const RenderRetry*>> groups;  // by code, in table order
-  for (const RenderRetry& row : kRenderRetries)
-    if (!groups.empty() && groups.back().front()->code == row.code)
-      groups.back().push_back(&row);
-    else
-      groups.push_back({&row});
-  // Every choice of at most one row per group, as one index per group (0: none).
-  std::vector<std::vector<std::size_t>> choices{{}};
-  for (const auto& group : groups) {
-    std::vector<std::vector<std::size_t>> longer;
-    for (const auto& choice : choices)
-      for (std::size_t pick = 0; pick <= group.size(); ++pick) {
-        longer.push_back(choice);
-        longer.back().push_back(pick);
-      }
-    choices = std::move(longer);
+  constexpr std::size_t kRows = std::size(kRenderRetries);
+  // A combination: the table positions of its rows, ascending, at most one per code.
+  std::vector<std::vector<std::size_t>> combinations{{}};
+  for (std::size_t row = 0; row < kRows; ++row) {
+    const std::size_t before = combinations.size();
+    for (std::size_t c = 0; c < before; ++c) {
+      const auto& combination = combinations[c];
+      const bool code_taken =
+          std::any_of(combination.begin(), combination.end(), [&](std::size_t other) {
+            return kRenderRetries[other].code == kRenderRetries[row].code;
+          });
+      if (code_taken) continue;
+      auto longer = combination;
+      longer.push_back(row);
+      combinations.push_back(std::move(longer));
+    }
   }
-  auto rows_in = [](const std::vector<std::size_t>& choice) {
-    return std::count_if(choice.begin(), choice.end(), [](std::size_t i) { return i != 0; });
-  };
-  std::stable_sort(choices.begin(), choices.end(),
-                   [&](const auto& a, const auto& b) { return rows_in(a) < rows_in(b); });
-  for (const auto& choice : choices) {
-    if (rows_in(choice) == 0) continue;  // the render that failed
-    RetriedRender out{{}, messages, {}};
+  std::sort(combinations.begin(), combinations.end(), [](const auto& a, const auto& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  std::map<std::vector<std::size_t>, std::string> errors{{{}, raised}};  // of the tried ones
+  for (const auto& combination : combinations) {
+    if (combination.empty()) continue;  // the render that failed
+    RetriedRender out{{}, messages, request, {}};
     bool each_changed = true;
-    for (std::size_t g = 0; g < groups.size() && each_changed; ++g) {
-      if (choice[g] == 0) continue;
-      const RenderRetry* row = groups[g][choice[g] - 1];
-      std::string changed = row->apply(profile, out.messages);
+    for (std::size_t k = 0; k < combination.size() && each_changed; ++k) {
+      const RenderRetry& row = kRenderRetries[combination[k]];
+      std::string changed = row.apply(profile, out.messages);
       each_changed = !changed.empty();
-      out.applied.emplace_back(row, std::move(changed));
+      auto without = combination;
+      without.erase(without.begin() + static_cast<std::ptrdiff_t>(k));
+      auto error = errors.find(without);
+      out.applied.push_back(
+          {&row, std::move(changed), error != errors.end() ? error->second : raised});
     }
     if (!each_changed) continue;
-    chat::ChatRequest retried_request = request;
-    retried_request.messages = from_json(out.messages);
-    auto retried = chat::render(tmpl, retried_request, special_tokens, render_options);
-    if (!retried) continue;
+    out.request.messages = from_json(out.messages);
+    auto retried = chat::render(tmpl, out.request, special_tokens, render_options);
+    if (!retried) {
+      errors[combination] = retried.error().to_string();
+      continue;
+    }
     out.rendered = std::move(*retried);
     return out;
   }
@@ -980,16 +993,17 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
   // Where the render raises, the retries are tried (render_retried): the first combination that
   // renders is kept and each of its rows recorded.
   if (!rendered)
-    if (auto retried = render_retried(profile, tmpl, chat_request, rendered_messages,
-                                      options.special_tokens, render_options)) {
-      for (auto& [row, changed] : retried->applied) {
-        out.adaptations.push_back({std::string(row->code),
-                                   "the adapted request raised " + rendered.error().to_string() +
-                                       " " + std::string(row->cause),
-                                   std::move(changed)});
-        if (!row->null_as.is_null()) null_replacement = row->null_as;
+    if (auto retried =
+            render_retried(profile, tmpl, chat_request, rendered_messages,
+                           rendered.error().to_string(), options.special_tokens, render_options)) {
+      for (auto& applied : retried->applied) {
+        out.adaptations.push_back({std::string(applied.row->code),
+                                   "the adapted request raised " + applied.raised_without + " " +
+                                       std::string(applied.row->cause),
+                                   std::move(applied.changed)});
+        if (!applied.row->null_as.is_null()) null_replacement = applied.row->null_as;
       }
-      chat_request.messages = from_json(retried->messages);
+      chat_request = std::move(retried->request);
       rendered = std::move(retried->rendered);
       rendered_messages = std::move(retried->messages);
     }

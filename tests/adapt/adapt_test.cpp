@@ -237,12 +237,16 @@ TEST(Adapt, RenderRetriesCombine) {
   const std::string file = ::testing::TempDir() + "chatwire_two_retries.jinja";
   std::ofstream(file) << R"({%- for m in messages -%}
 {%- if m.role == 'assistant' -%}
-{%- if m.content is none and strict_content is defined and strict_content -%}
+{%- if either is defined and either -%}
+{%- if m.content is none and m.tool_calls and m.tool_calls[0].id | length < 9 -%}
+{{- raise_exception('null content with a short id') -}}
+{%- endif -%}
+{%- elif m.content is none and strict_content is defined and strict_content -%}
 {{- raise_exception('assistant content is none') -}}
 {%- endif -%}
 <|assistant|>{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content or '' }}
 {%- for c in m.tool_calls or [] -%}
-{%- if c.id | length < 9 -%}{{- raise_exception('tool call ids need 9 characters') -}}{%- endif -%}
+{%- if c.id | length < 9 and not (either is defined and either) -%}{{- raise_exception('tool call ids need 9 characters') -}}{%- endif -%}
 <call id="{{ c.id }}">{{ c.function.name }} {{ c.function.arguments | tojson }}</call>
 {%- endfor -%}
 {%- elif m.role == 'tool' -%}
@@ -271,6 +275,25 @@ TEST(Adapt, RenderRetriesCombine) {
   const std::string id = turn["tool_calls"][0]["id"];
   EXPECT_TRUE(std::regex_match(id, std::regex("[A-Za-z0-9]{9}"))) << id;
   EXPECT_EQ(adapted->context["messages"][3]["tool_call_id"], id);
+  // Each row's finding is the error the render raised without that row.
+  for (const auto& a : adapted->adaptations) {
+    const std::string cause = a.code == "null_content_replaced" ? "assistant content is none"
+                              : a.code == "short_call_ids"      ? "tool call ids need 9 characters"
+                                                                : "";
+    if (!cause.empty()) {
+      EXPECT_NE(a.finding.find(cause), std::string::npos) << a.finding;
+    }
+  }
+
+  // Where either retry alone renders, the first in table order (null content) is taken.
+  json either = request;
+  either.erase("strict_content");
+  either["either"] = true;
+  auto first = run(l, either);
+  ASSERT_TRUE(first) << first.error().to_string();
+  EXPECT_TRUE(has_code(*first, "null_content_replaced"));
+  EXPECT_FALSE(has_code(*first, "short_call_ids"));
+  EXPECT_EQ(first->context["messages"][2]["tool_calls"][0]["id"], "call_1");
 
   // One retry alone where one is needed: the other is not recorded.
   request["strict_content"] = false;
