@@ -219,7 +219,9 @@ std::vector<Dialect> build_table() {
     d.summary =
         "<minimax:tool_call><invoke name=\"f\"><parameter "
         "name=\"p\">v</parameter></invoke></minimax:tool_call>";
-    d.framing = ValueFraming::kTrim;
+    // The template writes a value between its tags with no layout, so what is there is the value
+    // (vLLM's minimax_m2 parser keeps " hi " so since 2026).
+    d.framing = ValueFraming::kVerbatim;
     d.drops_unknown_tools = true;  // SGLang's MiniMax M2 detector
     t.push_back(d);
   }

@@ -110,6 +110,15 @@ bool Core::frame_only(std::string_view text) const {
   return true;
 }
 
+// The warning for the bytes from `at` to the end, a frame cut off by the end of the output and
+// removed (Dialect::cut_frame_prefixes); not a refusal under Options::strict.
+void Core::warn_cut_frame(std::size_t at) {
+  em.warn("stray_marker",
+          "output ended inside a frame (" + quoted_start(bytes(at, buf.size())) +
+              "); its markers removed",
+          abs(at));
+}
+
 // A block cut off by the end of the output before the model wrote anything but its markers
 // (PLaMo 3's `<|plamo:begin_tool_requests:plamo|>` alone, Kimi K3's `<|open|>tools<|sep|>`) is
 // a frame, not text (Dialect::cut_frame_prefixes, as vLLM's plamo3 and kimi_k3 parsers drop
@@ -120,10 +129,7 @@ bool Core::drop_cut_frame() {
     return false;
   if (em.in_call()) close_call();
   while (!em.warnings.empty() && em.warnings.back().offset >= abs(start)) em.warnings.pop_back();
-  em.warn("stray_marker",
-          "output ended inside a frame (" + quoted_start(bytes(start, buf.size())) +
-              "); its markers removed",
-          abs(start));
+  warn_cut_frame(start);
   pos = buf.size();
   back_to_text();
   return true;
@@ -447,6 +453,12 @@ bool Engine::text() {
     // (llama.cpp's Gemma 4 parser reads `<|channel><|channel>thought` so).
     const Tri again = d.think_open.empty() ? Tri::kNo : c_.at(d.think_open);
     if (again == Tri::kMore) return false;
+    if (again == Tri::kNo && c_.eof && cut_open_at_end(pos)) {  // as at the block's start
+      c_.warn_cut_frame(pos);
+      pos = buf.size();
+      at_reasoning_label_ = false;
+      return true;
+    }
     if (again == Tri::kYes) {
       marker_text(pos, pos + d.think_open.size());
       pos += d.think_open.size();
@@ -494,6 +506,16 @@ bool Engine::text() {
     if (t == Tri::kMore) {
       pos = save;
       return false;
+    }
+    if (t == Tri::kNo && c_.eof && cut_open_at_end(p)) {
+      // The opening tag written again and cut off by the end of the output, a frame the model
+      // had not written into (Dialect::cut_frame_prefixes; vLLM's plamo3 parser drops it); the
+      // whitespace before it is what it is before a whole tag.
+      marker_text(save, p);
+      c_.warn_cut_frame(p);
+      pos = buf.size();
+      c_.at_reasoning_start = false;
+      return true;
     }
     if (t == Tri::kNo) pos = save;
     if (t == Tri::kYes) marker_text(save, pos);
@@ -552,10 +574,7 @@ bool Engine::text() {
     std::size_t end = hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size();
     const std::size_t cut = c_.eof ? cut_frame_at(set, pos) : buf.size();
     if (cut < end) {
-      c_.em.warn("stray_marker",  // a frame, not a call: no refusal under Options::strict
-                 "output ended inside a frame (" + quoted_start(c_.bytes(cut, buf.size())) +
-                     "); its markers removed",
-                 c_.abs(cut));
+      c_.warn_cut_frame(cut);
       end = cut;
     }
     end = c_.emit_end(end);
@@ -744,6 +763,15 @@ std::size_t Engine::cut_frame_at(const MarkerSet& set, std::size_t from) const {
   return c_.frame_prefixed(buf.substr(tail.at)) ? tail.at : buf.size();
 }
 
+// Whether the text from `from` to the end is the reasoning opening tag cut off, beginning with
+// one of Dialect::cut_frame_prefixes.
+bool Engine::cut_open_at_end(std::size_t from) const {
+  const std::string_view rest = std::string_view(c_.buf).substr(from);
+  const std::string_view open = c_.d.think_open;
+  return !rest.empty() && rest.size() < open.size() && open.starts_with(rest) &&
+         c_.frame_prefixed(rest);
+}
+
 // The layout at the start of a reasoning block: its newlines (reasoning_newlines_trimmed), or
 // all its whitespace (reasoning_lead_trimmed).
 void Engine::skip_reasoning_lead() {
@@ -863,7 +891,14 @@ bool Engine::recipient() {
   std::string_view open = mid                                ? d.recipient_header
                           : d.syntax == CallSyntax::kHarmony ? std::string_view("to=")
                                                              : d.recipient_open;
-  if (rest.size() < open.size() && open.substr(0, rest.size()) == rest && !c_.eof) return false;
+  auto cut_off = [&](std::string_view lit) {
+    return rest.size() < lit.size() && lit.substr(0, rest.size()) == rest;
+  };
+  // The output's first header may have no recipient (` <|message|>..`): the answer's, as a
+  // header without one is mid-output (vLLM's muse_glimmer engine reads it so).
+  const bool bare_first = !mid && !d.answer_recipient.empty() && !d.recipient_close.empty();
+  if (!c_.eof && (cut_off(open) || (bare_first && cut_off(d.recipient_close)))) return false;
+  if (bare_first && rest.starts_with(d.recipient_close)) open = {};
   // A mid-output header that is not followed by a recipient stays text (and is not read again).
   auto not_a_header = [&] {
     if (mid) {
@@ -895,7 +930,7 @@ bool Engine::recipient() {
   }
   std::string_view body = trim(rest.substr(open.size(), close - open.size()));
   std::string name(body);
-  if (mid && !d.answer_recipient.empty()) {
+  if ((mid || open.empty()) && !d.answer_recipient.empty()) {
     // `<|start|>[role][ to=R]<|message|>`: the recipient follows recipient_open; a header
     // without one is the answer's.
     const auto to = body.find(d.recipient_open);

@@ -764,6 +764,7 @@ class Core {
   // ... without a warning: what was read is text in the first place (Dialect::loose_sections).
   void fallback_quietly();
   bool drop_cut_frame();
+  void warn_cut_frame(std::size_t at);
   bool frame_only(std::string_view text) const;
   // Whether `text` begins with one of Dialect::cut_frame_prefixes.
   bool frame_prefixed(std::string_view text) const {
@@ -862,6 +863,7 @@ class Engine {
   std::size_t layout_newlines(std::size_t n) const;
   void skip_reasoning_lead();
   std::size_t cut_frame_at(const MarkerSet& set, std::size_t from) const;
+  bool cut_open_at_end(std::size_t from) const;
   std::size_t held_layout_end(std::size_t from, std::size_t end) const;
   std::vector<Delta> take();
   void compact();

@@ -757,8 +757,10 @@ bool XmlFamily::xp_value() {
       // Emit what cannot be trailing layout or the start of the end marker.
       std::size_t end = c_.emit_end(without_trailing_layout(c_.pos, ve.at));
       // A string value whose schema allows null is held until it cannot be the literal null
-      // (read as JSON null); for a string-only schema the text null is the string "null".
-      if (end > c_.pos && (quote_open_ || !types_.null || end - c_.mark > 4)) {
+      // (read as JSON null, whitespace around it too, as at the value's close); for a
+      // string-only schema the text null is the string "null".
+      if (end > c_.pos &&
+          (quote_open_ || !types_.null || trim(c_.bytes(c_.mark, end)).size() > 4)) {
         c_.em.args_escaped(quote_open_ ? "" : "\"", c_.bytes(c_.pos, end), "");
         quote_open_ = true;
         c_.pos = end;
@@ -779,10 +781,12 @@ bool XmlFamily::xp_value() {
     }
   } else {
     std::string_view raw = std::string_view(c_.buf).substr(c_.mark, stop - c_.mark);
+    bool unwrapped = false;  // a CDATA section's content (a string keeps its whitespace)
     if (cdata_) {
       const std::string_view t = trim(raw);
-      if (t.size() >= kCdataOpen.size() + kCdataClose.size() && t.starts_with(kCdataOpen) &&
-          t.ends_with(kCdataClose))
+      unwrapped = t.size() >= kCdataOpen.size() + kCdataClose.size() && t.starts_with(kCdataOpen) &&
+                  t.ends_with(kCdataClose);
+      if (unwrapped)
         raw = t.substr(kCdataOpen.size(), t.size() - kCdataOpen.size() - kCdataClose.size());
     }
     std::string value;
@@ -820,7 +824,9 @@ bool XmlFamily::xp_value() {
       }
     } else {
       bool ok = true;
-      value = coerce_value(types_.known ? trim(raw) : raw, types_, c_.d.untyped, &ok);
+      // A string in a CDATA section keeps its whitespace (vLLM's minicpm5 parser reads it so).
+      const bool verbatim = !types_.known || (unwrapped && types_.string);
+      value = coerce_value(verbatim ? raw : trim(raw), types_, c_.d.untyped, &ok);
       if (!ok)
         c_.em.warn("coercion",
                    "parameter " + param_ + " does not match its schema type; kept as a string",

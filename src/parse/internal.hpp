@@ -117,7 +117,8 @@ struct Dialect {
   std::string_view recipient_header, reasoning_recipient;
   // ... and a message to `answer_recipient` ("user") is the answer: call markers are calls only in
   // a message to any other recipient (a tool), and text in the answer, in the reasoning and in
-  // output with no header (Muse Glimmer, as SGLang's and llama.cpp's parsers scope them).
+  // output with no header (Muse Glimmer, as SGLang's and llama.cpp's parsers scope them). A
+  // header without a recipient is the answer's, the output's first one (` <|message|>`) too.
   std::string_view answer_recipient;
   // A call name `ns.f` the request does not list is the listed function whose name (or its last
   // dotted segment) is `f`, when exactly one is (Muse Glimmer's template writes `f.f`).
