@@ -453,9 +453,7 @@ bool Engine::text() {
     // (llama.cpp's Gemma 4 parser reads `<|channel><|channel>thought` so).
     const Tri again = d.think_open.empty() ? Tri::kNo : c_.at(d.think_open);
     if (again == Tri::kMore) return false;
-    if (again == Tri::kNo && c_.eof && cut_open_at_end(pos)) {  // as at the block's start
-      c_.warn_cut_frame(pos);
-      pos = buf.size();
+    if (again == Tri::kNo && drop_cut_open(pos)) {  // as at the block's start
       at_reasoning_label_ = false;
       return true;
     }
@@ -507,13 +505,8 @@ bool Engine::text() {
       pos = save;
       return false;
     }
-    if (t == Tri::kNo && c_.eof && cut_open_at_end(p)) {
-      // The opening tag written again and cut off by the end of the output, a frame the model
-      // had not written into (Dialect::cut_frame_prefixes; vLLM's plamo3 parser drops it); the
-      // whitespace before it is what it is before a whole tag.
-      marker_text(save, p);
-      c_.warn_cut_frame(p);
-      pos = buf.size();
+    if (t == Tri::kNo && drop_cut_open(p)) {
+      marker_text(save, p);  // the whitespace before it is what it is before a whole tag
       c_.at_reasoning_start = false;
       return true;
     }
@@ -763,13 +756,18 @@ std::size_t Engine::cut_frame_at(const MarkerSet& set, std::size_t from) const {
   return c_.frame_prefixed(buf.substr(tail.at)) ? tail.at : buf.size();
 }
 
-// Whether the text from `from` to the end is the reasoning opening tag cut off, beginning with
-// one of Dialect::cut_frame_prefixes.
-bool Engine::cut_open_at_end(std::size_t from) const {
+// At the end of the output, the text from `from` on being the reasoning opening tag written
+// again and cut off, beginning with one of Dialect::cut_frame_prefixes (a frame the model had not
+// written into; vLLM's plamo3 parser drops it): removed with the cut-frame warning.
+bool Engine::drop_cut_open(std::size_t from) {
   const std::string_view rest = std::string_view(c_.buf).substr(from);
   const std::string_view open = c_.d.think_open;
-  return !rest.empty() && rest.size() < open.size() && open.starts_with(rest) &&
-         c_.frame_prefixed(rest);
+  if (!c_.eof || rest.empty() || rest.size() >= open.size() || !open.starts_with(rest) ||
+      !c_.frame_prefixed(rest))
+    return false;
+  c_.warn_cut_frame(from);
+  c_.pos = c_.buf.size();
+  return true;
 }
 
 // The layout at the start of a reasoning block: its newlines (reasoning_newlines_trimmed), or
@@ -898,7 +896,8 @@ bool Engine::recipient() {
   // header without one is mid-output (vLLM's muse_glimmer engine reads it so).
   const bool bare_first = !mid && !d.answer_recipient.empty() && !d.recipient_close.empty();
   if (!c_.eof && (cut_off(open) || (bare_first && cut_off(d.recipient_close)))) return false;
-  if (bare_first && rest.starts_with(d.recipient_close)) open = {};
+  const bool bare_header = bare_first && rest.starts_with(d.recipient_close);
+  if (bare_header) open = {};
   // A mid-output header that is not followed by a recipient stays text (and is not read again).
   auto not_a_header = [&] {
     if (mid) {
@@ -930,7 +929,7 @@ bool Engine::recipient() {
   }
   std::string_view body = trim(rest.substr(open.size(), close - open.size()));
   std::string name(body);
-  if ((mid || open.empty()) && !d.answer_recipient.empty()) {
+  if ((mid || bare_header) && !d.answer_recipient.empty()) {
     // `<|start|>[role][ to=R]<|message|>`: the recipient follows recipient_open; a header
     // without one is the answer's.
     const auto to = body.find(d.recipient_open);
