@@ -285,6 +285,11 @@ std::vector<Dialect> build_table() {
         "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call> "
         "(GLM-4.5/4.6/4.7)";
     d.name_end = {"\n"};
+    // GLM's templates write a string value as it is, so a value may quote the markers: an
+    // </arg_value> ends it only where an <arg_key> (of any name), </tool_call> or the end
+    // follows (as vLLM's GLM-4.7 parser engine decides).
+    d.value_close_checked = true;
+    d.value_close_any_param = true;
     t.push_back(d);
     // Ling 3 (inclusionAI): GLM-4.5's calls and <think>; its end-of-turn token <|role_end|>, left
     // in the text by a backend that keeps special tokens, ends the output (llama.cpp's Ling 3

@@ -23,11 +23,13 @@ bool SectionFamily::between_calls() {
   if (t == Tri::kYes && !in_section_) {
     c_.pos += c_.d.section_open.size();
     in_section_ = true;
+    noise_from_ = kNone;
     return true;
   }
   t = c_.take(c_.d.call_open);
   if (t == Tri::kMore) return need_more();
   if (t == Tri::kYes) {
+    noise_from_ = kNone;
     begin_call();
     return true;
   }
@@ -56,17 +58,26 @@ bool SectionFamily::between_calls() {
   }
   t = take_json_call();
   if (t == Tri::kMore) return need_more();
-  if (t == Tri::kYes) return true;
+  if (t == Tri::kYes) {
+    noise_from_ = kNone;
+    return true;
+  }
   t = take_slipped_call_open();
   if (t == Tri::kMore) return need_more();
   if (t == Tri::kYes) {
+    noise_from_ = kNone;
     begin_call();
     return true;
   }
   for (auto noise : c_.d.noise) {
+    const std::size_t at = c_.pos;
     t = c_.take(noise);
     if (t == Tri::kMore) return need_more();
-    if (t == Tri::kYes) return true;
+    if (t == Tri::kYes) {
+      // A run starts again after whitespace: the tokens before it closed the previous call.
+      if (noise_from_ == kNone || at > before_ws) noise_from_ = before_ws;
+      return true;
+    }
   }
   if (has_function_lines()) {
     t = skip_function_line();
@@ -99,10 +110,16 @@ bool SectionFamily::between_calls() {
       // A candidate that later fails is content from here on (the text before is emitted).
       if (!c_.committed) c_.cand = hit.at;
       c_.pos = hit.at;
+      noise_from_ = kNone;
       return true;
     }
     c_.em.warn("malformed_call", "unexpected text inside the tool-call section", c_.abs(c_.pos));
   }
+  // Text, not a call, ends the section after its calls: it is content from where the tokens
+  // before it began, with the whitespace before them (what follows the calls is text, with its
+  // layout). Without a call, the whole block is text (end_block_or_fallback).
+  if (c_.committed) c_.pos = noise_from_ != kNone ? noise_from_ : before_ws;
+  noise_from_ = kNone;
   end_block_or_fallback();
   return true;
 }

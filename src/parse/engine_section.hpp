@@ -42,6 +42,11 @@ class SectionFamily : public Family {
 
   bool in_section_ = false;
   MarkerSet section_text_end_;  // what ends text inside a section: a call, the section's end
+  // Where the run of Dialect::noise tokens before the cursor began, with the whitespace before
+  // it (kNone: none since the last call or section marker): text that ends the section goes back
+  // there, so the tokens that opened it (step3's `<tool_call_begin>` before an entry that is no
+  // call) stay with it rather than being dropped as markup.
+  std::size_t noise_from_ = kNone;
 
  private:
   // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes

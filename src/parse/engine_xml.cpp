@@ -299,7 +299,7 @@ class XmlFamily final : public SectionFamily {
   enum class Ahead { kMore, kEnd, kText };
   // What stands after buf[p..) skips whitespace: a structural end (`ends`), text, or not yet known.
   Ahead ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,
-              bool section_open) const;
+              bool section_open, bool call_open = false) const;
   Tri at_pos(std::size_t p, std::string_view lit) const;
   // The name of a `param_open NAME param_name_end` element at p: kYes with the name, kMore when
   // not complete yet, kNo when no name end comes within kLookahead bytes.
@@ -402,7 +402,7 @@ bool XmlFamily::xp_name() {
   c_.open_call("", name);
   name_ = std::move(name);
   params_ = nullptr;
-  if (c_.d.value_close_checked) {
+  if (c_.d.value_close_checked && !c_.d.value_close_any_param) {
     const Json* params = function_parameters(c_.tools, name_);
     if (params && schema_declares_properties(*params)) {
       params_ = params;
@@ -947,7 +947,7 @@ bool XmlFamily::schema_param(const std::string& name) const {
 }
 
 auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool section_close,
-                      bool section_open) const -> Ahead {
+                      bool section_open, bool call_open) const -> Ahead {
   const Dialect& d = c_.d;
   const std::size_t start = p;
   while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
@@ -974,7 +974,7 @@ auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool
     return schema_param(name) ? Ahead::kEnd : Ahead::kText;
   }
   if (check(call_close, d.call_close) || check(section_close, d.section_close) ||
-      check(section_open, d.section_open))
+      check(section_open, d.section_open) || check(call_open, d.call_open))
     return Ahead::kEnd;
   return more ? Ahead::kMore : Ahead::kText;
 }
@@ -991,8 +991,9 @@ auto XmlFamily::checked_value_end() -> ValueEnd {
     switch (hit.tag) {
       case kParamOpen: {
         // Inside a line it is text, unless the dialect repairs tag slips (Dialect) and it opens
-        // a parameter the schema declares and the call has not given yet.
-        const bool inline_open = !line_start(at);
+        // a parameter the schema declares and the call has not given yet. GLM's markers are
+        // tokens of their own, written on one line (GLM-4.7): no line start to tell them by.
+        const bool inline_open = !line_start(at) && !d.value_close_any_param;
         if (inline_open && (!d.repairs_tag_slips || !params_ || depth_ > 0)) {
           text(after);
           break;
@@ -1050,10 +1051,11 @@ auto XmlFamily::checked_value_end() -> ValueEnd {
           text(after);
           break;
         }
-        // A call close ends the value before the section's close (or the end); a section close
-        // before the next section (or the end).
+        // A call close ends the value before the section's close (or the end), or without
+        // sections before the next call's open (GLM); a section close before the next section
+        // (or the end).
         bool call = hit.tag == kCallClose;
-        Ahead a = ahead(after, false, false, call, !call);
+        Ahead a = ahead(after, false, false, call, !call, call && d.section_close.empty());
         if (a == Ahead::kEnd && call && !d.section_close.empty()) {
           // `</function>` then `</tool_call>`: the section's close must itself be followed by
           // another section or the end, as a quoted call's is not.

@@ -239,6 +239,11 @@ struct Dialect {
   // another section or the end, end a value missing its close; so does a misspelt close on a
   // line of its own (`</parameter1>`), which is dropped. Without it the first marker ends it.
   bool value_close_checked = false;
+  // value_close_checked: a parameter written after a close ends the value whatever its name, not
+  // only one of the schema's (GLM: the model writes keys the schema does not declare, and its
+  // parsers read them); and a parameter element opened inside a line is read as one opened at a
+  // line start (GLM-4.7 writes a call on one line; its markers are special tokens).
+  bool value_close_any_param = false;
   // The value's close names its parameter (MiniMax M3: value_close `NS</`, then `city>`): a
   // parameter element `NS<city>` is closed by `NS</city>`, so elements nested in a value
   // (`NS<shipping>NS<city>..NS</city>NS</shipping>`) stay in it, read as an object (children

@@ -84,6 +84,7 @@ constexpr FlagField kFlagFields[] = {
     {"pythonic_bare", &Dialect::pythonic_bare},
     {"pythonic_lines", &Dialect::pythonic_lines},
     {"value_close_checked", &Dialect::value_close_checked},
+    {"value_close_any_param", &Dialect::value_close_any_param},
     {"value_close_named", &Dialect::value_close_named},
     {"call_open_restarts", &Dialect::call_open_restarts},
     {"json_call_body", &Dialect::json_call_body},
