@@ -517,6 +517,20 @@ bool Engine::text() {
     skip_reasoning_lead();
     return true;
   }
+  if (c_.after_call && !c_.in_reasoning) {
+    // Whitespace between a call block and the next one is layout: the template writes it between
+    // the calls it renders one after another. Held (a few lines at most) until the next bytes say.
+    constexpr std::size_t kLongestGap = 256;
+    if (pos == buf.size() && !c_.eof) return false;
+    std::size_t p = pos;
+    while (p < buf.size() && p - pos <= kLongestGap && is_ws(buf[p])) ++p;
+    if (p > pos && p - pos <= kLongestGap) {
+      if (p == buf.size() && !c_.eof) return false;
+      const Tri marker = p < buf.size() ? trigger_at(p) : Tri::kNo;
+      if (marker == Tri::kMore) return false;
+      if (marker == Tri::kYes) pos = p;
+    }
+  }
   if (!c_.in_reasoning && c_.content_start &&
       (d.bare_json || d.loose_bare || d.pythonic_bare || d.pythonic_lines)) {
     std::size_t p = pos;

@@ -256,9 +256,26 @@ class JsonScanner {
       }
       i = 1;
       if (scalar_ && !scalar_char(c)) {
-        done_ = true;  // a stray character: a one-byte "value" the caller will reject
-        return 1;
+        // A stray character: a "value" of that one character, which the caller will reject;
+        // a multi-byte UTF-8 character is taken whole, never split (its bytes may come later).
+        stray_left_ = utf8_continuations(c);
+        if (stray_left_ == 0) {
+          done_ = true;
+          return 1;
+        }
       }
+    }
+    if (stray_left_ > 0) {
+      while (i < n && stray_left_ > 0 && (static_cast<unsigned char>(p[i]) & 0xC0) == 0x80) {
+        ++i;
+        --stray_left_;
+      }
+      // Whole, or cut short by a byte that continues nothing (invalid UTF-8, left as it is).
+      if (stray_left_ == 0 || i < n) {
+        stray_left_ = 0;
+        done_ = true;
+      }
+      return i;
     }
     while (i < n) {
       if (in_string_) {
@@ -316,6 +333,14 @@ class JsonScanner {
   std::size_t max_depth() const { return max_depth_seen_; }
 
  private:
+  // How many continuation bytes follow a UTF-8 lead byte (0 for any other byte).
+  static int utf8_continuations(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0xF0 && u < 0xF8) return 3;
+    if (u >= 0xE0) return u < 0xF0 ? 2 : 0;
+    if (u >= 0xC0) return 1;
+    return 0;
+  }
   // Inside a string, from a byte that is not escaped: 64 bytes a step, whatever their escapes, up
   // to the block holding the string's closing quote (returned: that block's start) or the last
   // whole block (returned: where it ends, with escape_ set when the next byte is escaped). A
@@ -376,6 +401,7 @@ class JsonScanner {
   bool started_ = false, done_ = false, in_string_ = false, escape_ = false, scalar_ = false,
        top_string_ = false;
   std::size_t depth_ = 0, max_depth_seen_ = 0;
+  int stray_left_ = 0;  // continuation bytes of a stray UTF-8 character still to come
 };
 
 // Marker tags of the text state.

@@ -111,7 +111,9 @@ class JsonFamily final : public Family {
 
   bool jo_body();
   bool jo_obj_start();
-  void bad_object(std::string why);
+  // `text_from`: where the text after a streamed call's broken object begins (the whitespace
+  // before the offending byte is kept with it); kNone: at the cursor.
+  void bad_object(std::string why, std::size_t text_from = kNone);
   bool skip_element();
   bool jo_key();
   bool jo_truncated();
@@ -150,7 +152,8 @@ class JsonFamily final : public Family {
   Sink sink_ = Sink::kSkip;
   St after_scan_ = St::kBody;
   std::size_t scan_start_ = 0, obj_start_ = 0, skip_from_ = 0;
-  ResumePoint skip_search_;  // where skip_element's search resumes
+  std::size_t value_end_ = kNone;  // kAfterValue: where the value ended, before any whitespace
+  ResumePoint skip_search_;        // where skip_element's search resumes
   std::string key_, name_, id_, args_raw_;
   bool has_name_ = false, has_id_ = false, has_args_ = false, streaming_ = false;
 };
@@ -225,6 +228,7 @@ bool JsonFamily::jo_obj_start() {
   char c = c_.buf[c_.pos];
   if (c == '{') {
     obj_start_ = c_.pos;
+    value_end_ = kNone;
     key_.clear();
     name_.clear();
     id_.clear();
@@ -243,7 +247,7 @@ bool JsonFamily::jo_obj_start() {
   return true;
 }
 
-void JsonFamily::bad_object(std::string why) {
+void JsonFamily::bad_object(std::string why, std::size_t text_from) {
   if (loose_ && !c_.committed) {
     c_.fallback_quietly();
     return;
@@ -251,6 +255,7 @@ void JsonFamily::bad_object(std::string why) {
   if (streaming_) {
     c_.close_call();
     c_.em.warn("malformed_call", why, c_.abs(c_.pos));
+    if (text_from != kNone) c_.pos = text_from;
     streaming_ = false;
     go(St::kClose);
     return;
@@ -519,8 +524,10 @@ bool JsonFamily::jo_value_start() {
   } else if (one_of(c_.d.args_keys, key_) && !has_args_) {
     has_args_ = true;
     bool id_settled = c_.d.id_keys.empty() || has_id_;
-    // Bare JSON (no marker) is only a call once it is complete and valid: never streamed.
-    if (has_name_ && id_settled && !buffered() && c_.buf[c_.pos] != '"' && c_.buf[c_.pos] != 'n') {
+    // Bare JSON (no marker) is only a call once it is complete and valid: never streamed. Only
+    // an object is streamed: a string holding JSON (Granite 4), null and anything else are read
+    // whole first (a stray character, not JSON, makes the object no call).
+    if (has_name_ && id_settled && !buffered() && c_.buf[c_.pos] == '{') {
       c_.open_call(id_, name_);
       streaming_ = true;
       sink = Sink::kArgsStream;
@@ -535,7 +542,9 @@ bool JsonFamily::jo_value_start() {
 }
 
 bool JsonFamily::jo_after_value() {
+  if (value_end_ == kNone) value_end_ = c_.pos;  // kept while the whitespace streams in
   if (!c_.skip_ws()) return false;
+  const std::size_t value_end = std::exchange(value_end_, kNone);
   if (c_.pos == c_.buf.size()) return jo_truncated();
   char c = c_.buf[c_.pos];
   if (c == ',') {
@@ -548,7 +557,7 @@ bool JsonFamily::jo_after_value() {
     object_end();
     return true;
   }
-  bad_object("expected ',' or '}' in the call object");
+  bad_object("expected ',' or '}' in the call object", value_end);
   return true;
 }
 

@@ -481,8 +481,9 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
         Json v = Json::parse(t);
         if (!v.is_string()) return std::string(t);
       }
-      // Python literals, as templates render Python booleans with `{{ value }}`.
+      // Python literals, as templates render Python booleans and None with `{{ value }}`.
       if (t == "True" || t == "False") return t == "True" ? "true" : "false";
+      if (t == "None") return "null";
     }
     return as_string();
   }
