@@ -652,6 +652,31 @@ bool JsonFamily::jo_close() {
       }
       c_.pos = save;
     }
+    if (bare_) {
+      // A bare call followed by a section's closer: the model left out the opener (`{..}\n
+      // </tool_call>`, Qwen2.5); the closer is markup, as after XML calls whose opener is missing.
+      const std::size_t save = c_.pos;
+      if (!c_.skip_ws()) {
+        c_.pos = save;
+        return false;
+      }
+      for (const Section& s : c_.d.sections) {
+        if (s.close.empty()) continue;
+        const Tri t = c_.take(s.close);
+        if (t == Tri::kMore) {
+          c_.pos = save;
+          return false;
+        }
+        if (t == Tri::kYes) {
+          c_.em.warn("missing_marker",
+                     "call closed with " + std::string(s.close) + " without " + std::string(s.open),
+                     c_.abs(c_.pos - s.close.size()));
+          c_.end_block();
+          return true;
+        }
+      }
+      c_.pos = save;
+    }
     c_.end_block();
     return true;
   }
