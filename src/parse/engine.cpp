@@ -528,7 +528,8 @@ bool Engine::text() {
       if (p == buf.size() && !c_.eof) return false;
       const Tri marker = p < buf.size() ? trigger_at(p) : Tri::kNo;
       if (marker == Tri::kMore) return false;
-      if (marker == Tri::kYes) pos = p;
+      // Left out where the marker starts a call; content again if it turns out not to.
+      if (marker == Tri::kYes) call_gap_end_ = c_.abs(p);
     }
   }
   if (!c_.in_reasoning && c_.content_start &&
@@ -599,10 +600,17 @@ bool Engine::text() {
   if (hit.tag >= kTagTrigger && c_.in_reasoning && c_.opt.separate_reasoning &&
       d.reasoning_newlines_trimmed)
     while (layout_from > pos && buf[layout_from - 1] == '\n') --layout_from;
-  const bool content_layout = hit.tag >= kTagTrigger && !c_.in_reasoning &&
-                              !d.layout_before_calls.empty() &&
-                              c_.bytes(pos, hit.at).ends_with(d.layout_before_calls);
-  if (content_layout) layout_from = hit.at - d.layout_before_calls.size();
+  const std::string_view gap = c_.bytes(pos, hit.at);
+  const bool gap_layout = hit.tag >= kTagTrigger && !c_.in_reasoning &&
+                          std::exchange(call_gap_end_, kNone) == c_.abs(hit.at) &&
+                          std::all_of(gap.begin(), gap.end(), [](char ch) { return is_ws(ch); });
+  const bool content_layout =
+      gap_layout || (hit.tag >= kTagTrigger && !c_.in_reasoning && !d.layout_before_calls.empty() &&
+                     c_.bytes(pos, hit.at).ends_with(d.layout_before_calls));
+  if (gap_layout)
+    layout_from = pos;  // only whitespace since the previous call block
+  else if (content_layout)
+    layout_from = hit.at - d.layout_before_calls.size();
   const std::size_t to =
       hit.tag == kTagThinkClose ? trimmed_reasoning_end(pos, hit.at) : layout_from;
   if (to > pos) c_.emit(c_.text_route(), c_.bytes(pos, to));

@@ -946,6 +946,9 @@ class Engine {
   bool at_reasoning_label_ =
       false;  // just past an opening tag: Dialect::reasoning_label may follow
   std::size_t think_closed_at_ = kNone;  // absolute offset just after the last reasoning close
+  // Where the whitespace after a call block ends, a call marker following it: that whitespace is
+  // layout if the marker starts a call (absolute offset; kNone: none pending).
+  std::size_t call_gap_end_ = kNone;
   // A call marker held inside reasoning: where the search for the reasoning's close resumes.
   ResumePoint think_close_search_;
   // Every close that ends a reasoning block (Dialect::think_close and the think_alternates'),
