@@ -30,6 +30,7 @@ bool SectionFamily::between_calls() {
   if (t == Tri::kMore) return need_more();
   if (t == Tri::kYes) {
     noise_from_ = kNone;
+    call_at_ = c_.pos - c_.d.call_open.size();
     begin_call();
     return true;
   }
@@ -62,10 +63,12 @@ bool SectionFamily::between_calls() {
     noise_from_ = kNone;
     return true;
   }
+  const std::size_t slipped_at = c_.pos;
   t = take_slipped_call_open();
   if (t == Tri::kMore) return need_more();
   if (t == Tri::kYes) {
     noise_from_ = kNone;
+    call_at_ = slipped_at;
     begin_call();
     return true;
   }
@@ -135,6 +138,18 @@ auto SectionFamily::skip_function_line() -> Tri {
   Tri t = c_.at(c_.d.call_open);
   if (t == Tri::kNo) c_.pos = save;
   return t;
+}
+
+void SectionFamily::not_a_call(std::string code, std::string why) {
+  if (!c_.committed || call_at_ == kNone || call_at_ > c_.pos) {
+    c_.fallback(std::move(code), std::move(why));
+    return;
+  }
+  // The calls before it stand; this marker and what was read after it are text.
+  c_.em.warn(std::move(code), std::move(why), c_.abs(call_at_));
+  c_.emit(Route::kContent, c_.bytes(call_at_, c_.pos));
+  call_at_ = kNone;
+  c_.back_to_text();
 }
 
 void SectionFamily::end_block_or_fallback() {

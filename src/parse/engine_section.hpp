@@ -26,6 +26,10 @@ class SectionFamily : public Family {
   bool between_calls();
   // The block ends; without a call it was text.
   void end_block_or_fallback();
+  // A call marker that starts no call: before the block's first call the block is text
+  // (Core::fallback); after one, the calls stand and this marker and the bytes read after it, up
+  // to the cursor, are content (they were dropped before).
+  void not_a_call(std::string code, std::string why);
 
   // Makes between_calls() the family's current state.
   virtual void go_between_calls() = 0;
@@ -47,6 +51,7 @@ class SectionFamily : public Family {
   // there, so the tokens that opened it (step3's `<tool_call_begin>` before an entry that is no
   // call) stay with it rather than being dropped as markup.
   std::size_t noise_from_ = kNone;
+  std::size_t call_at_ = kNone;  // where the marker of the call being read begins
 
  private:
   // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes

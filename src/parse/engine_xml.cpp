@@ -377,26 +377,26 @@ bool XmlFamily::xp_name() {
   if (hit.kind != MarkerSet::Hit::kFound) {
     if (!c_.eof) return false;
     c_.pos = c_.buf.size();
-    c_.fallback("truncated", "output ended inside a call name");
+    not_a_call("truncated", "output ended inside a call name");
     return true;
   }
   if (hit.tag == 3) {
     // Another call marker before any name (`<tool_call><tool_call>f..`): the first is text, the
     // call starts at the second (as vLLM's GLM-4.7 parser engine recovers it).
     c_.pos = hit.at;
-    c_.fallback("not_a_call", "call marker followed by another call marker");
+    not_a_call("not_a_call", "call marker followed by another call marker");
     return true;
   }
   std::string name =
       attr_name(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark), c_.d.call_name_attr);
   c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
   if (!c_.valid_name(name)) {
-    c_.fallback("not_a_call", "call marker not followed by a function name");
+    not_a_call("not_a_call", "call marker not followed by a function name");
     return true;
   }
   if (!may_call_outside_section(name)) {
-    c_.fallback("not_a_call", "call marker outside " + std::string(c_.d.section_open) +
-                                  " names a function the request does not list");
+    not_a_call("not_a_call", "call marker outside " + std::string(c_.d.section_open) +
+                                 " names a function the request does not list");
     return true;
   }
   c_.open_call("", name);
