@@ -29,8 +29,10 @@ bool SectionFamily::between_calls() {
   t = c_.take(c_.d.call_open);
   if (t == Tri::kMore) return need_more();
   if (t == Tri::kYes) {
+    // The call's text, should it start no call, begins with the tokens framing it (step3's
+    // `<tool_call_begin>function<tool_sep>`).
+    call_at_ = noise_from_ != kNone ? noise_from_ : c_.pos - c_.d.call_open.size();
     noise_from_ = kNone;
-    call_at_ = c_.pos - c_.d.call_open.size();
     begin_call();
     return true;
   }
@@ -67,8 +69,8 @@ bool SectionFamily::between_calls() {
   t = take_slipped_call_open();
   if (t == Tri::kMore) return need_more();
   if (t == Tri::kYes) {
+    call_at_ = noise_from_ != kNone ? noise_from_ : slipped_at;
     noise_from_ = kNone;
-    call_at_ = slipped_at;
     begin_call();
     return true;
   }

@@ -51,7 +51,8 @@ class SectionFamily : public Family {
   // there, so the tokens that opened it (step3's `<tool_call_begin>` before an entry that is no
   // call) stay with it rather than being dropped as markup.
   std::size_t noise_from_ = kNone;
-  std::size_t call_at_ = kNone;  // where the marker of the call being read begins
+  // Where the call being read begins: its marker, or the noise tokens framing it.
+  std::size_t call_at_ = kNone;
 
  private:
   // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes
