@@ -258,6 +258,7 @@ std::vector<Dialect> build_table() {
         "name=\"f\"><steptml:parameter name=\"p\">v</steptml:parameter></steptml:invoke>...";
     d.noise = {"<｜tool_call_begin｜>", "function<｜tool_sep｜>", "<｜tool_sep｜>",
                "<｜tool_call_end｜>"};
+    d.noise_call_end = "<｜tool_call_end｜>";
     d.untyped = UntypedValues::kJsonGuess;
     d.drops_unknown_tools = true;  // SGLang's Step3 detector
     t.push_back(d);
@@ -765,7 +766,8 @@ std::vector<Dialect> build_table() {
         "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>"
         "json<|plamo:msg|>");
     d.noise = {"<|plamo:end_tool_request:plamo|>"};  // after each call's arguments
-    d.end_tokens = {"<|plamo:tag|>"};                // the end of the turn
+    d.noise_call_end = "<|plamo:end_tool_request:plamo|>";
+    d.end_tokens = {"<|plamo:tag|>"};  // the end of the turn
     t.push_back(d);
   }
   {  // Command R+: a ```json list of {"tool_name", "parameters"} after `Action:`; the answer

@@ -555,10 +555,19 @@ bool Engine::text() {
       // A call marker there (one starting with '[') is read by the marker search below.
       const Tri marker = list || line ? trigger_at(p) : Tri::kNo;
       if (marker == Tri::kMore) return false;
+      // After a call, what stands between it and the next is layout if that is a call too, and
+      // content again if it is not (Core::layout_before).
+      const std::size_t gap_from = pos;
+      auto hold_gap = [&] {
+        if (!c_.after_call || p == gap_from) return;
+        c_.layout_before = p - gap_from;
+        c_.layout_owner = c_.abs(p);
+      };
       if (list && marker == Tri::kNo) {
         if (!c_.after_call) c_.emit(Route::kContent, c_.bytes(pos, p));
         pos = p;
         start_bare(json);
+        hold_gap();
         c_.content_start = false;
         return true;
       }

@@ -661,7 +661,8 @@ bool JsonFamily::jo_close() {
         return false;
       }
       for (const Section& s : c_.d.sections) {
-        if (s.close.empty()) continue;
+        // A tag's closer only: a fence's ``` also begins the next ```json block.
+        if (!s.close.starts_with("</")) continue;
         const Tri t = c_.take(s.close);
         if (t == Tri::kMore) {
           c_.pos = save;

@@ -31,7 +31,7 @@ bool SectionFamily::between_calls() {
   if (t == Tri::kYes) {
     // The call's text, should it start no call, begins with the tokens framing it (step3's
     // `<tool_call_begin>function<tool_sep>`).
-    call_at_ = noise_from_ != kNone ? noise_from_ : c_.pos - c_.d.call_open.size();
+    call_at_ = noise_from_ != kNone ? noise_from_ : before_ws;
     noise_from_ = kNone;
     begin_call();
     return true;
@@ -65,22 +65,24 @@ bool SectionFamily::between_calls() {
     noise_from_ = kNone;
     return true;
   }
-  const std::size_t slipped_at = c_.pos;
   t = take_slipped_call_open();
   if (t == Tri::kMore) return need_more();
   if (t == Tri::kYes) {
-    call_at_ = noise_from_ != kNone ? noise_from_ : slipped_at;
+    call_at_ = noise_from_ != kNone ? noise_from_ : before_ws;
     noise_from_ = kNone;
     begin_call();
     return true;
   }
   for (auto noise : c_.d.noise) {
-    const std::size_t at = c_.pos;
     t = c_.take(noise);
     if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes) {
-      // A run starts again after whitespace: the tokens before it closed the previous call.
-      if (noise_from_ == kNone || at > before_ws) noise_from_ = before_ws;
+      // The token that ends a call (Dialect::noise_call_end) belongs to it: a run of the tokens
+      // framing what comes next starts after it; any other token starts one where none is open.
+      if (noise == c_.d.noise_call_end)
+        noise_from_ = c_.pos;
+      else if (noise_from_ == kNone)
+        noise_from_ = before_ws;
       return true;
     }
   }

@@ -187,6 +187,9 @@ struct Dialect {
   std::string_view call_open;
   std::string_view call_close;          // "" = the call ends with its arguments
   std::vector<std::string_view> noise;  // tokens between calls inside a section, skipped
+  // The one of them that ends a call (step3's <｜tool_call_end｜>): the framing of what follows
+  // it starts after it.
+  std::string_view noise_call_end;
 
   // kHeaderJson.
   std::vector<std::string_view> header_end;  // ends the name header (first one that occurs)

@@ -24,6 +24,7 @@ constexpr TextField kTextFields[] = {
     {"answer_open", &Dialect::answer_open},
     {"damaged_marker_prefix", &Dialect::damaged_marker_prefix},
     {"layout_before_calls", &Dialect::layout_before_calls},
+    {"noise_call_end", &Dialect::noise_call_end},
     {"recipient_open", &Dialect::recipient_open},
     {"recipient_close", &Dialect::recipient_close},
     {"recipient_header", &Dialect::recipient_header},
