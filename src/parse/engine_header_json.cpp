@@ -137,7 +137,7 @@ bool HeaderJsonFamily::hj_header() {
       c_.end_block();
       return true;
     }
-    c_.fallback("truncated", "output ended inside a call header");
+    not_a_call("truncated", "output ended inside a call header");
     return true;
   }
   if (hit.tag == 3) {
@@ -203,7 +203,7 @@ bool HeaderJsonFamily::hj_header() {
     }
   }
   if (!c_.valid_name(name_)) {
-    c_.fallback("not_a_call", "call header is not a function name");
+    not_a_call("not_a_call", "call header is not a function name");
     return true;
   }
   if (hit.tag == 2 && !c_.d.id_first) {
@@ -253,9 +253,9 @@ bool HeaderJsonFamily::hj_label_header() {
   if (name_end - name > kLongest || name_end == name) {
     c_.pos = name_end;
     if (c_.eof && name_end == size) {
-      c_.fallback("truncated", "output ended inside a call header");
+      not_a_call("truncated", "output ended inside a call header");
     } else {
-      c_.fallback("not_a_call", "call marker not followed by a function name");
+      not_a_call("not_a_call", "call marker not followed by a function name");
     }
     return true;
   }
@@ -264,7 +264,7 @@ bool HeaderJsonFamily::hj_label_header() {
   infer_name_ = false;
   c_.pos = name_end;
   if (!c_.valid_name(name_)) {
-    c_.fallback("not_a_call", "call header is not a function name");
+    not_a_call("not_a_call", "call header is not a function name");
     return true;
   }
   go(St::kArgsStart);
@@ -276,7 +276,7 @@ bool HeaderJsonFamily::hj_id() {
   if (hit.kind != MarkerSet::Hit::kFound) {
     if (!c_.eof) return false;
     c_.pos = c_.buf.size();
-    c_.fallback("truncated", "output ended inside a call id");
+    not_a_call("truncated", "output ended inside a call id");
     return true;
   }
   id_.assign(trim(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark)));
