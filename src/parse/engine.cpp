@@ -610,12 +610,12 @@ bool Engine::text() {
       d.reasoning_newlines_trimmed)
     while (layout_from > pos && buf[layout_from - 1] == '\n') --layout_from;
   const std::string_view gap = c_.bytes(pos, hit.at);
-  const bool gap_layout = hit.tag >= kTagTrigger && !c_.in_reasoning &&
-                          std::exchange(call_gap_end_, kNone) == c_.abs(hit.at) &&
+  const bool at_gap_end = std::exchange(call_gap_end_, kNone) == c_.abs(hit.at);  // used once
+  const bool gap_layout = hit.tag >= kTagTrigger && !c_.in_reasoning && at_gap_end &&
                           std::all_of(gap.begin(), gap.end(), [](char ch) { return is_ws(ch); });
   const bool content_layout =
       gap_layout || (hit.tag >= kTagTrigger && !c_.in_reasoning && !d.layout_before_calls.empty() &&
-                     c_.bytes(pos, hit.at).ends_with(d.layout_before_calls));
+                     gap.ends_with(d.layout_before_calls));
   if (gap_layout)
     layout_from = pos;  // only whitespace since the previous call block
   else if (content_layout)
