@@ -559,9 +559,7 @@ bool Engine::text() {
       // content again if it is not (Core::layout_before).
       const std::size_t gap_from = pos;
       auto hold_gap = [&] {
-        if (!c_.after_call || p == gap_from) return;
-        c_.layout_before = p - gap_from;
-        c_.layout_owner = c_.abs(p);
+        if (c_.after_call && p != gap_from) c_.hold_layout(p - gap_from, p);
       };
       if (list && marker == Tri::kNo) {
         if (!c_.after_call) c_.emit(Route::kContent, c_.bytes(pos, p));
@@ -764,8 +762,7 @@ bool Engine::text() {
   c_.committed = false;
   // Only the content's layout comes back as text if the marker is not a call (the reasoning's
   // trimmed newlines stay out, as before there was content layout).
-  c_.layout_before = content_layout ? pos - layout_from : 0;
-  c_.layout_owner = c_.abs(pos);
+  c_.hold_layout(content_layout ? pos - layout_from : 0, pos);
   calls_->on_marker(static_cast<std::size_t>(hit.tag - kTagTrigger), hit.len);
   return true;
 }

@@ -743,6 +743,8 @@ class Core {
 
   // ---- call lifecycle ----
   void open_call(std::string id, std::string name) {
+    if (!committed && !held_text.empty()) emit(held_route, held_text);
+    held_text.clear();
     committed = true;
     if (d.namespaced_names) name = namespaced(std::move(name));
     if (!declared(name)) {
@@ -776,8 +778,15 @@ class Core {
   void back_to_text() {
     cand = kNone;
     committed = false;
+    held_text.clear();
     layout_before = 0;
     enter(nullptr);
+  }
+  // The `len` bytes right before the candidate at `at` are layout if it is a call, and content
+  // again if it is not (see layout_before).
+  void hold_layout(std::size_t len, std::size_t at) {
+    layout_before = len;
+    layout_owner = abs(at);
   }
   // Leaves a call block and returns to text.
   void end_block() {
@@ -838,6 +847,11 @@ class Core {
   // layout_before_calls), content if it is not; for the candidate at absolute offset
   // layout_owner only (a family may move the candidate past text it has emitted).
   std::size_t layout_before = 0, layout_owner = kNone;
+  // Text inside a block before its first call (prose after a section opener): content once the
+  // block holds a call (open_call emits it first), part of the block's text if it holds none
+  // (fallback emits the block whole, from `cand`).
+  std::string held_text;
+  Route held_route = Route::kContent;
   // Call markers are calls here (Dialect::answer_recipient: only in a message to a tool).
   bool calls_allowed = true;
 };

@@ -86,42 +86,60 @@ bool SectionFamily::between_calls() {
       return true;
     }
   }
-  if (has_function_lines()) {
+  // A function-name line stands only after the tokens framing an entry (step3's
+  // `function<tool_sep>name\n` before `<steptml:invoke`); anywhere else such a line is text.
+  if (has_function_lines() && noise_from_ != kNone) {
     t = skip_function_line();
     if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes) return true;
-    if (c_.committed) c_.em.warn("missing_marker", "tool-call section not closed", c_.abs(c_.pos));
-  } else {
-    // Text inside the section where a call should start (Kimi-K2 writing prose after the
-    // section opener): when a call marker follows before the section ends, the text is content
-    // (nothing the model wrote is dropped), the markers are not, and the section goes on.
-    if (section_text_end_.empty()) {
-      section_text_end_.add(c_.d.call_open, 1);
-      section_text_end_.add(c_.d.section_close, 2);
-    }
-    // Looked for within a few KiB only: longer text is not noise before a call, and streamed
-    // text is not held for it.
-    constexpr std::size_t kMaxSectionText = 4096;
-    // The search itself stays within that window (and a marker's length past it), so a section
-    // opener repeated all through a long output costs the window each time, not the output.
-    const std::size_t slack = std::max(c_.d.call_open.size(), c_.d.section_close.size());
-    MarkerSet::Hit hit = c_.search_before(section_text_end_, c_.pos + kMaxSectionText + slack);
-    bool near = hit.at - c_.pos <= kMaxSectionText;
-    if (hit.kind != MarkerSet::Hit::kFound && !c_.eof && near) return need_more();
-    if (hit.kind == MarkerSet::Hit::kFound && hit.tag == 1 && near) {
-      std::size_t end = hit.at;
-      while (end > c_.pos && is_ws(c_.buf[end - 1])) --end;  // layout before the call
-      c_.em.warn("malformed_call", "text inside the tool-call section, kept as content",
-                 c_.abs(c_.pos));
-      c_.emit(c_.text_route(), c_.bytes(c_.pos, end));
-      // A candidate that later fails is content from here on (the text before is emitted).
-      if (!c_.committed) c_.cand = hit.at;
-      c_.pos = hit.at;
-      noise_from_ = kNone;
-      return true;
-    }
-    c_.em.warn("malformed_call", "unexpected text inside the tool-call section", c_.abs(c_.pos));
   }
+  // Text inside the section where a call should start (Kimi-K2 writing prose after the section
+  // opener, Qwen3-Coder before its `<function=`, a step3 entry that is no call): when a call
+  // marker follows before the section ends, the text is content (nothing the model wrote is
+  // dropped), the markers are not, and the section goes on. An entry ended by the token that ends
+  // a call (Dialect::noise_call_end) is such text through that token.
+  if (section_text_end_.empty()) {
+    section_text_end_.add(c_.d.call_open, 1);
+    section_text_end_.add(c_.d.section_close, 2);
+    if (!c_.d.noise_call_end.empty()) section_text_end_.add(c_.d.noise_call_end, 3);
+    // Another section opener: the text is no section's (Qwen3-Coder's prose quoting
+    // `<tool_call>` before writing one), and the section ends before it.
+    if (!c_.d.section_open.empty() && c_.d.section_open != c_.d.call_open)
+      section_text_end_.add(c_.d.section_open, 4);
+  }
+  // Looked for within a few KiB only: longer text is not noise before a call, and streamed
+  // text is not held for it.
+  constexpr std::size_t kMaxSectionText = 4096;
+  // The search itself stays within that window (and a marker's length past it), so a section
+  // opener repeated all through a long output costs the window each time, not the output.
+  const std::size_t slack = std::max({c_.d.call_open.size(), c_.d.section_close.size(),
+                                      c_.d.noise_call_end.size(), c_.d.section_open.size()});
+  MarkerSet::Hit hit = c_.search_before(section_text_end_, c_.pos + kMaxSectionText + slack);
+  const bool found = hit.kind == MarkerSet::Hit::kFound;
+  const bool near = hit.at - c_.pos <= kMaxSectionText;
+  if (!found && !c_.eof && near) return need_more();
+  if (found && near && (hit.tag == 1 || hit.tag == 3)) {
+    // The entry's text begins with the tokens framing it; the layout before them is not text.
+    std::size_t from = noise_from_ != kNone ? noise_from_ : c_.pos;
+    while (from < c_.pos && is_ws(c_.buf[from])) ++from;
+    std::size_t end = hit.tag == 3 ? hit.at + c_.d.noise_call_end.size() : hit.at;
+    while (end > from && is_ws(c_.buf[end - 1])) --end;  // layout before the call
+    c_.em.warn("malformed_call", "text inside the tool-call section, kept as content",
+               c_.abs(from));
+    if (c_.committed) {
+      c_.emit(c_.text_route(), c_.bytes(from, end));
+    } else {
+      c_.held_route = c_.text_route();
+      c_.held_text.append(c_.bytes(from, end));
+    }
+    c_.pos = hit.tag == 3 ? end : hit.at;
+    noise_from_ = kNone;
+    return true;
+  }
+  if (found && hit.tag == 2)
+    c_.em.warn("malformed_call", "unexpected text inside the tool-call section", c_.abs(c_.pos));
+  else if (c_.committed)
+    c_.em.warn("missing_marker", "tool-call section not closed", c_.abs(c_.pos));
   // Text, not a call, ends the section after its calls: it is content from where the tokens
   // before it began, with the whitespace before them (what follows the calls is text, with its
   // layout). Without a call, the whole block is text (end_block_or_fallback).
