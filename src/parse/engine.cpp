@@ -964,6 +964,12 @@ bool Engine::recipient() {
     name = to == std::string_view::npos
                ? std::string(d.answer_recipient)
                : std::string(trim(body.substr(to + d.recipient_open.size())));
+    // The role is the model's own: any other word there is not read, which a warning says.
+    if (const std::string_view role = trim(body.substr(0, to));
+        !role.empty() && role != "assistant" && Core::valid_name(name))
+      c_.em.warn("malformed_message",
+                 "header role '" + std::string(role) + "' is not assistant; read as assistant",
+                 c_.abs(p));
   }
   if (!Core::valid_name(name)) return not_a_header();
   message_ended_ = false;

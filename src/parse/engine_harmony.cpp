@@ -51,22 +51,31 @@ class HarmonyFamily final : public Family {
   bool hm_body();
   bool hm_after();
 
+  // The words of a header no field reads: a role, then after each <|channel|> a channel name,
+  // `to=` recipients anywhere, one content type after the channel (`json`) and one after
+  // <|constrain|>. Anything else (a word split by a space, text the model wrote there) is left
+  // out of the message, which a warning says.
+  static std::string unread_header_words(std::string_view header);
+
   // A message's body text. Two messages of content (a commentary preamble, then the final
-  // answer) are two paragraphs: a newline stands between them, as vLLM joins them.
+  // answer) are two paragraphs: a newline stands between them, as vLLM joins them; so are two
+  // analysis messages of reasoning (vLLM's one-shot parse joins them so too).
   void body_text(std::string_view text);
 
   St st_ = St::kHeader;
   MarkerSet header_markers_, body_markers_;
-  Route route_ = Route::kContent;  // where the message's body goes
-  bool body_started_ = false;      // the current message's body has text
-  bool content_message_ = false;   // a message of content has had text
+  Route route_ = Route::kContent;   // where the message's body goes
+  bool body_started_ = false;       // the current message's body has text
+  bool content_message_ = false;    // a message of content has had text
+  bool reasoning_message_ = false;  // ... and one of reasoning (joined the same way)
 };
 
 void HarmonyFamily::body_text(std::string_view text) {
   if (text.empty()) return;
-  if (route_ == Route::kContent) {
-    if (!body_started_ && content_message_) c_.emit(Route::kContent, "\n");
-    content_message_ = true;
+  if (route_ != Route::kArgs) {
+    bool& earlier = route_ == Route::kContent ? content_message_ : reasoning_message_;
+    if (!body_started_ && earlier) c_.emit(route_, "\n");
+    earlier = true;
   }
   body_started_ = true;
   c_.emit(route_, text);
@@ -103,6 +112,17 @@ bool HarmonyFamily::hm_header() {
     auto e = v.find_first_of(" \t\n<");
     channel.assign(v.substr(0, e));
   }
+  if (std::string unread = unread_header_words(header); !unread.empty())
+    c_.em.warn("malformed_message", "harmony header text '" + unread + "' not read; left out",
+               c_.abs(c_.mark));
+  // The role (the header's first word, when it has one before <|channel|>) is the model's own;
+  // a tool's reply (`functions.f to=assistant`) names the tool there.
+  if (const std::string_view role = header.substr(0, header.find_first_of(" \t\n<"));
+      !role.empty() && !role.starts_with("to=") && role != "assistant" && recipient != "assistant")
+    c_.em.warn(
+        "malformed_message",
+        "harmony header role '" + std::string(role) + "' is not assistant; read as assistant",
+        c_.abs(c_.mark));
   c_.cand = kNone;
   body_started_ = false;
   // A message to the assistant is not a call (a tool's reply, or a header addressed back to
@@ -121,10 +141,52 @@ bool HarmonyFamily::hm_header() {
   } else if (channel == "analysis") {
     route_ = Route::kReasoning;
   } else {
+    // Harmony's channels are analysis, commentary and final; any other name (`fnal`) is read as
+    // a message of content, which a warning says.
+    if (!channel.empty() && channel != "commentary" && channel != "final")
+      c_.em.warn(
+          "malformed_message",
+          "harmony channel '" + channel + "' is not analysis, commentary or final; read as content",
+          c_.abs(c_.mark));
     route_ = Route::kContent;
   }
   go(St::kBody);
   return true;
+}
+
+std::string HarmonyFamily::unread_header_words(std::string_view header) {
+  std::string unread;
+  // Per segment (split at the tokens): how many plain words it may hold.
+  std::size_t allowed = 1;  // the role before the first <|channel|>
+  while (true) {
+    const std::size_t channel = header.find("<|channel|>");
+    const std::size_t constrain = header.find("<|constrain|>");
+    const std::size_t cut = std::min(channel, constrain);
+    std::string_view segment = header.substr(0, cut);
+    std::size_t words = 0;
+    while (true) {
+      segment = trim_front(segment);
+      if (segment.empty()) break;
+      const std::size_t e = std::min(segment.find_first_of(" \t\r\n"), segment.size());
+      const std::string_view word = segment.substr(0, e);
+      segment.remove_prefix(e);
+      if (word.starts_with("to=") && word.size() > 3) {
+        // The recipient ends at a '<' (`to=functions.f<|constrain|>`): what follows is not it.
+        if (const std::size_t lt = word.find('<'); lt != std::string_view::npos && lt > 3) {
+          if (!unread.empty()) unread += ' ';
+          unread.append(word.substr(lt));
+        }
+        continue;
+      }
+      if (++words <= allowed) continue;
+      if (!unread.empty()) unread += ' ';
+      unread.append(word);
+    }
+    if (cut == std::string_view::npos) return unread;
+    // A channel name and one content type after <|channel|>; one format after <|constrain|>.
+    allowed = cut == channel ? 2 : 1;
+    header.remove_prefix(cut + (cut == channel ? 11 : 13));
+  }
 }
 
 // A message whose header lacks <|message|> and which ends at an end marker

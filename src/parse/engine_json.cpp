@@ -147,6 +147,29 @@ class JsonFamily final : public Family {
   std::string_view outer_close_;  // a loose fence's close, after the wrapper it holds
   bool array_ = false, builtin_ = false, bare_ = false, loose_ = false;
   bool other_key_ = false;  // the call object has a key that is not its name, id or arguments
+  // The first such key (but "type", which OpenAI-shaped objects carry) and where its value
+  // starts: its value is left out of the call, which a warning says once the call stands.
+  std::string unread_key_;
+  std::size_t unread_key_at_ = kNone;
+  void note_other_key(std::string_view key, std::size_t at) {
+    other_key_ = true;
+    if (unread_key_at_ == kNone && key != "type") {
+      unread_key_.assign(key);
+      unread_key_at_ = at;
+    }
+  }
+  void warn_unread_key() {
+    if (unread_key_at_ == kNone) return;
+    const auto& d = c_.d;
+    const bool again = one_of(d.name_keys, unread_key_) || one_of(d.args_keys, unread_key_) ||
+                       one_of(d.id_keys, unread_key_);
+    c_.em.warn("malformed_call",
+               "key \"" + unread_key_ + "\" of the call object " +
+                   (again ? "given again; the first is used, this one left out"
+                          : "is not its name, arguments or id; left out"),
+               unread_key_at_);
+    unread_key_at_ = kNone;
+  }
   JsonScanner scanner_;
   PythonLiteralScanner dict_;  // a call object written as a Python dict
   Sink sink_ = Sink::kSkip;
@@ -234,6 +257,7 @@ bool JsonFamily::jo_obj_start() {
     id_.clear();
     args_raw_.clear();
     has_name_ = has_id_ = has_args_ = streaming_ = other_key_ = false;
+    unread_key_at_ = kNone;
     ++c_.pos;
     go(St::kKey);
     return true;
@@ -331,7 +355,7 @@ bool JsonFamily::py_dict() {
       args_raw_ = v.dump();
       has_args_ = true;
     } else {
-      other_key_ = true;
+      note_other_key(key, c_.abs(obj_start_));
     }
   }
   object_end();
@@ -535,7 +559,7 @@ bool JsonFamily::jo_value_start() {
       sink = Sink::kArgsRaw;
     }
   } else {
-    other_key_ = true;
+    note_other_key(key_, c_.abs(c_.pos));
   }
   start_scan(sink, St::kAfterValue);
   return true;
@@ -586,6 +610,7 @@ void JsonFamily::object_end() {
     return;
   }
   if (streaming_) {
+    warn_unread_key();
     c_.close_call();
     streaming_ = false;
   } else if (has_name_ && (has_args_ || !c_.d.args_required)) {
@@ -593,6 +618,7 @@ void JsonFamily::object_end() {
       bad_object("call arguments are not valid JSON");
       return;
     }
+    warn_unread_key();
     finish_object_call();
   } else {
     bad_object(has_name_ ? "call object without arguments" : "JSON object without a call name");
@@ -731,6 +757,7 @@ bool JsonFamily::loose_name() {
   args_raw_.clear();
   has_name_ = true;
   has_id_ = other_key_ = streaming_ = false;
+  unread_key_at_ = kNone;
   const std::size_t header = c_.pos;
   c_.pos += gt + 1;
   if (!c_.skip_ws()) {

@@ -272,6 +272,17 @@ class XmlFamily final : public SectionFamily {
   // The value of attribute `key` in a header (`name="f"`, quoted or not); a header without it
   // is the name itself (`=f`, `"f"`, `f`).
   static std::string attr_name(std::string_view header, std::string_view key = "name");
+  // The text of an attribute-form header (`<invoke name="f">`) that no attribute read holds:
+  // what stands outside the quoted `key="value"` pairs of the name attribute (`key`), `string`
+  // (true or false: DSML's typing), the dialect's value_type_attr and `index` (Kimi K3). Empty
+  // for a header without `key=` (`<function=f>`: the whole header is the name).
+  std::string unread_attr_text(std::string_view header, std::string_view key) const;
+  // Warns that such text was left out of the call.
+  void warn_unread_attrs(std::string_view header, std::string_view key, std::size_t at) {
+    if (std::string unread = unread_attr_text(header, key); !unread.empty())
+      c_.em.warn("malformed_call", "text '" + unread + "' in the header not read; left out",
+                 c_.abs(at));
+  }
   bool xp_name();
   // Whether a call to `name` is read where it stands: outside the dialect's section, only one
   // to a function the request lists (the XML call and its JSON body alike).
@@ -363,6 +374,49 @@ auto XmlFamily::attr_name(std::string_view header, std::string_view key) -> std:
   return std::string(header);
 }
 
+std::string XmlFamily::unread_attr_text(std::string_view header, std::string_view key) const {
+  if (header.find(std::string(key) + "=") == std::string_view::npos) return {};
+  std::string unread;
+  auto keep = [&](std::string_view text) {
+    text = trim(text);
+    if (text.empty()) return;
+    if (!unread.empty()) unread += ' ';
+    unread.append(text);
+  };
+  while (!header.empty()) {
+    const std::size_t eq = header.find('=');
+    if (eq == std::string_view::npos || eq + 1 >= header.size() ||
+        (header[eq + 1] != '"' && header[eq + 1] != '\'')) {
+      if (trim(header) != "/") keep(header);  // a self-closing element's '/' is read
+      break;
+    }
+    const std::size_t close = header.find(header[eq + 1], eq + 2);
+    if (close == std::string_view::npos) {
+      keep(header);
+      break;
+    }
+    // The attribute's key is the word before '='; text before it is no attribute's.
+    std::string_view before = header.substr(0, eq);
+    std::size_t k = before.size();
+    while (k > 0 && !is_ws(before[k - 1])) --k;
+    keep(before.substr(0, k));
+    const std::string_view name = before.substr(k);
+    const std::string_view value = header.substr(eq + 2, close - eq - 2);
+    // (a key glued to a tokenizer's space marker, `<functionĠname="f">`, is read as attr_name
+    // reads it; glued to letters or digits it is not)
+    const bool glued =
+        name.ends_with(key) && std::none_of(name.begin(), name.end() - key.size(), [](char ch) {
+          return std::isalnum(static_cast<unsigned char>(ch)) != 0;
+        });
+    const bool read = glued || name == "index" ||
+                      (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr) ||
+                      (name == "string" && (value == "true" || value == "false"));
+    if (!read) keep(header.substr(k, close + 1 - k));
+    header.remove_prefix(close + 1);
+  }
+  return unread;
+}
+
 bool XmlFamily::xp_name() {
   if (c_.d.json_call_body) {
     const Tri json = json_call(c_.d.call_close);
@@ -387,8 +441,8 @@ bool XmlFamily::xp_name() {
     not_a_call("not_a_call", "call marker followed by another call marker");
     return true;
   }
-  std::string name =
-      attr_name(std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark), c_.d.call_name_attr);
+  const std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
+  std::string name = attr_name(header, c_.d.call_name_attr);
   c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
   if (!c_.valid_name(name)) {
     not_a_call("not_a_call", "call marker not followed by a function name");
@@ -400,6 +454,7 @@ bool XmlFamily::xp_name() {
     return true;
   }
   c_.open_call("", name);
+  warn_unread_attrs(header, c_.d.call_name_attr, c_.mark);
   name_ = std::move(name);
   params_ = nullptr;
   if (c_.d.value_close_checked && !c_.d.value_close_any_param) {
@@ -579,6 +634,7 @@ bool XmlFamily::xp_param_name() {
   std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
   std::size_t used = header.size();
   param_ = header_name(header, used);
+  if (used == header.size()) warn_unread_attrs(header, c_.d.param_name_attr, c_.mark);
   // DeepSeek V3.2 DSML: string="false" marks a JSON-typed value; so does any type but string
   // where the dialect names the value's type in an attribute (Kimi K3's type="object").
   json_value_ = header.find("string=\"false\"") != std::string_view::npos;
