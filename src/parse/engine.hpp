@@ -28,6 +28,12 @@ inline constexpr std::size_t kNone = std::string::npos;
 inline bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
 }
+// One word of an attribute or label value (`object`, `tool_call`): letters, digits, '_'.
+inline bool is_word(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+}
 inline bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }

@@ -52,10 +52,11 @@ class HarmonyFamily final : public Family {
   bool hm_after();
 
   // The words of a header no field reads: a role, then after each <|channel|> a channel name,
-  // `to=` recipients anywhere, one content type after the channel (`json`) and one after
-  // <|constrain|>. Anything else (a word split by a space, text the model wrote there) is left
-  // out of the message, which a warning says.
-  static std::string unread_header_words(std::string_view header);
+  // `to=` recipients anywhere, one content type after the channel (`json`) in a message to a
+  // recipient where no <|constrain|> follows, and one word after <|constrain|>. Anything else (a
+  // word split by a space, text the model wrote there) is left out of the message, which a warning
+  // says.
+  static std::string unread_header_words(std::string_view header, bool to_recipient);
 
   // A message's body text. Two messages of content (a commentary preamble, then the final
   // answer) are two paragraphs: a newline stands between them, as vLLM joins them; so are two
@@ -112,7 +113,7 @@ bool HarmonyFamily::hm_header() {
     auto e = v.find_first_of(" \t\n<");
     channel.assign(v.substr(0, e));
   }
-  if (std::string unread = unread_header_words(header); !unread.empty())
+  if (std::string unread = unread_header_words(header, !recipient.empty()); !unread.empty())
     c_.em.warn("malformed_message", "harmony header text '" + unread + "' not read; left out",
                c_.abs(c_.mark));
   // The role (the header's first word, when it has one before <|channel|>) is the model's own;
@@ -141,23 +142,25 @@ bool HarmonyFamily::hm_header() {
   } else if (channel == "analysis") {
     route_ = Route::kReasoning;
   } else {
-    // Harmony's channels are analysis, commentary and final; any other name (`fnal`) is read as
-    // a message of content, which a warning says.
-    if (!channel.empty() && channel != "commentary" && channel != "final")
-      c_.em.warn(
-          "malformed_message",
-          "harmony channel '" + channel + "' is not analysis, commentary or final; read as content",
-          c_.abs(c_.mark));
     route_ = Route::kContent;
   }
+  // Harmony's channels are analysis, commentary and final; a message on any other (`fnal`) is
+  // read as if on commentary (content, or the call its recipient names), which a warning says.
+  if (!channel.empty() && channel != "analysis" && channel != "commentary" && channel != "final")
+    c_.em.warn("malformed_message",
+               "harmony channel '" + channel +
+                   "' is not analysis, commentary or final; read as commentary",
+               c_.abs(c_.mark));
   go(St::kBody);
   return true;
 }
 
-std::string HarmonyFamily::unread_header_words(std::string_view header) {
+std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_recipient) {
   std::string unread;
   // Per segment (split at the tokens): how many plain words it may hold.
-  std::size_t allowed = 1;  // the role before the first <|channel|>
+  // The role before the first <|channel|>, unless the header begins with its recipient (the
+  // prompt wrote `<|start|>assistant`).
+  std::size_t allowed = trim_front(header).starts_with("to=") ? 0 : 1;
   while (true) {
     const std::size_t channel = header.find("<|channel|>");
     const std::size_t constrain = header.find("<|constrain|>");
@@ -184,7 +187,11 @@ std::string HarmonyFamily::unread_header_words(std::string_view header) {
     }
     if (cut == std::string_view::npos) return unread;
     // A channel name and one content type after <|channel|>; one format after <|constrain|>.
-    allowed = cut == channel ? 2 : 1;
+    // (the content type stands after the channel only where no <|constrain|> gives it)
+    allowed = cut == channel && to_recipient &&
+                      header.find("<|constrain|>", cut) == std::string_view::npos
+                  ? 2
+                  : 1;
     header.remove_prefix(cut + (cut == channel ? 11 : 13));
   }
 }

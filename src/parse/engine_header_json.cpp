@@ -198,8 +198,14 @@ bool HeaderJsonFamily::hj_header() {
   } else {
     name_ = header;
     if (!c_.d.type_separator.empty()) {
-      if (auto p = name_.find(c_.d.type_separator); p != std::string::npos)
+      if (auto p = name_.find(c_.d.type_separator); p != std::string::npos) {
+        // The call's type before the separator (`function`) is read, not kept: one word.
+        if (!is_word(trim(std::string_view(name_).substr(0, p))))
+          c_.em.warn("malformed_call",
+                     "call type '" + name_.substr(0, p) + "' is not one word; left out",
+                     c_.abs(c_.mark));
         name_ = std::string(trim(std::string_view(name_).substr(p + c_.d.type_separator.size())));
+      }
     }
   }
   if (!c_.valid_name(name_)) {

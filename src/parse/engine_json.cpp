@@ -147,16 +147,27 @@ class JsonFamily final : public Family {
   std::string_view outer_close_;  // a loose fence's close, after the wrapper it holds
   bool array_ = false, builtin_ = false, bare_ = false, loose_ = false;
   bool other_key_ = false;  // the call object has a key that is not its name, id or arguments
-  // The first such key (but "type", which OpenAI-shaped objects carry) and where its value
-  // starts: its value is left out of the call, which a warning says once the call stands.
+  // The first such key and where its value starts: its value is left out of the call, which a
+  // warning says once the call stands.
   std::string unread_key_;
   std::size_t unread_key_at_ = kNone;
-  void note_other_key(std::string_view key, std::size_t at) {
+  void note_other_key(std::string_view key, std::size_t at, bool not_a_name = false) {
     other_key_ = true;
-    if (unread_key_at_ == kNone && key != "type") {
+    if (unread_key_at_ == kNone) {
       unread_key_.assign(key);
       unread_key_at_ = at;
+      unread_not_a_name_ = not_a_name;
+      type_value_ = key == "type" ? c_.pos : kNone;
     }
+  }
+  bool unread_not_a_name_ = false;  // the key is a name key whose value names no function
+  // A "type" key naming the object's kind ("function" in OpenAI-shaped objects, "tool_call"
+  // in RWKV's) is read: where its value starts (kNone: none).
+  std::size_t type_value_ = kNone;
+  // Whether `json` is a string of one word.
+  static bool kind_label(std::string_view json) {
+    return json.size() > 2 && json.front() == '"' && json.back() == '"' &&
+           is_word(json.substr(1, json.size() - 2));
   }
   void warn_unread_key() {
     if (unread_key_at_ == kNone) return;
@@ -165,8 +176,9 @@ class JsonFamily final : public Family {
                        one_of(d.id_keys, unread_key_);
     c_.em.warn("malformed_call",
                "key \"" + unread_key_ + "\" of the call object " +
-                   (again ? "given again; the first is used, this one left out"
-                          : "is not its name, arguments or id; left out"),
+                   (unread_not_a_name_ ? "names no function; left out"
+                    : again            ? "given again; the first is used, this one left out"
+                                       : "is not its name, arguments or id; left out"),
                unread_key_at_);
     unread_key_at_ = kNone;
   }
@@ -257,7 +269,7 @@ bool JsonFamily::jo_obj_start() {
     id_.clear();
     args_raw_.clear();
     has_name_ = has_id_ = has_args_ = streaming_ = other_key_ = false;
-    unread_key_at_ = kNone;
+    unread_key_at_ = type_value_ = kNone;
     ++c_.pos;
     go(St::kKey);
     return true;
@@ -354,8 +366,11 @@ bool JsonFamily::py_dict() {
     } else if (one_of(c_.d.args_keys, key) && v.is_object() && !has_args_) {
       args_raw_ = v.dump();
       has_args_ = true;
-    } else {
+    } else if (!(key == "type" && kind_label(v.dump()))) {
       note_other_key(key, c_.abs(obj_start_));
+      type_value_ = kNone;
+    } else {
+      other_key_ = true;
     }
   }
   object_end();
@@ -487,6 +502,8 @@ bool JsonFamily::jo_scan() {
     case Sink::kName:
       name_ = decode_string(raw);
       has_name_ = c_.valid_name(name_);
+      // A name that names no function is left out (a later one may name it), reported.
+      if (!has_name_) note_other_key(key_, c_.abs(scan_start_), true);
       break;
     case Sink::kId:
       id_ = decode_string(raw);
@@ -569,6 +586,10 @@ bool JsonFamily::jo_after_value() {
   if (value_end_ == kNone) value_end_ = c_.pos;  // kept while the whitespace streams in
   if (!c_.skip_ws()) return false;
   const std::size_t value_end = std::exchange(value_end_, kNone);
+  if (type_value_ != kNone) {
+    if (kind_label(c_.bytes(type_value_, value_end))) unread_key_at_ = kNone;
+    type_value_ = kNone;
+  }
   if (c_.pos == c_.buf.size()) return jo_truncated();
   char c = c_.buf[c_.pos];
   if (c == ',') {
@@ -757,7 +778,7 @@ bool JsonFamily::loose_name() {
   args_raw_.clear();
   has_name_ = true;
   has_id_ = other_key_ = streaming_ = false;
-  unread_key_at_ = kNone;
+  unread_key_at_ = type_value_ = kNone;
   const std::size_t header = c_.pos;
   c_.pos += gt + 1;
   if (!c_.skip_ws()) {

@@ -150,15 +150,20 @@ bool SectionFamily::between_calls() {
 }
 
 auto SectionFamily::skip_function_line() -> Tri {
+  // One name, then the whitespace before the call marker.
   std::size_t q = c_.pos;
-  while (q < c_.buf.size() && q - c_.pos < 256 && (is_name_char(c_.buf[q]) || is_ws(c_.buf[q])))
-    ++q;
+  while (q < c_.buf.size() && q - c_.pos < 256 && is_name_char(c_.buf[q])) ++q;
   if (q == c_.pos) return Tri::kNo;
+  while (q < c_.buf.size() && q - c_.pos < 256 && is_ws(c_.buf[q])) ++q;
   if (q == c_.buf.size() && !c_.eof) return Tri::kMore;
   std::size_t save = c_.pos;
   c_.pos = q;
   Tri t = c_.at(c_.d.call_open);
   if (t == Tri::kNo) c_.pos = save;
+  if (t == Tri::kYes) {
+    function_line_.assign(trim(c_.bytes(save, q)));
+    function_line_at_ = c_.abs(save);
+  }
   return t;
 }
 

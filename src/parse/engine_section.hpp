@@ -17,6 +17,7 @@ class SectionFamily : public Family {
   }
   void on_marker(std::size_t, std::size_t) override {
     in_section_ = false;
+    function_line_.clear();
     go_between_calls();
   }
 
@@ -53,6 +54,10 @@ class SectionFamily : public Family {
   std::size_t noise_from_ = kNone;
   // Where the call being read begins: its marker, or the noise tokens framing it.
   std::size_t call_at_ = kNone;
+  // The function-name line before the call marker (step3), and where it stood: read, not kept;
+  // a name that is not the call's is reported.
+  std::string function_line_;
+  std::size_t function_line_at_ = kNone;
 
  private:
   // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes

@@ -274,7 +274,8 @@ class XmlFamily final : public SectionFamily {
   static std::string attr_name(std::string_view header, std::string_view key = "name");
   // The text of an attribute-form header (`<invoke name="f">`) that no attribute read holds:
   // what stands outside the quoted `key="value"` pairs of the name attribute (`key`), `string`
-  // (true or false: DSML's typing), the dialect's value_type_attr and `index` (Kimi K3). Empty
+  // (true or false: DSML's typing), the dialect's value_type_attr and `index` (Kimi K3; one word
+  // each). Empty
   // for a header without `key=` (`<function=f>`: the whole header is the name).
   std::string unread_attr_text(std::string_view header, std::string_view key) const;
   // Warns that such text was left out of the call.
@@ -408,9 +409,10 @@ std::string XmlFamily::unread_attr_text(std::string_view header, std::string_vie
         name.ends_with(key) && std::none_of(name.begin(), name.end() - key.size(), [](char ch) {
           return std::isalnum(static_cast<unsigned char>(ch)) != 0;
         });
-    const bool read = glued || name == "index" ||
-                      (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr) ||
-                      (name == "string" && (value == "true" || value == "false"));
+    const bool read =
+        glued || (name == "index" && is_word(value)) ||
+        (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr && is_word(value)) ||
+        (name == "string" && (value == "true" || value == "false"));
     if (!read) keep(header.substr(k, close + 1 - k));
     header.remove_prefix(close + 1);
   }
@@ -455,6 +457,11 @@ bool XmlFamily::xp_name() {
   }
   c_.open_call("", name);
   warn_unread_attrs(header, c_.d.call_name_attr, c_.mark);
+  if (!function_line_.empty() && function_line_ != name)
+    c_.em.warn("malformed_call",
+               "function-name line '" + function_line_ + "' is not the call's name; left out",
+               function_line_at_);
+  function_line_.clear();
   name_ = std::move(name);
   params_ = nullptr;
   if (c_.d.value_close_checked && !c_.d.value_close_any_param) {
@@ -520,6 +527,19 @@ Tri XmlFamily::json_call(std::string_view close) {
   if (!c_.valid_name(name) || args.empty()) return Tri::kNo;
   if (!may_call_outside_section(name)) return Tri::kNo;
   c_.open_call("", name);
+  // A key that is not the name or the arguments is left out, as the JSON family reports it.
+  for (const auto& [key, value] : parsed.value.items()) {
+    auto among = [&](const std::vector<std::string_view>& keys) {
+      return std::find(keys.begin(), keys.end(), key) != keys.end();
+    };
+    if (among(c_.d.name_keys) || among(c_.d.args_keys) ||
+        (key == "type" && value.is_string() && is_word(value.get_ref<const std::string&>())))
+      continue;
+    c_.em.warn("malformed_call",
+               "key \"" + key + "\" of the call object is not its name or arguments; left out",
+               c_.abs(p));
+    break;
+  }
   c_.em.args(args);
   c_.close_call();
   c_.pos = end;
@@ -686,6 +706,11 @@ bool XmlFamily::xp_value_open() {
           c_.pos = save;
           return false;
         }
+        // The type is read, not kept: one word (`integer`); anything else is reported.
+        if (const std::string_view type = trim(c_.bytes(from, close)); !is_word(type))
+          c_.em.warn("malformed_call",
+                     "value type '" + std::string(type) + "' is not one word; left out",
+                     c_.abs(from));
       }
     }
   }

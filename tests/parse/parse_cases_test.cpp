@@ -1,9 +1,12 @@
 // Cases from the reference projects' test suites (data/parse/*.jsonl, each with its source):
 // every case is parsed one-shot and compared with its expected message, then streamed at chunk
 // sizes 1..16 and at a seeded random chunking; the deltas must assemble to the one-shot message
-// and obey OpenAI's streaming shape (id and name once, index = position, fragments only grow).
+// and obey OpenAI's streaming shape (id and name once, index = position, fragments only grow);
+// words inserted at random places come through or are reported.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -177,6 +180,43 @@ TEST_P(ParseCase, JsonFormReadsTheSame) {
   EXPECT_EQ(describe(got->message), describe(want->message));
   EXPECT_EQ(parse::warnings_to_json(got->warnings).dump(),
             parse::warnings_to_json(want->warnings).dump());
+}
+
+// Nothing is silently dropped: words inserted at seeded random places of the case's input, a
+// space or a newline on each side (so each stands as a word wherever it lands, inside a marker,
+// a header, a key or a value too), reach the message (content, reasoning, a call's name or
+// arguments), or a warning says what was left out.
+TEST_P(ParseCase, InsertedWordsAreKeptOrReported) {
+  const Json& c = GetParam().data;
+  const Json tools = c.value("tools", Json());
+  const std::string input = c["input"].get<std::string>();
+  // FNV-1a of the case's name: the same places on every run and platform.
+  std::uint32_t seed = 2166136261u;
+  for (char ch : GetParam().name) seed = (seed ^ static_cast<unsigned char>(ch)) * 16777619u;
+  std::mt19937 rng(seed);
+  int serial = 0;
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::size_t> places(1 + rng() % 3);
+    for (auto& at : places) {
+      at = rng() % (input.size() + 1);
+      while (at < input.size() && (static_cast<unsigned char>(input[at]) & 0xC0) == 0x80) ++at;
+    }
+    std::sort(places.rbegin(), places.rend());  // from the back: earlier places stay valid
+    std::string text = input;
+    std::vector<std::string> words;
+    for (std::size_t at : places) {
+      const std::string pad = rng() % 2 ? " " : "\n";
+      words.push_back("ZQ" + std::to_string(++serial) + "X");
+      text.insert(at, pad + words.back() + pad);
+    }
+    auto result = parse::parse(text, c["dialect"].get<std::string>(), tools, options_of(c));
+    ASSERT_TRUE(result.ok()) << result.error().to_string();
+    if (!result->warnings.empty()) continue;
+    const std::string got = describe(result->message);
+    for (const auto& word : words)
+      EXPECT_NE(got.find(word), std::string::npos)
+          << word << " dropped without a warning\ninput: " << Json(text).dump() << "\ngot: " << got;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, ParseCase, ::testing::ValuesIn(load_cases()),
