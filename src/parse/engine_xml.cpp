@@ -528,8 +528,10 @@ Tri XmlFamily::json_call(std::string_view close) {
   if (!may_call_outside_section(name)) return Tri::kNo;
   c_.open_call("", name);
   // A key that is not the name or the arguments is left out, as the JSON family reports it.
-  for (const auto& [key, value] : parsed.value.items()) {
-    auto among = [&](const std::vector<std::string_view>& keys) {
+  for (const auto& item : parsed.value.items()) {
+    const std::string& key = item.key();
+    const auto& value = item.value();
+    auto among = [&key](const std::vector<std::string_view>& keys) {
       return std::find(keys.begin(), keys.end(), key) != keys.end();
     };
     if (among(c_.d.name_keys) || among(c_.d.args_keys) ||
