@@ -93,6 +93,7 @@ class HeaderJsonFamily final : public SectionFamily {
   MarkerSet end_markers_;  // the call's and section's closes (a cut-off one ends the arguments)
   JsonScanner scanner_;
   std::string name_, id_;
+  std::string call_type_;     // the header's text before Dialect::type_separator (`function`)
   bool id_done_ = false;      // id_first: the id of the header being read is taken
   bool infer_name_ = false;   // Kimi bare counter id: name inferred once the arguments are read
   bool raw_warned_ = false;   // the raw arguments did not start as JSON: invalid_arguments given
@@ -197,13 +198,10 @@ bool HeaderJsonFamily::hj_header() {
     name_.assign(name);
   } else {
     name_ = header;
+    call_type_.clear();
     if (!c_.d.type_separator.empty()) {
       if (auto p = name_.find(c_.d.type_separator); p != std::string::npos) {
-        // The call's type before the separator (`function`) is read, not kept: one word.
-        if (!is_word(trim(std::string_view(name_).substr(0, p))))
-          c_.em.warn("malformed_call",
-                     "call type '" + name_.substr(0, p) + "' is not one word; left out",
-                     c_.abs(c_.mark));
+        call_type_.assign(trim(std::string_view(name_).substr(0, p)));
         name_ = std::string(trim(std::string_view(name_).substr(p + c_.d.type_separator.size())));
       }
     }
@@ -212,6 +210,10 @@ bool HeaderJsonFamily::hj_header() {
     not_a_call("not_a_call", "call header is not a function name");
     return true;
   }
+  // The call's type before the separator (`function`) is read, not kept: one word.
+  if (!call_type_.empty() && !is_word(call_type_))
+    c_.em.warn("malformed_call", "call type '" + call_type_ + "' is not one word; left out",
+               c_.abs(c_.mark));
   if (hit.tag == 2 && !c_.d.id_first) {
     c_.mark = c_.pos;
     go(St::kId);

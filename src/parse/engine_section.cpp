@@ -88,7 +88,10 @@ bool SectionFamily::between_calls() {
   }
   // A function-name line stands only after the tokens framing an entry (step3's
   // `function<tool_sep>name\n` before `<steptml:invoke`); anywhere else such a line is text.
-  if (has_function_lines() && noise_from_ != kNone) {
+  const std::string_view call_end = c_.d.noise_call_end;
+  const bool after_call_end = !call_end.empty() && before_ws >= call_end.size() &&
+                              c_.bytes(before_ws - call_end.size(), before_ws) == call_end;
+  if (has_function_lines() && noise_from_ != kNone && !after_call_end) {
     t = skip_function_line();
     if (t == Tri::kMore) return need_more();
     if (t == Tri::kYes) return true;
@@ -123,6 +126,7 @@ bool SectionFamily::between_calls() {
     std::size_t from = noise_from_ != kNone ? noise_from_ : c_.pos;
     while (from < c_.pos && is_ws(c_.buf[from])) ++from;
     std::size_t end = hit.tag == 3 ? hit.at + c_.d.noise_call_end.size() : hit.at;
+    if (hit.tag == 1) end = before_call_framing(from, end);
     while (end > from && is_ws(c_.buf[end - 1])) --end;  // layout before the call
     c_.em.warn("malformed_call", "text inside the tool-call section, kept as content",
                c_.abs(from));
@@ -147,6 +151,33 @@ bool SectionFamily::between_calls() {
   noise_from_ = kNone;
   end_block_or_fallback();
   return true;
+}
+
+std::size_t SectionFamily::before_call_framing(std::size_t from, std::size_t end) const {
+  // Dialect::noise tokens other than the one ending a call, and a function-name line right after
+  // them, frame the call that follows: they are markup, not the text's.
+  auto framing_token_before = [&](std::size_t at) -> std::size_t {
+    for (std::string_view noise : c_.d.noise)
+      if (noise != c_.d.noise_call_end && at - from >= noise.size() &&
+          c_.bytes(at - noise.size(), at) == noise)
+        return noise.size();
+    return 0;
+  };
+  while (true) {
+    std::size_t at = end;
+    while (at > from && is_ws(c_.buf[at - 1])) --at;
+    if (const std::size_t n = framing_token_before(at)) {
+      end = at - n;
+      continue;
+    }
+    std::size_t name = at;
+    while (name > from && is_name_char(c_.buf[name - 1])) --name;
+    if (has_function_lines() && name < at && framing_token_before(name)) {
+      end = name;
+      continue;
+    }
+    return end;
+  }
 }
 
 auto SectionFamily::skip_function_line() -> Tri {

@@ -63,6 +63,9 @@ class SectionFamily : public Family {
   // A function-name line before the invoke (step3: `function<sep>name\n<steptml:invoke`): kYes
   // leaves the cursor at the call marker, kNo leaves it where it was.
   Tri skip_function_line();
+  // Where text inside a section ends before a call marker at `end`: before the tokens framing
+  // that call (step3's `<tool_call_begin>function<tool_sep>name\n`), not after them.
+  std::size_t before_call_framing(std::size_t from, std::size_t end) const;
 };
 
 }  // namespace chatwire::parse

@@ -273,10 +273,10 @@ class XmlFamily final : public SectionFamily {
   // is the name itself (`=f`, `"f"`, `f`).
   static std::string attr_name(std::string_view header, std::string_view key = "name");
   // The text of an attribute-form header (`<invoke name="f">`) that no attribute read holds:
-  // what stands outside the quoted `key="value"` pairs of the name attribute (`key`), `string`
-  // (true or false: DSML's typing), the dialect's value_type_attr and `index` (Kimi K3; one word
-  // each). Empty
-  // for a header without `key=` (`<function=f>`: the whole header is the name).
+  // what stands outside the `key="value"` pairs (quoted or not) of the name attribute (`key`),
+  // `string` (true or false: DSML's typing), the dialect's value_type_attr and `index` (Kimi K3;
+  // one word each). Empty for a header without `key=` (`<function=f>`: the whole header is the
+  // name).
   std::string unread_attr_text(std::string_view header, std::string_view key) const;
   // Warns that such text was left out of the call.
   void warn_unread_attrs(std::string_view header, std::string_view key, std::size_t at) {
@@ -386,12 +386,24 @@ std::string XmlFamily::unread_attr_text(std::string_view header, std::string_vie
   };
   while (!header.empty()) {
     const std::size_t eq = header.find('=');
-    if (eq == std::string_view::npos || eq + 1 >= header.size() ||
-        (header[eq + 1] != '"' && header[eq + 1] != '\'')) {
+    if (eq == std::string_view::npos || eq + 1 >= header.size()) {
       if (trim(header) != "/") keep(header);  // a self-closing element's '/' is read
       break;
     }
-    const std::size_t close = header.find(header[eq + 1], eq + 2);
+    // A value in quotes, or unquoted up to the next whitespace (as attr_name reads it); `close`
+    // is its last byte, `value_at` its first.
+    const bool quoted = header[eq + 1] == '"' || header[eq + 1] == '\'';
+    const std::size_t value_at = quoted ? eq + 2 : eq + 1;
+    std::size_t close = quoted ? header.find(header[eq + 1], value_at) : value_at;
+    if (!quoted) {
+      while (close < header.size() && !is_ws(header[close])) ++close;
+      if (close == header.size() && header.ends_with("/")) --close;  // `name=f/`: self-closing
+      if (close == value_at) {
+        keep(header);
+        break;
+      }
+      --close;
+    }
     if (close == std::string_view::npos) {
       keep(header);
       break;
@@ -402,7 +414,7 @@ std::string XmlFamily::unread_attr_text(std::string_view header, std::string_vie
     while (k > 0 && !is_ws(before[k - 1])) --k;
     keep(before.substr(0, k));
     const std::string_view name = before.substr(k);
-    const std::string_view value = header.substr(eq + 2, close - eq - 2);
+    const std::string_view value = header.substr(value_at, close + (quoted ? 0 : 1) - value_at);
     // (a key glued to a tokenizer's space marker, `<functionĠname="f">`, is read as attr_name
     // reads it; glued to letters or digits it is not)
     const bool glued =
@@ -504,15 +516,22 @@ Tri XmlFamily::json_call(std::string_view close) {
   const auto parsed = util::parse_bounded_json(body, c_.opt.max_json_depth);
   if (!parsed || !parsed.value.is_object()) return Tri::kNo;
   std::string name;
+  std::string_view used_name_key, used_args_key;  // the keys read (any other is reported)
   for (auto key : c_.d.name_keys) {
     auto it = parsed.value.find(std::string(key));
-    if (it != parsed.value.end() && it->is_string()) name = it->get<std::string>();
+    if (it != parsed.value.end() && it->is_string()) {
+      name = it->get<std::string>();
+      used_name_key = key;
+    }
   }
   std::string_view args = "{}";
   std::string decoded;  // arguments written as a JSON string holding an object, decoded
   for (auto key : c_.d.args_keys) {
     auto it = parsed.value.find(std::string(key));
-    if (it == parsed.value.end() || it->is_null()) continue;
+    if (it == parsed.value.end()) continue;
+    if (used_args_key.empty()) used_args_key = key;
+    if (it->is_null()) continue;
+    used_args_key = key;
     if (it->is_string()) {  // as the JSON family reads them (normalize_args)
       decoded = it->get<std::string>();
       const auto inner = util::parse_bounded_json(decoded, c_.opt.max_json_depth);
@@ -534,9 +553,16 @@ Tri XmlFamily::json_call(std::string_view close) {
     auto among = [&key](const std::vector<std::string_view>& keys) {
       return std::find(keys.begin(), keys.end(), key) != keys.end();
     };
-    if (among(c_.d.name_keys) || among(c_.d.args_keys) ||
+    if (key == used_name_key || key == used_args_key ||
         (key == "type" && value.is_string() && is_word(value.get_ref<const std::string&>())))
       continue;
+    if (among(c_.d.name_keys) || among(c_.d.args_keys)) {
+      c_.em.warn(
+          "malformed_call",
+          "key \"" + key + "\" of the call object gives its name or arguments again; left out",
+          c_.abs(p));
+      break;
+    }
     c_.em.warn("malformed_call",
                "key \"" + key + "\" of the call object is not its name or arguments; left out",
                c_.abs(p));
@@ -683,6 +709,15 @@ bool XmlFamily::xp_param_name() {
 
 bool XmlFamily::xp_value_open() {
   std::size_t save = c_.pos;
+  // A type element that is not one word, reported once this state is through (it may wait for
+  // more input and run again).
+  std::string bad_type;
+  std::size_t bad_type_at = 0;
+  auto report_type = [&] {
+    if (!bad_type.empty())
+      c_.em.warn("malformed_call", "value type '" + bad_type + "' is not one word; left out",
+                 bad_type_at);
+  };
   if (!c_.skip_ws()) return false;
   if (!c_.d.type_open.empty()) {
     // An element naming the value's type (`<ifm|arg_type>integer</ifm|arg_type>`) is markup:
@@ -709,10 +744,10 @@ bool XmlFamily::xp_value_open() {
           return false;
         }
         // The type is read, not kept: one word (`integer`); anything else is reported.
-        if (const std::string_view type = trim(c_.bytes(from, close)); !is_word(type))
-          c_.em.warn("malformed_call",
-                     "value type '" + std::string(type) + "' is not one word; left out",
-                     c_.abs(from));
+        if (const std::string_view type = trim(c_.bytes(from, close)); !is_word(type)) {
+          bad_type.assign(type);
+          bad_type_at = c_.abs(from);
+        }
       }
     }
   }
@@ -733,6 +768,7 @@ bool XmlFamily::xp_value_open() {
         return false;
       }
       if (at == Tri::kYes) {
+        report_type();
         c_.em.warn("malformed_call", "parameter " + param_ + " has no value; left out",
                    c_.abs(c_.pos));
         given_.pop_back();
@@ -740,8 +776,11 @@ bool XmlFamily::xp_value_open() {
         return true;
       }
     }
+    report_type();
     c_.em.warn("missing_marker", "parameter value without " + std::string(c_.d.value_open),
                c_.abs(c_.pos));
+  } else {
+    report_type();
   }
   go(St::kValue);
   return true;
