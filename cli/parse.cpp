@@ -101,7 +101,10 @@ Json batch_line(std::string_view line) {
       }
       auto d = stream->finish();
       deltas.insert(deltas.end(), d.begin(), d.end());
-      if (!same(assemble(deltas), result->message)) consistent = false;
+      // The same message, and the same warnings (each at the same offset).
+      if (!same(assemble(deltas), result->message) ||
+          parse::warnings_to_json(stream->warnings()) != out["warnings"])
+        consistent = false;
     }
   }
   out["stream_consistent"] = consistent;
