@@ -1106,7 +1106,12 @@ auto XmlFamily::checked_value_end() -> ValueEnd {
   const std::string_view buf = c_.buf;
   for (;;) {
     MarkerSet::Hit hit = checked_markers_.find(buf, vscan_, c_.eof);
-    if (hit.kind != MarkerSet::Hit::kFound) return {false, hit.at, 0, false};
+    if (hit.kind != MarkerSet::Hit::kFound) {
+      // No marker starts before hit.at: the next chunk's search resumes there, so a long value
+      // streamed in small chunks is scanned once, not once per chunk.
+      vscan_ = hit.at;
+      return {false, hit.at, 0, false};
+    }
     const std::size_t at = hit.at, after = hit.at + hit.len;
     auto undecided = [&] { return ValueEnd{false, at, 0, false}; };
     auto text = [&](std::size_t next) { vscan_ = next; };
