@@ -152,7 +152,7 @@ class JsonFamily final : public Family {
   std::string unread_key_;
   std::size_t unread_key_at_ = kNone;
   void note_other_key(std::string_view key, std::size_t at, bool not_a_name = false) {
-    other_key_ = true;
+    if (!not_a_name) other_key_ = true;  // (a name key is no other key, whatever its value)
     if (unread_key_at_ == kNone) {
       unread_key_.assign(key);
       unread_key_at_ = at;

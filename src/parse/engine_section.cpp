@@ -128,13 +128,15 @@ bool SectionFamily::between_calls() {
     std::size_t end = hit.tag == 3 ? hit.at + c_.d.noise_call_end.size() : hit.at;
     if (hit.tag == 1) end = before_call_framing(from, end);
     while (end > from && is_ws(c_.buf[end - 1])) --end;  // layout before the call
-    c_.em.warn("malformed_call", "text inside the tool-call section, kept as content",
-               c_.abs(from));
-    if (c_.committed) {
-      c_.emit(c_.text_route(), c_.bytes(from, end));
-    } else {
-      c_.held_route = c_.text_route();
-      c_.held_text.append(c_.bytes(from, end));
+    if (end > from) {
+      c_.em.warn("malformed_call", "text inside the tool-call section, kept as content",
+                 c_.abs(from));
+      if (c_.committed) {
+        c_.emit(c_.text_route(), c_.bytes(from, end));
+      } else {
+        c_.held_route = c_.text_route();
+        c_.held_text.append(c_.bytes(from, end));
+      }
     }
     c_.pos = hit.tag == 3 ? end : hit.at;
     noise_from_ = kNone;
