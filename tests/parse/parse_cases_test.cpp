@@ -185,7 +185,8 @@ TEST_P(ParseCase, JsonFormReadsTheSame) {
 // Nothing is silently dropped: words inserted at seeded random places of the case's input, a
 // space or a newline on each side (so each stands as a word wherever it lands, inside a marker,
 // a header, a key or a value too), reach the message (content, reasoning, a call's name or
-// arguments), or a warning says what was left out.
+// arguments), or a warning says what was left out; streamed, they give the same message and
+// warnings.
 TEST_P(ParseCase, InsertedWordsAreKeptOrReported) {
   const Json& c = GetParam().data;
   const Json tools = c.value("tools", Json());
@@ -211,6 +212,19 @@ TEST_P(ParseCase, InsertedWordsAreKeptOrReported) {
     }
     auto result = parse::parse(text, c["dialect"].get<std::string>(), tools, options_of(c));
     ASSERT_TRUE(result.ok()) << result.error().to_string();
+    // Streamed at a seeded random chunking, the same message and the same warnings.
+    auto stream = parse::stream_parser(c["dialect"].get<std::string>(), tools, options_of(c));
+    ASSERT_TRUE(stream.ok());
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t n = 1 + rng() % 12;
+      stream->feed(std::string_view(text).substr(at, n));
+      at += n;
+    }
+    stream->finish();
+    EXPECT_EQ(describe(stream->message()), describe(result->message)) << Json(text).dump();
+    EXPECT_EQ(parse::warnings_to_json(stream->warnings()).dump(),
+              parse::warnings_to_json(result->warnings).dump())
+        << Json(text).dump();
     if (!result->warnings.empty()) continue;
     const std::string got = describe(result->message);
     for (const auto& word : words)
