@@ -139,7 +139,8 @@ bool SectionFamily::between_calls() {
       }
     }
     c_.pos = hit.tag == 3 ? end : hit.at;
-    noise_from_ = kNone;
+    // The call after it begins with the tokens framing it: its text, should it start no call.
+    noise_from_ = hit.tag == 1 && end < hit.at ? end : kNone;
     return true;
   }
   if (found && hit.tag == 2)
@@ -155,9 +156,11 @@ bool SectionFamily::between_calls() {
   return true;
 }
 
-std::size_t SectionFamily::before_call_framing(std::size_t from, std::size_t end) const {
-  // Dialect::noise tokens other than the one ending a call, and a function-name line right after
-  // them, frame the call that follows: they are markup, not the text's.
+std::size_t SectionFamily::before_call_framing(std::size_t from, std::size_t end) {
+  // The Dialect::noise tokens other than the one ending a call frame the call that follows, and
+  // so does a function-name line right before the call marker after them (step3's
+  // `<tool_call_begin>function<tool_sep>name\n`): markup, not the text's. Only that one line
+  // is a name; a word before the tokens is the text's.
   auto framing_token_before = [&](std::size_t at) -> std::size_t {
     for (std::string_view noise : c_.d.noise)
       if (noise != c_.d.noise_call_end && at - from >= noise.size() &&
@@ -165,20 +168,24 @@ std::size_t SectionFamily::before_call_framing(std::size_t from, std::size_t end
         return noise.size();
     return 0;
   };
-  while (true) {
-    std::size_t at = end;
+  auto before_layout = [&](std::size_t at) {
     while (at > from && is_ws(c_.buf[at - 1])) --at;
-    if (const std::size_t n = framing_token_before(at)) {
-      end = at - n;
-      continue;
-    }
-    std::size_t name = at;
-    while (name > from && is_name_char(c_.buf[name - 1])) --name;
-    if (has_function_lines() && name < at && framing_token_before(name)) {
-      end = name;
-      continue;
-    }
-    return end;
+    return at;
+  };
+  std::size_t at = before_layout(end);
+  std::size_t name = at;
+  while (name > from && is_name_char(c_.buf[name - 1])) --name;
+  if (has_function_lines() && name < at && framing_token_before(name)) {
+    // Read as skip_function_line reads one: kept aside, checked against the call's name.
+    function_line_.assign(c_.bytes(name, at));
+    function_line_at_ = c_.abs(name);
+    end = name;
+  }
+  while (true) {
+    at = before_layout(end);
+    const std::size_t n = framing_token_before(at);
+    if (n == 0) return end;
+    end = at - n;
   }
 }
 
@@ -201,6 +208,7 @@ auto SectionFamily::skip_function_line() -> Tri {
 }
 
 void SectionFamily::not_a_call(std::string code, std::string why) {
+  function_line_.clear();  // (it was this call's)
   if (!c_.committed || call_at_ == kNone || call_at_ > c_.pos) {
     c_.fallback(std::move(code), std::move(why));
     return;

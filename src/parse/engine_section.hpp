@@ -65,7 +65,8 @@ class SectionFamily : public Family {
   Tri skip_function_line();
   // Where text inside a section ends before a call marker at `end`: before the tokens framing
   // that call (step3's `<tool_call_begin>function<tool_sep>name\n`), not after them.
-  std::size_t before_call_framing(std::size_t from, std::size_t end) const;
+  // A function-name line among them is kept aside (function_line_) as skip_function_line keeps one.
+  std::size_t before_call_framing(std::size_t from, std::size_t end);
 };
 
 }  // namespace chatwire::parse

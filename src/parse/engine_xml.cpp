@@ -378,6 +378,8 @@ auto XmlFamily::attr_name(std::string_view header, std::string_view key) -> std:
 std::string XmlFamily::unread_attr_text(std::string_view header, std::string_view key) const {
   if (header.find(std::string(key) + "=") == std::string_view::npos) return {};
   std::string unread;
+  bool key_read =
+      false;  // only the first `key=` names (as attr_name reads it); a later one is left out
   auto keep = [&](std::string_view text) {
     text = trim(text);
     if (text.empty()) return;
@@ -422,7 +424,7 @@ std::string XmlFamily::unread_attr_text(std::string_view header, std::string_vie
           return std::isalnum(static_cast<unsigned char>(ch)) != 0;
         });
     const bool read =
-        glued || (name == "index" && is_word(value)) ||
+        (glued && !std::exchange(key_read, true)) || (name == "index" && is_word(value)) ||
         (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr && is_word(value)) ||
         (name == "string" && (value == "true" || value == "false"));
     if (!read) keep(header.substr(k, close + 1 - k));
@@ -556,6 +558,7 @@ Tri XmlFamily::json_call(std::string_view close) {
     if (key == used_name_key || key == used_args_key ||
         (key == "type" && value.is_string() && is_word(value.get_ref<const std::string&>())))
       continue;
+    if (among(c_.d.args_keys) && value.is_null()) continue;  // no arguments given: none left out
     if (among(c_.d.name_keys) || among(c_.d.args_keys)) {
       c_.em.warn(
           "malformed_call",
