@@ -417,16 +417,20 @@ std::string XmlFamily::unread_attr_text(std::string_view header, std::string_vie
     keep(before.substr(0, k));
     const std::string_view name = before.substr(k);
     const std::string_view value = header.substr(value_at, close + (quoted ? 0 : 1) - value_at);
-    // (a key glued to a tokenizer's space marker, `<functionĠname="f">`, is read as attr_name
-    // reads it; glued to letters or digits it is not)
-    const bool glued =
-        name.ends_with(key) && std::none_of(name.begin(), name.end() - key.size(), [](char ch) {
-          return std::isalnum(static_cast<unsigned char>(ch)) != 0;
-        });
-    const bool read =
-        (glued && !std::exchange(key_read, true)) || (name == "index" && is_word(value)) ||
-        (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr && is_word(value)) ||
-        (name == "string" && (value == "true" || value == "false"));
+    // The first attribute whose name ends with `key` names the call or parameter, as attr_name
+    // finds it (also glued to what precedes it: `<functionĠname="f">`, `data-name="g"`); what
+    // it is glued to is reported unless it is a tokenizer's space marker (no letter or digit).
+    bool read = false;
+    if (name.ends_with(key) && !key_read) {
+      key_read = read = true;
+      const std::string_view glue = name.substr(0, name.size() - key.size());
+      if (std::any_of(glue.begin(), glue.end(),
+                      [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; }))
+        keep(glue);
+    }
+    read = read || (name == "index" && is_word(value)) ||
+           (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr && is_word(value)) ||
+           (name == "string" && (value == "true" || value == "false"));
     if (!read) keep(header.substr(k, close + 1 - k));
     header.remove_prefix(close + 1);
   }
