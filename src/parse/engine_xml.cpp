@@ -519,7 +519,7 @@ Tri XmlFamily::json_call(std::string_view close) {
   }
   body_close_search_.clear();
   const std::string_view body = trim(c_.bytes(p, end));
-  const auto parsed = util::parse_bounded_json(body, c_.opt.max_json_depth);
+  const auto parsed = util::parse_bounded_json(body, c_.opt.max_json_depth, true);
   if (!parsed || !parsed.value.is_object()) return Tri::kNo;
   std::string name;
   std::string_view used_name_key, used_args_key;  // the keys read (any other is reported)
@@ -552,7 +552,13 @@ Tri XmlFamily::json_call(std::string_view close) {
   if (!c_.valid_name(name) || args.empty()) return Tri::kNo;
   if (!may_call_outside_section(name)) return Tri::kNo;
   c_.open_call("", name);
-  // A key that is not the name or the arguments is left out, as the JSON family reports it.
+  // A key that is not the name or the arguments is left out, as the JSON family reports it; so
+  // is one written twice (the reader keeps one value).
+  if (!parsed.repeated_key.empty())
+    c_.em.warn("malformed_call",
+               "key \"" + parsed.repeated_key +
+                   "\" of the call object given twice; one value is used, the other left out",
+               c_.abs(p));
   for (const auto& item : parsed.value.items()) {
     const std::string& key = item.key();
     const auto& value = item.value();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 namespace chatwire::util {
 
@@ -15,15 +16,25 @@ struct BoundedJson {
   nlohmann::ordered_json value;  // discarded unless failure is kNone
   Failure failure = Failure::kNone;
   std::string what;  // the parser's message for kSyntax (it names the byte position)
+  // The first key the top-level object holds twice: the reader keeps one value, so the caller
+  // may report the other (empty: none).
+  std::string repeated_key;
   explicit operator bool() const { return failure == Failure::kNone; }
 };
 
-inline BoundedJson parse_bounded_json(std::string_view text, std::size_t max_depth) {
+// `find_repeated_key`: also look for a key the top-level object holds twice (repeated_key).
+inline BoundedJson parse_bounded_json(std::string_view text, std::size_t max_depth,
+                                      bool find_repeated_key = false) {
   BoundedJson out;
   bool too_deep = false;
-  const auto depth_check = [&](int depth, nlohmann::ordered_json::parse_event_t,
-                               nlohmann::ordered_json&) {
+  std::unordered_set<std::string> top_keys;
+  const auto depth_check = [&](int depth, nlohmann::ordered_json::parse_event_t event,
+                               nlohmann::ordered_json& parsed) {
     if (static_cast<std::size_t>(depth) > max_depth) too_deep = true;
+    if (find_repeated_key && event == nlohmann::ordered_json::parse_event_t::key && depth == 1 &&
+        out.repeated_key.empty() && parsed.is_string() &&
+        !top_keys.insert(parsed.get_ref<const std::string&>()).second)
+      out.repeated_key = parsed.get<std::string>();
     return !too_deep;
   };
   try {
