@@ -34,6 +34,15 @@ inline bool is_word(std::string_view s) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
   });
 }
+// Whether `key` is one of `keys` (a dialect's name, argument or id keys).
+inline bool one_of(const std::vector<std::string_view>& keys, std::string_view key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+// Appends `word` to a space-separated list (the text a warning names).
+inline void append_word(std::string& list, std::string_view word) {
+  if (!list.empty()) list += ' ';
+  list.append(word);
+}
 inline bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }

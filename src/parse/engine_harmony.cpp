@@ -175,15 +175,12 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
       segment.remove_prefix(e);
       if (word.starts_with("to=") && word.size() > 3) {
         // The recipient ends at a '<' (`to=functions.f<|constrain|>`): what follows is not it.
-        if (const std::size_t lt = word.find('<'); lt != std::string_view::npos && lt > 3) {
-          if (!unread.empty()) unread += ' ';
-          unread.append(word.substr(lt));
-        }
+        if (const std::size_t lt = word.find('<'); lt != std::string_view::npos && lt > 3)
+          append_word(unread, word.substr(lt));
         continue;
       }
       if (++words <= allowed) continue;
-      if (!unread.empty()) unread += ' ';
-      unread.append(word);
+      append_word(unread, word);
     }
     if (cut == std::string_view::npos) return unread;
     // A channel name and one content type after <|channel|>; one format after <|constrain|>.

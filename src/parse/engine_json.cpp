@@ -121,7 +121,6 @@ class JsonFamily final : public Family {
   bool jo_scan();
   static std::string decode_string(std::string_view raw);
   bool jo_colon();
-  static bool one_of(const std::vector<std::string_view>& keys, std::string_view key);
   bool jo_value_start();
   bool jo_after_value();
   // Arguments written as a JSON string holding JSON (Granite 4) are used as that JSON.
@@ -535,10 +534,6 @@ bool JsonFamily::jo_colon() {
   ++c_.pos;
   go(St::kValueStart);
   return true;
-}
-
-bool JsonFamily::one_of(const std::vector<std::string_view>& keys, std::string_view key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
 bool JsonFamily::jo_value_start() {

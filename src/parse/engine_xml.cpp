@@ -378,13 +378,10 @@ auto XmlFamily::attr_name(std::string_view header, std::string_view key) -> std:
 std::string XmlFamily::unread_attr_text(std::string_view header, std::string_view key) const {
   if (header.find(std::string(key) + "=") == std::string_view::npos) return {};
   std::string unread;
-  bool key_read =
-      false;  // only the first `key=` names (as attr_name reads it); a later one is left out
+  // Only the first `key=` names (as attr_name reads it); a later one is left out.
+  bool key_read = false;
   auto keep = [&](std::string_view text) {
-    text = trim(text);
-    if (text.empty()) return;
-    if (!unread.empty()) unread += ' ';
-    unread.append(text);
+    if (text = trim(text); !text.empty()) append_word(unread, text);
   };
   while (!header.empty()) {
     const std::size_t eq = header.find('=');
@@ -534,9 +531,7 @@ Tri XmlFamily::json_call(std::string_view close) {
   std::string decoded;  // arguments written as a JSON string holding an object, decoded
   for (auto key : c_.d.args_keys) {
     auto it = parsed.value.find(std::string(key));
-    if (it == parsed.value.end()) continue;
-    if (used_args_key.empty()) used_args_key = key;
-    if (it->is_null()) continue;
+    if (it == parsed.value.end() || it->is_null()) continue;  // (a null one: no arguments)
     used_args_key = key;
     if (it->is_string()) {  // as the JSON family reads them (normalize_args)
       decoded = it->get<std::string>();
@@ -562,14 +557,11 @@ Tri XmlFamily::json_call(std::string_view close) {
   for (const auto& item : parsed.value.items()) {
     const std::string& key = item.key();
     const auto& value = item.value();
-    auto among = [&key](const std::vector<std::string_view>& keys) {
-      return std::find(keys.begin(), keys.end(), key) != keys.end();
-    };
     if (key == used_name_key || key == used_args_key ||
         (key == "type" && value.is_string() && is_word(value.get_ref<const std::string&>())))
       continue;
-    if (among(c_.d.args_keys) && value.is_null()) continue;  // no arguments given: none left out
-    if (among(c_.d.name_keys) || among(c_.d.args_keys)) {
+    if (one_of(c_.d.args_keys, key) && value.is_null()) continue;  // no arguments: none left out
+    if (one_of(c_.d.name_keys, key) || one_of(c_.d.args_keys, key)) {
       c_.em.warn(
           "malformed_call",
           "key \"" + key + "\" of the call object gives its name or arguments again; left out",
