@@ -52,8 +52,9 @@ class HarmonyFamily final : public Family {
   bool hm_after();
 
   // The words of a header no field reads: a role, then after each <|channel|> a channel name,
-  // `to=` recipients anywhere, one content type after the channel (`json`) in a message to a
-  // recipient where no <|constrain|> follows, and one word after <|constrain|>. Anything else (a
+  // `to=` recipients anywhere, one content type after the channel and its recipient (`json`) in
+  // a message to a recipient where no <|constrain|> follows, and one word after <|constrain|>.
+  // Anything else (a
   // word split by a space, text the model wrote there) is left out of the message, which a warning
   // says.
   static std::string unread_header_words(std::string_view header, bool to_recipient);
@@ -167,6 +168,10 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
     const std::size_t cut = std::min(channel, constrain);
     std::string_view segment = header.substr(0, cut);
     std::size_t words = 0;
+    // The content type is the header's last word: one in its slot before this segment's
+    // recipient (`commentary X to=functions.f`) is no content type, and is reported once the
+    // recipient shows it.
+    std::string_view content_type;
     while (true) {
       segment = trim_front(segment);
       if (segment.empty()) break;
@@ -174,12 +179,20 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
       const std::string_view word = segment.substr(0, e);
       segment.remove_prefix(e);
       if (word.starts_with("to=") && word.size() > 3) {
+        if (!content_type.empty()) {
+          append_word(unread, content_type);
+          content_type = {};
+          --words;
+        }
         // The recipient ends at a '<' (`to=functions.f<|constrain|>`): what follows is not it.
         if (const std::size_t lt = word.find('<'); lt != std::string_view::npos && lt > 3)
           append_word(unread, word.substr(lt));
         continue;
       }
-      if (++words <= allowed) continue;
+      if (++words <= allowed) {
+        if (words == 2) content_type = word;
+        continue;
+      }
       append_word(unread, word);
     }
     if (cut == std::string_view::npos) return unread;

@@ -210,9 +210,13 @@ bool HeaderJsonFamily::hj_header() {
     not_a_call("not_a_call", "call header is not a function name");
     return true;
   }
-  // The call's type before the separator (`function`) is read, not kept: one word.
-  if (!call_type_.empty() && !is_word(call_type_))
-    c_.em.warn("malformed_call", "call type '" + call_type_ + "' is not one word; left out",
+  // The call's type before the separator is read, not kept: the templates write the OpenAI
+  // call's type there, which is always `function`.
+  if (!call_type_.empty() && call_type_ != "function")
+    c_.em.warn("malformed_call",
+               "call type '" + call_type_ +
+                   (is_word(call_type_) ? "' is not function; read as a function call"
+                                        : "' is not one word; left out"),
                c_.abs(c_.mark));
   if (hit.tag == 2 && !c_.d.id_first) {
     c_.mark = c_.pos;

@@ -448,7 +448,10 @@ bool XmlFamily::xp_name() {
   if (hit.kind != MarkerSet::Hit::kFound) {
     if (!c_.eof) return false;
     c_.pos = c_.buf.size();
-    not_a_call("truncated", "output ended inside a call name");
+    // Cut off inside the header, or a call marker in prose that no header follows: either way
+    // the end marker never came, which is what the warning says.
+    const std::string end = c_.d.name_end.empty() ? "its end" : std::string(c_.d.name_end.front());
+    not_a_call("truncated", "call header not closed by " + end + " before the output ended");
     return true;
   }
   if (hit.tag == 3) {
@@ -688,6 +691,16 @@ bool XmlFamily::xp_param_name() {
   std::size_t used = header.size();
   param_ = header_name(header, used);
   if (used == header.size()) warn_unread_attrs(header, c_.d.param_name_attr, c_.mark);
+  // A name that runs over a value's markup (`<arg_key>a</arg_key\n>\n<arg_value>1..`) lost its
+  // end marker; it is read up to the next one, as the references' patterns read it, and said.
+  for (const std::string_view m : {c_.d.value_open, c_.d.value_close})
+    if (!m.empty() && header.find(m) != std::string_view::npos) {
+      c_.em.warn("malformed_call",
+                 "parameter name runs over " + std::string(m) + " (its " +
+                     std::string(c_.d.param_name_end) + " is missing or garbled); kept as written",
+                 c_.abs(c_.mark));
+      break;
+    }
   // DeepSeek V3.2 DSML: string="false" marks a JSON-typed value; so does any type but string
   // where the dialect names the value's type in an attribute (Kimi K3's type="object").
   json_value_ = header.find("string=\"false\"") != std::string_view::npos;
