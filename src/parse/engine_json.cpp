@@ -147,16 +147,18 @@ class JsonFamily final : public Family {
   bool array_ = false, builtin_ = false, bare_ = false, loose_ = false;
   bool other_key_ = false;  // the call object has a key that is not its name, id or arguments
   // The first such key and where its value starts: its value is left out of the call, which a
-  // warning says once the call stands.
+  // warning says once the call stands. `value_at` is where a streamed value starts in the
+  // buffer (kNone: the value is already judged), so that a "type" kind label is read there.
   std::string unread_key_;
   std::size_t unread_key_at_ = kNone;
-  void note_other_key(std::string_view key, std::size_t at, bool not_a_name = false) {
+  void note_other_key(std::string_view key, std::size_t at, std::size_t value_at,
+                      bool not_a_name = false) {
     if (!not_a_name) other_key_ = true;  // (a name key is no other key, whatever its value)
     if (unread_key_at_ == kNone) {
       unread_key_.assign(key);
       unread_key_at_ = at;
       unread_not_a_name_ = not_a_name;
-      type_value_ = key == "type" ? c_.pos : kNone;
+      type_value_ = key == "type" ? value_at : kNone;
     }
   }
   bool unread_not_a_name_ = false;  // the key is a name key whose value names no function
@@ -366,8 +368,7 @@ bool JsonFamily::py_dict() {
       args_raw_ = v.dump();
       has_args_ = true;
     } else if (!(key == "type" && kind_label(v.dump()))) {
-      note_other_key(key, c_.abs(obj_start_));
-      type_value_ = kNone;
+      note_other_key(key, c_.abs(obj_start_), kNone);
     } else {
       other_key_ = true;
     }
@@ -502,7 +503,7 @@ bool JsonFamily::jo_scan() {
       name_ = decode_string(raw);
       has_name_ = c_.valid_name(name_);
       // A name that names no function is left out (a later one may name it), reported.
-      if (!has_name_) note_other_key(key_, c_.abs(scan_start_), true);
+      if (!has_name_) note_other_key(key_, c_.abs(scan_start_), kNone, true);
       break;
     case Sink::kId:
       id_ = decode_string(raw);
@@ -571,7 +572,7 @@ bool JsonFamily::jo_value_start() {
       sink = Sink::kArgsRaw;
     }
   } else {
-    note_other_key(key_, c_.abs(c_.pos));
+    note_other_key(key_, c_.abs(c_.pos), c_.pos);
   }
   start_scan(sink, St::kAfterValue);
   return true;

@@ -177,8 +177,7 @@ std::size_t SectionFamily::before_call_framing(std::size_t from, std::size_t end
   while (name > from && is_name_char(c_.buf[name - 1])) --name;
   if (has_function_lines() && name < at && framing_token_before(name)) {
     // Read as skip_function_line reads one: kept aside, checked against the call's name.
-    function_line_.assign(c_.bytes(name, at));
-    function_line_at_ = c_.abs(name);
+    hold_function_line(name, at);
     end = name;
   }
   while (true) {
@@ -187,6 +186,11 @@ std::size_t SectionFamily::before_call_framing(std::size_t from, std::size_t end
     if (n == 0) return end;
     end = at - n;
   }
+}
+
+void SectionFamily::hold_function_line(std::size_t from, std::size_t to) {
+  function_line_.assign(trim(c_.bytes(from, to)));
+  function_line_at_ = c_.abs(from);
 }
 
 auto SectionFamily::skip_function_line() -> Tri {
@@ -201,8 +205,7 @@ auto SectionFamily::skip_function_line() -> Tri {
   Tri t = c_.at(c_.d.call_open);
   if (t == Tri::kNo) c_.pos = save;
   if (t == Tri::kYes) {
-    function_line_.assign(trim(c_.bytes(save, q)));
-    function_line_at_ = c_.abs(save);
+    hold_function_line(save, q);
   }
   return t;
 }

@@ -67,6 +67,9 @@ class SectionFamily : public Family {
   // that call (step3's `<tool_call_begin>function<tool_sep>name\n`), not after them.
   // A function-name line among them is kept aside (function_line_) as skip_function_line keeps one.
   std::size_t before_call_framing(std::size_t from, std::size_t end);
+  // Both read the same shape, a name then the whitespace before the call marker, one forward
+  // as it streams in and one backward over text already read; both keep it aside here.
+  void hold_function_line(std::size_t from, std::size_t to);
 };
 
 }  // namespace chatwire::parse
