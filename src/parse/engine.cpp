@@ -77,12 +77,6 @@ void Family::on_list() {
 
 // ---- the core ----
 
-// The start of `text`, at most 64 bytes, for a warning that names removed bytes.
-static std::string quoted_start(std::string_view text) {
-  constexpr std::size_t kShown = 64;
-  return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
-}
-
 // Whether `text` is made only of the dialect's own markers (its section, call, parameter and
 // reasoning markers, header ends and framing tokens), the last perhaps cut off, and begins with
 // one of Dialect::cut_frame_prefixes: a frame the model had not yet written anything into.
@@ -317,6 +311,7 @@ auto Engine::finish() -> std::vector<Delta> {
     c_.eof = true;
     run();
   }
+  end_tool_message();
   c_.em.flush_whitespace_content();
   // Layout after the token (the template's newline after it) is not text left out.
   if (after_end_text_)
@@ -673,6 +668,7 @@ bool Engine::text() {
     at_call_header_ = d.call_header_after == c_.bytes(pos, pos + hit.len);
     pos += hit.len;
     message_ended_ = true;
+    end_tool_message();
     return true;
   }
   if (hit.tag == kTagRecipient && !d.answer_recipient.empty() && !message_ended_) {
@@ -983,8 +979,23 @@ bool Engine::recipient() {
     c_.in_reasoning = reasoning;
     c_.at_reasoning_start = false;
     if (!d.answer_recipient.empty()) c_.calls_allowed = !reasoning && name != d.answer_recipient;
+    end_tool_message();  // (a header restarting the message ends it)
+    if (c_.calls_allowed && !d.answer_recipient.empty()) {
+      tool_recipient_ = name;
+      tool_message_at_ = c_.abs(p);
+      calls_before_tool_message_ = c_.em.calls_read();
+    }
   }
   return true;
+}
+
+void Engine::end_tool_message() {
+  if (tool_recipient_.empty()) return;
+  if (c_.em.calls_read() == calls_before_tool_message_)
+    c_.em.warn("malformed_message",
+               "message to '" + tool_recipient_ + "' holds no call; its text is content",
+               tool_message_at_);
+  tool_recipient_.clear();
 }
 
 // ---- public API ----

@@ -43,6 +43,16 @@ inline void append_word(std::string& list, std::string_view word) {
   if (!list.empty()) list += ' ';
   list.append(word);
 }
+// The start of `text`, at most 64 bytes, for a warning that names removed bytes (cut before a
+// UTF-8 character, not inside one).
+inline std::string quoted_start(std::string_view text) {
+  constexpr std::size_t kShown = 64;
+  if (text.size() <= kShown) return std::string(text);
+  std::size_t cut = kShown;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "...";
+}
+
 inline bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -459,10 +469,13 @@ class Emitter {
     }
     msg.tool_calls.push_back(std::move(call));
     in_call_ = true;
+    args_started_ = false;
+    args_ws_.clear();
   }
   // A call to a function the request did not declare (Options::forward_unknown_tools off): read
   // like any call, then reported whole in a warning when it ends, not in the message.
   void begin_dropped_call(std::string name, std::size_t offset) {
+    ++dropped_calls_;
     dropped_ = ToolCall{};
     dropped_.name = std::move(name);
     dropped_offset_ = offset;
@@ -470,6 +483,8 @@ class Emitter {
     in_call_ = true;
   }
   bool in_call() const { return in_call_; }
+  // The calls read so far, those not returned (undeclared, dropped) included.
+  std::size_t calls_read() const { return msg.tool_calls.size() + dropped_calls_; }
   void args(std::string_view s) {
     if (s.empty() || !in_call_) return;
     std::string& arguments = call_arguments();
@@ -488,9 +503,25 @@ class Emitter {
     arguments.append(suffix);
     if (arguments.size() > start) delta_args(std::string_view(arguments).substr(start));
   }
-  // The same bytes into the current feed's deltas.
+  // The same bytes into the current feed's deltas. Leading whitespace is held until something
+  // else follows: arguments of only whitespace are `{}` when the call ends (end_call), and a
+  // stream must not have sent the whitespace before them.
   void delta_args(std::string_view s) {
     if (!collect_deltas || dropping_) return;
+    std::string joined;
+    if (!args_started_) {
+      if (std::all_of(s.begin(), s.end(), [](char ch) { return is_ws(ch); })) {
+        args_ws_.append(s);
+        return;
+      }
+      args_started_ = true;
+      if (!args_ws_.empty()) {
+        joined = std::move(args_ws_);
+        args_ws_.clear();
+        joined.append(s);
+        s = joined;
+      }
+    }
     if (!out.empty() && !out.back().tool_calls.empty() &&
         out.back().tool_calls.back().index == msg.tool_calls.size() - 1) {
       out.back().tool_calls.back().arguments.append(s);
@@ -520,6 +551,7 @@ class Emitter {
     ToolCall& call = msg.tool_calls.back();
     if (trim(call.arguments).empty()) {
       call.arguments.clear();
+      args_ws_.clear();
       args("{}");
     } else if (checked && call.arguments.size() <= validate_limit &&
                !Json::accept(call.arguments)) {
@@ -555,6 +587,9 @@ class Emitter {
   }
 
  private:
+  std::size_t dropped_calls_ = 0;
+  bool args_started_ = false;  // the open call's arguments have had more than whitespace
+  std::string args_ws_;        // ... the whitespace before, held from the deltas
   std::string& call_arguments() {
     return dropping_ ? dropped_.arguments : msg.tool_calls.back().arguments;
   }
@@ -963,6 +998,12 @@ class Engine {
   bool at_recipient_ = false;  // the output's start, where a recipient header may stand
   // Dialect::answer_recipient: no message has begun since the last message end (or the start).
   bool message_ended_ = true;
+  // A message addressed to a tool (neither reasoning_recipient nor answer_recipient): its
+  // recipient, where its header stood, and the calls before it. A message to a tool that holds
+  // no call is content, and its recipient read for nothing: end_tool_message() says so.
+  std::string tool_recipient_;
+  std::size_t tool_message_at_ = 0, calls_before_tool_message_ = 0;
+  void end_tool_message();
   bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
   // Just past a reasoning marker whose following newlines are layout (newlines_after_think_close,
   // reasoning_newlines_trimmed).

@@ -119,7 +119,8 @@ bool HarmonyFamily::hm_header() {
                c_.abs(c_.mark));
   // The role (the header's first word, when it has one before <|channel|>) is the model's own;
   // a tool's reply (`functions.f to=assistant`) names the tool there.
-  if (const std::string_view role = header.substr(0, header.find_first_of(" \t\n<"));
+  const std::string_view head = trim_front(header);
+  if (const std::string_view role = head.substr(0, head.find_first_of(" \t\r\n<"));
       !role.empty() && !role.starts_with("to=") && role != "assistant" && recipient != "assistant")
     c_.em.warn(
         "malformed_message",
@@ -197,8 +198,12 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
     }
     if (cut == std::string_view::npos) return unread;
     // A channel name and one content type after <|channel|>; one format after <|constrain|>.
-    // (the content type stands after the channel only where no <|constrain|> gives it)
-    allowed = cut == channel && to_recipient &&
+    // (the content type stands after the channel only where no <|constrain|> gives it). A
+    // channel a later <|channel|> restarts is not read: its words are reported.
+    const bool restarted =
+        cut == channel && header.find("<|channel|>", cut + 11) != std::string_view::npos;
+    allowed = restarted ? 0
+              : cut == channel && to_recipient &&
                       header.find("<|constrain|>", cut) == std::string_view::npos
                   ? 2
                   : 1;
@@ -220,7 +225,10 @@ bool HarmonyFamily::headerless_message(const MarkerSet::Hit& end) {
   auto e = rest.find_first_of(" \t\n");
   std::string_view channel = rest.substr(0, e);
   std::string_view body = e == std::string_view::npos ? std::string_view() : rest.substr(e + 1);
-  c_.em.warn("malformed_message", "harmony header without <|message|>; read as a message",
+  // The channel is named: a word the model wrote where the channel stands is read as one.
+  c_.em.warn("malformed_message",
+             "harmony header without <|message|>; read as a message on channel '" +
+                 std::string(channel) + "'",
              c_.abs(c_.mark));
   c_.cand = kNone;
   route_ = channel == "analysis" ? Route::kReasoning : Route::kContent;

@@ -249,12 +249,16 @@ bool HeaderJsonFamily::hj_label_header() {
   const std::size_t label_end = word_end(label, close);
   if (waits(label_end)) return false;
   std::size_t name = label, name_end = label_end;
+  std::string label_warning;  // given once the header is read (this state may run again)
   std::size_t after = skip_ws(label_end);
   if (waits(after)) return false;
   const std::string_view rest = buf.substr(after);
   if (rest.size() < close.size() && close.starts_with(rest) && !c_.eof) return false;
   if (rest.starts_with(close)) {
-    // The label is informational: the name is the first word after its close.
+    // The label is informational: the name is the first word after its close. A label that
+    // is not one word (markup or text glued into it) is read for nothing, which a warning says.
+    if (const std::string_view text = buf.substr(label, label_end - label); !is_word(text))
+      label_warning = "call label '" + std::string(text) + "' is not one word; left out";
     name = skip_ws(after + close.size());
     if (waits(name)) return false;
     name_end = word_end(name, c_.d.call_close);
@@ -279,6 +283,7 @@ bool HeaderJsonFamily::hj_label_header() {
     not_a_call("not_a_call", "call header is not a function name");
     return true;
   }
+  if (!label_warning.empty()) c_.em.warn("malformed_call", label_warning, c_.abs(label));
   go(St::kArgsStart);
   return true;
 }

@@ -146,42 +146,59 @@ class JsonFamily final : public Family {
   std::string_view outer_close_;  // a loose fence's close, after the wrapper it holds
   bool array_ = false, builtin_ = false, bare_ = false, loose_ = false;
   bool other_key_ = false;  // the call object has a key that is not its name, id or arguments
-  // The first such key and where its value starts: its value is left out of the call, which a
-  // warning says once the call stands. `value_at` is where a streamed value starts in the
-  // buffer (kNone: the value is already judged), so that a "type" kind label is read there.
-  std::string unread_key_;
-  std::size_t unread_key_at_ = kNone;
+  // The keys read and not used, where each stands: their values are left out of the call, which
+  // a warning per key says once the call stands (the first kMaxUnreadKeys, then a count).
+  // `value_at` is where a streamed value starts in the buffer (kNone: the value is already
+  // judged), so that a "type" kind label is read there.
+  struct UnreadKey {
+    std::string key;
+    std::size_t at;
+    bool not_a_name;  // a name key whose value names no function
+  };
+  static constexpr std::size_t kMaxUnreadKeys = 8;
+  std::vector<UnreadKey> unread_keys_;
+  std::size_t unread_more_ = 0;  // ... and how many more
   void note_other_key(std::string_view key, std::size_t at, std::size_t value_at,
                       bool not_a_name = false) {
     if (!not_a_name) other_key_ = true;  // (a name key is no other key, whatever its value)
-    if (unread_key_at_ == kNone) {
-      unread_key_.assign(key);
-      unread_key_at_ = at;
-      unread_not_a_name_ = not_a_name;
-      type_value_ = key == "type" ? value_at : kNone;
+    type_value_ = kNone;
+    if (unread_keys_.size() == kMaxUnreadKeys) {
+      ++unread_more_;
+      return;
     }
+    unread_keys_.push_back({std::string(key), at, not_a_name});
+    if (key == "type") type_value_ = value_at;
   }
-  bool unread_not_a_name_ = false;  // the key is a name key whose value names no function
+  void clear_unread_keys() {
+    unread_keys_.clear();
+    unread_more_ = 0;
+    type_value_ = kNone;
+  }
   // A "type" key naming the object's kind ("function" in OpenAI-shaped objects, "tool_call"
-  // in RWKV's) is read: where its value starts (kNone: none).
+  // in RWKV's) is read: where its value starts (kNone: none); it is the last unread key.
   std::size_t type_value_ = kNone;
   // Whether `json` is a string of one word.
   static bool kind_label(std::string_view json) {
     return json.size() > 2 && json.front() == '"' && json.back() == '"' &&
            is_word(json.substr(1, json.size() - 2));
   }
-  void warn_unread_key() {
-    if (unread_key_at_ == kNone) return;
+  void warn_unread_keys() {
     const auto& d = c_.d;
-    const bool again = one_of(d.name_keys, unread_key_) || one_of(d.args_keys, unread_key_) ||
-                       one_of(d.id_keys, unread_key_);
-    c_.em.warn("malformed_call",
-               "key \"" + unread_key_ + "\" of the call object " +
-                   (unread_not_a_name_ ? "names no function; left out"
-                    : again            ? "given again; the first is used, this one left out"
-                                       : "is not its name, arguments or id; left out"),
-               unread_key_at_);
-    unread_key_at_ = kNone;
+    for (const UnreadKey& u : unread_keys_) {
+      const bool again =
+          one_of(d.name_keys, u.key) || one_of(d.args_keys, u.key) || one_of(d.id_keys, u.key);
+      c_.em.warn("malformed_call",
+                 "key \"" + u.key + "\" of the call object " +
+                     (u.not_a_name ? "names no function; left out"
+                      : again      ? "given again; the first is used, this one left out"
+                                   : "is not its name, arguments or id; left out"),
+                 u.at);
+    }
+    if (unread_more_ > 0)
+      c_.em.warn("malformed_call",
+                 std::to_string(unread_more_) + " more keys of the call object left out",
+                 unread_keys_.back().at);
+    clear_unread_keys();
   }
   JsonScanner scanner_;
   PythonLiteralScanner dict_;  // a call object written as a Python dict
@@ -270,7 +287,7 @@ bool JsonFamily::jo_obj_start() {
     id_.clear();
     args_raw_.clear();
     has_name_ = has_id_ = has_args_ = streaming_ = other_key_ = false;
-    unread_key_at_ = type_value_ = kNone;
+    clear_unread_keys();
     ++c_.pos;
     go(St::kKey);
     return true;
@@ -583,7 +600,7 @@ bool JsonFamily::jo_after_value() {
   if (!c_.skip_ws()) return false;
   const std::size_t value_end = std::exchange(value_end_, kNone);
   if (type_value_ != kNone) {
-    if (kind_label(c_.bytes(type_value_, value_end))) unread_key_at_ = kNone;
+    if (kind_label(c_.bytes(type_value_, value_end))) unread_keys_.pop_back();
     type_value_ = kNone;
   }
   if (c_.pos == c_.buf.size()) return jo_truncated();
@@ -627,7 +644,7 @@ void JsonFamily::object_end() {
     return;
   }
   if (streaming_) {
-    warn_unread_key();
+    warn_unread_keys();
     c_.close_call();
     streaming_ = false;
   } else if (has_name_ && (has_args_ || !c_.d.args_required)) {
@@ -635,7 +652,7 @@ void JsonFamily::object_end() {
       bad_object("call arguments are not valid JSON");
       return;
     }
-    warn_unread_key();
+    warn_unread_keys();
     finish_object_call();
   } else {
     bad_object(has_name_ ? "call object without arguments" : "JSON object without a call name");
@@ -774,7 +791,7 @@ bool JsonFamily::loose_name() {
   args_raw_.clear();
   has_name_ = true;
   has_id_ = other_key_ = streaming_ = false;
-  unread_key_at_ = type_value_ = kNone;
+  clear_unread_keys();
   const std::size_t header = c_.pos;
   c_.pos += gt + 1;
   if (!c_.skip_ws()) {

@@ -180,11 +180,14 @@ class XmlFamily final : public SectionFamily {
     for (auto m : d.name_stop) name_markers_.add(m, 2);
     name_markers_.add(d.call_open, 3);  // a call marker written twice: the first is text
     param_name_markers_.add(d.param_name_end, 1);
+    // A name the call's or section's close cuts (its end marker garbled or never written) names
+    // no parameter; the call goes on to that close.
+    param_name_markers_.add(d.call_close, 2);
+    param_name_markers_.add(d.section_close, 2);
     if (d.call_open_restarts) {
       // A name cut by another marker: the model dropped the rest of the parameter.
       param_name_markers_.add(d.param_open, 2);
       param_name_markers_.add(d.call_open, 2);
-      param_name_markers_.add(d.call_close, 2);
       value_markers_.add(d.call_open, 2);
     }
     value_markers_.add(d.value_close, 1);
@@ -679,9 +682,10 @@ bool XmlFamily::xp_param_name() {
     return true;
   }
   if (hit.tag == 2) {
-    // Dialect::call_open_restarts: a name cut by another marker names no parameter.
+    // A name cut by another marker names no parameter: the text is named in the warning.
     c_.em.warn("malformed_call",
-               "parameter name not ended by " + std::string(c_.d.param_name_end) + "; left out",
+               "parameter name '" + quoted_start(c_.bytes(c_.mark, hit.at)) + "' not ended by " +
+                   std::string(c_.d.param_name_end) + "; left out",
                c_.abs(c_.mark));
     c_.pos = hit.at;
     go(St::kParams);

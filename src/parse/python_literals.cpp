@@ -345,6 +345,18 @@ bool python_literal_json(std::string_view text, std::size_t max_depth, std::stri
 }
 
 // The call list as Python reads it, nothing repaired.
+// Names a call left out of a list in `dropped` ("'start of the call..' (why)"; several are
+// joined with "; "), for the warning the caller gives.
+static void append_dropped(std::string& dropped, std::string_view call, std::string_view why) {
+  if (!dropped.empty()) dropped += "; ";
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on one chain of +.
+  dropped += '\'';
+  dropped.append(call.substr(0, 80));
+  dropped += call.size() > 80 ? "..' (" : "' (";
+  dropped += why.empty() ? std::string_view("not one call") : why;
+  dropped += ')';
+}
+
 static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
                               std::size_t max_depth) {
   PyReader r(text, max_depth);
@@ -363,6 +375,7 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
       r.skip_ws();
     }
     PyCall call;
+    const std::size_t call_start = r.i_;
     if (!r.identifier(call.name)) {
       error = r.error_;
       return false;
@@ -429,11 +442,16 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
       append_json_quoted(call.arguments, key);
       call.arguments += ": ";
       if (!r.value(call.arguments, 1)) {
-        // One unconvertible argument (bytes, inf) drops that call, not its siblings.
-        error = r.error_;
+        // One unconvertible argument (bytes, inf) drops that call, not its siblings; each
+        // call dropped is named.
+        const std::string why = std::move(r.error_);
         r.error_.clear();
         r.i_ = open_paren;
-        if (!r.skip_balanced()) return false;
+        if (!r.skip_balanced()) {
+          error = why;
+          return false;
+        }
+        append_dropped(error, text.substr(call_start, r.i_ - call_start), why);
         bad_value = true;
         break;
       }
@@ -558,6 +576,7 @@ bool read_with_nested_quotes(std::string_view text, std::vector<PyCall>& calls, 
       }
     }
     std::vector<PyCall> winner;
+    std::string winner_dropped;  // the calls the winning reading left out, named
     std::size_t winners = 0, tried = 0;
     for (std::size_t close : quotes) {
       if (!is_quote_closer(text, close)) continue;
@@ -574,10 +593,11 @@ bool read_with_nested_quotes(std::string_view text, std::vector<PyCall>& calls, 
       if (expected_calls > 1 && got.size() < expected_calls) continue;
       if (++winners > 1) return false;
       winner = std::move(got);
+      winner_dropped = std::move(why);
     }
     if (winners != 1) return false;
     calls = std::move(winner);
-    error.clear();
+    error = std::move(winner_dropped);
     return true;
   }
   return false;
@@ -627,13 +647,7 @@ bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::
       if (read_or_repair(part, one, why, max_depth) && one.size() == 1 && why.empty()) {
         got.push_back(std::move(one.front()));
       } else {
-        if (!dropped.empty()) dropped += "; ";
-        // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on one chain of +.
-        dropped += '\'';
-        dropped.append(part.substr(0, 80));
-        dropped += part.size() > 80 ? "..' (" : "' (";
-        dropped += why.empty() ? std::string_view("not one call") : std::string_view(why);
-        dropped += ')';
+        append_dropped(dropped, part, why);
       }
     }
     if (every_part_a_call && got.size() > best.size()) {

@@ -639,3 +639,27 @@ TEST(ParseApi, RepeatedSectionOpenersCostTheirWindow) {
 }
 
 }  // namespace
+
+// Every key of a call object that is not read is named in a warning of its own (a second
+// misspelt key was left out without one), up to a cap, then one warning counts the rest.
+TEST(ParseApi, EveryUnreadKeyOfACallObjectIsReported) {
+  const std::string two =
+      R"(<tool_call>{"name": "f", "argumnets": {"a": 1}, "args": {"b": 2}, "arguments": {}})"
+      R"(</tool_call>)";
+  auto r = parse::parse(two, "hermes", parse::Tools{}, parse::Options{});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->message.tool_calls.size(), 1u);
+  ASSERT_EQ(r->warnings.size(), 2u);
+  EXPECT_NE(r->warnings[0].message.find("\"argumnets\""), std::string::npos);
+  EXPECT_NE(r->warnings[1].message.find("\"args\""), std::string::npos);
+  EXPECT_LT(r->warnings[0].offset, r->warnings[1].offset);
+
+  std::string many = R"(<tool_call>{"name": "f")";
+  for (int i = 0; i < 20; ++i) many += ", \"k" + std::to_string(i) + "\": " + std::to_string(i);
+  many += R"(, "arguments": {}}</tool_call>)";
+  r = parse::parse(many, "hermes", parse::Tools{}, parse::Options{});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->warnings.size(), 9u);
+  EXPECT_NE(r->warnings[8].message.find("12 more keys"), std::string::npos)
+      << r->warnings[8].message;
+}

@@ -182,21 +182,21 @@ TEST_P(ParseCase, JsonFormReadsTheSame) {
             parse::warnings_to_json(want->warnings).dump());
 }
 
-// Nothing is silently dropped: words inserted at seeded random places of the case's input, a
-// space or a newline on each side (so each stands as a word wherever it lands, inside a marker,
-// a header, a key or a value too), reach the message (content, reasoning, a call's name or
-// arguments), or a warning says what was left out; streamed, they give the same message and
-// warnings.
-TEST_P(ParseCase, InsertedWordsAreKeptOrReported) {
-  const Json& c = GetParam().data;
+// Nothing is silently dropped: text inserted at seeded random places of the case's input (see
+// the two tests below) keeps its word ("ZQ<n>X") in the message (content, reasoning, a call's
+// name or arguments), or a warning says what was left out; streamed at a seeded random chunking,
+// the input gives the same message and warnings. `insert(rng, word)` makes the inserted text.
+template <typename Insert>
+void check_insertions(const Case& param, std::uint32_t salt, int rounds, Insert insert) {
+  const Json& c = param.data;
   const Json tools = c.value("tools", Json());
   const std::string input = c["input"].get<std::string>();
   // FNV-1a of the case's name: the same places on every run and platform.
-  std::uint32_t seed = 2166136261u;
-  for (char ch : GetParam().name) seed = (seed ^ static_cast<unsigned char>(ch)) * 16777619u;
+  std::uint32_t seed = 2166136261u ^ salt;
+  for (char ch : param.name) seed = (seed ^ static_cast<unsigned char>(ch)) * 16777619u;
   std::mt19937 rng(seed);
   int serial = 0;
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     std::vector<std::size_t> places(1 + rng() % 3);
     for (auto& at : places) {
       at = rng() % (input.size() + 1);
@@ -206,13 +206,11 @@ TEST_P(ParseCase, InsertedWordsAreKeptOrReported) {
     std::string text = input;
     std::vector<std::string> words;
     for (std::size_t at : places) {
-      const std::string pad = rng() % 2 ? " " : "\n";
       words.push_back("ZQ" + std::to_string(++serial) + "X");
-      text.insert(at, pad + words.back() + pad);
+      text.insert(at, insert(rng, words.back()));
     }
     auto result = parse::parse(text, c["dialect"].get<std::string>(), tools, options_of(c));
     ASSERT_TRUE(result.ok()) << result.error().to_string();
-    // Streamed at a seeded random chunking, the same message and the same warnings.
     auto stream = parse::stream_parser(c["dialect"].get<std::string>(), tools, options_of(c));
     ASSERT_TRUE(stream.ok());
     for (std::size_t at = 0; at < text.size();) {
@@ -231,6 +229,57 @@ TEST_P(ParseCase, InsertedWordsAreKeptOrReported) {
       EXPECT_NE(got.find(word), std::string::npos)
           << word << " dropped without a warning\ninput: " << Json(text).dump() << "\ngot: " << got;
   }
+}
+
+// A word with a space or a newline on each side, so that it stands as a word wherever it lands
+// (inside a marker, a header, a key or a value too).
+TEST_P(ParseCase, InsertedWordsAreKeptOrReported) {
+  check_insertions(GetParam(), 0, 4, [](std::mt19937& rng, const std::string& word) {
+    const std::string pad = rng() % 2 ? " " : "\n";
+    return pad + word + pad;
+  });
+}
+
+// Every marker the dialect's syntax names (its reasoning, section, call, parameter and value
+// markers, header ends, framing and end tokens), as the JSON form of its syntax lists them.
+std::vector<std::string> dialect_markers(const std::string& dialect) {
+  auto syntax = parse::Syntax::named(dialect);
+  if (!syntax.ok()) return {};
+  const Json j = parse::to_json(*syntax);
+  std::vector<std::string> markers;
+  auto keep = [&](const Json& v) {
+    if (v.is_string() && v.get_ref<const std::string&>().size() > 1)
+      markers.push_back(v.get<std::string>());
+  };
+  for (const char* key :
+       {"think_open", "think_close", "answer_open", "section_open", "section_close", "call_open",
+        "call_close", "id_marker", "type_separator", "recipient_open", "recipient_close",
+        "param_open", "param_name_end", "value_open", "type_open", "type_close", "value_close",
+        "call_header_after", "reasoning_label"})
+    if (j.contains(key)) keep(j[key]);
+  for (const char* key : {"dropped", "end_tokens", "noise", "header_end", "name_end", "name_stop"})
+    if (j.contains(key) && j[key].is_array())
+      for (const Json& v : j[key]) keep(v);
+  for (const char* key : {"sections", "pythonic_sections", "loose_sections", "think_alternates"})
+    if (j.contains(key) && j[key].is_array())
+      for (const Json& pair : j[key])  // [open, close]
+        for (const Json& v : pair) keep(v);
+  std::sort(markers.begin(), markers.end());
+  markers.erase(std::unique(markers.begin(), markers.end()), markers.end());
+  return markers;
+}
+
+// One of the dialect's own markers, then a word: a marker where it does not belong (a call
+// opener in a value, a parameter's close in its name, an end token mid-answer) may change what
+// the text around it is, but what it leaves out is reported.
+TEST_P(ParseCase, InsertedMarkersAreKeptOrReported) {
+  const std::vector<std::string> markers =
+      dialect_markers(GetParam().data["dialect"].get<std::string>());
+  ASSERT_FALSE(markers.empty()) << "no markers for the dialect";
+  check_insertions(GetParam(), 1, 24, [&](std::mt19937& rng, const std::string& word) {
+    const char* pads[] = {"", " ", "\n"};
+    return markers[rng() % markers.size()] + pads[rng() % 3] + word + (rng() % 2 ? " " : "\n");
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, ParseCase, ::testing::ValuesIn(load_cases()),
