@@ -676,7 +676,14 @@ bool XmlFamily::xp_param_name() {
   if (hit.kind != MarkerSet::Hit::kFound) {
     if (!c_.eof) return false;
     c_.pos = c_.buf.size();
-    c_.truncated("a parameter name");
+    // What the name held is left out with it: named, since it may be more than a name (its
+    // end marker garbled, the call's close with it).
+    if (const std::string_view name = trim(c_.bytes(c_.mark, c_.pos)); !name.empty())
+      c_.em.warn("truncated",
+                 "output ended inside a parameter name; '" + quoted_start(name) + "' left out",
+                 c_.abs(c_.mark));
+    else
+      c_.truncated("a parameter name");
     close_xml_call();
     c_.end_block();
     return true;
