@@ -410,7 +410,13 @@ bool Engine::text() {
     const Tri call = p > pos ? trigger_at(p) : Tri::kNo;
     if (call == Tri::kMore) return false;
     at_call_header_ = false;
-    if (call == Tri::kYes) pos = p;  // removed, as the opener before it is
+    if (call == Tri::kYes) {
+      // Layout if the marker starts a call (whose own name is checked against it), the
+      // block's text if it does not: held with the marker, not dropped.
+      c_.call_header.assign(c_.bytes(pos, p));
+      c_.call_header_at = c_.abs(pos);
+      pos = p;
+    }
     return true;
   }
   if (d.header_at_start && pos == 0 && c_.base == 0 && !started_) {
@@ -757,8 +763,12 @@ bool Engine::text() {
   c_.cand = pos;
   c_.committed = false;
   // Only the content's layout comes back as text if the marker is not a call (the reasoning's
-  // trimmed newlines stay out, as before there was content layout).
-  c_.hold_layout(content_layout ? pos - layout_from : 0, pos);
+  // trimmed newlines stay out, as before there was content layout); so does a message header
+  // right before it (Dialect::call_header_after).
+  std::size_t held = content_layout ? pos - layout_from : 0;
+  if (!c_.call_header.empty() && c_.call_header_at + c_.call_header.size() == c_.abs(pos))
+    held += c_.call_header.size();
+  c_.hold_layout(held, pos);
   calls_->on_marker(static_cast<std::size_t>(hit.tag - kTagTrigger), hit.len);
   return true;
 }

@@ -796,6 +796,16 @@ class Core {
     if (!committed && !held_text.empty()) emit(held_route, held_text);
     held_text.clear();
     committed = true;
+    if (!call_header.empty()) {
+      // The call's own name wins over its message header (as SGLang's inkling detector reads
+      // them); a header naming another function is read for nothing, which a warning says.
+      if (call_header != name)
+        em.warn(
+            "malformed_call",
+            "message header '" + call_header + "' is not the call's name '" + name + "'; left out",
+            call_header_at);
+      call_header.clear();
+    }
     if (d.namespaced_names) name = namespaced(std::move(name));
     if (!declared(name)) {
       em.begin_dropped_call(std::move(name), abs(pos));
@@ -829,6 +839,7 @@ class Core {
     cand = kNone;
     committed = false;
     held_text.clear();
+    call_header.clear();
     layout_before = 0;
     enter(nullptr);
   }
@@ -897,6 +908,10 @@ class Core {
   // layout_before_calls), content if it is not; for the candidate at absolute offset
   // layout_owner only (a family may move the candidate past text it has emitted).
   std::size_t layout_before = 0, layout_owner = kNone;
+  // Dialect::call_header_after: the function name written right before the call marker, and
+  // where (checked against the call's name by open_call; "" once used).
+  std::string call_header;
+  std::size_t call_header_at = kNone;
   // Text inside a block before its first call (prose after a section opener): content once the
   // block holds a call (open_call emits it first), part of the block's text if it holds none
   // (fallback emits the block whole, from `cand`).
