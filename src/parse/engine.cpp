@@ -588,6 +588,7 @@ bool Engine::text() {
   MarkerSet::Hit hit = set.find(buf, pos, c_.eof);
   if (hit.kind != MarkerSet::Hit::kFound) {
     std::size_t end = hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size();
+    if (!c_.eof) end = std::min(end, cut_open_at(pos));
     const std::size_t cut = c_.eof ? cut_frame_at(set, pos) : buf.size();
     if (cut < end) {
       c_.warn_cut_frame(cut);
@@ -786,8 +787,22 @@ std::size_t Engine::cut_frame_at(const MarkerSet& set, std::size_t from) const {
   const std::string_view buf = c_.buf;
   if (c_.d.cut_frame_prefixes.empty()) return buf.size();
   const MarkerSet::Hit tail = set.find(buf, from, false);
-  if (tail.kind != MarkerSet::Hit::kPartial) return buf.size();
-  return c_.frame_prefixed(buf.substr(tail.at)) ? tail.at : buf.size();
+  if (tail.kind == MarkerSet::Hit::kPartial && c_.frame_prefixed(buf.substr(tail.at)))
+    return tail.at;
+  return cut_open_at(from);
+}
+
+// Inside the reasoning, where the text's end may be the opening tag written again and cut off
+// (a frame too, though none of the reasoning's markers): held like a marker's start, removed if
+// the output ends there. The text's end when there is none.
+std::size_t Engine::cut_open_at(std::size_t from) const {
+  const std::string_view buf = c_.buf;
+  const std::string_view open = c_.d.think_open;
+  if (!c_.in_reasoning || open.empty() || c_.d.cut_frame_prefixes.empty()) return buf.size();
+  std::size_t at = std::max(from, buf.size() - std::min(buf.size(), open.size() - 1));
+  for (; (at = buf.find(open.front(), at)) != std::string_view::npos; ++at)
+    if (open.starts_with(buf.substr(at)) && c_.frame_prefixed(buf.substr(at))) return at;
+  return buf.size();
 }
 
 // At the end of the output, the text from `from` on being the reasoning opening tag written

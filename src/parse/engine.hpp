@@ -968,6 +968,7 @@ class Engine {
   std::size_t layout_newlines(std::size_t n) const;
   void skip_reasoning_lead();
   std::size_t cut_frame_at(const MarkerSet& set, std::size_t from) const;
+  std::size_t cut_open_at(std::size_t from) const;
   bool drop_cut_open(std::size_t from);
   std::size_t held_layout_end(std::size_t from, std::size_t end) const;
   std::vector<Delta> take();
