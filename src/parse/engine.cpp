@@ -989,7 +989,7 @@ bool Engine::recipient() {
     if (const std::string_view role = trim(body.substr(0, to));
         !role.empty() && role != "assistant" && Core::valid_name(name))
       c_.em.warn("malformed_message",
-                 "header role '" + std::string(role) + "' is not assistant; read as assistant",
+                 "header role '" + quoted_start(role) + "' is not assistant; read as assistant",
                  c_.abs(p));
   }
   if (!Core::valid_name(name)) return not_a_header();
@@ -1009,6 +1009,7 @@ bool Engine::recipient() {
       tool_recipient_ = name;
       tool_message_at_ = c_.abs(p);
       calls_before_tool_message_ = c_.em.calls_read();
+      returned_before_tool_message_ = c_.em.msg.tool_calls.size();
     }
   }
   return true;
@@ -1016,10 +1017,23 @@ bool Engine::recipient() {
 
 void Engine::end_tool_message() {
   if (tool_recipient_.empty()) return;
-  if (c_.em.calls_read() == calls_before_tool_message_)
+  const auto& calls = c_.em.msg.tool_calls;
+  const std::size_t read = c_.em.calls_read() - calls_before_tool_message_;
+  if (read == 0) {
     c_.em.warn("malformed_message",
-               "message to '" + tool_recipient_ + "' holds no call; its text is content",
+               "message to '" + quoted_start(tool_recipient_) + "' holds no call",
                tool_message_at_);
+  } else if (read == calls.size() - returned_before_tool_message_) {
+    // Its calls are returned: one of them is to the recipient, else the recipient (a function
+    // named differently, `to=get_weathr`) was read for nothing.
+    const std::string to = c_.d.namespaced_names ? c_.namespaced(tool_recipient_) : tool_recipient_;
+    if (std::none_of(calls.begin() + static_cast<std::ptrdiff_t>(returned_before_tool_message_),
+                     calls.end(), [&](const ToolCall& call) { return call.name == to; }))
+      c_.em.warn("malformed_message",
+                 "message to '" + quoted_start(tool_recipient_) +
+                     "' holds calls to other functions; its recipient left out",
+                 tool_message_at_);
+  }
   tool_recipient_.clear();
 }
 

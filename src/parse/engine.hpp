@@ -53,6 +53,22 @@ inline std::string quoted_start(std::string_view text) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
+// A marker as a warning shows it: layout characters escaped (a name ended by "\n").
+inline std::string shown_marker(std::string_view marker) {
+  std::string out;
+  for (char ch : marker) {
+    if (ch == '\n')
+      out += "\\n";
+    else if (ch == '\r')
+      out += "\\r";
+    else if (ch == '\t')
+      out += "\\t";
+    else
+      out += ch;
+  }
+  return out;
+}
+
 inline bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -800,10 +816,10 @@ class Core {
       // The call's own name wins over its message header (as SGLang's inkling detector reads
       // them); a header naming another function is read for nothing, which a warning says.
       if (call_header != name)
-        em.warn(
-            "malformed_call",
-            "message header '" + call_header + "' is not the call's name '" + name + "'; left out",
-            call_header_at);
+        em.warn("malformed_call",
+                "message header '" + quoted_start(call_header) + "' is not the call's name '" +
+                    quoted_start(name) + "'; left out",
+                call_header_at);
       call_header.clear();
     }
     if (d.namespaced_names) name = namespaced(std::move(name));
@@ -1018,7 +1034,8 @@ class Engine {
   // recipient, where its header stood, and the calls before it. A message to a tool that holds
   // no call is content, and its recipient read for nothing: end_tool_message() says so.
   std::string tool_recipient_;
-  std::size_t tool_message_at_ = 0, calls_before_tool_message_ = 0;
+  std::size_t tool_message_at_ = 0, calls_before_tool_message_ = 0,
+              returned_before_tool_message_ = 0;
   void end_tool_message();
   bool at_answer_open_ = false;  // the output's start, where the answer opener may stand
   // Just past a reasoning marker whose following newlines are layout (newlines_after_think_close,

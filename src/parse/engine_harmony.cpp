@@ -115,7 +115,8 @@ bool HarmonyFamily::hm_header() {
     channel.assign(v.substr(0, e));
   }
   if (std::string unread = unread_header_words(header, !recipient.empty()); !unread.empty())
-    c_.em.warn("malformed_message", "harmony header text '" + unread + "' not read; left out",
+    c_.em.warn("malformed_message",
+               "harmony header text '" + quoted_start(unread) + "' not read; left out",
                c_.abs(c_.mark));
   // The role (the header's first word, when it has one before <|channel|>) is the model's own;
   // a tool's reply (`functions.f to=assistant`) names the tool there.
@@ -124,7 +125,7 @@ bool HarmonyFamily::hm_header() {
       !role.empty() && !role.starts_with("to=") && role != "assistant" && recipient != "assistant")
     c_.em.warn(
         "malformed_message",
-        "harmony header role '" + std::string(role) + "' is not assistant; read as assistant",
+        "harmony header role '" + quoted_start(role) + "' is not assistant; read as assistant",
         c_.abs(c_.mark));
   c_.cand = kNone;
   body_started_ = false;
@@ -135,7 +136,8 @@ bool HarmonyFamily::hm_header() {
   if (name.starts_with("functions.")) name.erase(0, 10);
   if (!recipient.empty() && !c_.valid_name(name)) {
     c_.em.warn("not_a_call",
-               "harmony recipient '" + recipient + "' is not a function name; body kept as content",
+               "harmony recipient '" + quoted_start(recipient) +
+                   "' is not a function name; body kept as content",
                c_.abs(c_.mark));
     route_ = Route::kContent;
   } else if (!recipient.empty()) {
@@ -150,7 +152,7 @@ bool HarmonyFamily::hm_header() {
   // read as if on commentary (content, or the call its recipient names), which a warning says.
   if (!channel.empty() && channel != "analysis" && channel != "commentary" && channel != "final")
     c_.em.warn("malformed_message",
-               "harmony channel '" + channel +
+               "harmony channel '" + quoted_start(channel) +
                    "' is not analysis, commentary or final; read as commentary",
                c_.abs(c_.mark));
   go(St::kBody);
@@ -163,6 +165,7 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
   // The role before the first <|channel|>, unless the header begins with its recipient (the
   // prompt wrote `<|start|>assistant`).
   std::size_t allowed = trim_front(header).starts_with("to=") ? 0 : 1;
+  bool restarted = false;
   while (true) {
     const std::size_t channel = header.find("<|channel|>");
     const std::size_t constrain = header.find("<|constrain|>");
@@ -176,7 +179,9 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
     while (true) {
       segment = trim_front(segment);
       if (segment.empty()) break;
-      const std::size_t e = std::min(segment.find_first_of(" \t\r\n"), segment.size());
+      // A word ends at whitespace, or where a '<' glues markup to it (`assistant<|chanXnel|>`).
+      const std::size_t e =
+          std::min({segment.find_first_of(" \t\r\n"), segment.find('<', 1), segment.size()});
       const std::string_view word = segment.substr(0, e);
       segment.remove_prefix(e);
       if (word.starts_with("to=") && word.size() > 3) {
@@ -185,9 +190,11 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
           content_type = {};
           --words;
         }
-        // The recipient ends at a '<' (`to=functions.f<|constrain|>`): what follows is not it.
-        if (const std::size_t lt = word.find('<'); lt != std::string_view::npos && lt > 3)
-          append_word(unread, word.substr(lt));
+        continue;  // (it ends at a '<': `to=functions.f<|chan..`, the rest a word of its own)
+      }
+      if (restarted && words == 0 &&
+          (word == "analysis" || word == "commentary" || word == "final")) {
+        ++words;  // a known channel the header then restarts: the model's own repair
         continue;
       }
       if (++words <= allowed) {
@@ -199,9 +206,9 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
     if (cut == std::string_view::npos) return unread;
     // A channel name and one content type after <|channel|>; one format after <|constrain|>.
     // (the content type stands after the channel only where no <|constrain|> gives it). A
-    // channel a later <|channel|> restarts is not read: its words are reported.
-    const bool restarted =
-        cut == channel && header.find("<|channel|>", cut + 11) != std::string_view::npos;
+    // channel a later <|channel|> restarts is not read: its words are reported, but for a
+    // channel name (gpt-oss writes `commentary to=assistant<|channel|>analysis`).
+    restarted = cut == channel && header.find("<|channel|>", cut + 11) != std::string_view::npos;
     allowed = restarted ? 0
               : cut == channel && to_recipient &&
                       header.find("<|constrain|>", cut) == std::string_view::npos
@@ -225,13 +232,15 @@ bool HarmonyFamily::headerless_message(const MarkerSet::Hit& end) {
   auto e = rest.find_first_of(" \t\n");
   std::string_view channel = rest.substr(0, e);
   std::string_view body = e == std::string_view::npos ? std::string_view() : rest.substr(e + 1);
-  // The channel is named: a word the model wrote where the channel stands is read as one.
+  // The channel is named, and where its text goes: a word the model wrote where the channel
+  // stands is read as one.
+  route_ = channel == "analysis" ? Route::kReasoning : Route::kContent;
   c_.em.warn("malformed_message",
              "harmony header without <|message|>; read as a message on channel '" +
-                 std::string(channel) + "'",
+                 quoted_start(channel) + "' (" +
+                 (route_ == Route::kReasoning ? "reasoning" : "content") + ")",
              c_.abs(c_.mark));
   c_.cand = kNone;
-  route_ = channel == "analysis" ? Route::kReasoning : Route::kContent;
   body_started_ = false;
   body_text(body);
   c_.pos = end.at + end.len;

@@ -214,7 +214,7 @@ bool HeaderJsonFamily::hj_header() {
   // call's type there, which is always `function`.
   if (!call_type_.empty() && call_type_ != "function")
     c_.em.warn("malformed_call",
-               "call type '" + call_type_ +
+               "call type '" + quoted_start(call_type_) +
                    (is_word(call_type_) ? "' is not function; read as a function call"
                                         : "' is not one word; left out"),
                c_.abs(c_.mark));
@@ -256,9 +256,10 @@ bool HeaderJsonFamily::hj_label_header() {
   if (rest.size() < close.size() && close.starts_with(rest) && !c_.eof) return false;
   if (rest.starts_with(close)) {
     // The label is informational: the name is the first word after its close. A label that
-    // is not one word (markup or text glued into it) is read for nothing, which a warning says.
-    if (const std::string_view text = buf.substr(label, label_end - label); !is_word(text))
-      label_warning = "call label '" + std::string(text) + "' is not one word; left out";
+    // is not a name (markup or text glued into it) is read for nothing, which a warning says.
+    if (const std::string_view text = buf.substr(label, label_end - label);
+        !Core::valid_name(text))  // (`function`, `web-search`, `functions.search`)
+      label_warning = "call label '" + quoted_start(text) + "' is not a name; left out";
     name = skip_ws(after + close.size());
     if (waits(name)) return false;
     name_end = word_end(name, c_.d.call_close);

@@ -1,5 +1,7 @@
 // The JSON call-object family: {"name", "arguments"} after a marker, bare, or in a list; and
 // Llama's builtin calls (`<|python_tag|>name.call(k=v)`), which follow the same marker.
+#include <unordered_set>
+
 #include "parse/engine.hpp"
 
 namespace chatwire::parse {
@@ -162,13 +164,14 @@ class JsonFamily final : public Family {
                       bool not_a_name = false) {
     if (!not_a_name) other_key_ = true;  // (a name key is no other key, whatever its value)
     type_value_ = kNone;
-    if (unread_keys_.size() == kMaxUnreadKeys) {
+    counted_type_ = unread_keys_.size() == kMaxUnreadKeys;
+    if (counted_type_)
       ++unread_more_;
-      return;
-    }
-    unread_keys_.push_back({std::string(key), at, not_a_name});
+    else
+      unread_keys_.push_back({std::string(key), at, not_a_name});
     if (key == "type") type_value_ = value_at;
   }
+  bool counted_type_ = false;  // the "type" key being judged is counted in unread_more_
   void clear_unread_keys() {
     unread_keys_.clear();
     unread_more_ = 0;
@@ -182,6 +185,19 @@ class JsonFamily final : public Family {
     return json.size() > 2 && json.front() == '"' && json.back() == '"' &&
            is_word(json.substr(1, json.size() - 2));
   }
+  // The keys a call object's fields are read from, for a warning: "name", "arguments", ...
+  std::string keys_read() const {
+    std::string keys;
+    for (const auto* list : {&c_.d.name_keys, &c_.d.args_keys, &c_.d.id_keys})
+      for (std::string_view k : *list) {
+        // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on a chain of +.
+        if (!keys.empty()) keys += ", ";
+        keys += '"';
+        keys.append(k);
+        keys += '"';
+      }
+    return keys;
+  }
   void warn_unread_keys() {
     const auto& d = c_.d;
     for (const UnreadKey& u : unread_keys_) {
@@ -191,12 +207,13 @@ class JsonFamily final : public Family {
                  "key \"" + u.key + "\" of the call object " +
                      (u.not_a_name ? "names no function; left out"
                       : again      ? "given again; the first is used, this one left out"
-                                   : "is not its name, arguments or id; left out"),
+                                   : "is not one of the keys read (" + keys_read() + "); left out"),
                  u.at);
     }
     if (unread_more_ > 0)
       c_.em.warn("malformed_call",
-                 std::to_string(unread_more_) + " more keys of the call object left out",
+                 std::to_string(unread_more_) + (unread_more_ == 1 ? " more key" : " more keys") +
+                     " of the call object left out",
                  unread_keys_.back().at);
     clear_unread_keys();
   }
@@ -307,6 +324,7 @@ void JsonFamily::bad_object(std::string why, std::size_t text_from) {
     return;
   }
   if (streaming_) {
+    warn_unread_keys();
     c_.close_call();
     c_.em.warn("malformed_call", why, c_.abs(c_.pos));
     if (text_from != kNone) c_.pos = text_from;
@@ -372,11 +390,24 @@ bool JsonFamily::py_dict() {
     return true;
   }
   // (the reader passes bytes through: text that is not UTF-8 is not JSON, so not a call)
-  const Json value = Json::parse(json, nullptr, false);
+  // A key written twice: the first is read, as the JSON form reads it, and the later reported.
+  std::unordered_set<std::string> keys;
+  std::vector<std::string> repeated;
+  const Json value = Json::parse(
+      json,
+      [&](int depth, Json::parse_event_t event, Json& parsed) {
+        if (depth != 1 || event != Json::parse_event_t::key) return true;
+        if (keys.insert(parsed.get<std::string>()).second) return true;
+        repeated.push_back(parsed.get<std::string>());
+        return false;  // skipped with its value
+      },
+      false);
   if (value.is_discarded() || !value.is_object()) {
     bad_object("not a Python dict");
     return true;
   }
+  for (const std::string& key : repeated)
+    note_other_key(key, c_.abs(obj_start_), kNone);  // a name, arguments or id key: "again"
   for (const auto& [key, v] : value.items()) {
     if (one_of(c_.d.name_keys, key) && v.is_string() && !has_name_) {
       name_ = v.get<std::string>();
@@ -399,6 +430,7 @@ bool JsonFamily::args_cut_by_close() {
   const std::string why = "call arguments not closed before " + std::string(close_);
   if (streaming_) {
     c_.em.warn("truncated", why, c_.abs(c_.pos));
+    warn_unread_keys();  // the call stands: what it left out is said
     c_.close_call(false);
     streaming_ = false;
     go(St::kClose);
@@ -433,6 +465,7 @@ bool JsonFamily::jo_truncated() {
   }
   if (streaming_) {
     c_.truncated("tool call arguments");
+    warn_unread_keys();
     c_.close_call(false);
     streaming_ = false;
     c_.end_block();
@@ -441,6 +474,7 @@ bool JsonFamily::jo_truncated() {
   if (has_name_ && (has_args_ || !c_.d.args_required) && !args_raw_.empty()) {
     // The arguments are complete; only the object's end is missing.
     c_.truncated("a call object");
+    warn_unread_keys();
     finish_object_call();
     c_.end_block();
     return true;
@@ -600,7 +634,12 @@ bool JsonFamily::jo_after_value() {
   if (!c_.skip_ws()) return false;
   const std::size_t value_end = std::exchange(value_end_, kNone);
   if (type_value_ != kNone) {
-    if (kind_label(c_.bytes(type_value_, value_end))) unread_keys_.pop_back();
+    if (kind_label(c_.bytes(type_value_, value_end))) {
+      if (counted_type_)
+        --unread_more_;
+      else
+        unread_keys_.pop_back();
+    }
     type_value_ = kNone;
   }
   if (c_.pos == c_.buf.size()) return jo_truncated();

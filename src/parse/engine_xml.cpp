@@ -284,7 +284,8 @@ class XmlFamily final : public SectionFamily {
   // Warns that such text was left out of the call.
   void warn_unread_attrs(std::string_view header, std::string_view key, std::size_t at) {
     if (std::string unread = unread_attr_text(header, key); !unread.empty())
-      c_.em.warn("malformed_call", "text '" + unread + "' in the header not read; left out",
+      c_.em.warn("malformed_call",
+                 "text '" + quoted_start(unread) + "' in the header not read; left out",
                  c_.abs(at));
   }
   bool xp_name();
@@ -453,7 +454,7 @@ bool XmlFamily::xp_name() {
     c_.pos = c_.buf.size();
     // Cut off inside the header, or a call marker in prose that no header follows: either way
     // the end marker never came, which is what the warning says.
-    const std::string end = c_.d.name_end.empty() ? "its end" : std::string(c_.d.name_end.front());
+    const std::string end = c_.d.name_end.empty() ? "its end" : shown_marker(c_.d.name_end.front());
     not_a_call("truncated", "call header not closed by " + end + " before the output ended");
     return true;
   }
@@ -480,7 +481,8 @@ bool XmlFamily::xp_name() {
   warn_unread_attrs(header, c_.d.call_name_attr, c_.mark);
   if (!function_line_.empty() && function_line_ != name)
     c_.em.warn("malformed_call",
-               "function-name line '" + function_line_ + "' is not the call's name; left out",
+               "function-name line '" + quoted_start(function_line_) +
+                   "' is not the call's name; left out",
                function_line_at_);
   function_line_.clear();
   name_ = std::move(name);
@@ -690,9 +692,12 @@ bool XmlFamily::xp_param_name() {
   }
   if (hit.tag == 2) {
     // A name cut by another marker names no parameter: the text is named in the warning.
+    const std::string_view name = c_.bytes(c_.mark, hit.at);
     c_.em.warn("malformed_call",
-               "parameter name '" + quoted_start(c_.bytes(c_.mark, hit.at)) + "' not ended by " +
-                   std::string(c_.d.param_name_end) + "; left out",
+               (name.empty() ? std::string("parameter marker without a name")
+                             : "parameter name '" + quoted_start(name) + "' not ended by " +
+                                   shown_marker(c_.d.param_name_end)) +
+                   "; left out",
                c_.abs(c_.mark));
     c_.pos = hit.at;
     go(St::kParams);

@@ -350,9 +350,14 @@ bool python_literal_json(std::string_view text, std::size_t max_depth, std::stri
 static void append_dropped(std::string& dropped, std::string_view call, std::string_view why) {
   if (!dropped.empty()) dropped += "; ";
   // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on one chain of +.
+  constexpr std::size_t kShown = 80;
+  std::size_t shown = std::min(call.size(), kShown);
+  while (shown < call.size() && shown > 0 &&
+         (static_cast<unsigned char>(call[shown]) & 0xC0) == 0x80)
+    --shown;  // cut before a UTF-8 character, not inside one
   dropped += '\'';
-  dropped.append(call.substr(0, 80));
-  dropped += call.size() > 80 ? "..' (" : "' (";
+  dropped.append(call.substr(0, shown));
+  dropped += shown < call.size() ? "..' (" : "' (";
   dropped += why.empty() ? std::string_view("not one call") : why;
   dropped += ')';
 }
@@ -360,6 +365,7 @@ static void append_dropped(std::string& dropped, std::string_view call, std::str
 static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls, std::string& error,
                               std::size_t max_depth) {
   PyReader r(text, max_depth);
+  std::string last_why;  // the reason the last dropped call gave
   r.skip_ws();
   bool bracketed = r.peek() == '[';
   if (bracketed) ++r.i_;
@@ -452,6 +458,7 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
           return false;
         }
         append_dropped(error, text.substr(call_start, r.i_ - call_start), why);
+        last_why = why;
         bad_value = true;
         break;
       }
@@ -468,6 +475,8 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
     error = "text after the call list";
     return false;
   }
+  // No call read: the list is no call list, and its caller names it with the reason as it is.
+  if (calls.empty() && !last_why.empty()) error = last_why;
   return !calls.empty();
 }
 
