@@ -754,6 +754,11 @@ bool Engine::text() {
   // A call marker.
   if (c_.em.msg.tool_calls.size() >= c_.opt.max_tool_calls) {
     c_.em.warn("limit", "more calls than max_tool_calls; the marker stays text", c_.abs(pos));
+    if (!c_.call_header.empty()) {  // a message header before it is text with it
+      if (c_.call_header_at + c_.call_header.size() == c_.abs(layout_from))
+        c_.emit(c_.text_route(), c_.call_header);
+      c_.call_header.clear();
+    }
     if (layout_from < pos) c_.emit(c_.text_route(), c_.bytes(layout_from, pos));
     c_.emit(Route::kContent, c_.bytes(pos, pos + hit.len));
     pos += hit.len;
@@ -1027,8 +1032,13 @@ void Engine::end_tool_message() {
     // Its calls are returned: one of them is to the recipient, else the recipient (a function
     // named differently, `to=get_weathr`) was read for nothing.
     const std::string to = c_.d.namespaced_names ? c_.namespaced(tool_recipient_) : tool_recipient_;
+    // (a namespaced recipient, `weather.get_weather`, is its last part's call without tools too)
+    auto to_it = [&](const ToolCall& call) {
+      return call.name == to || (to.size() > call.name.size() && to.ends_with(call.name) &&
+                                 to[to.size() - call.name.size() - 1] == '.');
+    };
     if (std::none_of(calls.begin() + static_cast<std::ptrdiff_t>(returned_before_tool_message_),
-                     calls.end(), [&](const ToolCall& call) { return call.name == to; }))
+                     calls.end(), to_it))
       c_.em.warn("malformed_message",
                  "message to '" + quoted_start(tool_recipient_) +
                      "' holds calls to other functions; its recipient left out",

@@ -119,10 +119,11 @@ bool HarmonyFamily::hm_header() {
                "harmony header text '" + quoted_start(unread) + "' not read; left out",
                c_.abs(c_.mark));
   // The role (the header's first word, when it has one before <|channel|>) is the model's own;
-  // a tool's reply (`functions.f to=assistant`) names the tool there.
+  // a tool's reply (`functions.f to=assistant`) names the tool there, a dotted name.
   const std::string_view head = trim_front(header);
   if (const std::string_view role = head.substr(0, head.find_first_of(" \t\r\n<"));
-      !role.empty() && !role.starts_with("to=") && role != "assistant" && recipient != "assistant")
+      !role.empty() && !role.starts_with("to=") && role != "assistant" &&
+      !(recipient == "assistant" && role.find('.') != std::string_view::npos))
     c_.em.warn(
         "malformed_message",
         "harmony header role '" + quoted_start(role) + "' is not assistant; read as assistant",
@@ -176,6 +177,9 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
     // recipient (`commentary X to=functions.f`) is no content type, and is reported once the
     // recipient shows it.
     std::string_view content_type;
+    // gpt-oss restarts a header after a recipient (`commentary to=assistant<|channel|>..`).
+    const bool restart_after_recipient = restarted && segment.find("to=") != std::string_view::npos;
+    bool glued = false;  // the word follows a recipient without a space (`to=functions.f<x`)
     while (true) {
       segment = trim_front(segment);
       if (segment.empty()) break;
@@ -184,15 +188,21 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
           std::min({segment.find_first_of(" \t\r\n"), segment.find('<', 1), segment.size()});
       const std::string_view word = segment.substr(0, e);
       segment.remove_prefix(e);
+      if (std::exchange(glued, false)) {
+        append_word(unread, word);  // markup glued to the recipient is no field's
+        continue;
+      }
       if (word.starts_with("to=") && word.size() > 3) {
         if (!content_type.empty()) {
           append_word(unread, content_type);
           content_type = {};
           --words;
         }
-        continue;  // (it ends at a '<': `to=functions.f<|chan..`, the rest a word of its own)
+        // It ends at a '<' (`to=functions.f<x`): what is glued to it is a word of its own.
+        glued = !segment.empty() && !is_ws(segment.front());
+        continue;
       }
-      if (restarted && words == 0 &&
+      if (restart_after_recipient && words == 0 &&
           (word == "analysis" || word == "commentary" || word == "final")) {
         ++words;  // a known channel the header then restarts: the model's own repair
         continue;

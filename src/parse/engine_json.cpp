@@ -390,35 +390,45 @@ bool JsonFamily::py_dict() {
     return true;
   }
   // (the reader passes bytes through: text that is not UTF-8 is not JSON, so not a call)
-  // A key written twice: the first is read, as the JSON form reads it, and the later reported.
-  std::unordered_set<std::string> keys;
-  std::vector<std::string> repeated;
+  // The object's members in the order written (the parsed object keeps one value per key): a
+  // key given twice is read as the JSON form reads it, the first name that names a function and
+  // the first arguments, and the others reported.
+  std::vector<std::pair<std::string, Json>> members;
+  std::string member_key;
   const Json value = Json::parse(
       json,
       [&](int depth, Json::parse_event_t event, Json& parsed) {
-        if (depth != 1 || event != Json::parse_event_t::key) return true;
-        if (keys.insert(parsed.get<std::string>()).second) return true;
-        repeated.push_back(parsed.get<std::string>());
-        return false;  // skipped with its value
+        if (depth != 1) return true;
+        if (event == Json::parse_event_t::key) {
+          member_key = parsed.get<std::string>();
+        } else if (event == Json::parse_event_t::value ||
+                   event == Json::parse_event_t::object_end ||
+                   event == Json::parse_event_t::array_end) {
+          members.emplace_back(member_key, parsed);
+        }
+        return true;
       },
       false);
   if (value.is_discarded() || !value.is_object()) {
     bad_object("not a Python dict");
     return true;
   }
-  for (const std::string& key : repeated)
-    note_other_key(key, c_.abs(obj_start_), kNone);  // a name, arguments or id key: "again"
-  for (const auto& [key, v] : value.items()) {
-    if (one_of(c_.d.name_keys, key) && v.is_string() && !has_name_) {
-      name_ = v.get<std::string>();
-      has_name_ = c_.valid_name(name_);
+  std::unordered_set<std::string> noted;  // other keys reported once (all at the object's start)
+  for (const auto& [key, v] : members) {
+    if (one_of(c_.d.name_keys, key) && !has_name_) {
+      if (v.is_string() && c_.valid_name(v.get_ref<const std::string&>())) {
+        name_ = v.get<std::string>();
+        has_name_ = true;
+      } else {
+        note_other_key(key, c_.abs(obj_start_), kNone, true);  // names no function
+      }
     } else if (one_of(c_.d.args_keys, key) && v.is_object() && !has_args_) {
       args_raw_ = v.dump();
       has_args_ = true;
-    } else if (!(key == "type" && kind_label(v.dump()))) {
+    } else if (key == "type" && kind_label(v.dump())) {
+      other_key_ = true;  // the object's kind, read
+    } else if (noted.insert(key).second) {
       note_other_key(key, c_.abs(obj_start_), kNone);
-    } else {
-      other_key_ = true;
     }
   }
   object_end();

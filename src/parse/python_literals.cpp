@@ -366,6 +366,7 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
                               std::size_t max_depth) {
   PyReader r(text, max_depth);
   std::string last_why;  // the reason the last dropped call gave
+  std::size_t dropped_calls = 0;
   r.skip_ws();
   bool bracketed = r.peek() == '[';
   if (bracketed) ++r.i_;
@@ -459,6 +460,7 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
         }
         append_dropped(error, text.substr(call_start, r.i_ - call_start), why);
         last_why = why;
+        ++dropped_calls;
         bad_value = true;
         break;
       }
@@ -475,8 +477,9 @@ static bool read_python_calls(std::string_view text, std::vector<PyCall>& calls,
     error = "text after the call list";
     return false;
   }
-  // No call read: the list is no call list, and its caller names it with the reason as it is.
-  if (calls.empty() && !last_why.empty()) error = last_why;
+  // No call read: the list is no call list, and its caller names it; one dropped call's reason
+  // is given as it is, several keep their names.
+  if (calls.empty() && dropped_calls == 1) error = last_why;
   return !calls.empty();
 }
 
