@@ -54,9 +54,8 @@ class HarmonyFamily final : public Family {
   // The words of a header no field reads: a role, then after each <|channel|> a channel name,
   // `to=` recipients anywhere, one content type after the channel and its recipient (`json`) in
   // a message to a recipient where no <|constrain|> follows, and one word after <|constrain|>.
-  // Anything else (a
-  // word split by a space, text the model wrote there) is left out of the message, which a warning
-  // says.
+  // Anything else (a word split by a space, markup glued on by '<', text the model wrote there)
+  // is left out of the message, which a warning says.
   static std::string unread_header_words(std::string_view header, bool to_recipient);
 
   // A message's body text. Two messages of content (a commentary preamble, then the final
