@@ -15,6 +15,7 @@
 
 #include "parse/internal.hpp"
 #include "parse/markdown_literals.hpp"
+#include "util/utf8.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -48,9 +49,7 @@ inline void append_word(std::string& list, std::string_view word) {
 inline std::string quoted_start(std::string_view text) {
   constexpr std::size_t kShown = 64;
   if (text.size() <= kShown) return std::string(text);
-  std::size_t cut = kShown;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut)) + "...";
+  return std::string(text.substr(0, util::utf8::char_start(text, kShown))) + "...";
 }
 
 // A marker as a warning shows it: layout characters escaped (a name ended by "\n").

@@ -351,10 +351,7 @@ static void append_dropped(std::string& dropped, std::string_view call, std::str
   if (!dropped.empty()) dropped += "; ";
   // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on one chain of +.
   constexpr std::size_t kShown = 80;
-  std::size_t shown = std::min(call.size(), kShown);
-  while (shown < call.size() && shown > 0 &&
-         (static_cast<unsigned char>(call[shown]) & 0xC0) == 0x80)
-    --shown;  // cut before a UTF-8 character, not inside one
+  const std::size_t shown = util::utf8::char_start(call, std::min(call.size(), kShown));
   dropped += '\'';
   dropped.append(call.substr(0, shown));
   dropped += shown < call.size() ? "..' (" : "' (";

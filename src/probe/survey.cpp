@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "chatwire/probe_json.hpp"
+#include "util/utf8.hpp"
 
 namespace chatwire::probe {
 
@@ -42,9 +43,7 @@ std::string escaped_line(std::string_view text, std::string_view escaped = {}) {
   std::string_view rest = text.substr(begin);
   rest = rest.substr(0, rest.find('\n'));
   if (rest.size() <= 160) return std::string(rest);
-  std::size_t cut = 160;
-  while (cut > 0 && (static_cast<unsigned char>(rest[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(rest.substr(0, cut)) + "…";
+  return std::string(rest.substr(0, util::utf8::char_start(rest, 160))) + "…";
 }
 
 std::string code(std::string_view s) {
@@ -87,9 +86,7 @@ std::string_view text_strip(std::string_view s) {
 // At most 80 bytes (cut at a character boundary, "…" appended): a table cell, not the evidence.
 std::string shorten(std::string_view s) {
   if (s.size() <= 80) return std::string(s);
-  std::size_t cut = 80;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(s.substr(0, cut)) + "…";
+  return std::string(s.substr(0, util::utf8::char_start(s, 80))) + "…";
 }
 
 std::string stem(const std::string& name) {

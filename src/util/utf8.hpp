@@ -67,6 +67,13 @@ inline char32_t decode(std::string_view s, std::size_t& i) noexcept {
   return cp;
 }
 
+// Where the character holding byte `at` starts (`at` itself where a character starts, and at the
+// end): a text cut there splits no character, as a shortened excerpt must not.
+inline std::size_t char_start(std::string_view s, std::size_t at) noexcept {
+  while (at > 0 && at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
+  return at;
+}
+
 // Number of code points: the bytes that are not continuation bytes (10xxxxxx), so a
 // stray continuation byte is not counted.
 inline std::size_t code_points(std::string_view s) noexcept {
