@@ -52,10 +52,11 @@ class HarmonyFamily final : public Family {
   bool hm_after();
 
   // The words of a header no field reads: a role, then after each <|channel|> a channel name,
-  // `to=` recipients anywhere, one content type after the channel and its recipient (`json`) in
-  // a message to a recipient where no <|constrain|> follows, and one word after <|constrain|>.
-  // Anything else (a word split by a space, markup glued on by '<', text the model wrote there)
-  // is left out of the message, which a warning says.
+  // a `to=` recipient anywhere (written again the same), one content type after the channel and
+  // its recipient (`json`) in a message to a recipient where no <|constrain|> follows, and one
+  // word after the last <|constrain|>, each a plain word. Anything else (a word split by a space,
+  // markup glued on by '<' or written into a word, a second recipient, text the model wrote
+  // there) is left out of the message, which a warning says.
   static std::string unread_header_words(std::string_view header, bool to_recipient);
 
   // A message's body text. Two messages of content (a commentary preamble, then the final
@@ -159,6 +160,15 @@ bool HarmonyFamily::hm_header() {
   return true;
 }
 
+// A role, channel or content type as gpt-oss writes one: letters, digits and `._+/-`
+// (`assistant`, `functions.f`, `commentary`, `json`, `application/json`).
+static bool is_header_word(std::string_view word) {
+  return std::all_of(word.begin(), word.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '+' ||
+           ch == '/' || ch == '-';
+  });
+}
+
 std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_recipient) {
   std::string unread;
   // Per segment (split at the tokens): how many plain words it may hold.
@@ -166,6 +176,8 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
   // prompt wrote `<|start|>assistant`).
   std::size_t allowed = trim_front(header).starts_with("to=") ? 0 : 1;
   bool restarted = false;
+  // The first recipient is the message's; another (`to=functions.f to=functions.g`) is reported.
+  std::string_view recipient;
   while (true) {
     const std::size_t channel = header.find("<|channel|>");
     const std::size_t constrain = header.find("<|constrain|>");
@@ -192,6 +204,8 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
         continue;
       }
       if (word.starts_with("to=") && word.size() > 3) {
+        if (recipient.empty()) recipient = word;
+        if (word != recipient) append_word(unread, word);
         if (!content_type.empty()) {
           append_word(unread, content_type);
           content_type = {};
@@ -206,7 +220,9 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
         ++words;  // a known channel the header then restarts: the model's own repair
         continue;
       }
-      if (++words <= allowed) {
+      // A word in a field's slot is read only when it is a plain word: one with markup written
+      // into it (`<|constXions.f`, `jsoX|>json`) is no role, channel or content type.
+      if (++words <= allowed && is_header_word(word)) {
         if (words == 2) content_type = word;
         continue;
       }
@@ -214,15 +230,17 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
     }
     if (cut == std::string_view::npos) return unread;
     // A channel name and one content type after <|channel|>; one format after <|constrain|>.
-    // (the content type stands after the channel only where no <|constrain|> gives it). A
-    // channel a later <|channel|> restarts is not read: its words are reported, but for a
-    // channel name (gpt-oss writes `commentary to=assistant<|channel|>analysis`).
+    // (the content type stands after the channel only where no <|constrain|> gives it, and
+    // after the last <|constrain|> only). A channel a later <|channel|> restarts is not read:
+    // its words are reported, but for a channel name (gpt-oss writes
+    // `commentary to=assistant<|channel|>analysis`).
     restarted = cut == channel && header.find("<|channel|>", cut + 11) != std::string_view::npos;
-    allowed = restarted ? 0
-              : cut == channel && to_recipient &&
-                      header.find("<|constrain|>", cut) == std::string_view::npos
-                  ? 2
-                  : 1;
+    const bool constrained_later =
+        header.find("<|constrain|>", cut == channel ? cut : cut + 13) != std::string_view::npos;
+    allowed = restarted                                              ? 0
+              : cut == channel && to_recipient && !constrained_later ? 2
+              : cut == constrain && constrained_later                ? 0
+                                                                     : 1;
     header.remove_prefix(cut + (cut == channel ? 11 : 13));
   }
 }
