@@ -931,6 +931,7 @@ std::vector<Dialect> build_table() {
     d = header_json(d, {}, {"<tool:", "</tool>"}, "");
     d.header_end = {};
     d.label_close = ">";
+    d.call_label = "function";
     d.raw_args_key = "command";
     t.push_back(d);
   }

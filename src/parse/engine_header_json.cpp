@@ -255,11 +255,14 @@ bool HeaderJsonFamily::hj_label_header() {
   const std::string_view rest = buf.substr(after);
   if (rest.size() < close.size() && close.starts_with(rest) && !c_.eof) return false;
   if (rest.starts_with(close)) {
-    // The label is informational: the name is the first word after its close. A label that
-    // is not a name (markup or text glued into it) is read for nothing, which a warning says.
+    // The label is informational: the name is the first word after its close. A label other
+    // than the one the template writes (`function`) is read for nothing, which a warning says.
     if (const std::string_view text = buf.substr(label, label_end - label);
         !Core::valid_name(text))  // (`function`, `web-search`, `functions.search`)
       label_warning = "call label '" + quoted_start(text) + "' is not a name; left out";
+    else if (!c_.d.call_label.empty() && text != c_.d.call_label)
+      label_warning = "call label '" + quoted_start(text) + "' is not '" +
+                      std::string(c_.d.call_label) + "'; the word after it names the function";
     name = skip_ws(after + close.size());
     if (waits(name)) return false;
     name_end = word_end(name, c_.d.call_close);

@@ -200,6 +200,7 @@ struct Dialect {
   // label is informational and the name is the first word after the marker; a label followed by
   // a space instead (`<tool: python print(1) </tool>`) is the name itself.
   std::string_view label_close;
+  std::string_view call_label;  // the label the template writes (`function`); another is reported
   // Arguments that do not begin as JSON ('{' or '[') are the text of this one parameter
   // (Functionary's python calls: raw code, {"code": ..}; CWM: {"command": ..}); for every
   // function, or only for raw_args_function when it is set.

@@ -38,6 +38,7 @@ constexpr TextField kTextFields[] = {
     {"id_marker", &Dialect::id_marker},
     {"type_separator", &Dialect::type_separator},
     {"label_close", &Dialect::label_close},
+    {"call_label", &Dialect::call_label},
     {"raw_args_key", &Dialect::raw_args_key},
     {"raw_args_function", &Dialect::raw_args_function},
     {"content_name", &Dialect::content_name},
