@@ -72,7 +72,7 @@ class PythonicFamily final : public Family {
   bool py_wrapped();
   bool loose_key_value();
   bool py_line();
-  void strings_by_schema(PyCall& call) const;
+  BareAsString strings_by_schema() const;
 
   St st_ = St::kBare;
   std::string_view close_;        // the section's close marker ("" = to the end of the output)
@@ -130,11 +130,10 @@ bool PythonicFamily::py_emit(std::string_view body, bool unterminated, bool in_s
   if (c_.d.syntax == CallSyntax::kKeyValue) {
     PyCall call;
     if (!parse_key_value_call(body, c_.d.kv_prefix, c_.d.kv_quote, call, error,
-                              c_.opt.max_json_depth)) {
+                              c_.opt.max_json_depth, strings_by_schema())) {
       c_.fallback("not_a_call", "not a key-value call: " + error);
       return true;
     }
-    strings_by_schema(call);
     calls.push_back(std::move(call));
   } else if (!parse_python_calls(body, calls, error, c_.opt.max_json_depth)) {
     // Inside its markers, a JSON list of call objects is a call list too (LFM2 with JSON tools).
@@ -154,21 +153,11 @@ bool PythonicFamily::py_emit(std::string_view body, bool unterminated, bool in_s
 
 // A bare value (`zipcode:12345`, `label:null`) of a parameter the schema types as a string only is
 // that string, as its text (vLLM's Gemma 4 parser types bare values by the schema).
-void PythonicFamily::strings_by_schema(PyCall& call) const {
-  Json args = Json::parse(call.arguments, nullptr, false);
-  if (!args.is_object()) return;
-  bool changed = false;
-  for (auto it = args.begin(); it != args.end(); ++it) {
-    Json& value = it.value();
-    if (!value.is_number() && !value.is_boolean() && !value.is_null()) continue;
-    const ParamTypes types = param_types(c_.tools, call.name, it.key());
-    if (!types.string_decides() || (value.is_null() && types.null)) continue;
-    value = value.dump();
-    changed = true;
-  }
-  if (!changed) return;
-  call.arguments.clear();
-  append_python_json(call.arguments, args);
+BareAsString PythonicFamily::strings_by_schema() const {
+  return [this](std::string_view function, std::string_view argument, const Json& literal) {
+    const ParamTypes types = param_types(c_.tools, function, argument);
+    return types.string_decides() && !(literal.is_null() && types.null);
+  };
 }
 
 bool PythonicFamily::py_wrapped() {
@@ -292,7 +281,8 @@ bool PythonicFamily::loose_key_value() {
       PyCall call;
       std::string error;
       const std::string text = std::string(c_.d.kv_prefix).append(buf.substr(c_.mark, i - c_.mark));
-      if (!parse_key_value_call(text, c_.d.kv_prefix, quote, call, error, c_.opt.max_json_depth) ||
+      if (!parse_key_value_call(text, c_.d.kv_prefix, quote, call, error, c_.opt.max_json_depth,
+                                strings_by_schema()) ||
           !c_.listed(call.name)) {
         c_.fallback_quietly();
         return true;

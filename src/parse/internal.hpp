@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -399,9 +400,14 @@ bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::
 // A JSON list of call objects `[{"name": "f", "arguments": {..}}, ..]` (or one object), as LFM2
 // writes calls when its prompt lists the tools as JSON; false unless every element is one.
 bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls, std::size_t max_depth);
+// Whether a bare literal (a number, boolean or null written unquoted) given to a top-level
+// argument of a function is that argument's text instead: its schema types it as a string.
+using BareAsString =
+    std::function<bool(std::string_view function, std::string_view argument, const Json& literal)>;
 // One key-value call: `prefix name{key:value,...}`, values quoted by `quote` (strings), nested
 // {..} / [..], or bare literals (true, 3, null; anything else is a string).
 bool parse_key_value_call(std::string_view text, std::string_view prefix, std::string_view quote,
-                          PyCall& call, std::string& error, std::size_t max_depth);
+                          PyCall& call, std::string& error, std::size_t max_depth,
+                          const BareAsString& bare_as_string = {});
 
 }  // namespace chatwire::parse

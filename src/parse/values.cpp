@@ -632,9 +632,12 @@ struct KeyValueReader {
   std::string_view s;
   std::string_view quote;
   std::size_t max_depth;
+  const BareAsString& bare_as_string;
   std::size_t pos = 0;
   std::string error;
-  bool last_quoted = false;  // the value just read was a quoted string
+  bool last_quoted = false;   // the value just read was a quoted string
+  std::string_view function;  // the call's name
+  std::string_view key;       // the argument whose value is being read (top level only)
 
   void skip_ws() {
     while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\n' || s[pos] == '\t' || s[pos] == '\r'))
@@ -695,12 +698,18 @@ struct KeyValueReader {
     while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n')) raw.remove_suffix(1);
     if (raw.empty()) return fail("missing value");
     auto literal = Json::parse(raw, nullptr, false);
-    if (!literal.is_discarded() && !literal.is_object() && !literal.is_array())
-      out += literal.dump();
-    else if (raw == "True" || raw == "False" || raw == "None")
-      out += raw == "True" ? "true" : raw == "False" ? "false" : "null";
-    else
-      append_json_quoted(out, raw);
+    if (literal.is_discarded() || literal.is_object() || literal.is_array()) {
+      if (raw == "True" || raw == "False" || raw == "None")
+        literal = raw == "True" ? Json(true) : raw == "False" ? Json(false) : Json(nullptr);
+      else
+        literal = Json(std::string(raw));
+    }
+    // A bare literal of an argument the schema types as a string is that string, typed here as
+    // it is written (a rewrite of the finished object would merge an argument given twice).
+    if (!literal.is_string() && depth == 1 && bare_as_string &&
+        bare_as_string(function, key, literal))
+      literal = literal.dump();
+    out += literal.dump();
     return true;
   }
 
@@ -747,6 +756,7 @@ struct KeyValueReader {
       append_json_quoted(out, key);
       out += ": ";
       pos = colon + 1;
+      this->key = key;
       if (!value(out, ",}", depth)) return false;
       skip_ws();
     }
@@ -760,8 +770,9 @@ struct KeyValueReader {
 }  // namespace
 
 bool parse_key_value_call(std::string_view text, std::string_view prefix, std::string_view quote,
-                          PyCall& call, std::string& error, std::size_t max_depth) {
-  KeyValueReader r{text, quote, max_depth, 0, {}};
+                          PyCall& call, std::string& error, std::size_t max_depth,
+                          const BareAsString& bare_as_string) {
+  KeyValueReader r{text, quote, max_depth, bare_as_string, 0, {}, false, {}, {}};
   r.skip_ws();
   // A stray ':' before the prefix (`<|tool_call>:call:f{..}`, a slip vLLM's Gemma 4 parser reads).
   if (r.starts(":") && !prefix.empty() && text.substr(r.pos + 1).starts_with(prefix)) ++r.pos;
@@ -782,6 +793,7 @@ bool parse_key_value_call(std::string_view text, std::string_view prefix, std::s
     return false;
   }
   r.pos = brace;
+  r.function = name;
   std::string args;
   if (!r.object(args, 1)) {
     error = r.error;
