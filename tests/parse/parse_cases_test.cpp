@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 
@@ -185,26 +186,59 @@ TEST_P(ParseCase, JsonFormReadsTheSame) {
             parse::warnings_to_json(want->warnings).dump());
 }
 
+// The checks on a changed input: streamed at a seeded random chunking it gives the one-shot
+// message and warnings, and each of `words` ("ZQ<n>X") reaches the message (content, reasoning, a
+// call's name or arguments) unless a warning says what was left out.
+void check_kept_or_reported(const Json& c, const Json& tools, const std::string& text,
+                            const std::vector<std::string>& words, std::mt19937& rng) {
+  auto result = parse::parse(text, c["dialect"].get<std::string>(), tools, options_of(c));
+  ASSERT_TRUE(result.ok()) << result.error().to_string();
+  auto stream = parse::stream_parser(c["dialect"].get<std::string>(), tools, options_of(c));
+  ASSERT_TRUE(stream.ok());
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t n = 1 + rng() % 12;
+    stream->feed(std::string_view(text).substr(at, n));
+    at += n;
+  }
+  stream->finish();
+  EXPECT_EQ(describe(stream->message()), describe(result->message)) << Json(text).dump();
+  EXPECT_EQ(parse::warnings_to_json(stream->warnings()).dump(),
+            parse::warnings_to_json(result->warnings).dump())
+      << Json(text).dump();
+  if (!result->warnings.empty()) return;
+  const std::string got = describe(result->message);
+  for (const auto& word : words)
+    EXPECT_NE(got.find(word), std::string::npos)
+        << word << " dropped without a warning\ninput: " << Json(text).dump() << "\ngot: " << got;
+}
+
+// A generator seeded by the case's name (FNV-1a) and a salt per test: the same places on every
+// run and platform.
+std::mt19937 case_rng(const Case& param, std::uint32_t salt) {
+  std::uint32_t seed = 2166136261u ^ salt;
+  for (char ch : param.name) seed = (seed ^ static_cast<unsigned char>(ch)) * 16777619u;
+  return std::mt19937(seed);
+}
+
+// A place in `text` at a UTF-8 character's start.
+std::size_t char_place(const std::string& text, std::mt19937& rng) {
+  std::size_t at = rng() % (text.size() + 1);
+  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
 // Nothing is silently dropped: text inserted at seeded random places of the case's input (see
-// the two tests below) keeps its word ("ZQ<n>X") in the message (content, reasoning, a call's
-// name or arguments), or a warning says what was left out; streamed at a seeded random chunking,
-// the input gives the same message and warnings. `insert(rng, word)` makes the inserted text.
+// the two tests below) is kept or reported (check_kept_or_reported). `insert(rng, word)` makes
+// the inserted text.
 template <typename Insert>
 void check_insertions(const Case& param, std::uint32_t salt, int rounds, Insert insert) {
   const Json& c = param.data;
-  const Json tools = c.value("tools", Json());
   const std::string input = c["input"].get<std::string>();
-  // FNV-1a of the case's name: the same places on every run and platform.
-  std::uint32_t seed = 2166136261u ^ salt;
-  for (char ch : param.name) seed = (seed ^ static_cast<unsigned char>(ch)) * 16777619u;
-  std::mt19937 rng(seed);
+  std::mt19937 rng = case_rng(param, salt);
   int serial = 0;
   for (int round = 0; round < rounds; ++round) {
     std::vector<std::size_t> places(1 + rng() % 3);
-    for (auto& at : places) {
-      at = rng() % (input.size() + 1);
-      while (at < input.size() && (static_cast<unsigned char>(input[at]) & 0xC0) == 0x80) ++at;
-    }
+    for (auto& at : places) at = char_place(input, rng);
     std::sort(places.rbegin(), places.rend());  // from the back: earlier places stay valid
     std::string text = input;
     std::vector<std::string> words;
@@ -212,25 +246,8 @@ void check_insertions(const Case& param, std::uint32_t salt, int rounds, Insert 
       words.push_back("ZQ" + std::to_string(++serial) + "X");
       text.insert(at, insert(rng, words.back()));
     }
-    auto result = parse::parse(text, c["dialect"].get<std::string>(), tools, options_of(c));
-    ASSERT_TRUE(result.ok()) << result.error().to_string();
-    auto stream = parse::stream_parser(c["dialect"].get<std::string>(), tools, options_of(c));
-    ASSERT_TRUE(stream.ok());
-    for (std::size_t at = 0; at < text.size();) {
-      const std::size_t n = 1 + rng() % 12;
-      stream->feed(std::string_view(text).substr(at, n));
-      at += n;
-    }
-    stream->finish();
-    EXPECT_EQ(describe(stream->message()), describe(result->message)) << Json(text).dump();
-    EXPECT_EQ(parse::warnings_to_json(stream->warnings()).dump(),
-              parse::warnings_to_json(result->warnings).dump())
-        << Json(text).dump();
-    if (!result->warnings.empty()) continue;
-    const std::string got = describe(result->message);
-    for (const auto& word : words)
-      EXPECT_NE(got.find(word), std::string::npos)
-          << word << " dropped without a warning\ninput: " << Json(text).dump() << "\ngot: " << got;
+    check_kept_or_reported(c, c.value("tools", Json()), text, words, rng);
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
@@ -283,6 +300,37 @@ TEST_P(ParseCase, InsertedMarkersAreKeptOrReported) {
     const char* pads[] = {"", " ", "\n"};
     return markers[rng() % markers.size()] + pads[rng() % 3] + word + (rng() % 2 ? " " : "\n");
   });
+}
+
+// The inputs of every case, by dialect (for the splice test).
+const std::map<std::string, std::vector<const Json*>>& inputs_by_dialect() {
+  static const std::vector<Case> cases = load_cases();
+  static const std::map<std::string, std::vector<const Json*>> by = [] {
+    std::map<std::string, std::vector<const Json*>> m;
+    for (const auto& c : cases) m[c.data["dialect"].get<std::string>()].push_back(&c.data);
+    return m;
+  }();
+  return by;
+}
+
+// The head of this case's input glued to the tail of another case of the same dialect, a word
+// at the seam: a cut anywhere (inside a marker, a name, a value, a header) on both sides, as a
+// model that loses its thread writes; the word is kept or reported.
+TEST_P(ParseCase, SplicedInputsAreKeptOrReported) {
+  const Json& c = GetParam().data;
+  const auto& others = inputs_by_dialect().at(c["dialect"].get<std::string>());
+  const std::string input = c["input"].get<std::string>();
+  std::mt19937 rng = case_rng(GetParam(), 2);
+  for (int round = 0; round < 8; ++round) {
+    const Json& other = *others[rng() % others.size()];
+    const std::string tail = other["input"].get<std::string>();
+    const std::string word = "ZQ" + std::to_string(round) + "X";
+    const std::string text =
+        input.substr(0, char_place(input, rng)) + word + tail.substr(char_place(tail, rng));
+    const Json tools = c.contains("tools") ? c["tools"] : other.value("tools", Json());
+    check_kept_or_reported(c, tools, text, {word}, rng);
+    if (HasFatalFailure()) return;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, ParseCase, ::testing::ValuesIn(load_cases()),
