@@ -524,7 +524,8 @@ Tri XmlFamily::json_call(std::string_view close) {
   }
   body_close_search_.clear();
   const std::string_view body = trim(c_.bytes(p, end));
-  const auto parsed = util::parse_bounded_json(body, c_.opt.max_json_depth, true);
+  const auto parsed =
+      util::parse_bounded_json(body, c_.opt.max_json_depth, util::RepeatedKeys::kTopLevel);
   if (!parsed || !parsed.value.is_object()) return Tri::kNo;
   std::string name;
   std::string_view used_name_key, used_args_key;  // the keys read (any other is reported)

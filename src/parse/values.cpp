@@ -532,12 +532,17 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
     if (type == &ParamTypes::object || type == &ParamTypes::array) {
       const char open = type == &ParamTypes::object ? '{' : '[';
       // Nesting is bounded before anything recurses over the value (model output).
-      auto parsed = util::parse_bounded_json(t, 256);
+      auto parsed = util::parse_bounded_json(t, 256, util::RepeatedKeys::kAnyLevel);
       if (parsed.failure == util::BoundedJson::Failure::kNone &&
           (type == &ParamTypes::object ? parsed.value.is_object() : parsed.value.is_array())) {
         if (type == &ParamTypes::object && !holds_required(parsed.value, types)) return false;
         out.clear();
-        append_python_json(out, parsed.value);
+        // Written again as Python's json.dumps writes it (as the references do), unless a key
+        // is given twice somewhere: the parsed value holds one of the two, the text both.
+        if (parsed.repeated_key.empty())
+          append_python_json(out, parsed.value);
+        else
+          out.assign(t);
         return true;
       }
       std::string json;
