@@ -178,6 +178,10 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
   bool restarted = false;
   // The first recipient is the message's; another (`to=functions.f to=functions.g`) is reported.
   std::string_view recipient;
+  // The content type or format read so far: a later one (`<|constrain|>x<|channel|>commentary
+  // json`) is the header's, and this one is reported.
+  std::string_view format;
+  bool after_constrain = false;  // the segment follows <|constrain|> (its word is a format)
   while (true) {
     const std::size_t channel = header.find("<|channel|>");
     const std::size_t constrain = header.find("<|constrain|>");
@@ -208,6 +212,7 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
         if (word != recipient) append_word(unread, word);
         if (!content_type.empty()) {
           append_word(unread, content_type);
+          if (format.data() == content_type.data()) format = {};
           content_type = {};
           --words;
         }
@@ -224,6 +229,10 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
       // into it (`<|constXions.f`, `jsoX|>json`) is no role, channel or content type.
       if (++words <= allowed && is_header_word(word)) {
         if (words == 2) content_type = word;
+        if (words == 2 || after_constrain) {
+          if (!format.empty()) append_word(unread, format);
+          format = word;
+        }
         continue;
       }
       append_word(unread, word);
@@ -241,6 +250,7 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
               : cut == channel && to_recipient && !constrained_later ? 2
               : cut == constrain && constrained_later                ? 0
                                                                      : 1;
+    after_constrain = cut == constrain;
     header.remove_prefix(cut + (cut == channel ? 11 : 13));
   }
 }
