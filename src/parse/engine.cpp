@@ -1012,6 +1012,7 @@ bool Engine::recipient() {
     end_tool_message();  // (a header restarting the message ends it)
     if (c_.calls_allowed && !d.answer_recipient.empty()) {
       tool_recipient_ = name;
+      c_.message_recipient = name;
       tool_message_at_ = c_.abs(p);
       calls_before_tool_message_ = c_.em.calls_read();
       returned_before_tool_message_ = c_.em.msg.tool_calls.size();
@@ -1045,6 +1046,7 @@ void Engine::end_tool_message() {
                  tool_message_at_);
   }
   tool_recipient_.clear();
+  c_.message_recipient.clear();
 }
 
 // ---- public API ----

@@ -821,7 +821,19 @@ class Core {
                 call_header_at);
       call_header.clear();
     }
-    if (d.namespaced_names) name = namespaced(std::move(name));
+    if (d.namespaced_names) {
+      // A namespace the mapping leaves out (`foo.get_weather` for the one listed `get_weather`,
+      // as vLLM's parser reads it) is the model's when its message's recipient is written the
+      // same; another (`to=foo.get_weather` holding `bar.get_weather`) is read for nothing.
+      std::string mapped = namespaced(name);
+      if (mapped != name && !message_recipient.empty() && name != message_recipient)
+        em.warn("malformed_call",
+                "call name '" + quoted_start(name) + "' read as '" + mapped +
+                    "'; its namespace is not its message's ('" + quoted_start(message_recipient) +
+                    "'), left out",
+                abs(pos));
+      name = std::move(mapped);
+    }
     if (!declared(name)) {
       em.begin_dropped_call(std::move(name), abs(pos));
       return;
@@ -927,6 +939,9 @@ class Core {
   // where (checked against the call's name by open_call; "" once used).
   std::string call_header;
   std::size_t call_header_at = kNone;
+  // Dialect::answer_recipient: the recipient of the message to a tool being read, as written
+  // (`weather.get`); "" outside one. A call name's namespace is checked against it.
+  std::string message_recipient;
   // Text inside a block before its first call (prose after a section opener): content once the
   // block holds a call (open_call emits it first), part of the block's text if it holds none
   // (fallback emits the block whole, from `cand`).
