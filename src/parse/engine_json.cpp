@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "parse/engine.hpp"
+#include "util/json_text.hpp"
 
 namespace chatwire::parse {
 
@@ -395,9 +396,12 @@ bool JsonFamily::py_dict() {
   // the first arguments, and the others reported.
   std::vector<std::pair<std::string, Json>> members;
   std::string member_key;
+  // A key an object inside a member gives twice keeps one value in the parsed member.
+  util::RepeatedKeyWatch repeated(util::RepeatedKeys::kNested);
   const Json value = Json::parse(
       json,
       [&](int depth, Json::parse_event_t event, Json& parsed) {
+        repeated(depth, event, parsed);
         if (depth != 1) return true;
         if (event == Json::parse_event_t::key) {
           member_key = parsed.get<std::string>();
@@ -425,6 +429,12 @@ bool JsonFamily::py_dict() {
     } else if (one_of(c_.d.args_keys, key) && v.is_object() && !has_args_) {
       args_raw_ = v.dump();
       has_args_ = true;
+      if (!repeated.key.empty() && repeated.member == key)
+        c_.em.warn("malformed_call",
+                   "key \"" + quoted_start(repeated.key) +
+                       "\" given twice in the call's arguments; the last value is used, the "
+                       "other left out",
+                   c_.abs(obj_start_));
     } else if (key == "type" && kind_label(v.dump())) {
       other_key_ = true;  // the object's kind, read
     } else if (noted.insert(key).second) {

@@ -137,11 +137,17 @@ bool PythonicFamily::py_emit(std::string_view body, bool unterminated, bool in_s
     calls.push_back(std::move(call));
   } else if (!parse_python_calls(body, calls, error, c_.opt.max_json_depth)) {
     // Inside its markers, a JSON list of call objects is a call list too (LFM2 with JSON tools).
-    if (!in_section || !parse_json_call_list(body, calls, c_.opt.max_json_depth)) {
+    std::string repeated;
+    if (!in_section || !parse_json_call_list(body, calls, c_.opt.max_json_depth, &repeated)) {
       c_.fallback("not_a_call", "not a Python call list: " + error);
       return true;
     }
     error.clear();
+    if (!repeated.empty())
+      c_.em.warn("malformed_call",
+                 "key \"" + quoted_start(repeated) +
+                     "\" given twice in a call object; the last value is used, the other left out",
+                 c_.abs(c_.cand == kNone ? c_.pos : c_.cand));
   }
   if (unterminated) c_.truncated("a call list");
   if (!error.empty())

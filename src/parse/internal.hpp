@@ -399,7 +399,9 @@ bool parse_python_calls(std::string_view text, std::vector<PyCall>& calls, std::
                         std::size_t max_depth);
 // A JSON list of call objects `[{"name": "f", "arguments": {..}}, ..]` (or one object), as LFM2
 // writes calls when its prompt lists the tools as JSON; false unless every element is one.
-bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls, std::size_t max_depth);
+// `repeated_key`: set to a key an object in the list gives twice (the calls hold one value).
+bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls, std::size_t max_depth,
+                          std::string* repeated_key = nullptr);
 // Whether a bare literal (a number, boolean or null written unquoted) given to a top-level
 // argument of a function is that argument's text instead: its schema types it as a string.
 using BareAsString =

@@ -598,11 +598,11 @@ std::string coerce_value(std::string_view raw, const ParamTypes& types, UntypedV
   return as_string();
 }
 
-bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls,
-                          std::size_t max_depth) {
+bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls, std::size_t max_depth,
+                          std::string* repeated_key) {
   std::string_view t = trim(text);
   if (t.empty() || (t.front() != '[' && t.front() != '{')) return false;
-  auto parsed = util::parse_bounded_json(t, max_depth);
+  auto parsed = util::parse_bounded_json(t, max_depth, util::RepeatedKeys::kAnyLevel);
   if (parsed.failure != util::BoundedJson::Failure::kNone) return false;
   Json list = parsed.value.is_array() ? std::move(parsed.value) : Json::array({parsed.value});
   if (list.empty()) return false;
@@ -623,6 +623,7 @@ bool parse_json_call_list(std::string_view text, std::vector<PyCall>& calls,
       append_python_json(call.arguments, *args);
     out.push_back(std::move(call));
   }
+  if (repeated_key) *repeated_key = std::move(parsed.repeated_key);
   calls = std::move(out);
   return true;
 }
