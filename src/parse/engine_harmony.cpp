@@ -226,10 +226,14 @@ std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_
         continue;
       }
       // A word in a field's slot is read only when it is a plain word: one with markup written
-      // into it (`<|constXions.f`, `jsoX|>json`) is no role, channel or content type.
-      if (++words <= allowed && is_header_word(word)) {
+      // into it (`<|constXions.f`, `jsoX|>json`) is no role, channel or content type. A content
+      // type is read only when it is one gpt-oss writes: `json` (its template's, for functions)
+      // or `code` (its built-in tools'); another one is no message field's, and is reported.
+      const bool format_slot = ++words == 2 || after_constrain;
+      if (words <= allowed && is_header_word(word) &&
+          (!format_slot || word == "json" || word == "code")) {
         if (words == 2) content_type = word;
-        if (words == 2 || after_constrain) {
+        if (format_slot) {
           if (!format.empty()) append_word(unread, format);
           format = word;
         }

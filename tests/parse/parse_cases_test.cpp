@@ -325,8 +325,10 @@ TEST_P(ParseCase, SplicedInputsAreKeptOrReported) {
     const Json& other = *others[rng() % others.size()];
     const std::string tail = other["input"].get<std::string>();
     const std::string word = "ZQ" + std::to_string(round) + "X";
-    const std::string text =
-        input.substr(0, char_place(input, rng)) + word + tail.substr(char_place(tail, rng));
+    // (the two places drawn in turn: the operands of one expression are unsequenced)
+    const std::size_t head_end = char_place(input, rng);
+    const std::size_t tail_start = char_place(tail, rng);
+    const std::string text = input.substr(0, head_end) + word + tail.substr(tail_start);
     const Json tools = c.contains("tools") ? c["tools"] : other.value("tools", Json());
     check_kept_or_reported(c, tools, text, {word}, rng);
     if (HasFatalFailure()) return;
