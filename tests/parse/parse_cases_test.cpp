@@ -298,7 +298,10 @@ TEST_P(ParseCase, InsertedMarkersAreKeptOrReported) {
   ASSERT_FALSE(markers.empty()) << "no markers for the dialect";
   check_insertions(GetParam(), 1, 24, [&](std::mt19937& rng, const std::string& word) {
     const char* pads[] = {"", " ", "\n"};
-    return markers[rng() % markers.size()] + pads[rng() % 3] + word + (rng() % 2 ? " " : "\n");
+    // (drawn in turn: the operands of one expression are unsequenced)
+    const std::string& marker = markers[rng() % markers.size()];
+    const char* pad = pads[rng() % 3];
+    return marker + pad + word + (rng() % 2 ? " " : "\n");
   });
 }
 
