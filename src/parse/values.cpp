@@ -705,17 +705,19 @@ struct KeyValueReader {
     if (raw.empty()) return fail("missing value");
     auto literal = Json::parse(raw, nullptr, false);
     if (literal.is_discarded() || literal.is_object() || literal.is_array()) {
-      if (raw == "True" || raw == "False" || raw == "None")
-        literal = raw == "True" ? Json(true) : raw == "False" ? Json(false) : Json(nullptr);
-      else
-        literal = Json(std::string(raw));
+      if (raw != "True" && raw != "False" && raw != "None") {
+        append_json_quoted(out, raw);  // text, its bytes as written (not always UTF-8)
+        return true;
+      }
+      literal = raw == "True" ? Json(true) : raw == "False" ? Json(false) : Json(nullptr);
     }
     // A bare literal of an argument the schema types as a string is that string, typed here as
     // it is written (a rewrite of the finished object would merge an argument given twice).
     if (!literal.is_string() && depth == 1 && bare_as_string &&
         bare_as_string(function, key, literal))
-      literal = literal.dump();
-    out += literal.dump();
+      append_json_quoted(out, literal.dump());
+    else
+      out += literal.dump();
     return true;
   }
 
