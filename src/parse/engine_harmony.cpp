@@ -160,8 +160,8 @@ bool HarmonyFamily::hm_header() {
   return true;
 }
 
-// A role, channel or content type as gpt-oss writes one: letters, digits and `._+/-`
-// (`assistant`, `functions.f`, `commentary`, `json`, `application/json`).
+// A plain header word: letters, digits and `._+/-` (`assistant`, `functions.f`, `commentary`,
+// `json`); markup written into a word makes it none.
 static bool is_header_word(std::string_view word) {
   return std::all_of(word.begin(), word.end(), [](char ch) {
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '+' ||
