@@ -707,11 +707,24 @@ bool XmlFamily::xp_param_name() {
   std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
   std::size_t used = header.size();
   param_ = header_name(header, used);
+  // A name written right after its marker (`<parameter=a>`) ends at a line break: the model left
+  // out its end marker (`<parameter=a\n1\n</parameter>`), and what follows is the value.
+  if (const std::size_t nl = header.find('\n');
+      used == header.size() && c_.d.param_open.ends_with('=') && nl != std::string_view::npos) {
+    if (const std::string_view name = trim(header.substr(0, nl)); !name.empty()) {
+      c_.em.warn("missing_marker",
+                 "parameter name '" + quoted_start(name) + "' not ended by " +
+                     shown_marker(c_.d.param_name_end) + " before its line ends; read up to it",
+                 c_.abs(c_.mark));
+      param_.assign(name);
+      used = nl;
+    }
+  }
   if (used == header.size()) warn_unread_attrs(header, c_.d.param_name_attr, c_.mark);
   // A name that runs over a value's markup (`<arg_key>a</arg_key\n>\n<arg_value>1..`) lost its
   // end marker; it is read up to the next one, as the references' patterns read it, and said.
   for (const std::string_view m : {c_.d.value_open, c_.d.value_close})
-    if (!m.empty() && header.find(m) != std::string_view::npos) {
+    if (!m.empty() && header.substr(0, used).find(m) != std::string_view::npos) {
       c_.em.warn("malformed_call",
                  "parameter name runs over " + std::string(m) + " (its " +
                      std::string(c_.d.param_name_end) + " is missing or garbled); kept as written",
