@@ -35,6 +35,14 @@ inline bool is_word(std::string_view s) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
   });
 }
+// The kinds a call object's "type" key names that are read quietly: what templates and models
+// write for a call (`function` in OpenAI's form and Llama 3's, `tool_call` in RWKV's legacy
+// form, `function_call`, `tool_use`). Another kind is left out, which a warning says.
+inline bool is_call_kind(std::string_view kind) {
+  for (std::string_view k : {"function", "tool_call", "function_call", "tool_use"})
+    if (kind == k) return true;
+  return false;
+}
 // Whether `key` is one of `keys` (a dialect's name, argument or id keys).
 inline bool one_of(const std::vector<std::string_view>& keys, std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();

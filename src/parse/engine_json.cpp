@@ -184,7 +184,7 @@ class JsonFamily final : public Family {
   // Whether `json` is a string of one word.
   static bool kind_label(std::string_view json) {
     return json.size() > 2 && json.front() == '"' && json.back() == '"' &&
-           is_word(json.substr(1, json.size() - 2));
+           is_call_kind(json.substr(1, json.size() - 2));
   }
   // The keys a call object's fields are read from, for a warning: "name", "arguments", ...
   std::string keys_read() const {

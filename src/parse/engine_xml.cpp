@@ -567,7 +567,7 @@ Tri XmlFamily::json_call(std::string_view close) {
     const std::string& key = item.key();
     const auto& value = item.value();
     if (key == used_name_key || key == used_args_key ||
-        (key == "type" && value.is_string() && is_word(value.get_ref<const std::string&>())))
+        (key == "type" && value.is_string() && is_call_kind(value.get_ref<const std::string&>())))
       continue;
     if (one_of(c_.d.args_keys, key) && value.is_null()) continue;  // no arguments: none left out
     if (one_of(c_.d.name_keys, key) || one_of(c_.d.args_keys, key)) {
