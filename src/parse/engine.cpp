@@ -1038,15 +1038,25 @@ void Engine::end_tool_message() {
       return call.name == to || (to.size() > call.name.size() && to.ends_with(call.name) &&
                                  to[to.size() - call.name.size() - 1] == '.');
     };
+    const auto& written = c_.message_call_names;
     if (std::none_of(calls.begin() + static_cast<std::ptrdiff_t>(returned_before_tool_message_),
                      calls.end(), to_it))
       c_.em.warn("malformed_message",
                  "message to '" + quoted_start(tool_recipient_) +
                      "' holds calls to other functions; its recipient left out",
                  tool_message_at_);
+    else if (to != tool_recipient_ &&
+             std::find(written.begin(), written.end(), tool_recipient_) == written.end())
+      // The recipient is a listed function's only through its last part (`x.get_weather`), and
+      // no call in it is written so: its namespace is read for nothing.
+      c_.em.warn("malformed_message",
+                 "message to '" + quoted_start(tool_recipient_) + "' read as to '" + to +
+                     "'; its namespace, written by none of its calls, left out",
+                 tool_message_at_);
   }
   tool_recipient_.clear();
   c_.message_recipient.clear();
+  c_.message_call_names.clear();
 }
 
 // ---- public API ----

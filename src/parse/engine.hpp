@@ -829,6 +829,7 @@ class Core {
                 call_header_at);
       call_header.clear();
     }
+    if (!message_recipient.empty()) message_call_names.push_back(name);
     if (d.namespaced_names) {
       // A namespace the mapping leaves out (`foo.get_weather` for the one listed `get_weather`,
       // as vLLM's parser reads it) is the model's when its message's recipient is written the
@@ -950,6 +951,7 @@ class Core {
   // Dialect::answer_recipient: the recipient of the message to a tool being read, as written
   // (`weather.get`); "" outside one. A call name's namespace is checked against it.
   std::string message_recipient;
+  std::vector<std::string> message_call_names;  // its calls' names as written
   // Text inside a block before its first call (prose after a section opener): content once the
   // block holds a call (open_call emits it first), part of the block's text if it holds none
   // (fallback emits the block whole, from `cand`).
