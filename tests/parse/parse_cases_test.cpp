@@ -338,6 +338,27 @@ TEST_P(ParseCase, SplicedInputsAreKeptOrReported) {
   }
 }
 
+// A slice of the input written twice in place, a word between the copies: a model that repeats
+// itself (a marker, a key, a call header, half a value); the word is kept or reported.
+TEST_P(ParseCase, DuplicatedSlicesAreKeptOrReported) {
+  const Json& c = GetParam().data;
+  const std::string input = c["input"].get<std::string>();
+  std::mt19937 rng = case_rng(GetParam(), 3);
+  const char* pads[] = {"", " ", "\n"};
+  for (int round = 0; round < 8; ++round) {
+    const std::size_t from = char_place(input, rng);
+    const std::size_t lengths[] = {8, 40, 200};
+    std::size_t to = std::min(input.size(), from + lengths[rng() % 3]);
+    while (to < input.size() && (static_cast<unsigned char>(input[to]) & 0xC0) == 0x80) ++to;
+    const std::string word = "ZQ" + std::to_string(round) + "X";
+    const char* before = pads[rng() % 3];
+    const char* after = pads[rng() % 3];
+    const std::string text = input.substr(0, to) + before + word + after + input.substr(from);
+    check_kept_or_reported(c, c.value("tools", Json()), text, {word}, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Data, ParseCase, ::testing::ValuesIn(load_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.name;
