@@ -181,7 +181,7 @@ class JsonFamily final : public Family {
   // A "type" key naming the object's kind ("function" in OpenAI-shaped objects, "tool_call"
   // in RWKV's) is read: where its value starts (kNone: none); it is the last unread key.
   std::size_t type_value_ = kNone;
-  // Whether `json` is a string of one word.
+  // Whether `json` is a string naming a call kind (is_call_kind: `"function"`).
   static bool kind_label(std::string_view json) {
     return json.size() > 2 && json.front() == '"' && json.back() == '"' &&
            is_call_kind(json.substr(1, json.size() - 2));

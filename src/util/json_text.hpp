@@ -39,7 +39,7 @@ struct RepeatedKeyWatch {
     if (where == RepeatedKeys::kIgnore || !key.empty()) return;
     const auto at = static_cast<std::size_t>(depth);
     if (event == nlohmann::ordered_json::parse_event_t::object_start) {
-      // Reported at the parent's depth: the object's keys come at the next one.
+      // (an object's start comes at its parent's depth, its keys at the next one)
       if (keys_.size() < at + 2) keys_.resize(at + 2);
       keys_[at + 1].clear();
       return;
