@@ -220,11 +220,15 @@ std::mt19937 case_rng(const Case& param, std::uint32_t salt) {
   return std::mt19937(seed);
 }
 
-// A place in `text` at a UTF-8 character's start.
-std::size_t char_place(const std::string& text, std::mt19937& rng) {
-  std::size_t at = rng() % (text.size() + 1);
+// The first UTF-8 character start in `text` at or after `at` (or its end).
+std::size_t char_start_from(const std::string& text, std::size_t at) {
   while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
   return at;
+}
+
+// A place in `text` at a UTF-8 character's start.
+std::size_t char_place(const std::string& text, std::mt19937& rng) {
+  return char_start_from(text, rng() % (text.size() + 1));
 }
 
 // Nothing is silently dropped: text inserted at seeded random places of the case's input (see
@@ -348,8 +352,8 @@ TEST_P(ParseCase, DuplicatedSlicesAreKeptOrReported) {
   for (int round = 0; round < 8; ++round) {
     const std::size_t from = char_place(input, rng);
     const std::size_t lengths[] = {8, 40, 200};
-    std::size_t to = std::min(input.size(), from + lengths[rng() % 3]);
-    while (to < input.size() && (static_cast<unsigned char>(input[to]) & 0xC0) == 0x80) ++to;
+    const std::size_t to =
+        char_start_from(input, std::min(input.size(), from + lengths[rng() % 3]));
     const std::string word = "ZQ" + std::to_string(round) + "X";
     const char* before = pads[rng() % 3];
     const char* after = pads[rng() % 3];
