@@ -1011,7 +1011,6 @@ bool Engine::recipient() {
     if (!d.answer_recipient.empty()) c_.calls_allowed = !reasoning && name != d.answer_recipient;
     end_tool_message();  // (a header restarting the message ends it)
     if (c_.calls_allowed && !d.answer_recipient.empty()) {
-      tool_recipient_ = name;
       c_.message_recipient = name;
       tool_message_at_ = c_.abs(p);
       calls_before_tool_message_ = c_.em.calls_read();
@@ -1022,17 +1021,17 @@ bool Engine::recipient() {
 }
 
 void Engine::end_tool_message() {
-  if (tool_recipient_.empty()) return;
+  const std::string& recipient = c_.message_recipient;
+  if (recipient.empty()) return;
   const auto& calls = c_.em.msg.tool_calls;
   const std::size_t read = c_.em.calls_read() - calls_before_tool_message_;
   if (read == 0) {
-    c_.em.warn("malformed_message",
-               "message to '" + quoted_start(tool_recipient_) + "' holds no call",
+    c_.em.warn("malformed_message", "message to '" + quoted_start(recipient) + "' holds no call",
                tool_message_at_);
   } else if (read == calls.size() - returned_before_tool_message_) {
     // Its calls are returned: one of them is to the recipient, else the recipient (a function
     // named differently, `to=get_weathr`) was read for nothing.
-    const std::string to = c_.d.namespaced_names ? c_.namespaced(tool_recipient_) : tool_recipient_;
+    const std::string to = c_.d.namespaced_names ? c_.namespaced(recipient) : recipient;
     // (a namespaced recipient, `weather.get_weather`, is its last part's call without tools too)
     auto to_it = [&](const ToolCall& call) {
       return call.name == to || (to.size() > call.name.size() && to.ends_with(call.name) &&
@@ -1042,19 +1041,18 @@ void Engine::end_tool_message() {
     if (std::none_of(calls.begin() + static_cast<std::ptrdiff_t>(returned_before_tool_message_),
                      calls.end(), to_it))
       c_.em.warn("malformed_message",
-                 "message to '" + quoted_start(tool_recipient_) +
+                 "message to '" + quoted_start(recipient) +
                      "' holds calls to other functions; its recipient left out",
                  tool_message_at_);
-    else if (to != tool_recipient_ &&
-             std::find(written.begin(), written.end(), tool_recipient_) == written.end())
+    else if (to != recipient &&
+             std::find(written.begin(), written.end(), recipient) == written.end())
       // The recipient is a listed function's only through its last part (`x.get_weather`), and
       // no call in it is written so: its namespace is read for nothing.
       c_.em.warn("malformed_message",
-                 "message to '" + quoted_start(tool_recipient_) + "' read as to '" + to +
+                 "message to '" + quoted_start(recipient) + "' read as to '" + to +
                      "'; its namespace, written by none of its calls, left out",
                  tool_message_at_);
   }
-  tool_recipient_.clear();
   c_.message_recipient.clear();
   c_.message_call_names.clear();
 }

@@ -1054,10 +1054,10 @@ class Engine {
   bool at_recipient_ = false;  // the output's start, where a recipient header may stand
   // Dialect::answer_recipient: no message has begun since the last message end (or the start).
   bool message_ended_ = true;
-  // A message addressed to a tool (neither reasoning_recipient nor answer_recipient): its
-  // recipient, where its header stood, and the calls before it. A message to a tool that holds
-  // no call is content, and its recipient read for nothing: end_tool_message() says so.
-  std::string tool_recipient_;
+  // A message addressed to a tool (neither reasoning_recipient nor answer_recipient): where its
+  // header stood and the calls before it (its recipient is Core::message_recipient). A message to
+  // a tool that holds no call is content, and its recipient read for nothing: end_tool_message()
+  // says so.
   std::size_t tool_message_at_ = 0, calls_before_tool_message_ = 0,
               returned_before_tool_message_ = 0;
   void end_tool_message();
