@@ -160,13 +160,11 @@ bool HarmonyFamily::hm_header() {
   return true;
 }
 
-// A plain header word: letters, digits and `._+/-` (`assistant`, `functions.f`, `commentary`,
-// `json`); markup written into a word makes it none.
+// A plain header word: a name's characters, `+` and `/` (`assistant`, `functions.f`,
+// `commentary`, `json`); markup written into a word makes it none.
 static bool is_header_word(std::string_view word) {
-  return std::all_of(word.begin(), word.end(), [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '+' ||
-           ch == '/' || ch == '-';
-  });
+  return std::all_of(word.begin(), word.end(),
+                     [](char ch) { return is_name_char(ch) || ch == '+' || ch == '/'; });
 }
 
 std::string HarmonyFamily::unread_header_words(std::string_view header, bool to_recipient) {
