@@ -757,19 +757,41 @@ bool XmlFamily::xp_param_name() {
 
 bool XmlFamily::xp_value_open() {
   std::size_t save = c_.pos;
-  // A type element that is not one word, reported once this state is through (it may wait for
-  // more input and run again).
-  std::string bad_type;
-  std::size_t bad_type_at = 0;
-  auto report_type = [&] {
-    if (!bad_type.empty())
-      c_.em.warn("malformed_call", "value type '" + bad_type + "' is not one word; left out",
-                 bad_type_at);
+  // The type element's text and where it starts, settled once this state is through (it may
+  // wait for more input and run again).
+  std::optional<std::string_view> wire_type;
+  std::size_t wire_type_at = 0;
+  auto settle_type = [&] {
+    if (!wire_type) return;
+    // One word, or one word and its parameter (`array[string]`, as vLLM reads the base type).
+    const std::string_view type = *wire_type;
+    const std::size_t bracket = type.find('[');
+    const std::string_view base = trim(type.substr(0, bracket));
+    if (!is_word(base) || (bracket != std::string_view::npos &&
+                           (type.back() != ']' || type.find_first_of("<>") != kNone))) {
+      c_.em.warn("malformed_call",
+                 "value type '" + std::string(type) + "' is not one word; left out", wire_type_at);
+      return;
+    }
+    // `any` is the model's word for "as written": a string where the schema does not type it
+    // (as vLLM reads it).
+    if (names_any_type(base)) {
+      if (!types_.known) types_ = named_types("string");
+      return;
+    }
+    const ParamTypes named = named_types(base);
+    if (!named.known) {
+      c_.em.warn("malformed_call",
+                 "value type '" + std::string(type) + "' names no JSON type; left out",
+                 wire_type_at);
+      return;
+    }
+    types_ = narrowed_types(types_, named);
   };
   if (!c_.skip_ws()) return false;
   if (!c_.d.type_open.empty()) {
     // An element naming the value's type (`<ifm|arg_type>integer</ifm|arg_type>`) is markup:
-    // skipped whole, or waited for; the schema types the value.
+    // read whole, or waited for.
     const Tri typed = c_.at(c_.d.type_open);
     if (typed == Tri::kMore) {
       c_.pos = save;
@@ -791,11 +813,8 @@ bool XmlFamily::xp_value_open() {
           c_.pos = save;
           return false;
         }
-        // The type is read, not kept: one word (`integer`); anything else is reported.
-        if (const std::string_view type = trim(c_.bytes(from, close)); !is_word(type)) {
-          bad_type.assign(type);
-          bad_type_at = c_.abs(from);
-        }
+        wire_type = trim(c_.bytes(from, close));
+        wire_type_at = c_.abs(from);
       }
     }
   }
@@ -816,7 +835,7 @@ bool XmlFamily::xp_value_open() {
         return false;
       }
       if (at == Tri::kYes) {
-        report_type();
+        settle_type();
         c_.em.warn("malformed_call", "parameter " + param_ + " has no value; left out",
                    c_.abs(c_.pos));
         given_.pop_back();
@@ -824,11 +843,11 @@ bool XmlFamily::xp_value_open() {
         return true;
       }
     }
-    report_type();
+    settle_type();
     c_.em.warn("missing_marker", "parameter value without " + std::string(c_.d.value_open),
                c_.abs(c_.pos));
   } else {
-    report_type();
+    settle_type();
   }
   go(St::kValue);
   return true;

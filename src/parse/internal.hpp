@@ -230,7 +230,8 @@ struct Dialect {
   std::string_view param_name_end;
   std::string_view value_open;  // "" = the value starts right after param_name_end
   // An element between a parameter's name and its value_open naming the value's type
-  // (`<ifm|arg_type>integer</ifm|arg_type>`, K2 Horizon's typed form): skipped as markup.
+  // (`<ifm|arg_type>integer</ifm|arg_type>`, K2 Horizon's typed form): it types the value where
+  // the schema does not, and picks the member of a union the schema allows (narrowed_types).
   std::string_view type_open, type_close;
   std::string_view value_close;
   ValueFraming framing = ValueFraming::kVerbatim;
@@ -374,6 +375,16 @@ using util::tool_parameters;
 // `$ref`s followed (one bounded walk).
 bool schema_declares_properties(const Json& parameters);
 std::vector<std::string> schema_property_names(const Json& parameters);
+
+// The types a value's own type word names (K2 Horizon's `<ifm|arg_type>integer</ifm|arg_type>`,
+// or an alias such as `int`): one type; `known` is false when the word names none.
+ParamTypes named_types(std::string_view word);
+// Whether a value's type word is `any` (any case): the value as written.
+bool names_any_type(std::string_view word);
+// The types a value is read by when the model named one (`named`, from named_types): the named
+// type where the schema gives none, or where it allows several and the named one is among them
+// (vLLM's and SGLang's K2 parsers narrow a union so); else the schema's, which decide.
+ParamTypes narrowed_types(const ParamTypes& types, const ParamTypes& named);
 
 // Whether an object value holds every key its object schema (types.object_schema) lists as
 // `required`; true when there is no object schema.

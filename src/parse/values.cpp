@@ -455,6 +455,37 @@ ParamTypes param_types(const Json& tools, std::string_view function, std::string
   return types;
 }
 
+ParamTypes named_types(std::string_view word) {
+  ParamTypes types;
+  const std::string name = lower(trim(word));
+  for (const auto& t : kTypeNames)
+    if (t.name == name) {
+      types.*(t.flag) = true;
+      types.known = true;
+      if (t.flag != &ParamTypes::null) types.first = t.flag;
+    }
+  return types;
+}
+
+bool names_any_type(std::string_view word) {
+  return lower(trim(word)) == "any";
+}
+
+ParamTypes narrowed_types(const ParamTypes& types, const ParamTypes& named) {
+  if (!types.known) return named;
+  const int allowed = types.string + types.integer + types.number + types.boolean + types.object +
+                      types.array + types.null;
+  const bool named_allowed = (named.string && types.string) || (named.integer && types.integer) ||
+                             (named.number && types.number) || (named.boolean && types.boolean) ||
+                             (named.object && types.object) || (named.array && types.array) ||
+                             (named.null && types.null);
+  if (allowed < 2 || !named_allowed) return types;
+  ParamTypes one = named;
+  one.members = types.members;
+  if (named.object) one.object_schema = types.object_schema;
+  return one;
+}
+
 bool holds_required(const Json& value, const ParamTypes& types) {
   if (!types.object_schema) return true;
   auto required = types.object_schema->find("required");
