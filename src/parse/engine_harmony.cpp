@@ -118,16 +118,18 @@ bool HarmonyFamily::hm_header() {
     c_.em.warn("malformed_message",
                "harmony header text '" + quoted_start(unread) + "' not read; left out",
                c_.abs(c_.mark));
-  // The role (the header's first word, when it has one before <|channel|>) is the model's own;
-  // a tool's reply (`functions.f to=assistant`) names the tool there, a dotted name.
+  // The role (the header's first word, when it has one before <|channel|>) is the model's own.
+  // A tool's reply (`functions.f to=assistant`) names the tool there: the model wrote what only
+  // the tool can, and an assistant message has no place for the tool's name, so it is reported
+  // too (SGLang reads the reply's text as content, which it stays).
   const std::string_view head = trim_front(header);
   if (const std::string_view role = head.substr(0, head.find_first_of(" \t\r\n<"));
-      !role.empty() && !role.starts_with("to=") && role != "assistant" &&
-      !(recipient == "assistant" && role.find('.') != std::string_view::npos))
-    c_.em.warn(
-        "malformed_message",
-        "harmony header role '" + quoted_start(role) + "' is not assistant; read as assistant",
-        c_.abs(c_.mark));
+      !role.empty() && !role.starts_with("to=") && role != "assistant")
+    c_.em.warn("malformed_message",
+               "harmony header role '" + quoted_start(role) + "' is not assistant" +
+                   (recipient == "assistant" ? " (a tool's reply the model wrote)" : "") +
+                   "; read as assistant",
+               c_.abs(c_.mark));
   c_.cand = kNone;
   body_started_ = false;
   // A message to the assistant is not a call (a tool's reply, or a header addressed back to
