@@ -363,6 +363,30 @@ TEST_P(ParseCase, DuplicatedSlicesAreKeptOrReported) {
   }
 }
 
+// A slice of the input left out (a lost marker, half a name, a value's end), a word at a random
+// place of what is left: what the gap makes of the text around it, the word is kept or reported.
+TEST_P(ParseCase, DeletedSlicesAreKeptOrReported) {
+  const Json& c = GetParam().data;
+  const std::string input = c["input"].get<std::string>();
+  std::mt19937 rng = case_rng(GetParam(), 4);
+  const char* pads[] = {"", " ", "\n"};
+  for (int round = 0; round < 8; ++round) {
+    const std::size_t from = char_place(input, rng);
+    const std::size_t lengths[] = {1, 3, 8, 40};
+    const std::size_t to =
+        char_start_from(input, std::min(input.size(), from + lengths[rng() % 4]));
+    const std::string rest = input.substr(0, from) + input.substr(to);
+    const std::size_t at = char_place(rest, rng);
+    const std::string word = "ZQ" + std::to_string(round) + "X";
+    // (drawn in turn: the operands of one expression are unsequenced)
+    const char* before = pads[rng() % 3];
+    const char* after = pads[rng() % 3];
+    const std::string text = rest.substr(0, at) + before + word + after + rest.substr(at);
+    check_kept_or_reported(c, c.value("tools", Json()), text, {word}, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Data, ParseCase, ::testing::ValuesIn(load_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.name;
