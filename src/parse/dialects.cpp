@@ -835,9 +835,8 @@ std::vector<Dialect> build_table() {
         "starts in reasoning (K2 Horizon)";
     d.think_open = "<ifm|think>";
     d.think_close = "</ifm|think>";
-    // The template opens one of three blocks by reasoning_effort: high, medium, low; K2-Think,
-    // its predecessor, wrote them without the ifm| namespace (SGLang's K2 reasoning parser
-    // accepts both).
+    // The template opens one of three blocks by reasoning_effort: high, medium, low; K2-Think-V2,
+    // its predecessor, writes them without the ifm| namespace (<think_fast>), read too.
     d.think_alternates = {{"<ifm|think_fast>", "</ifm|think_fast>"},
                           {"<ifm|think_faster>", "</ifm|think_faster>"},
                           {"<think>", "</think>"},
