@@ -921,12 +921,13 @@ std::vector<Dialect> build_table() {
     d.answer_open = "</mm:think>";
     t.push_back(d);
   }
-  {  // CWM (Meta's Code World Model): `<tool: label>` then the name and a free-text payload.
+  {  // CWM (Meta's Code World Model): `<tool: name>` then a free-text payload.
     Dialect d = think_tags({});
     d.name = "cwm";
     d.summary =
-        "<tool: function>\\nname payload\\n</tool> (the payload is {\"command\": ..} unless it is "
-        "JSON; <tool: name payload </tool> too); <think> (CWM)";
+        "<tool: name>\\npayload\\n</tool> (the payload is {\"command\": ..} unless it is JSON; "
+        "<tool: function>\\nname payload\\n</tool> and <tool: name payload </tool> too); <think> "
+        "(CWM)";
     d = header_json(d, {}, {"<tool:", "</tool>"}, "");
     d.header_end = {};
     d.label_close = ">";

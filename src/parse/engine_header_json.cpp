@@ -249,20 +249,23 @@ bool HeaderJsonFamily::hj_label_header() {
   const std::size_t label_end = word_end(label, close);
   if (waits(label_end)) return false;
   std::size_t name = label, name_end = label_end;
-  std::string label_warning;  // given once the header is read (this state may run again)
+  std::size_t args_from = kNone;  // where the arguments start, when not right after the name
+  std::string label_warning;      // given once the header is read (this state may run again)
   std::size_t after = skip_ws(label_end);
   if (waits(after)) return false;
   const std::string_view rest = buf.substr(after);
   if (rest.size() < close.size() && close.starts_with(rest) && !c_.eof) return false;
-  if (rest.starts_with(close)) {
-    // The label is informational: the name is the first word after its close. A label other
-    // than the one the template writes (`function`) is read for nothing, which a warning says.
-    if (const std::string_view text = buf.substr(label, label_end - label);
-        !Core::valid_name(text))  // (`function`, `web-search`, `functions.search`)
+  if (const std::string_view text = buf.substr(label, label_end - label);
+      rest.starts_with(close) && Core::valid_name(text) && !c_.d.call_label.empty() &&
+      text != c_.d.call_label) {
+    // The label names the tool and the block's body is its input (`<tool: bash>\nls\n</tool>`,
+    // CWM's own form in Meta's prompting guide and its RL harness's parser).
+    args_from = after + close.size();
+  } else if (rest.starts_with(close)) {
+    // The label the template writes (`function`) is informational: the name is the first word
+    // after its close. A label that is no name is read for nothing, which a warning says.
+    if (!Core::valid_name(text))  // (`function`, `web-search`, `functions.search`)
       label_warning = "call label '" + quoted_start(text) + "' is not a name; left out";
-    else if (!c_.d.call_label.empty() && text != c_.d.call_label)
-      label_warning = "call label '" + quoted_start(text) + "' is not '" +
-                      std::string(c_.d.call_label) + "'; the word after it names the function";
     name = skip_ws(after + close.size());
     if (waits(name)) return false;
     name_end = word_end(name, c_.d.call_close);
@@ -282,7 +285,7 @@ bool HeaderJsonFamily::hj_label_header() {
   name_.assign(buf.substr(name, name_end - name));
   id_.clear();
   infer_name_ = false;
-  c_.pos = name_end;
+  c_.pos = args_from != kNone ? args_from : name_end;
   if (!c_.valid_name(name_)) {
     not_a_call("not_a_call", "call header is not a function name");
     return true;

@@ -198,10 +198,12 @@ struct Dialect {
   bool id_first = false;                     // ... id first, then the name (Solar Open)
   std::string_view type_separator;           // "function<sep>name": the name follows it
   // A label before the name, closed by this marker (CWM: `<tool: function>\nterminal ls`): the
-  // label is informational and the name is the first word after the marker; a label followed by
-  // a space instead (`<tool: python print(1) </tool>`) is the name itself.
+  // label call_label is informational and the name is the first word after the marker; any other
+  // label is the name, the text after the marker its input (`<tool: bash>\nls\n</tool>`, CWM's
+  // own form); a label followed by a space instead (`<tool: python print(1) </tool>`) is the
+  // name itself.
   std::string_view label_close;
-  std::string_view call_label;  // the label the template writes (`function`); another is reported
+  std::string_view call_label;  // the informational label (`function`)
   // Arguments that do not begin as JSON ('{' or '[') are the text of this one parameter
   // (Functionary's python calls: raw code, {"code": ..}; CWM: {"command": ..}); for every
   // function, or only for raw_args_function when it is set.
