@@ -625,12 +625,15 @@ std::vector<Dialect> build_table() {
     d.name_end = {"<tool_sep>"};
     d.drops_unknown_tools = true;
     t.push_back(d);
-    // HY4: the same calls written with its ':opensource' tokens, the name ended by the first
-    // argument key (SGLang's hunyuan detector reads the tokens from the vocabulary).
+    // HY4 and Hy3: the same calls written with their ':opensource' tokens, the name ended by
+    // <tool_sep:opensource> (Hy3's template writes it; vLLM's hy_v3 parser reads it) or by the
+    // first argument key (SGLang's hunyuan detector reads HY4's so).
     d.name = "hunyuan_v4";
     d.summary =
-        "<tool_calls:opensource><tool_call:opensource>name<arg_key:opensource>k"
-        "</arg_key:opensource><arg_value:opensource>v</arg_value:opensource>.. (HY4)";
+        "<tool_calls:opensource><tool_call:opensource>name[<tool_sep:opensource>]"
+        "<arg_key:opensource>k</arg_key:opensource><arg_value:opensource>v"
+        "</arg_value:opensource>.. (HY4, Hy3)";
+    d.name_end = {"<tool_sep:opensource>"};
     d.think_open = "<think:opensource>";
     d.think_close = "</think:opensource>";
     d.section_open = "<tool_calls:opensource>";
