@@ -120,13 +120,16 @@ void add_dropped(Builder& b, std::string_view leftover) {
     b.d.dropped.push_back(b.keep(it->str()));
 }
 
-// The literal marker at the start of s (after whitespace), or "".
+}  // namespace
+
 std::string_view leading_marker(std::string_view s) {
   static const std::regex marker(R"(^\s*(<[^<> \t\n\r\f\v]{1,64}>|\[[A-Z_]{2,32}\]))");
   std::match_results<std::string_view::const_iterator> m;
   if (!std::regex_search(s.begin(), s.end(), m, marker)) return {};
   return trim(s.substr(0, static_cast<std::size_t>(m.length(0))));
 }
+
+namespace {
 
 // The Markdown code fence (``` or ~~~) at the start of s (after whitespace), or "": a section
 // closer that is no tag (a fenced block of calls).

@@ -30,4 +30,7 @@ const std::vector<std::string_view>& conversation_texts();
 std::vector<std::string> turn_end_markers(const probe::Profile& p,
                                           const std::vector<std::string>& extra);
 
+// The literal marker at the start of s (after whitespace: `<tag>`, `[TAG]`), or "".
+std::string_view leading_marker(std::string_view s);
+
 }  // namespace chatwire::readback

@@ -207,6 +207,15 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
     };
     while (common > 0 && !boundary(common)) --common;
   }
+  // A marker the conversation writes first that the prompt's own text already ends with is the
+  // prompt's, not the model's: DeepSeek V3.2's prompt ends `<think></think>`, and its history
+  // writes `</think>` before the answer.
+  if (!trip.prefix) {
+    const std::string_view lead = leading_marker(std::string_view(trip.full).substr(common));
+    if (!lead.empty() && common <= trip.prompt.size() &&
+        trim(std::string_view(trip.prompt).substr(common)).ends_with(lead))
+      common = trip.full.find(lead, common) + lead.size();
+  }
   trip.applicable = true;
   trip.turn_at = common;
   std::string_view generated = std::string_view(trip.full).substr(common);

@@ -313,6 +313,17 @@ TEST(Readback, CraftedShapesReadBack) {
   const auto* calls = find_trip(turn->second.choice, "calls");
   ASSERT_NE(calls, nullptr);
   EXPECT_EQ(calls->end_marker, "<|im_end|><|pause|>");
+  // A prompt that closes an empty reasoning block, a history that writes only the close (DeepSeek
+  // V3.2's shape): the close is the prompt's, so the calls' section does not begin with it and
+  // the answer and the content beside a call read back too.
+  auto closes = outcomes().find("crafted/prompt-closes-reasoning");
+  ASSERT_NE(closes, outcomes().end());
+  const auto& cc = closes->second.choice;
+  EXPECT_TRUE(cc.calls_read_back) << cc.verdict;
+  EXPECT_TRUE(cc.answer_read_back) << cc.answer_verdict;
+  EXPECT_TRUE(cc.content_calls_read_back) << cc.content_calls_verdict;
+  for (const auto& t : cc.trips)
+    EXPECT_EQ(t.generated.find("</think>"), std::string::npos) << t.kind << ": " << t.generated;
 }
 
 // Templates that write their own calls unreadably are reported as template bugs, with the
