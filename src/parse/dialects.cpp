@@ -962,7 +962,8 @@ std::vector<Dialect> build_table() {
     d.newlines_after_think_close = true;
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{" -> tool/function_call\n", "<|im_end|>"}};
-    d.args_keys = {"arguments", "parameters"};
+    // The model card's example writes the arguments as "input".
+    d.args_keys = {"arguments", "parameters", "input"};
     d.bare_json = true;
     d.dropped = {"<|im_end|>", "<|stop|>", "<|endofturn|>"};
     t.push_back(d);
