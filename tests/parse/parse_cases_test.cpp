@@ -342,23 +342,43 @@ TEST_P(ParseCase, SplicedInputsAreKeptOrReported) {
   }
 }
 
+// A random slice [from, to) of `input` one of `lengths` long (or to its end), at UTF-8
+// character starts.
+struct Slice {
+  std::size_t from, to;
+};
+Slice random_slice(const std::string& input, std::mt19937& rng,
+                   const std::vector<std::size_t>& lengths) {
+  const std::size_t from = char_place(input, rng);
+  const std::size_t length = lengths[rng() % lengths.size()];
+  return {from, char_start_from(input, std::min(input.size(), from + length))};
+}
+
+// The sentinel word of a round, and the word with a random pad (none, a space, a newline) on
+// each side (drawn in turn: the operands of one expression are unsequenced).
+struct Sentinel {
+  std::string word, padded;
+};
+Sentinel padded_sentinel(int round, std::mt19937& rng) {
+  const char* pads[] = {"", " ", "\n"};
+  Sentinel s{"ZQ" + std::to_string(round) + "X", ""};
+  s.padded = pads[rng() % 3];
+  s.padded += s.word;
+  s.padded += pads[rng() % 3];
+  return s;
+}
+
 // A slice of the input written twice in place, a word between the copies: a model that repeats
 // itself (a marker, a key, a call header, half a value); the word is kept or reported.
 TEST_P(ParseCase, DuplicatedSlicesAreKeptOrReported) {
   const Json& c = GetParam().data;
   const std::string input = c["input"].get<std::string>();
   std::mt19937 rng = case_rng(GetParam(), 3);
-  const char* pads[] = {"", " ", "\n"};
   for (int round = 0; round < 8; ++round) {
-    const std::size_t from = char_place(input, rng);
-    const std::size_t lengths[] = {8, 40, 200};
-    const std::size_t to =
-        char_start_from(input, std::min(input.size(), from + lengths[rng() % 3]));
-    const std::string word = "ZQ" + std::to_string(round) + "X";
-    const char* before = pads[rng() % 3];
-    const char* after = pads[rng() % 3];
-    const std::string text = input.substr(0, to) + before + word + after + input.substr(from);
-    check_kept_or_reported(c, c.value("tools", Json()), text, {word}, rng);
+    const Slice slice = random_slice(input, rng, {8, 40, 200});
+    const Sentinel s = padded_sentinel(round, rng);
+    const std::string text = input.substr(0, slice.to) + s.padded + input.substr(slice.from);
+    check_kept_or_reported(c, c.value("tools", Json()), text, {s.word}, rng);
     if (HasFatalFailure()) return;
   }
 }
@@ -369,20 +389,13 @@ TEST_P(ParseCase, DeletedSlicesAreKeptOrReported) {
   const Json& c = GetParam().data;
   const std::string input = c["input"].get<std::string>();
   std::mt19937 rng = case_rng(GetParam(), 4);
-  const char* pads[] = {"", " ", "\n"};
   for (int round = 0; round < 8; ++round) {
-    const std::size_t from = char_place(input, rng);
-    const std::size_t lengths[] = {1, 3, 8, 40};
-    const std::size_t to =
-        char_start_from(input, std::min(input.size(), from + lengths[rng() % 4]));
-    const std::string rest = input.substr(0, from) + input.substr(to);
+    const Slice slice = random_slice(input, rng, {1, 3, 8, 40});
+    const std::string rest = input.substr(0, slice.from) + input.substr(slice.to);
     const std::size_t at = char_place(rest, rng);
-    const std::string word = "ZQ" + std::to_string(round) + "X";
-    // (drawn in turn: the operands of one expression are unsequenced)
-    const char* before = pads[rng() % 3];
-    const char* after = pads[rng() % 3];
-    const std::string text = rest.substr(0, at) + before + word + after + rest.substr(at);
-    check_kept_or_reported(c, c.value("tools", Json()), text, {word}, rng);
+    const Sentinel s = padded_sentinel(round, rng);
+    const std::string text = rest.substr(0, at) + s.padded + rest.substr(at);
+    check_kept_or_reported(c, c.value("tools", Json()), text, {s.word}, rng);
     if (HasFatalFailure()) return;
   }
 }
