@@ -203,10 +203,10 @@ constexpr std::string_view kOtherFamily = "other";
 // Reasoning openers looked for in the generation prompt when the template shows no
 // reasoning markers of its own.
 constexpr std::string_view kReasoningOpeners[] = {"<think>", "<seed:think>", "[THINK]",
-                                                  "<|channel|>analysis"};
+                                                  "<|channel|>analysis", "<|START_THINKING|>"};
 // ... and the closers, for the same purpose.
 constexpr std::string_view kReasoningClosers[] = {"</think>", "</seed:think>", "[/THINK]",
-                                                  "<|end|>"};
+                                                  "<|end|>", "<|END_THINKING|>"};
 
 // Names the thinking-control measurement never flips: what the renderer passes anyway and
 // the environment's own globals.
