@@ -514,6 +514,26 @@ def measure_reasoning_markers(r, frame):
         if hit >= 0:
             open_from, header = hit + len(candidate), candidate
             break
+    if not header:
+        # No whole header before the reasoning (Poolside Laguna: the prompt's header closes an
+        # empty block, the history's opens one): the turn starts after the user turn's suffix,
+        # and the part of the header the two share, up to a marker's or a line's end, is the
+        # header.
+        span = out[q_end:r_pos]
+        user_end = (frame["user_suffix"] or "").strip(WHITESPACE)
+        rest = span.lstrip(WHITESPACE)
+        if user_end and rest.startswith(user_end):
+            rest = rest[len(user_end):].lstrip(WHITESPACE)
+            prefix = (frame["assistant_prefix"] or "").strip(WHITESPACE)
+            common = 0
+            while common < len(prefix) and common < len(rest) and prefix[common] == rest[common]:
+                common += 1
+            # Back to a marker's or a line's end, leaving the opener at least one marker.
+            while common > 0 and (prefix[common - 1] not in ">\n"
+                                  or not rest[common:].strip(WHITESPACE)):
+                common -= 1
+            open_from = r_pos - len(rest) + common
+            header = prefix[:common].strip(WHITESPACE)
     opener = out[open_from:r_pos]
     closer = out[r_pos + len(S[result["field"]]):a_pos]
     result["open"] = opener.strip(WHITESPACE)

@@ -644,6 +644,30 @@ void measure_reasoning_markers(Renderer& r, Profile& p) {
       break;
     }
   }
+  if (header.empty()) {
+    // No whole header before the reasoning (Poolside Laguna: the prompt's header closes an empty
+    // block, `<assistant>\n</think>`, the history's opens one, `<assistant>\n<think>`): the turn
+    // starts after the user turn's suffix, and the part of the header the two share, up to a
+    // marker's or a line's end, is the header.
+    const std::string user_end = stripped(p.frame.user_suffix);
+    std::string_view rest = text::lstrip(std::string_view(out).substr(q_end, r_pos - q_end));
+    if (!user_end.empty() && rest.starts_with(user_end)) {
+      rest = text::lstrip(rest.substr(user_end.size()));
+      const std::string prefix = stripped(p.frame.assistant_prefix);
+      std::size_t common = 0;
+      while (common < prefix.size() && common < rest.size() && prefix[common] == rest[common])
+        ++common;
+      // Back to a marker's or a line's end, leaving the opener at least one marker (Qwen3.5's
+      // thinking-off header `<|im_start|>assistant\n<think>\n\n</think>` shares `<think>` too).
+      auto boundary = [&](std::size_t n) {
+        return (prefix[n - 1] == '>' || prefix[n - 1] == '\n') &&
+               !text::strip(rest.substr(n)).empty();
+      };
+      while (common > 0 && !boundary(common)) --common;
+      open_from = r_pos - rest.size() + common;
+      header = std::string(text::strip(std::string_view(prefix).substr(0, common)));
+    }
+  }
   std::string_view opener = std::string_view(out).substr(open_from, r_pos - open_from);
   std::size_t close_from = r_pos + S(field_sentinel).size();
   std::string_view closer = std::string_view(out).substr(close_from, a_pos - close_from);
