@@ -150,6 +150,22 @@ std::pair<std::size_t, std::string> turn_end(std::string_view generated, const p
       if (std::regex_search(after, next, marker_regex(), std::regex_constants::match_continuous))
         return {at, message_end + next.str()};
     }
+    // Else the suffix's last marker that no assistant header writes: the turn's own end (Kimi
+    // K3's `<|end_of_msg|>`, where the suffix's first marker also closes elements inside the turn,
+    // `<|close|>think<|sep|>`); a suffix that runs into the next turn's header (Command A's
+    // `..<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>`) ends before that header.
+    // One that ends with the marker it begins with holds a whole message after the turn (Command
+    // R's tool_use: `<|END_OF_TURN_TOKEN|>`, a system message, `<|END_OF_TURN_TOKEN|>`): the
+    // first of the end markers below decides.
+    std::string header = p.frame.assistant_prefix.value_or("");
+    header += '\n';
+    header += p.frame.generation_prompt.value_or("");
+    for (auto m = markers.rbegin(); m != markers.rend(); ++m) {
+      if (header.find(*m) != std::string::npos) continue;
+      if (*m == markers.front()) break;
+      if (std::size_t at = generated.find(*m); at != std::string_view::npos) return {at, *m};
+      break;
+    }
   }
   std::pair<std::size_t, std::string> first{generated.size(), ""};
   for (const auto& m : ends)

@@ -313,6 +313,17 @@ TEST(Readback, CraftedShapesReadBack) {
   const auto* calls = find_trip(turn->second.choice, "calls");
   ASSERT_NE(calls, nullptr);
   EXPECT_EQ(calls->end_marker, "<|im_end|><|pause|>");
+  // A turn whose suffix's first marker also closes the reasoning element inside it (Kimi K3's
+  // shape): the turn ends at the suffix's own last marker, not right after the reasoning (which
+  // made the calls look written after the turn's end, a template bug that is not one).
+  auto elements = outcomes().find("crafted/element-closes-in-turn");
+  ASSERT_NE(elements, outcomes().end());
+  const auto& ec = elements->second.choice;
+  EXPECT_TRUE(ec.calls_read_back) << ec.verdict;
+  EXPECT_FALSE(ec.template_bug.has_value());
+  const auto* element_calls = find_trip(ec, "calls");
+  ASSERT_NE(element_calls, nullptr);
+  EXPECT_EQ(element_calls->end_marker, "<|end|>");
   // A prompt that closes an empty reasoning block, a history that writes only the close (DeepSeek
   // V3.2's shape): the close is the prompt's, so the calls' section does not begin with it and
   // the answer and the content beside a call read back too.
