@@ -225,8 +225,9 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   }
   // A marker the conversation writes first that the prompt's own text already ends with is the
   // prompt's, not the model's: DeepSeek V3.2's prompt ends `<think></think>`, and its history
-  // writes `</think>` before the answer.
-  if (!trip.prefix) {
+  // writes `</think>` before the answer. (Only where `common` is the two renders' shared prefix,
+  // an offset into both.)
+  if (!trip.prefix && !moved) {
     const std::string_view lead = leading_marker(std::string_view(trip.full).substr(common));
     if (!lead.empty() && common <= trip.prompt.size() &&
         trim(std::string_view(trip.prompt).substr(common)).ends_with(lead))
