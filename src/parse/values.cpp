@@ -105,6 +105,19 @@ const Json* ref_target(const Json& schema, const SchemaWalk& walk) {
   return resolve_ref(*walk.root, it->get_ref<const std::string&>());
 }
 
+// Adds the type a type name means (kTypeNames: `integer`, `int`, ...) to `types`; the type's
+// flag, or nullptr when the name means none.
+bool ParamTypes::*add_type_name(ParamTypes& types, std::string_view name) {
+  for (const auto& t : kTypeNames)
+    if (t.name == name) {
+      types.*(t.flag) = true;
+      types.known = true;
+      if (!types.first && t.flag != &ParamTypes::null) types.first = t.flag;
+      return t.flag;
+    }
+  return nullptr;
+}
+
 void add_schema_types(const Json& schema, ParamTypes& types, int depth, SchemaWalk& walk) {
   if (depth > kMaxSchemaDepth || !schema.is_object() || !walk.step()) return;
   // A reference adds its target's types to the schema's own (as SGLang reads `$ref` next to
@@ -112,14 +125,8 @@ void add_schema_types(const Json& schema, ParamTypes& types, int depth, SchemaWa
   if (const Json* target = ref_target(schema, walk))
     add_schema_types(*target, types, depth + 1, walk);
   auto add_name = [&types, &schema](const std::string& name) {
-    for (const auto& t : kTypeNames) {
-      if (t.name == name) {
-        types.*(t.flag) = true;
-        types.known = true;
-        if (!types.first && t.flag != &ParamTypes::null) types.first = t.flag;
-        if (t.flag == &ParamTypes::object && !types.object_schema) types.object_schema = &schema;
-      }
-    }
+    if (add_type_name(types, name) == &ParamTypes::object && !types.object_schema)
+      types.object_schema = &schema;
   };
   if (auto it = schema.find("type"); it != schema.end()) {
     if (it->is_string()) add_name(it->get<std::string>());
@@ -457,13 +464,7 @@ ParamTypes param_types(const Json& tools, std::string_view function, std::string
 
 ParamTypes named_types(std::string_view word) {
   ParamTypes types;
-  const std::string name = lower(trim(word));
-  for (const auto& t : kTypeNames)
-    if (t.name == name) {
-      types.*(t.flag) = true;
-      types.known = true;
-      if (t.flag != &ParamTypes::null) types.first = t.flag;
-    }
+  add_type_name(types, lower(trim(word)));
   return types;
 }
 
