@@ -962,6 +962,9 @@ std::vector<Dialect> build_table() {
     d.newlines_after_think_close = true;
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{" -> tool/function_call\n", "<|im_end|>"}};
+    // An answer before the calls is a turn of its own: its end and the call turn's start are
+    // layout (the reasoning close's text, read as a close only inside a reasoning block).
+    d.layout_before_calls = "<|im_end|>\n<|im_start|>assistant";
     // The model card's example writes the arguments as "input".
     d.args_keys = {"arguments", "parameters", "input"};
     d.bare_json = true;

@@ -586,6 +586,19 @@ bool Engine::text() {
   c_.after_call = false;
   const MarkerSet& set = c_.in_reasoning ? reasoning_markers_ : content_markers_;
   MarkerSet::Hit hit = set.find(buf, pos, c_.eof);
+  if (hit.kind == MarkerSet::Hit::kFound && hit.tag == kTagThinkClose && !c_.in_reasoning) {
+    // A reasoning close with no block open that begins the layout before a call is that layout
+    // (HyperCLOVAX SEED Think 14B ends the answer's turn and opens the call's with its reasoning
+    // close); the call marker after it is the hit, decided once the bytes say whether one follows.
+    const Tri layout = layout_then_trigger(hit.at);
+    if (layout == Tri::kMore) return false;
+    if (layout == Tri::kYes) {
+      const MarkerSet::Hit call = set.find(buf, hit.at + d.layout_before_calls.size(), c_.eof);
+      if (call.kind == MarkerSet::Hit::kFound && call.tag >= kTagTrigger &&
+          call.at == hit.at + d.layout_before_calls.size())
+        hit = call;
+    }
+  }
   if (hit.kind != MarkerSet::Hit::kFound) {
     std::size_t end = hit.kind == MarkerSet::Hit::kPartial ? hit.at : buf.size();
     if (!c_.eof) end = std::min(end, cut_open_at(pos));
@@ -871,6 +884,18 @@ Tri Engine::trigger_at(std::size_t p) const {
     if (!c_.eof && rest.size() < trigger.size() && trigger.starts_with(rest)) found = Tri::kMore;
   }
   return found;
+}
+
+// Whether Dialect::layout_before_calls and then a call marker start at `p` (kMore: the bytes end
+// inside them).
+Tri Engine::layout_then_trigger(std::size_t p) const {
+  const std::string_view layout = c_.d.layout_before_calls;
+  const std::string_view rest = std::string_view(c_.buf).substr(p);
+  if (layout.empty()) return Tri::kNo;
+  if (rest.size() < layout.size())
+    return !c_.eof && layout.starts_with(rest) ? Tri::kMore : Tri::kNo;
+  if (!rest.starts_with(layout)) return Tri::kNo;
+  return trigger_at(p + layout.size());
 }
 
 Tri Engine::damaged_marker() {

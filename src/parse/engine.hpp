@@ -1029,6 +1029,7 @@ class Engine {
   void start_bare(bool json);
   void start_line();
   Tri trigger_at(std::size_t p) const;
+  Tri layout_then_trigger(std::size_t p) const;
   // At pos, a damaged marker line before a call marker: removed (kYes), not one (kNo), or undecided
   // until more output comes (kMore).
   Tri damaged_marker();
