@@ -190,6 +190,35 @@ void read_bare_calls_anywhere(ParserChoice& choice, const RoundTrip& trip,
   choice.content_calls_verdict.clear();
 }
 
+// A template that writes the content beside calls as a turn of its own (HyperCLOVAX SEED Think
+// 14B: `ANSWER<|im_end|>\n<|im_start|>assistant -> tool/function_call\n[...]`) ends it with the
+// text its reasoning close is: between the content and the calls that text is layout (the
+// parser's layout_before_calls), not the content's. Kept only if every round trip, the content
+// beside a call included, then reads back.
+void read_turn_before_calls(ParserChoice& choice, const RoundTrip& trip,
+                            std::vector<const RoundTrip*> proven) {
+  if (!choice.syntax || choice.content_calls_read_back) return;
+  parse::Dialect d = choice.syntax->data().dialect;
+  if (!d.layout_before_calls.empty() || d.think_close.empty()) return;
+  parse::Options options = choice.options;
+  options.reasoning_prefilled = trip.reasoning_prefilled;
+  auto whole = parse::parse(trip.generated, *choice.syntax, round_trip_tools(), options);
+  if (!whole) return;
+  const std::string& content = whole->message.content;
+  const std::string& want = trip.expected.content;
+  const std::size_t at = content.find(want);
+  if (want.empty() || at == std::string::npos ||
+      content.find_first_not_of(" \n", 0) != at)  // only layout before the content
+    return;
+  const std::string layout = content.substr(at + want.size());
+  if (trim(layout) != trim(d.think_close)) return;
+  d.layout_before_calls = layout;
+  const std::string added = " layout_before_calls=" + nlohmann::json(layout).dump();
+  if (!try_framing(choice, d, added, std::move(proven), trip).empty()) return;
+  choice.content_calls_read_back = true;
+  choice.content_calls_verdict.clear();
+}
+
 }  // namespace
 
 std::string compare(const parse::Message& m, const RoundTrip& trip) {
@@ -279,6 +308,7 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
         choice.content_calls_verdict = check(*choice.syntax, *content_calls, choice.options);
         choice.content_calls_read_back = choice.content_calls_verdict.empty();
         read_bare_calls_anywhere(choice, *content_calls, proven);
+        read_turn_before_calls(choice, *content_calls, proven);
         if (choice.content_calls_read_back) proven.push_back(content_calls);
       }
       // After the reasoning first: a turn with reasoning, content and calls has both.

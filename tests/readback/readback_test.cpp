@@ -335,6 +335,23 @@ TEST(Readback, CraftedShapesReadBack) {
   EXPECT_TRUE(cc.content_calls_read_back) << cc.content_calls_verdict;
   for (const auto& t : cc.trips)
     EXPECT_EQ(t.generated.find("</think>"), std::string::npos) << t.kind << ": " << t.generated;
+  // Content beside calls written as a turn of its own, ended by the text of the reasoning close
+  // (HyperCLOVAX SEED Think 14B's shape): that text is layout before the calls, so the content
+  // reads back exactly, without the turn boundary.
+  auto turns = outcomes().find("crafted/answer-turn-before-calls");
+  ASSERT_NE(turns, outcomes().end());
+  const auto& tc = turns->second.choice;
+  EXPECT_TRUE(tc.calls_read_back) << tc.verdict;
+  EXPECT_TRUE(tc.content_calls_read_back) << tc.content_calls_verdict;
+  ASSERT_TRUE(tc.syntax);
+  const auto* beside = find_trip(tc, "content_calls");
+  ASSERT_NE(beside, nullptr);
+  cw::parse::Options options = tc.options;
+  options.reasoning_prefilled = beside->reasoning_prefilled;
+  auto read = cw::parse::parse(beside->generated, *tc.syntax, cw::readback::round_trip_tools_json(),
+                               options);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->message.content, beside->expected.content);
 }
 
 // Templates that write their own calls unreadably are reported as template bugs, with the
