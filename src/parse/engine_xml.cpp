@@ -162,8 +162,14 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
   }
   if (children.empty()) return std::nullopt;
   Json object = Json::object();
-  for (auto& [name, values] : children)
+  for (auto& [name, values] : children) {
+    // A name given twice is a list of its values, as both references build it; where the
+    // member's schema allows no array, that list is not what the schema declares.
+    if (const ParamTypes member = schema.property(name).types();
+        values.size() > 1 && member.known && !member.array)
+      mismatch = true;
     object[name] = values.size() == 1 ? std::move(values[0]) : Json(std::move(values));
+  }
   // A union of an array and an object whose required keys the children lack is the array
   // (`anyOf [array, {field, op} required]` written as `<item>`s), as llama.cpp reads it.
   if (types.array && !holds_required(object, types))
@@ -989,7 +995,8 @@ bool XmlFamily::xp_value() {
       if (nested && mismatch)
         c_.em.warn("coercion",
                    "a value nested in parameter " + param_ +
-                       " does not match its schema type; kept as a string",
+                       " does not match its schema (kept as written: a value not of its "
+                       "type as a string, an element given twice as a list)",
                    c_.abs(c_.mark));
     }
     if (c_.d.value_close_named && !nested && trim(raw).empty()) nested = empty_container(types_);
