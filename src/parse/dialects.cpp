@@ -291,7 +291,15 @@ std::vector<Dialect> build_table() {
     // follows (as vLLM's GLM-4.7 parser engine decides).
     d.value_close_checked = true;
     d.value_close_any_param = true;
-    t.push_back(d);
+    {
+      // GLM's end-of-generation tokens (its generation config's eos set), left in the text by a
+      // backend that keeps special tokens, end the output: the model writes <|observation|> right
+      // after its calls (TRL's GLM-4.5 training template puts it in the assistant's span) and
+      // <|user|> after an answer. The rows built from this one below have their own.
+      Dialect glm = d;
+      glm.end_tokens = {"<|observation|>", "<|user|>", "<|endoftext|>"};
+      t.push_back(glm);
+    }
     // Ling 3 (inclusionAI): GLM-4.5's calls and <think>; its end-of-turn token <|role_end|>, left
     // in the text by a backend that keeps special tokens, ends the output (llama.cpp's Ling 3
     // parser removes it).
