@@ -354,6 +354,62 @@ TEST(Readback, CraftedShapesReadBack) {
   EXPECT_EQ(read->message.content, beside->expected.content);
 }
 
+// Each bundled template's model has a dialect row (data/readback/model-dialects.tsv): the row,
+// as a user picks it with --dialect, reads the template's own calls and reasoning round trips
+// back (prefix or not), or the table says why not and the test holds that. The answer and
+// content-beside-a-call trips are measured only: a row that starts in reasoning (DeepSeek R1)
+// reads a turn without reasoning after a prompt that opens it as reasoning, as the model never
+// writes it.
+TEST(Readback, DialectRowsReadTheirModelsTemplates) {
+  std::istringstream table(read(kData / "readback" / "model-dialects.tsv"));
+  std::size_t rows = 0, reads = 0, trips = 0, other = 0, other_ok = 0;
+  for (std::string line; std::getline(table, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, '\t');) f.push_back(cell);
+    ASSERT_GE(f.size(), 3u) << line;
+    const std::string& name = f[0];
+    const bool expect_reads = f[2] == "reads";
+    ASSERT_TRUE(expect_reads || (f[2] == "differs" && f.size() == 4 && !f[3].empty())) << line;
+    auto it = outcomes().find(name);
+    ASSERT_NE(it, outcomes().end()) << name;
+    auto row = cw::parse::Syntax::named(f[1]);
+    ASSERT_TRUE(row) << f[1];
+    ++rows;
+    std::string first_miss;
+    std::size_t proven = 0;
+    for (const auto& t : it->second.choice.trips) {
+      if (!t.applicable) continue;
+      cw::parse::Options options = it->second.choice.options;
+      options.reasoning_prefilled = t.reasoning_prefilled;
+      auto r = cw::parse::parse(t.generated, *row, cw::readback::round_trip_tools_json(), options);
+      const std::string why = r ? cw::readback::compare(r->message, t) : r.error().message;
+      if (t.kind != "calls" && t.kind != "reasoning") {
+        ++other;
+        other_ok += why.empty();
+        continue;
+      }
+      ++proven;
+      if (!why.empty() && first_miss.empty()) first_miss = t.kind + ": " + why;
+    }
+    EXPECT_GT(proven, 0u) << name << ": no calls or reasoning round trip";
+    trips += proven;
+    if (expect_reads) {
+      EXPECT_EQ(first_miss, "") << name << " with " << f[1];
+      reads += first_miss.empty();
+    } else {
+      EXPECT_NE(first_miss, "") << name << " with " << f[1]
+                                << " reads back; the table says: " << f[3];
+    }
+  }
+  std::printf(
+      "dialect rows on their models' templates: %zu/%zu read back (%zu calls and "
+      "reasoning trips); answers and content beside a call, measured: %zu/%zu\n",
+      reads, rows, trips, other_ok, other);
+  EXPECT_GT(rows, 0u);
+}
+
 // Templates that write their own calls unreadably are reported as template bugs, with the
 // cause and the rendered evidence, never read back by a guess.
 TEST(Readback, CraftedTemplateBugsAreReported) {
