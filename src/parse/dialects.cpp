@@ -653,6 +653,9 @@ std::vector<Dialect> build_table() {
     d.param_name_end = "</arg_key:opensource>";
     d.value_open = "<arg_value:opensource>";
     d.value_close = "</arg_value:opensource>";
+    // Hy3's template ends the assistant's turn with its eos token, after the calls too; left in
+    // the text by a backend that keeps special tokens, it ends the output.
+    d.end_tokens = {"<｜hy_eos:opensource｜>"};
     t.push_back(d);
   }
   {  // Granite-20B-FunctionCalling: `<function_call> {"name", "arguments"}`, one per call, nothing
