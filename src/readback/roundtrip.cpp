@@ -244,12 +244,16 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   if (trip.prefix) {
     // Only when the prompt itself ends with the opener: a generation prompt that opens and
     // closes an empty block (`<think>\n\n</think>\n\n`, thinking off) leaves nothing open.
+    // Where the template measured no opener of its own, the probe's reading of the prompt's
+    // reasoning state with the known openers and closers says whether it closes what it opens
+    // (EXAONE 4's thinking-off prompt writes `<think>\n\n</think>\n\n`).
     const std::string open_marker = p.reasoning.open.value_or("");
     std::string_view open = trim(open_marker), prompt = trim(trip.prompt);
     trip.reasoning_prefilled =
         p.reasoning.prompt_opens &&
-        (open.empty() ||
-         (prompt.size() >= open.size() && prompt.substr(prompt.size() - open.size()) == open));
+        (open.empty()
+             ? p.thinking_controls.prompt != "closed"
+             : prompt.size() >= open.size() && prompt.substr(prompt.size() - open.size()) == open);
   } else {
     std::string_view before = trim(std::string_view(trip.full).substr(0, common));
     const std::string open_marker = p.reasoning.open.value_or("");  // `open` views it

@@ -410,6 +410,24 @@ TEST(Readback, DialectRowsReadTheirModelsTemplates) {
   EXPECT_GT(rows, 0u);
 }
 
+// A generation prompt that opens and closes an empty block with markers the template shows
+// nowhere else (EXAONE 4, thinking off: `<think>\n\n</think>\n\n`) leaves nothing open: its
+// turns are read from the content, so the `hermes` row reads its plain answer back too.
+TEST(Readback, PromptClosingAnUnmeasuredBlockLeavesNothingOpen) {
+  auto it = outcomes().find("LGAI-EXAONE--EXAONE-4.0-1.2B");
+  ASSERT_NE(it, outcomes().end());
+  ASSERT_FALSE(it->second.profile.reasoning.open.has_value());
+  EXPECT_TRUE(it->second.profile.reasoning.prompt_opens);
+  EXPECT_FALSE(it->second.choice.options.reasoning_prefilled);
+  const auto* answer = find_trip(it->second.choice, "answer");
+  ASSERT_TRUE(answer && answer->applicable && answer->prefix);
+  EXPECT_FALSE(answer->reasoning_prefilled);
+  auto r = cw::parse::parse(answer->generated, *cw::parse::Syntax::named("hermes"),
+                            cw::readback::round_trip_tools_json(), it->second.choice.options);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(cw::readback::compare(r->message, *answer), "");
+}
+
 // Templates that write their own calls unreadably are reported as template bugs, with the
 // cause and the rendered evidence, never read back by a guess.
 TEST(Readback, CraftedTemplateBugsAreReported) {
