@@ -227,11 +227,19 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   // prompt's, not the model's: DeepSeek V3.2's prompt ends `<think></think>`, and its history
   // writes `</think>` before the answer. (Only where `common` is the two renders' shared prefix,
   // an offset into both.)
+  // So is the whole of the prompt's own text after that prefix where the conversation writes
+  // it too, with other whitespace: Granite-20B-FunctionCalling's prompt ends `ASSISTANT: \n`, its
+  // history writes `ASSISTANT:\n<function_call>`.
   if (!trip.prefix && !moved) {
-    const std::string_view lead = leading_marker(std::string_view(trip.full).substr(common));
-    if (!lead.empty() && common <= trip.prompt.size() &&
-        trim(std::string_view(trip.prompt).substr(common)).ends_with(lead))
+    const std::string_view full_rest = std::string_view(trip.full).substr(common);
+    const std::string_view lead = leading_marker(full_rest);
+    const std::string_view prompt_rest = common <= trip.prompt.size()
+                                             ? trim(std::string_view(trip.prompt).substr(common))
+                                             : std::string_view();
+    if (!lead.empty() && prompt_rest.ends_with(lead))
       common = trip.full.find(lead, common) + lead.size();
+    else if (!prompt_rest.empty() && full_rest.starts_with(prompt_rest))
+      common += prompt_rest.size();
   }
   trip.applicable = true;
   trip.turn_at = common;

@@ -428,6 +428,21 @@ TEST(Readback, PromptClosingAnUnmeasuredBlockLeavesNothingOpen) {
   EXPECT_EQ(cw::readback::compare(r->message, *answer), "");
 }
 
+// Where the prompt is no prefix of the conversation, the prompt's own text after the shared
+// part, written by the conversation too with other whitespace, is the prompt's: Granite-20B-
+// FunctionCalling's prompt ends `ASSISTANT: \n`, its history writes `ASSISTANT:\n<function_call>`,
+// and the calls read back (they were content behind `ASSISTANT:`).
+TEST(Readback, PromptTextWrittenWithOtherWhitespaceIsThePrompts) {
+  auto it = outcomes().find("vllm--tool_chat_template_granite_20b_fc");
+  ASSERT_NE(it, outcomes().end());
+  const auto& c = it->second.choice;
+  const auto* calls = find_trip(c, "calls");
+  ASSERT_TRUE(calls && calls->applicable);
+  EXPECT_FALSE(calls->prefix);
+  EXPECT_EQ(calls->generated.find("ASSISTANT:"), std::string::npos) << calls->generated;
+  EXPECT_TRUE(c.calls_read_back) << c.verdict;
+}
+
 // Templates that write their own calls unreadably are reported as template bugs, with the
 // cause and the rendered evidence, never read back by a guess.
 TEST(Readback, CraftedTemplateBugsAreReported) {
