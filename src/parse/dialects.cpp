@@ -486,8 +486,10 @@ std::vector<Dialect> build_table() {
     d.id_keys = {"tool_call_id"};
     // Command R7B frames its answer with START/END_RESPONSE; Command A Reasoning (Cohere's
     // Command 4 templates) with START/END_TEXT.
-    d.dropped = {"<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>",
-                 "<|END_OF_TURN_TOKEN|>"};
+    d.dropped = {"<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>"};
+    // Cohere's eos token: left in the text by a backend that keeps special tokens, it ends the
+    // output (text after it is reported, not read as more of the answer).
+    d.end_tokens = {"<|END_OF_TURN_TOKEN|>"};
     t.push_back(d);
   }
   {
@@ -795,7 +797,8 @@ std::vector<Dialect> build_table() {
     d.sections = {{"Action:\n```json", "```"}};
     d.name_keys = {"tool_name"};
     d.args_keys = {"parameters"};
-    d.dropped = {"<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"};
+    d.dropped = {"<|CHATBOT_TOKEN|>"};
+    d.end_tokens = {"<|END_OF_TURN_TOKEN|>"};  // Cohere's eos token, as command_r7b's
     t.push_back(d);
   }
   {  // GigaChat 3: one call object after a `function call` role header, to the end of the output.
