@@ -440,10 +440,13 @@ std::vector<Dialect> build_table() {
     // so that the words in a Granite 3.3 answer stay words.
     d.name = "granite_3_2";
     d.summary =
-        "Here is my thought process:..Here is my response:.., <|tool_call|>[{\"name\", "
+        "Here is (or Here's) my thought process:..Here is my response:.., <|tool_call|>[{\"name\", "
         "\"arguments\"}] (Granite 3.2)";
     d.think_open = "Here is my thought process:";
     d.think_close = "Here is my response:";
+    // Granite 3.2 also writes "Here's" (IBM's granite-io recordings of granite3.2:2b have it);
+    // vLLM's granite parser takes either word in either header.
+    d.think_alternates = {{"Here's my thought process:", "Here's my response:"}};
     d.newlines_after_think_close = false;  // vLLM's granite parser keeps what follows the header
     t.push_back(d);
   }
