@@ -509,18 +509,33 @@ std::vector<Dialect> build_table() {
     d.args_keys = {"arguments", "parameters"};
     t.push_back(d);
   }
-  {  // LongCat-Flash: Hermes' JSON call object in LongCat's own tags (vLLM's longcat parser);
-     // the thinking models' block is <longcat_think>..</longcat_think> (vLLM's longcat reasoning
+  {  // LongCat-Flash: Hermes' JSON call object in LongCat's own tags (vLLM's longcat parser), or
+     // GLM's key/value elements in them, as Meituan's own example trajectory for
+     // LongCat-Flash-Thinking-2601 writes its calls (examples/search_tool_trajectory.txt); the
+     // thinking models' block is <longcat_think>..</longcat_think> (vLLM's longcat reasoning
      // parser: an output without it is content).
     Dialect d;
     d.name = "longcat";
     d.summary =
-        "<longcat_think>..</longcat_think>, <longcat_tool_call>{\"name\", "
-        "\"arguments\"}</longcat_tool_call> (LongCat-Flash)";
+        "<longcat_think>..</longcat_think>, <longcat_tool_call>{\"name\", \"arguments\"} or "
+        "name\\n<longcat_arg_key>k</longcat_arg_key>\\n<longcat_arg_value>v</longcat_arg_value>.."
+        "</longcat_tool_call>; </longcat_s> ends the output (LongCat-Flash)";
     d.think_open = "<longcat_think>";
     d.think_close = "</longcat_think>";
-    d.syntax = CallSyntax::kJsonObject;
-    d.sections = {{"<longcat_tool_call>", "</longcat_tool_call>"}};
+    d.syntax = CallSyntax::kXmlParams;
+    d.call_open = "<longcat_tool_call>";
+    d.call_close = "</longcat_tool_call>";
+    d.name_end = {"\n"};
+    d.name_stop = {"<longcat_arg_key>", "</longcat_tool_call>"};
+    d.param_open = "<longcat_arg_key>";
+    d.param_name_end = "</longcat_arg_key>";
+    d.value_open = "<longcat_arg_value>";
+    d.value_close = "</longcat_arg_value>";
+    d.untyped = UntypedValues::kJsonGuess;
+    d.json_call_body = true;  // <longcat_tool_call>{"name", "arguments"}</longcat_tool_call>
+    // The end of the turn, which the vendor's examples show in the text even with
+    // skip_special_tokens: the output ends there.
+    d.end_tokens = {"</longcat_s>"};
     t.push_back(d);
   }
   {  // InternLM2/2.5: one call object after the plugin action header (vLLM's internlm parser).
