@@ -784,8 +784,8 @@ std::vector<Dialect> build_table() {
     d.name = "plamo3";
     d.summary =
         "<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_"
-        "name:plamo|>f<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:"
-        "constrain|>json<|plamo:msg|>{..}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_"
+        "name:plamo|>f<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|>[<|plamo:"
+        "constrain|>json]<|plamo:msg|>{..}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_"
         "request:plamo|>..; starts in reasoning (PLaMo 3)";
     d.think_open = "<|plamo:begin_think:plamo|>";
     d.think_close = "<|plamo:end_think:plamo|>";
@@ -799,6 +799,10 @@ std::vector<Dialect> build_table() {
          "<|plamo:end_tool_arguments:plamo|>"},
         "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>"
         "json<|plamo:msg|>");
+    // PLaMo's API writes the arguments without the constrain part: OpenClaw's provider for
+    // plamo-3.0-prime-beta reads its responses so (extensions/plamo, PR #62893).
+    d.header_end.push_back(
+        "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:msg|>");
     d.noise = {"<|plamo:end_tool_request:plamo|>"};  // after each call's arguments
     d.noise_call_end = "<|plamo:end_tool_request:plamo|>";
     d.end_tokens = {"<|plamo:tag|>"};  // the end of the turn
