@@ -791,7 +791,10 @@ struct KeyValueReader {
       if (colon == std::string_view::npos) return fail("expected 'key:'");
       std::string_view key = s.substr(pos, colon - pos);
       while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
-      if (!quote.empty() && key.size() >= 2 * quote.size() && key.substr(0, quote.size()) == quote)
+      // A quoted key (`<|"|>city<|"|>:`) is its text; one the quotes do not enclose whole
+      // (`<|"|>bar<|"|>xyz:`) is kept as written, nothing of it dropped.
+      if (!quote.empty() && key.size() >= 2 * quote.size() && key.starts_with(quote) &&
+          key.ends_with(quote))
         key = key.substr(quote.size(), key.size() - 2 * quote.size());
       append_json_quoted(out, key);
       out += ": ";
