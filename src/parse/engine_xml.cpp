@@ -435,7 +435,11 @@ std::string XmlFamily::unread_attr_text(std::string_view header, std::string_vie
                       [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; }))
         keep(glue);
     }
-    read = read || (name == "index" && is_word(value)) ||
+    // Kimi K3's call index is a number; any other value is text the model wrote, reported.
+    const bool number = !value.empty() && std::all_of(value.begin(), value.end(), [](char ch) {
+      return std::isdigit(static_cast<unsigned char>(ch)) != 0;
+    });
+    read = read || (name == "index" && number) ||
            (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr && is_word(value)) ||
            (name == "string" && (value == "true" || value == "false"));
     if (!read) keep(header.substr(k, close + 1 - k));
