@@ -435,12 +435,14 @@ std::string XmlFamily::unread_attr_text(std::string_view header, std::string_vie
                       [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; }))
         keep(glue);
     }
-    // Kimi K3's call index is a number; any other value is text the model wrote, reported.
+    // Kimi K3's call index is a number, and its value type a JSON type's name; any other value is
+    // text the model wrote, reported.
     const bool number = !value.empty() && std::all_of(value.begin(), value.end(), [](char ch) {
       return std::isdigit(static_cast<unsigned char>(ch)) != 0;
     });
     read = read || (name == "index" && number) ||
-           (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr && is_word(value)) ||
+           (!c_.d.value_type_attr.empty() && name == c_.d.value_type_attr && is_word(value) &&
+            (named_types(value).known || names_any_type(value))) ||
            (name == "string" && (value == "true" || value == "false"));
     if (!read) keep(header.substr(k, close + 1 - k));
     header.remove_prefix(close + 1);
