@@ -11,6 +11,30 @@ namespace chatwire::parse {
 
 namespace {
 
+// Whether `text` is a type expression: comma-separated type names (or `any`), each with an
+// optional bracketed parameter that is one too (`array[string]`, `dict[str, int]`).
+bool type_expression(std::string_view text, int depth = 0) {
+  if (depth > 8) return false;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    // The part up to the next top-level comma.
+    std::size_t at = from;
+    int nest = 0;
+    for (; at < text.size() && (nest > 0 || text[at] != ','); ++at)
+      nest += text[at] == '[' ? 1 : text[at] == ']' ? -1 : 0;
+    const std::string_view part = trim(text.substr(from, at - from));
+    const std::size_t bracket = part.find('[');
+    const std::string_view word = part.substr(0, bracket);
+    if (!is_word(word) || (!named_types(word).known && !names_any_type(word))) return false;
+    if (bracket != std::string_view::npos &&
+        (part.back() != ']' ||
+         !type_expression(part.substr(bracket + 1, part.size() - bracket - 2), depth + 1)))
+      return false;
+    from = at + 1;
+  }
+  return true;
+}
+
 // The text of top-level member `key` of `object`, a JSON object already known to be valid
 // (arguments are passed through as written); empty when it has no such member.
 std::string_view member_text(std::string_view object, std::string_view key) {
@@ -798,6 +822,13 @@ bool XmlFamily::xp_value_open() {
                  wire_type_at);
       return;
     }
+    // The parameter is not read (vLLM reads the base type only); one that is no type is text
+    // the model wrote, reported.
+    if (bracket != std::string_view::npos &&
+        !type_expression(type.substr(bracket + 1, type.size() - bracket - 2)))
+      c_.em.warn("malformed_call",
+                 "value type '" + std::string(type) + "': its parameter names no type; left out",
+                 wire_type_at);
     types_ = narrowed_types(types_, named);
   };
   if (!c_.skip_ws()) return false;
