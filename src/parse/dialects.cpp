@@ -38,15 +38,23 @@ Dialect xml_params(Dialect d, Section section, Section call, Section param) {
 
 // GLM's argument pairs, `<arg_key>k</arg_key><arg_value>v</arg_value>` after the function name
 // in `call` (`<tool_call>..</tool_call>`); a value the schema does not type is JSON when it parses.
-Dialect arg_pairs(Dialect d, Section call = {"<tool_call>", "</tool_call>"}) {
+// Calls as a name, then key and value elements: `call.open name key.open k key.close
+// value.open v value.close .. call.close` (a value with no opening element: value.open "").
+Dialect key_value_elements(Dialect d, Section call, Section key, Section value) {
   d.syntax = CallSyntax::kXmlParams;
   d.call_open = call.open;
   d.call_close = call.close;
-  d.name_stop = {"<arg_key>", call.close};
-  d.param_open = "<arg_key>";
-  d.param_name_end = "</arg_key>";
-  d.value_open = "<arg_value>";
-  d.value_close = "</arg_value>";
+  d.name_stop = {key.open, call.close};
+  d.param_open = key.open;
+  d.param_name_end = key.close;
+  d.value_open = value.open;
+  d.value_close = value.close;
+  return d;
+}
+
+// GLM's key/value elements in `call`.
+Dialect arg_pairs(Dialect d, Section call = {"<tool_call>", "</tool_call>"}) {
+  d = key_value_elements(d, call, {"<arg_key>", "</arg_key>"}, {"<arg_value>", "</arg_value>"});
   d.untyped = UntypedValues::kJsonGuess;
   return d;
 }
@@ -522,15 +530,10 @@ std::vector<Dialect> build_table() {
         "</longcat_tool_call>; </longcat_s> ends the output (LongCat-Flash)";
     d.think_open = "<longcat_think>";
     d.think_close = "</longcat_think>";
-    d.syntax = CallSyntax::kXmlParams;
-    d.call_open = "<longcat_tool_call>";
-    d.call_close = "</longcat_tool_call>";
+    d = key_value_elements(d, {"<longcat_tool_call>", "</longcat_tool_call>"},
+                           {"<longcat_arg_key>", "</longcat_arg_key>"},
+                           {"<longcat_arg_value>", "</longcat_arg_value>"});
     d.name_end = {"\n"};
-    d.name_stop = {"<longcat_arg_key>", "</longcat_tool_call>"};
-    d.param_open = "<longcat_arg_key>";
-    d.param_name_end = "</longcat_arg_key>";
-    d.value_open = "<longcat_arg_value>";
-    d.value_close = "</longcat_arg_value>";
     d.untyped = UntypedValues::kJsonGuess;
     d.json_call_body = true;  // <longcat_tool_call>{"name", "arguments"}</longcat_tool_call>
     // The end of the turn, which the vendor's examples show in the text even with
@@ -768,14 +771,9 @@ std::vector<Dialect> build_table() {
     d.think_open = "<|think:start|>";
     d.think_close = "<|think:end|>";
     d.starts_in_reasoning = true;
-    d.syntax = CallSyntax::kXmlParams;
-    d.call_open = "<|tool_call:start|>";
-    d.call_close = "<|tool_call:end|>";
+    d = key_value_elements(d, {"<|tool_call:start|>", "<|tool_call:end|>"},
+                           {"<|tool_arg:start|>", "<|tool_arg:value|>"}, {"", "<|tool_arg:end|>"});
     d.name_end = {"\n"};
-    d.name_stop = {"<|tool_arg:start|>", "<|tool_call:end|>"};
-    d.param_open = "<|tool_arg:start|>";
-    d.param_name_end = "<|tool_arg:value|>";
-    d.value_close = "<|tool_arg:end|>";
     d.call_open_restarts = true;
     t.push_back(d);
   }
@@ -882,19 +880,14 @@ std::vector<Dialect> build_table() {
                           {"<think_fast>", "</think_fast>"},
                           {"<think_faster>", "</think_faster>"}};
     d.starts_in_reasoning = true;
-    d.syntax = CallSyntax::kXmlParams;
+    d = key_value_elements(d, {"<ifm|tool_call>", "</ifm|tool_call>"},
+                           {"<ifm|arg_key>", "</ifm|arg_key>"},
+                           {"<ifm|arg_value>", "</ifm|arg_value>"});
     d.section_open = "<ifm|tool_calls>";
     d.section_close = "</ifm|tool_calls>";
-    d.call_open = "<ifm|tool_call>";
-    d.call_close = "</ifm|tool_call>";
     d.name_end = {"\n"};
-    d.name_stop = {"<ifm|arg_key>", "</ifm|tool_call>"};
-    d.param_open = "<ifm|arg_key>";
-    d.param_name_end = "</ifm|arg_key>";
     d.type_open = "<ifm|arg_type>";
     d.type_close = "</ifm|arg_type>";
-    d.value_open = "<ifm|arg_value>";
-    d.value_close = "</ifm|arg_value>";
     d.json_call_body = true;  // its JSON format: <ifm|tool_call>{"name", "arguments"}
     t.push_back(d);
   }
