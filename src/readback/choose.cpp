@@ -22,6 +22,12 @@ std::string join_message(const parse::Message& m) {
   return out.size() > 400 ? out.substr(0, 400) + "..." : out;
 }
 
+// `syntax` reading `trip` one-shot, from where the trip's prompt leaves the reasoning.
+auto read_trip(const parse::Syntax& syntax, const RoundTrip& trip, parse::Options options) {
+  options.reasoning_prefilled = trip.reasoning_prefilled;
+  return parse::parse(trip.generated, syntax, round_trip_tools(), options);
+}
+
 bool same_message(const parse::Message& a, const parse::Message& b) {
   if (a.content != b.content || a.reasoning_content != b.reasoning_content ||
       a.tool_calls.size() != b.tool_calls.size())
@@ -148,10 +154,8 @@ void frame_layout(ParserChoice& choice, Layout where, const RoundTrip& trip,
   parse::Dialect d = choice.syntax->data().dialect;
   const bool before_calls = where == Layout::kBeforeCalls;
   if (before_calls ? !d.layout_before_calls.empty() : d.newlines_after_think_close) return;
-  parse::Options options = choice.options;
-  options.reasoning_prefilled = trip.reasoning_prefilled;
   auto exact = [&](const parse::Syntax& syntax) -> std::optional<std::string> {
-    auto whole = parse::parse(trip.generated, syntax, round_trip_tools(), options);
+    auto whole = read_trip(syntax, trip, choice.options);
     if (!whole) return std::nullopt;
     return whole->message.content;
   };
@@ -200,9 +204,7 @@ void read_turn_before_calls(ParserChoice& choice, const RoundTrip& trip,
   if (!choice.syntax || choice.content_calls_read_back) return;
   parse::Dialect d = choice.syntax->data().dialect;
   if (!d.layout_before_calls.empty() || d.think_close.empty()) return;
-  parse::Options options = choice.options;
-  options.reasoning_prefilled = trip.reasoning_prefilled;
-  auto whole = parse::parse(trip.generated, *choice.syntax, round_trip_tools(), options);
+  auto whole = read_trip(*choice.syntax, trip, choice.options);
   if (!whole) return;
   const std::string& content = whole->message.content;
   const std::string& want = trip.expected.content;

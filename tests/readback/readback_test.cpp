@@ -70,6 +70,14 @@ const cw::readback::RoundTrip* find_trip(const cw::readback::ParserChoice& c,
   return nullptr;
 }
 
+// `syntax` reading a round trip's text one-shot, from where the trip's prompt leaves the
+// reasoning (as the choice proves it).
+auto read_trip(const std::string& text, const cw::readback::RoundTrip& trip,
+               const cw::parse::Syntax& syntax, cw::parse::Options options) {
+  options.reasoning_prefilled = trip.reasoning_prefilled;
+  return cw::parse::parse(text, syntax, cw::readback::round_trip_tools_json(), options);
+}
+
 TEST(Readback, RoundTripTextsEqualTheReference) {
   std::size_t goldens = 0;
   for (const auto& set : sets())
@@ -159,10 +167,7 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
     // Not read back only where the template moves the content out of it (another message or
     // channel): a content that holds the answer with the call's text beside it is a parser that
     // misses the call (vLLM's llama4_json before bare_anywhere was tried).
-    cw::parse::Options options = o.choice.options;
-    options.reasoning_prefilled = bt->reasoning_prefilled;
-    auto r = cw::parse::parse(bt->generated, *o.choice.syntax,
-                              cw::readback::round_trip_tools_json(), options);
+    auto r = read_trip(bt->generated, *bt, *o.choice.syntax, o.choice.options);
     ASSERT_TRUE(r) << name;
     EXPECT_EQ(r->message.content.find(bt->expected.content), std::string::npos)
         << name << ": the content holds the answer and more: " << r->message.content;
@@ -183,10 +188,7 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
       if (!t.applicable || !proven) continue;
       cw::readback::RoundTrip whole = t;
       whole.generated = t.full.substr(t.turn_at);
-      cw::parse::Options options = o.choice.options;
-      options.reasoning_prefilled = t.reasoning_prefilled;  // as the round trip itself
-      auto r = cw::parse::parse(whole.generated, *o.choice.syntax,
-                                cw::readback::round_trip_tools_json(), options);
+      auto r = read_trip(whole.generated, t, *o.choice.syntax, o.choice.options);
       ++uncut;
       const bool ok = r && cw::readback::compare(r->message, whole).empty();
       uncut_ok += ok;
@@ -216,10 +218,7 @@ TEST(Readback, LayoutNewlinesAreFramedOrTheTryIsRecorded) {
                              : t.kind == "content_calls" ? c.content_calls_read_back
                                                          : c.answer_read_back;
       if (!t.applicable || !t.prefix || !read_back) continue;
-      cw::parse::Options options = c.options;
-      options.reasoning_prefilled = t.reasoning_prefilled;
-      auto r =
-          cw::parse::parse(t.generated, *c.syntax, cw::readback::round_trip_tools_json(), options);
+      auto r = read_trip(t.generated, t, *c.syntax, c.options);
       ASSERT_TRUE(r) << name << " " << t.kind;
       ++proven;
       const std::string& got = r->message.content;
@@ -346,10 +345,7 @@ TEST(Readback, CraftedShapesReadBack) {
   ASSERT_TRUE(tc.syntax);
   const auto* beside = find_trip(tc, "content_calls");
   ASSERT_NE(beside, nullptr);
-  cw::parse::Options options = tc.options;
-  options.reasoning_prefilled = beside->reasoning_prefilled;
-  auto read = cw::parse::parse(beside->generated, *tc.syntax, cw::readback::round_trip_tools_json(),
-                               options);
+  auto read = read_trip(beside->generated, *beside, *tc.syntax, tc.options);
   ASSERT_TRUE(read);
   EXPECT_EQ(read->message.content, beside->expected.content);
 }
@@ -381,9 +377,7 @@ TEST(Readback, DialectRowsReadTheirModelsTemplates) {
     std::size_t proven = 0;
     for (const auto& t : it->second.choice.trips) {
       if (!t.applicable) continue;
-      cw::parse::Options options = it->second.choice.options;
-      options.reasoning_prefilled = t.reasoning_prefilled;
-      auto r = cw::parse::parse(t.generated, *row, cw::readback::round_trip_tools_json(), options);
+      auto r = read_trip(t.generated, t, *row, it->second.choice.options);
       const std::string why = r ? cw::readback::compare(r->message, t) : r.error().message;
       if (t.kind != "calls" && t.kind != "reasoning") {
         ++other;
@@ -422,8 +416,8 @@ TEST(Readback, PromptClosingAnUnmeasuredBlockLeavesNothingOpen) {
   const auto* answer = find_trip(it->second.choice, "answer");
   ASSERT_TRUE(answer && answer->applicable && answer->prefix);
   EXPECT_FALSE(answer->reasoning_prefilled);
-  auto r = cw::parse::parse(answer->generated, *cw::parse::Syntax::named("hermes"),
-                            cw::readback::round_trip_tools_json(), it->second.choice.options);
+  auto r = read_trip(answer->generated, *answer, *cw::parse::Syntax::named("hermes"),
+                     it->second.choice.options);
   ASSERT_TRUE(r);
   EXPECT_EQ(cw::readback::compare(r->message, *answer), "");
 }
