@@ -156,7 +156,10 @@ std::vector<Dialect> build_table() {
     d.args_keys = {"parameters", "arguments"};
     d.args_required = true;
     d.python_dicts = true;
-    d.dropped = {"<|eom_id|>", "<|eot_id|>"};
+    // Llama 3.1's eos set (its generation config): the template ends a turn of calls with
+    // <|eom_id|> and any other with <|eot_id|>. Left in the text by a backend that keeps special
+    // tokens, they end the output; text after one is reported, not joined to the message.
+    d.end_tokens = {"<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"};
     t.push_back(d);
   }
   {
@@ -170,7 +173,9 @@ std::vector<Dialect> build_table() {
     d.bare_anywhere = true;
     d.pythonic_sections = {{"<|python_start|>", "<|python_end|>"},
                            {"<|tool_call_start|>", "<|tool_call_end|>"}};
-    d.dropped = {"<|eom|>", "<|eot|>"};
+    // Llama 4's turn ends (its template writes <|eom|> after calls, <|eot|> otherwise): they end
+    // the output, as llama3_json's do.
+    d.end_tokens = {"<|eom|>", "<|eot|>"};
     d.drops_unknown_tools = true;  // SGLang's pythonic and LFM2 detectors
     t.push_back(d);
   }
@@ -192,7 +197,7 @@ std::vector<Dialect> build_table() {
     d.header_end = {"[ARGS]"};  // the v11 form after the same marker
     d.header_recovery = true;
     d.id_marker = "[CALL_ID]";
-    d.dropped = {"</s>"};
+    d.end_tokens = {"</s>"};  // Mistral's eos token: the end of the output
     t.push_back(d);
   }
   {
@@ -209,7 +214,7 @@ std::vector<Dialect> build_table() {
     d.json_list_calls = true;  // the v0.3 form after the same marker
     d.header_recovery = true;
     d.id_keys = {"id"};
-    d.dropped = {"</s>"};
+    d.end_tokens = {"</s>"};
     t.push_back(d);
   }
   {
@@ -284,7 +289,7 @@ std::vector<Dialect> build_table() {
     // One leading and one trailing newline of a value are layout (vLLM's seed_oss parser, adapted
     // from qwen3_coder's, removes them; llama.cpp's seed-oss parser trims the value).
     d.framing = ValueFraming::kStripOneNewline;
-    d.dropped = {"<seed:eos>"};
+    d.end_tokens = {"<seed:eos>"};
     t.push_back(d);
   }
   {
@@ -341,7 +346,7 @@ std::vector<Dialect> build_table() {
     d = header_json(d, {"<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"},
                     {"<|tool_call_begin|>", "<|tool_call_end|>"}, "<|tool_call_argument_begin|>");
     d.id_in_header = true;
-    d.dropped = {"<|im_end|>"};
+    d.end_tokens = {"<|im_end|>"};  // Kimi K2's eos token, written after every turn
     t.push_back(d);
   }
   {
@@ -354,7 +359,7 @@ std::vector<Dialect> build_table() {
     d = header_json(d, kDeepSeekSection, kDeepSeekCall, "\n");
     d.type_separator = "<｜tool▁sep｜>";
     d.fenced_args = true;
-    d.dropped = {"<｜end▁of▁sentence｜>"};
+    d.end_tokens = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }
   {
@@ -364,7 +369,7 @@ std::vector<Dialect> build_table() {
         "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{..}<｜tool▁call▁end｜>... "
         "(DeepSeek V3.1)";
     d = header_json(d, kDeepSeekSection, kDeepSeekCall, "<｜tool▁sep｜>");
-    d.dropped = {"<｜end▁of▁sentence｜>"};
+    d.end_tokens = {"<｜end▁of▁sentence｜>"};
     t.push_back(d);
   }
   {
@@ -375,7 +380,7 @@ std::vector<Dialect> build_table() {
         "string=\"true\">v</｜DSML｜parameter>... (DeepSeek V3.2)";
     d = xml_params(d, {"<｜DSML｜function_calls>", "</｜DSML｜function_calls>"}, kDsmlInvoke,
                    kDsmlParameter);
-    d.dropped = {"<｜end▁of▁sentence｜>"};
+    d.end_tokens = {"<｜end▁of▁sentence｜>"};
     // DeepSeek's encoder writes the content, a blank line, then the block: the blank line is the
     // format's (the encoder's own parser and SGLang's detector strip it).
     d.layout_before_calls = "\n\n";
@@ -394,7 +399,7 @@ std::vector<Dialect> build_table() {
     // The newlines before a DSML block that ends the reasoning are layout (vLLM's DeepSeek V4
     // parser engine strips them).
     d.reasoning_newlines_trimmed = true;
-    d.dropped = {"<｜end▁of▁sentence｜>"};
+    d.end_tokens = {"<｜end▁of▁sentence｜>"};
     d.layout_before_calls = "\n\n";  // the encoder's blank line before the block, as V3.2's
     t.push_back(d);
     // DeepSeek V4.1: V4's DSML with every tag name spaced and the block named ` calls`, as
@@ -463,7 +468,8 @@ std::vector<Dialect> build_table() {
     d.name = "functionary_v3_1";
     d.summary = "<function=name>{..}</function> (Functionary v3.1, Llama 3.1 style)";
     d = header_json(d, {}, kFunctionTag, ">");
-    d.dropped = {"<|eom_id|>", "<|eot_id|>"};
+    // Its template ends a turn of calls with <|eom_id|>, any other with <|eot_id|>: the end.
+    d.end_tokens = {"<|eom_id|>", "<|eot_id|>"};
     t.push_back(d);
   }
   {
@@ -478,7 +484,7 @@ std::vector<Dialect> build_table() {
     // Its python tool takes raw code, not JSON (the code_interpreter convention): {"code": ..}.
     d.raw_args_key = "code";
     d.raw_args_function = "python";
-    d.dropped = {"<|eot_id|>"};
+    d.end_tokens = {"<|eot_id|>"};  // its template ends every assistant turn with it
     t.push_back(d);
   }
   {
@@ -718,8 +724,9 @@ std::vector<Dialect> build_table() {
     d.pythonic_sections = {{"<|tool_call>", "<tool_call|>"}};
     d.kv_prefix = "call:";
     d.kv_quote = "<|\"|>";
-    // The end of a turn, and the tool-response opener a backend may leave after a call.
-    d.dropped = {"<turn|>", "<|tool_response>", "<eos>"};  // <eos>: the end of the output
+    // The end of a turn, and the tool-response opener a backend may leave after a call: what
+    // follows either (or <eos>) is not the model's message.
+    d.end_tokens = {"<turn|>", "<|tool_response>", "<eos>"};
     // A call the model writes without its markers (`call:f{..}` after prose or a stray
     // <channel|>, `<call>f{..}`), read as vLLM's gemma4 parser reads it outside strict mode.
     d.loose_sections = {{"call:", ""}, {"<call>", ""}};
@@ -733,7 +740,7 @@ std::vector<Dialect> build_table() {
     d.pythonic_sections = {{"<start_function_call>", "<end_function_call>"}};
     d.kv_prefix = "call:";
     d.kv_quote = "<escape>";
-    d.dropped = {"<end_of_turn>", "<start_function_response>"};
+    d.end_tokens = {"<end_of_turn>", "<start_function_response>"};
     t.push_back(d);
   }
   {  // IQuest-Coder V2: GLM's argument pairs in its own call tokens; thinking on by default.
@@ -835,7 +842,8 @@ std::vector<Dialect> build_table() {
     // Without its role tokens (`function call{..}`, as vLLM's first GigaChat 3 parser read it):
     // only a whole call, since the words are also prose.
     d.loose_sections = {{"function call", ""}};
-    d.dropped = {"</s>", "<|message_sep|>"};
+    d.dropped = {"<|message_sep|>"};
+    d.end_tokens = {"</s>"};
     t.push_back(d);
   }
   {  // GigaChat 3.5: DeepSeek V3.2's markup under the GCML name (fullwidth bars).
@@ -847,7 +855,7 @@ std::vector<Dialect> build_table() {
     d = xml_params(d, {"<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>"},
                    {"<｜GCML｜invoke", "</｜GCML｜invoke>"},
                    {"<｜GCML｜parameter", "</｜GCML｜parameter>"});
-    d.dropped = {"</s>"};
+    d.end_tokens = {"</s>"};
     t.push_back(d);
   }
   {  // MiniCPM 5: bare XML function elements; a value the schema does not type is JSON if it
