@@ -248,26 +248,40 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   trip.end_marker = marker;
   trip.generated = std::string(generated.substr(0, cut));
   trip.turn_ends = ends;
-  // Past a shared prefix the text is inside reasoning when that prefix ends with the opener.
-  if (trip.prefix) {
-    // Only when the prompt itself ends with the opener: a generation prompt that opens and
-    // closes an empty block (`<think>\n\n</think>\n\n`, thinking off) leaves nothing open.
-    // Where the template measured no opener of its own, the probe's reading of the prompt's
-    // reasoning state with the known openers and closers says whether it closes what it opens
-    // (EXAONE 4's thinking-off prompt writes `<think>\n\n</think>\n\n`).
-    const std::string open_marker = p.reasoning.open.value_or("");
-    std::string_view open = trim(open_marker), prompt = trim(trip.prompt);
-    trip.reasoning_prefilled =
-        p.reasoning.prompt_opens &&
-        (open.empty()
-             ? p.thinking_controls.prompt != "closed"
-             : prompt.size() >= open.size() && prompt.substr(prompt.size() - open.size()) == open);
+  // Whether the prompt leaves a reasoning block open: only when the prompt itself ends with the
+  // opener, since a generation prompt that opens and closes an empty block
+  // (`<think>\n\n</think>\n\n`, thinking off) leaves nothing open. Where the template measured
+  // no opener of its own, the probe's reading of the prompt's reasoning state with the known
+  // openers and closers says whether it closes what it opens (EXAONE 4's thinking-off prompt
+  // writes `<think>\n\n</think>\n\n`).
+  const std::string open_marker = p.reasoning.open.value_or("");  // `open` views it
+  const std::string_view open = trim(open_marker);
+  const std::string_view prompt_text = trim(trip.prompt);
+  const bool prompt_leaves_open =
+      p.reasoning.prompt_opens &&
+      (open.empty() ? p.thinking_controls.prompt != "closed"
+                    : prompt_text.size() >= open.size() &&
+                          prompt_text.substr(prompt_text.size() - open.size()) == open);
+  // A prefix that holds the whole prompt but its trailing whitespace (Nemotron 3's prompt ends
+  // `<think>\n`, its history writes `<think></think>` before an answer) leaves the text in the
+  // state the prompt leaves it.
+  const bool whole_prompt =
+      trip.prefix || (!moved && common <= trip.prompt.size() &&
+                      trim(std::string_view(trip.prompt).substr(common)).empty());
+  if (whole_prompt) {
+    trip.reasoning_prefilled = prompt_leaves_open;
   } else {
+    // Past a shorter shared prefix the text is inside reasoning when that prefix ends with the
+    // opener, or when the turn begins with the close of the block the prompt leaves open: the
+    // model, after the prompt's opener, writes that close (GLM-4.7's prompt ends `<think>`, its
+    // history writes `</think>` where the prompt wrote it).
     std::string_view before = trim(std::string_view(trip.full).substr(0, common));
-    const std::string open_marker = p.reasoning.open.value_or("");  // `open` views it
-    std::string_view open = trim(open_marker);
-    trip.reasoning_prefilled = !open.empty() && before.size() >= open.size() &&
-                               before.substr(before.size() - open.size()) == open;
+    const std::string close_marker = p.reasoning.close.value_or("");
+    const std::string_view close = trim(close_marker);
+    trip.reasoning_prefilled =
+        (!open.empty() && before.size() >= open.size() &&
+         before.substr(before.size() - open.size()) == open) ||
+        (prompt_leaves_open && !close.empty() && trim(trip.generated).starts_with(close));
   }
   return trip;
 }

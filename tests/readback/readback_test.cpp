@@ -382,6 +382,9 @@ TEST(Readback, DialectRowsReadTheirModelsTemplates) {
       if (t.kind != "calls" && t.kind != "reasoning") {
         ++other;
         other_ok += why.empty();
+        if (!why.empty())
+          std::printf("  row %s on %s (%s): %s\n", f[1].c_str(), name.c_str(), t.kind.c_str(),
+                      why.c_str());
         continue;
       }
       ++proven;
@@ -420,6 +423,28 @@ TEST(Readback, PromptClosingAnUnmeasuredBlockLeavesNothingOpen) {
                      it->second.choice.options);
   ASSERT_TRUE(r);
   EXPECT_EQ(cw::readback::compare(r->message, *answer), "");
+}
+
+// Where the prompt is no prefix of the conversation only because the history rewrites the
+// prompt's opened reasoning block, an answer turn is still read from the state the prompt
+// leaves: Nemotron 3's prompt ends `<think>\n` and its history writes `<think></think>` (the
+// shared part holds the whole prompt but its whitespace); GLM-4.7's prompt ends `<think>` and
+// its history writes `</think>` in its place (the turn begins with the close of the block the
+// prompt opened). Neither template measures an opener of its own.
+TEST(Readback, AnswerAfterTheHistoryRewritesThePromptsOpenBlock) {
+  for (const char* name :
+       {"nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "zai-org--GLM-4.7-Flash"}) {
+    auto it = outcomes().find(name);
+    ASSERT_NE(it, outcomes().end()) << name;
+    const auto& c = it->second.choice;
+    EXPECT_FALSE(it->second.profile.reasoning.open.value_or("").size()) << name;
+    const auto* answer = find_trip(c, "answer");
+    ASSERT_TRUE(answer && answer->applicable) << name;
+    EXPECT_FALSE(answer->prefix) << name;
+    EXPECT_TRUE(answer->generated.starts_with("</think>")) << name << ": " << answer->generated;
+    EXPECT_TRUE(answer->reasoning_prefilled) << name;
+    EXPECT_TRUE(c.answer_read_back) << name << ": " << c.answer_verdict;
+  }
 }
 
 // Where the prompt is no prefix of the conversation, the prompt's own text after the shared
