@@ -111,6 +111,10 @@ std::vector<Dialect> build_table() {
                         {"```xml", "```"},
                         {"```", "```"}};
     d.loose_bare = true;
+    // The turn ends its model's templates write after an assistant turn (ChatML's <|im_end|>
+    // for Qwen and Hermes, Granite 4's <|end_of_text|>, EXAONE 4's [|endofturn|]): left in the
+    // text by a backend that keeps special tokens, they end the output.
+    d.end_tokens = {"<|im_end|>", "<|end_of_text|>", "[|endofturn|]"};
     t.push_back(d);
   }
   {
@@ -125,10 +129,12 @@ std::vector<Dialect> build_table() {
     // A call quoted in a Markdown code block or span is text (vLLM's Qwen3 parser engine masks
     // fenced examples, tests/parser/engine/test_qwen3_fenced_examples.py).
     d.markdown_literals = true;
-    d.attr_headers = true;  // `<function name="f">` (vLLM's qwen3_xml parser)
+    d.attr_headers = true;          // `<function name="f">` (vLLM's qwen3_xml parser)
+    d.end_tokens = {"<|im_end|>"};  // the turn end its templates write, ChatML's
     t.push_back(d);
     d.markdown_literals = false;
     d.attr_headers = false;
+    d.end_tokens = {};  // no Step-3.5 template shows its turn end
     // Step-3.5-Flash: Qwen3-Coder's calls; its prompt opens the reasoning block, which it closes
     // as `..\n</think>\n` (vLLM's step3p5 parsers).
     d.name = "step3p5";
@@ -159,7 +165,8 @@ std::vector<Dialect> build_table() {
     // Llama 3.1's eos set (its generation config): the template ends a turn of calls with
     // <|eom_id|> and any other with <|eot_id|>. Left in the text by a backend that keeps special
     // tokens, they end the output; text after one is reported, not joined to the message.
-    d.end_tokens = {"<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"};
+    d.end_tokens = {"<|eom_id|>", "<|eot_id|>", "<|end_of_text|>", "<|eom|>",
+                    "<|eot|>"};  // and Llama 4's (vLLM's llama4_json template)
     t.push_back(d);
   }
   {
@@ -175,8 +182,8 @@ std::vector<Dialect> build_table() {
                            {"<|tool_call_start|>", "<|tool_call_end|>"}};
     // Llama 4's turn ends (its template writes <|eom|> after calls, <|eot|> otherwise): they end
     // the output, as llama3_json's do.
-    d.end_tokens = {"<|eom|>", "<|eot|>"};
-    d.drops_unknown_tools = true;  // SGLang's pythonic and LFM2 detectors
+    d.end_tokens = {"<|eom|>", "<|eot|>", "<|im_end|>"};  // and LFM2's ChatML turn end
+    d.drops_unknown_tools = true;                         // SGLang's pythonic and LFM2 detectors
     t.push_back(d);
   }
   {
@@ -236,6 +243,7 @@ std::vector<Dialect> build_table() {
     // (vLLM's minimax_m2 parser keeps " hi " so since 2026).
     d.framing = ValueFraming::kVerbatim;
     d.drops_unknown_tools = true;  // SGLang's MiniMax M2 detector
+    d.end_tokens = {"[e~["};       // MiniMax-M2's eos token, which its template writes after a turn
     t.push_back(d);
   }
   {  // Muse Glimmer: harmony-like messages routed by recipient, no channels, ATEM XML calls.
@@ -438,6 +446,7 @@ std::vector<Dialect> build_table() {
     // Granite's thinking models write `</think>\n`: the references agree the newlines are not
     // part of the answer (vLLM's granite_thinking parser, SGLang's Granite parity tests).
     d.newlines_after_think_close = true;
+    d.end_tokens = {"<|end_of_text|>"};  // Granite's eos token, its templates' turn end
     t.push_back(d);
     // Granite 3.3 and 4.0 served with vLLM's example tool template write Python calls, one per
     // line, among prose lines (vLLM's granite_pythonic parser); their own lists are read too.
@@ -521,6 +530,7 @@ std::vector<Dialect> build_table() {
     d.args_required = true;
     // SGLang's JSON-array parser (its xLAM reading) takes "parameters" for "arguments".
     d.args_keys = {"arguments", "parameters"};
+    d.end_tokens = {"<|eot_id|>", "<|im_end|>"};  // its Llama and Qwen templates' turn ends
     t.push_back(d);
   }
   {  // LongCat-Flash: Hermes' JSON call object in LongCat's own tags (vLLM's longcat parser), or
@@ -560,7 +570,8 @@ std::vector<Dialect> build_table() {
                   {"<|action_start|> <|plugin|>", "<|action_end|>"},
                   {"<|action_start|>\n<|plugin|>", "<|action_end|>"}};
     d.args_keys = {"parameters", "arguments"};
-    d.drops_unknown_tools = true;  // vLLM's internlm2 parser
+    d.drops_unknown_tools = true;   // vLLM's internlm2 parser
+    d.end_tokens = {"<|im_end|>"};  // its template's turn end
     t.push_back(d);
   }
   {  // Phi-4-mini: the word `functools` before a JSON call list (vLLM's phi4_mini_json parser).
@@ -579,6 +590,7 @@ std::vector<Dialect> build_table() {
     d.summary = "<tool_calls>[{\"name\", \"arguments\"}]</tool_calls> (AI21 Jamba)";
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<tool_calls>", "</tool_calls>"}};
+    d.end_tokens = {"<|eom|>"};  // Jamba's turn end, which its templates write
     t.push_back(d);
   }
   {  // Apriel 1.6 Thinker: Jamba's call list after a reasoning block its prompt opens with the
@@ -612,6 +624,7 @@ std::vector<Dialect> build_table() {
     d.reasoning_newlines_trimmed = true;
     d.newlines_after_think_close = true;
     d.dropped = {"<answer>\n", "\n</answer>", "<answer>", "</answer>"};
+    d.end_tokens = {"<|eos|>"};  // Hunyuan A13B's turn end, which its templates write
     t.push_back(d);
   }
   {  // ERNIE-4.5 Thinking: its prompt opens the thinking block, so the output starts in reasoning
@@ -639,6 +652,7 @@ std::vector<Dialect> build_table() {
     // minimax_m1 reasoning parser).
     d.reasoning_newlines_trimmed = true;
     d.newlines_after_think_close = true;
+    d.end_tokens = {"<end_of_sentence>"};  // MiniMax-M1's turn end, as its template writes it
     t.push_back(d);
   }
   {  // Qwen2.5-Coder: JSON call objects, or a list of them, in <tools> (vLLM's qwen25_coder).
@@ -648,6 +662,7 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<tools>", "</tools>"}};
     d.args_keys = {"arguments", "parameters"};
+    d.end_tokens = {"<|im_end|>"};  // ChatML's turn end
     t.push_back(d);
   }
   {  // Hunyuan (HY): GLM's <arg_key>/<arg_value> pairs after `name<tool_sep>`, in a <tool_calls>
@@ -694,6 +709,7 @@ std::vector<Dialect> build_table() {
     d.summary = "<function_call> {\"name\", \"arguments\"} per call (Granite-20B-FunctionCalling)";
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<function_call>", ""}};
+    d.end_tokens = {"<|endoftext|>"};  // its template's turn end
     t.push_back(d);
   }
   {  // Apertus: a JSON list of {"NAME": {arguments}} objects between its tool-call tokens
