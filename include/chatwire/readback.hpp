@@ -45,6 +45,9 @@ struct RoundTrip {
   std::size_t turn_at = 0;  // where `generated` starts in `full`
   std::string end_marker;   // the marker it was cut at ("" = not cut)
   std::vector<std::string> turn_ends;  // every end-of-turn marker it would be cut at
+  // Those of `turn_ends` the template also writes inside a turn (in some trip's generated text:
+  // HyperCLOVA X's `<|im_end|>` ends each message of a turn): framing, not the output's end.
+  std::vector<std::string> inner_ends;
   std::size_t calls = 0;  // calls in the turn: 2, or 1 where the template takes one per turn
   std::vector<std::string> call_ids;  // the ids the turn's calls carried
   // The id rule that renders: "long" (call_ + 24), "short" (9 alphanumerics), or "named"

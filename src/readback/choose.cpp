@@ -10,7 +10,8 @@ namespace chatwire::readback {
 void reasoning_markers(const RoundTrip& trip, const probe::Profile& profile, std::string& open,
                        std::string& close);
 parse::Syntax reasoning_only(const std::string& open, const std::string& close,
-                             const std::vector<std::string>& turn_ends);
+                             const std::vector<std::string>& turn_ends,
+                             const std::vector<std::string>& inner_ends);
 
 namespace {
 
@@ -323,8 +324,9 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
   // Content and reasoning only.
   std::vector<const RoundTrip*> text_trips;
   if (reasoning) text_trips.push_back(reasoning);
-  parse::Syntax text = reasoning_only(
-      open, close, choice.trips.empty() ? std::vector<std::string>{} : choice.trips[0].turn_ends);
+  parse::Syntax text = choice.trips.empty() ? reasoning_only(open, close, {}, {})
+                                            : reasoning_only(open, close, choice.trips[0].turn_ends,
+                                                             choice.trips[0].inner_ends);
   bool text_ok = attempt("derived", text, text_trips);
   if (text_ok) {
     choice.syntax = text;

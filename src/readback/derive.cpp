@@ -113,6 +113,20 @@ std::optional<CallKeys> call_keys(const nlohmann::json& obj, const Known& k) {
   return keys;
 }
 
+// The markers that end the assistant's turn. Text that reaches the parser past one (a backend
+// that keeps special tokens and reads on) is not the message: a marker the template writes only
+// at a turn's end ends the output (what follows is reported, after_end); one it also writes
+// inside a turn is framing, removed where it stands.
+void add_turn_ends(Dialect& d, const std::vector<std::string>& ends,
+                   const std::vector<std::string>& inner) {
+  for (const auto& m : ends) {
+    if (std::find(inner.begin(), inner.end(), m) != inner.end())
+      d.dropped.push_back(m);
+    else
+      d.end_tokens.push_back(m);
+  }
+}
+
 void add_dropped(Builder& b, std::string_view leftover) {
   static const std::regex marker(R"(<[^<> \t\n\r\f\v]{1,64}>|\[[A-Z_]{2,32}\])");
   std::string s(trim(leftover));
@@ -702,11 +716,12 @@ void reasoning_markers(const RoundTrip& trip, const probe::Profile& profile, std
 }
 
 parse::Syntax reasoning_only(const std::string& open, const std::string& close,
-                             const std::vector<std::string>& turn_ends) {
+                             const std::vector<std::string>& turn_ends,
+                             const std::vector<std::string>& inner_ends) {
   Dialect d;
   d.think_open = open;
   d.think_close = close;
-  for (const auto& m : turn_ends) d.dropped.push_back(m);
+  add_turn_ends(d, turn_ends, inner_ends);
   return parse::make_syntax(d, "derived",
                             "reasoning " + nlohmann::json(open).dump() + " .. " +
                                 nlohmann::json(close).dump() + "; no tool calls");
@@ -765,7 +780,7 @@ std::vector<parse::Syntax> derive_candidates(const RoundTrip& trip, const probe:
       d->recipient_header = b.keep(m->header);
       d->reasoning_recipient = b.keep(m->reasoning_name);
       d->dropped.push_back(b.keep(m->end));
-      for (const auto& t : trip.turn_ends) d->dropped.push_back(b.keep(t));
+      add_turn_ends(*d, trip.turn_ends, trip.inner_ends);
       out.push_back(parse::make_syntax(*d, "derived", describe(*d)));
     }
   }
@@ -783,7 +798,7 @@ std::vector<parse::Syntax> derive_candidates(const RoundTrip& trip, const probe:
         d->recipient_close = b.keep(recipient_close);
       }
       // Text that reaches the parser past a stop (the end-of-turn markers) is not content.
-      for (const auto& m : trip.turn_ends) d->dropped.push_back(b.keep(m));
+      add_turn_ends(*d, trip.turn_ends, trip.inner_ends);
       out.push_back(parse::make_syntax(*d, "derived", describe(*d)));
     }
   }

@@ -362,6 +362,15 @@ std::vector<RoundTrip> round_trips(const probe::RenderFunction& render,
       trip.expected.reasoning_content = kReasoning;
     out.push_back(std::move(trip));
   }
+  // An end-of-turn marker written inside some turn is framing there, not the turn's end.
+  std::vector<std::string> inner;
+  for (const auto& m : ends)
+    for (const auto& t : out)
+      if (t.applicable && t.generated.find(m) != std::string::npos) {
+        inner.push_back(m);
+        break;
+      }
+  for (auto& t : out) t.inner_ends = inner;
   return out;
 }
 

@@ -425,6 +425,36 @@ TEST(Readback, PromptClosingAnUnmeasuredBlockLeavesNothingOpen) {
   EXPECT_EQ(cw::readback::compare(r->message, *answer), "");
 }
 
+// A derived parser ends the output at a marker the template writes only at a turn's end: text a
+// backend that keeps special tokens reads past it (the next turn) is reported, not joined to the
+// answer (Gemma 3's `<end_of_turn>`). A marker the template also writes inside a turn (the crafted
+// multi-message turn's `<|im_end|>`, which ends each of its messages) stays framing.
+TEST(Readback, TurnEndsEndTheDerivedParsersOutput) {
+  auto gemma = outcomes().find("google--gemma-3-it");
+  ASSERT_NE(gemma, outcomes().end());
+  const auto& g = gemma->second.choice;
+  ASSERT_TRUE(g.syntax);
+  const auto* answer = find_trip(g, "answer");
+  ASSERT_TRUE(answer && answer->applicable && !answer->end_marker.empty());
+  EXPECT_TRUE(answer->inner_ends.empty());
+  auto r = read_trip(answer->generated + answer->end_marker + "\n<start_of_turn>user\nMore?",
+                     *answer, *g.syntax, g.options);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->message.content, answer->expected.content);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_EQ(r->warnings[0].code, "after_end");
+
+  auto turn = outcomes().find("crafted/multi-message-turn");
+  ASSERT_NE(turn, outcomes().end());
+  const auto& m = turn->second.choice;
+  ASSERT_TRUE(m.syntax);
+  const auto* calls = find_trip(m, "calls");
+  ASSERT_TRUE(calls && calls->applicable);
+  EXPECT_NE(std::find(calls->inner_ends.begin(), calls->inner_ends.end(), "<|im_end|>"),
+            calls->inner_ends.end());
+  EXPECT_TRUE(m.calls_read_back) << m.verdict;
+}
+
 // Where the prompt is no prefix of the conversation only because the history rewrites the
 // prompt's opened reasoning block, an answer turn is still read from the state the prompt
 // leaves: Nemotron 3's prompt ends `<think>\n` and its history writes `<think></think>` (the
