@@ -640,6 +640,9 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<tool_call>", "</tool_call>"}};
     d.dropped = {"<response>", "</response>"};
+    // ERNIE's eos token, written after every turn (the model's output in vLLM's response-template
+    // tests ends with it): it ends the output.
+    d.end_tokens = {"</s>"};
     t.push_back(d);
   }
   {  // MiniMax-M1: call objects one per line between <tool_calls> tokens (vLLM's minimax parser).
