@@ -134,7 +134,8 @@ std::vector<Dialect> build_table() {
     t.push_back(d);
     d.markdown_literals = false;
     d.attr_headers = false;
-    d.end_tokens = {};  // no Step-3.5 template shows its turn end
+    // Step-3.5's own turn end (llama.cpp's StepFun3.5-Flash and 3.7-Flash templates write it).
+    d.end_tokens = {"<|im_end|>"};
     // Step-3.5-Flash: Qwen3-Coder's calls; its prompt opens the reasoning block, which it closes
     // as `..\n</think>\n` (vLLM's step3p5 parsers).
     d.name = "step3p5";
@@ -582,6 +583,7 @@ std::vector<Dialect> build_table() {
     // The list's '[' is part of the marker, so the word in prose (`functools.partial`) is text.
     d.sections = {{"functools[", ""}};
     d.args_keys = {"arguments", "parameters"};
+    d.end_tokens = {"<|end|>"};  // the turn end Phi-4-mini's templates write
     t.push_back(d);
   }
   {  // Jamba 1.5/1.6: a JSON call list between <tool_calls> tokens (vLLM's jamba parser).
@@ -887,6 +889,7 @@ std::vector<Dialect> build_table() {
     d.framing = ValueFraming::kTrim;
     d.untyped = UntypedValues::kJsonGuess;
     d.cdata_values = true;
+    d.end_tokens = {"<|im_end|>"};  // the turn end of its template (llama.cpp's MiniCPM5-1B copy)
     t.push_back(d);
   }
   {  // K2 Horizon: GLM-style pairs in `<ifm|..>` tokens, a key optionally followed by its type.
@@ -948,6 +951,7 @@ std::vector<Dialect> build_table() {
         "<|open|>response<|sep|>",   "<|close|>response<|sep|>",   "<|close|>message<|sep|>",
         "<|open|>response",          "<|close|>response",          "<|close|>message",
         "<|open|> response <|sep|>", "<|close|> response <|sep|>", "<|close|> message <|sep|>"};
+    d.end_tokens = {"<|end_of_msg|>"};  // the turn end of its template (llama.cpp's Kimi-K3 copy)
     t.push_back(d);
   }
   {  // dots.llm: MiniMax-M2's invoke elements in <dots_function_call> blocks, values trimmed.
@@ -978,6 +982,7 @@ std::vector<Dialect> build_table() {
     d.value_close_named = true;  // untyped values are strings, as both references keep them
     // A turn without reasoning begins with the close alone (llama.cpp's MiniMax-M3 tests).
     d.answer_open = "</mm:think>";
+    d.end_tokens = {"[e~["};  // the eos token its template writes after a turn, as MiniMax-M2's
     t.push_back(d);
   }
   {  // CWM (Meta's Code World Model): `<tool: name>` then a free-text payload.
