@@ -116,14 +116,17 @@ std::optional<CallKeys> call_keys(const nlohmann::json& obj, const Known& k) {
 // The markers that end the assistant's turn. Text that reaches the parser past one (a backend
 // that keeps special tokens and reads on) is not the message: a marker the template writes only
 // at a turn's end ends the output (what follows is reported, after_end); one it also writes
-// inside a turn is framing, removed where it stands.
+// inside a turn is framing, removed where it stands. A marker the parser already handles either
+// way is left as it is.
 void add_turn_ends(Dialect& d, const std::vector<std::string>& ends,
                    const std::vector<std::string>& inner) {
+  auto has = [](const std::vector<std::string_view>& v, std::string_view m) {
+    return std::find(v.begin(), v.end(), m) != v.end();
+  };
   for (const auto& m : ends) {
-    if (std::find(inner.begin(), inner.end(), m) != inner.end())
-      d.dropped.push_back(m);
-    else
-      d.end_tokens.push_back(m);
+    const bool framing = std::find(inner.begin(), inner.end(), m) != inner.end();
+    auto& list = framing ? d.dropped : d.end_tokens;
+    if (!has(d.dropped, m) && !has(d.end_tokens, m)) list.push_back(m);
   }
 }
 

@@ -427,8 +427,9 @@ TEST(Readback, PromptClosingAnUnmeasuredBlockLeavesNothingOpen) {
 
 // A derived parser ends the output at a marker the template writes only at a turn's end: text a
 // backend that keeps special tokens reads past it (the next turn) is reported, not joined to the
-// answer (Gemma 3's `<end_of_turn>`). A marker the template also writes inside a turn (the crafted
-// multi-message turn's `<|im_end|>`, which ends each of its messages) stays framing.
+// answer (Gemma 3's `<end_of_turn>`); a model's eos token too, but not a bare template's stand-in.
+// A marker the template also writes inside a turn (the crafted multi-message turn's `<|im_end|>`,
+// which ends each of its messages) stays framing.
 TEST(Readback, TurnEndsEndTheDerivedParsersOutput) {
   auto gemma = outcomes().find("google--gemma-3-it");
   ASSERT_NE(gemma, outcomes().end());
@@ -443,6 +444,12 @@ TEST(Readback, TurnEndsEndTheDerivedParsersOutput) {
   EXPECT_EQ(r->message.content, answer->expected.content);
   ASSERT_EQ(r->warnings.size(), 1u);
   EXPECT_EQ(r->warnings[0].code, "after_end");
+  // The bare template's stand-in eos token (`</s>`, rendered where the template asks for one) is
+  // no model's: Gemma 3's template never writes it, so it is text.
+  auto text = read_trip(answer->generated + "</s>More", *answer, *g.syntax, g.options);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->message.content, answer->expected.content + "</s>More");
+  EXPECT_TRUE(text->warnings.empty());
 
   auto turn = outcomes().find("crafted/multi-message-turn");
   ASSERT_NE(turn, outcomes().end());
