@@ -193,6 +193,7 @@ std::vector<Dialect> build_table() {
     d.summary = "<function_calls>f(a=1)\\ng(b=2)</function_calls> (Olmo 3)";
     d.syntax = CallSyntax::kPythonic;
     d.pythonic_sections = {{"<function_calls>", "</function_calls>"}};
+    d.end_tokens = {"<|im_end|>"};  // its template's turn end (data/templates/trl--olmo3.jinja)
     t.push_back(d);
   }
   {
@@ -729,6 +730,9 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<|tools_prefix|>", "<|tools_suffix|>"}};
     d.name_as_key = true;
+    // The end of the assistant's turn in its template (tool outputs are written inside the turn,
+    // so it comes only before the next user turn).
+    d.end_tokens = {"<|assistant_end|>"};
     t.push_back(d);
   }
   {  // Gemma 4: `call:name{key:value}` with strings quoted <|"|>..<|"|>, as its template writes
