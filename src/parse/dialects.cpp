@@ -923,6 +923,8 @@ std::vector<Dialect> build_table() {
     d.type_open = "<ifm|arg_type>";
     d.type_close = "</ifm|arg_type>";
     d.json_call_body = true;  // its JSON format: <ifm|tool_call>{"name", "arguments"}
+    // The turn end of its template (a llama.cpp fork's copy, models/templates/k2-horizon.jinja).
+    d.end_tokens = {"<|ifm|im_end|>"};
     t.push_back(d);
   }
   {  // Kimi K3: XTML, elements built from the <|open|>, <|close|> and <|sep|> tokens.
