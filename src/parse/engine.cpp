@@ -220,12 +220,7 @@ Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options op
   c_.calls_allowed = d.answer_recipient.empty();  // output with no header is the answer
 }
 
-std::string_view Engine::until_end(std::string_view chunk) {
-  if (ended_) {
-    count_after_end(chunk);
-    return {};
-  }
-  if (longest_end_ == 0) return chunk;  // the dialect has no end token
+std::size_t Engine::end_token_cut(std::string_view chunk) {
   // The earliest end token in the chunk, or one begun by the bytes before it: only the seam
   // (the kept tail and the first bytes of the chunk) is copied.
   std::string seam = end_tail_;
@@ -246,12 +241,8 @@ std::string_view Engine::until_end(std::string_view chunk) {
       end_tail_.append(chunk);
       end_tail_.erase(0, end_tail_.size() - std::min(end_tail_.size(), keep));
     }
-    return chunk;
   }
-  ended_ = true;
-  ended_at_ = total_ + cut;
-  count_after_end(chunk.substr(cut));
-  return chunk.substr(0, cut);
+  return cut;
 }
 
 void Engine::count_after_end(std::string_view left_out) {
@@ -262,7 +253,34 @@ void Engine::count_after_end(std::string_view left_out) {
 
 auto Engine::feed(std::string_view chunk) -> std::vector<Delta> {
   if (finished_) return {};
-  return feed_kept(until_end(chunk));
+  std::vector<Delta> out;
+  auto append = [&out](std::vector<Delta> more) {
+    if (out.empty())
+      out = std::move(more);
+    else
+      out.insert(out.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+  };
+  for (;;) {
+    if (ended_) {
+      count_after_end(chunk);
+      return out;
+    }
+    const std::size_t cut = longest_end_ == 0 ? std::string_view::npos : end_token_cut(chunk);
+    if (cut == std::string_view::npos) {
+      append(feed_kept(chunk));
+      return out;
+    }
+    // The bytes up to and with the token are read first: a token inside a call (a value that
+    // quotes it, as a model writing chat-template code does) is the call's text, since a
+    // backend stops generating at the real token; anywhere else it ends the output.
+    append(feed_kept(chunk.substr(0, cut)));
+    end_tail_.clear();
+    chunk = chunk.substr(cut);
+    if (c_.em.in_call()) continue;
+    ended_ = true;
+    ended_at_ = total_;
+  }
 }
 
 auto Engine::feed_kept(std::string_view chunk) -> std::vector<Delta> {
@@ -291,17 +309,20 @@ auto Engine::feed_kept(std::string_view chunk) -> std::vector<Delta> {
 
 void Engine::feed_whole(std::string_view text) {
   if (finished_) return;
-  // The text up to the end token (all of it without one) is read in place when it is the
-  // whole output and fits the limit.
-  std::string_view kept = until_end(text);
-  if (!overflow_ && total_ == 0 && c_.buf.size() == 0 && kept.size() <= c_.opt.max_output_bytes) {
-    total_ = kept.size();
-    c_.buf.borrow(kept);
+  // The whole output is read in place when it holds no end token and fits the limit; with an end
+  // token, feed() decides where the output ends.
+  const bool token = longest_end_ != 0 &&
+                     std::any_of(c_.d.end_tokens.begin(), c_.d.end_tokens.end(),
+                                 [&](auto t) { return !t.empty() && text.find(t) != text.npos; });
+  if (!token && !overflow_ && total_ == 0 && c_.buf.size() == 0 &&
+      text.size() <= c_.opt.max_output_bytes) {
+    total_ = text.size();
+    c_.buf.borrow(text);
     run();
     take();  // as feed() does (one-shot collects no deltas)
     return;
   }
-  feed_kept(kept);
+  feed(text);
 }
 
 auto Engine::finish() -> std::vector<Delta> {

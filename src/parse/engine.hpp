@@ -1041,11 +1041,12 @@ class Engine {
   Family* calls_ = nullptr;  // the family of the dialect's call syntax (nullptr: none)
   std::size_t total_ = 0;
   bool finished_ = false, overflow_ = false, started_ = false;
-  // Dialect::end_tokens: the part of `chunk` up to and with the first end token; after it,
-  // nothing (counted in after_end_, reported at finish).
-  std::string_view until_end(std::string_view chunk);
+  // Dialect::end_tokens: the offset in `chunk` just past the first end token (one begun by the
+  // bytes fed before it too), or npos; after the token that ends the output, nothing is read
+  // (counted in after_end_, reported at finish).
+  std::size_t end_token_cut(std::string_view chunk);
   void count_after_end(std::string_view left_out);
-  // feed() after until_end: reads the kept part of a chunk.
+  // feed() between end tokens: reads a part of a chunk.
   std::vector<Delta> feed_kept(std::string_view chunk);
   std::size_t longest_end_ = 0;  // the longest end token's size (0: the dialect has none)
   bool ended_ = false;
