@@ -182,9 +182,10 @@ std::vector<Dialect> build_table() {
     d.pythonic_sections = {{"<|python_start|>", "<|python_end|>"},
                            {"<|tool_call_start|>", "<|tool_call_end|>"}};
     // Llama 4's turn ends (its template writes <|eom|> after calls, <|eot|> otherwise): they end
-    // the output, as llama3_json's do.
-    d.end_tokens = {"<|eom|>", "<|eot|>", "<|im_end|>"};  // and LFM2's ChatML turn end
-    d.drops_unknown_tools = true;                         // SGLang's pythonic and LFM2 detectors
+    // the output, as llama3_json's do; so do LFM2's ChatML turn end and Llama 3.2's (vLLM's
+    // llama3.2_pythonic and ToolACE templates end a turn with <|eot_id|>).
+    d.end_tokens = {"<|eom|>", "<|eot|>", "<|im_end|>", "<|eot_id|>", "<|eom_id|>"};
+    d.drops_unknown_tools = true;  // SGLang's pythonic and LFM2 detectors
     t.push_back(d);
   }
   {
