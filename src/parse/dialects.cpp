@@ -434,8 +434,9 @@ std::vector<Dialect> build_table() {
     d.syntax = CallSyntax::kJsonObject;
     d.sections = {{"<TOOLCALL>", "</TOOLCALL>"}};
     // Its end-of-turn token (the template closes every turn with it), left in the text by a
-    // backend that keeps special tokens, ends the output (llama.cpp's Nemotron v2 parser).
-    d.end_tokens = {"<SPECIAL_12>"};
+    // backend that keeps special tokens, ends the output (llama.cpp's Nemotron v2 parser); so does
+    // Llama 3's <|eot_id|>, the turn end of the Llama-based Nemotron Super 49B v1.5's template.
+    d.end_tokens = {"<SPECIAL_12>", "<|eot_id|>"};
     t.push_back(d);
   }
   {
