@@ -230,12 +230,12 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   // So is the whole of the prompt's own text after that prefix where the conversation writes
   // it too, with other whitespace: Granite-20B-FunctionCalling's prompt ends `ASSISTANT: \n`, its
   // history writes `ASSISTANT:\n<function_call>`.
+  // The prompt's own text after the shared prefix, trimmed.
+  const std::string_view prompt_rest =
+      !trip.prefix && !moved ? trim(std::string_view(trip.prompt).substr(common)) : "";
   if (!trip.prefix && !moved) {
     const std::string_view full_rest = std::string_view(trip.full).substr(common);
     const std::string_view lead = leading_marker(full_rest);
-    const std::string_view prompt_rest = common <= trip.prompt.size()
-                                             ? trim(std::string_view(trip.prompt).substr(common))
-                                             : std::string_view();
     if (!lead.empty() && prompt_rest.ends_with(lead))
       common = trip.full.find(lead, common) + lead.size();
     else if (!prompt_rest.empty() && full_rest.starts_with(prompt_rest))
@@ -259,16 +259,11 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   const std::string_view prompt_text = trim(trip.prompt);
   const bool prompt_leaves_open =
       p.reasoning.prompt_opens &&
-      (open.empty() ? p.thinking_controls.prompt != "closed"
-                    : prompt_text.size() >= open.size() &&
-                          prompt_text.substr(prompt_text.size() - open.size()) == open);
+      (open.empty() ? p.thinking_controls.prompt != "closed" : prompt_text.ends_with(open));
   // A prefix that holds the whole prompt but its trailing whitespace (Nemotron 3's prompt ends
   // `<think>\n`, its history writes `<think></think>` before an answer) leaves the text in the
   // state the prompt leaves it.
-  const bool whole_prompt =
-      trip.prefix || (!moved && common <= trip.prompt.size() &&
-                      trim(std::string_view(trip.prompt).substr(common)).empty());
-  if (whole_prompt) {
+  if (trip.prefix || (!moved && prompt_rest.empty())) {
     trip.reasoning_prefilled = prompt_leaves_open;
   } else {
     // Past a shorter shared prefix the text is inside reasoning when that prefix ends with the
@@ -279,8 +274,7 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
     const std::string close_marker = p.reasoning.close.value_or("");
     const std::string_view close = trim(close_marker);
     trip.reasoning_prefilled =
-        (!open.empty() && before.size() >= open.size() &&
-         before.substr(before.size() - open.size()) == open) ||
+        (!open.empty() && before.ends_with(open)) ||
         (prompt_leaves_open && !close.empty() && trim(trip.generated).starts_with(close));
   }
   return trip;
