@@ -134,8 +134,8 @@ std::vector<Dialect> build_table() {
     t.push_back(d);
     d.markdown_literals = false;
     d.attr_headers = false;
-    // Step-3.5's own turn end (llama.cpp's StepFun3.5-Flash and 3.7-Flash templates write it).
-    d.end_tokens = {"<|im_end|>"};
+    // Step-3.5's turn end is qwen3_coder's <|im_end|> too (llama.cpp's StepFun3.5-Flash and
+    // 3.7-Flash templates write it), kept from that row.
     // Step-3.5-Flash: Qwen3-Coder's calls; its prompt opens the reasoning block, which it closes
     // as `..\n</think>\n` (vLLM's step3p5 parsers).
     d.name = "step3p5";

@@ -474,7 +474,7 @@ TEST(Readback, AnswerAfterTheHistoryRewritesThePromptsOpenBlock) {
     auto it = outcomes().find(name);
     ASSERT_NE(it, outcomes().end()) << name;
     const auto& c = it->second.choice;
-    EXPECT_FALSE(it->second.profile.reasoning.open.value_or("").size()) << name;
+    EXPECT_EQ(it->second.profile.reasoning.open.value_or(""), "") << name;
     const auto* answer = find_trip(c, "answer");
     ASSERT_TRUE(answer && answer->applicable) << name;
     EXPECT_FALSE(answer->prefix) << name;
