@@ -104,7 +104,8 @@ struct Prompt {
   std::vector<std::string> warnings;
   // Where generation stops: generation_config.json's eos_token_id (or the tokenizer's EOS when
   // there is none) and the template's end-of-turn marker (the probe's frame) when it is one
-  // token; the same as text, for engines that stop on strings.
+  // token; the same as text, for engines that stop on strings. An engine that stops at the ids
+  // needs only the strings Endpoint::stops_by_id says no id covers.
   std::vector<std::uint32_t> stop_ids;
   std::vector<std::string> stop_strings;
   // The parser state the prompt implies.
@@ -221,6 +222,11 @@ class Endpoint {
   CallIdStyle call_ids() const noexcept;
   std::span<const std::uint32_t> stop_ids() const noexcept;
   std::span<const std::string> stop_strings() const noexcept;
+  // True when `text` is the token of one of `prompt.stop_ids`. An engine that stops at those ids
+  // should not also get `text` as a stop string: a model can write the same characters in other
+  // tokens (code that quotes "<|im_end|>"), and that is not the end of its turn. Generation::push
+  // matches such a string by its id only; push_text, which has no ids, by the text.
+  bool stops_by_id(const Prompt& prompt, std::string_view text) const;
   const std::vector<std::string>& warnings() const noexcept;  // found while loading
 
   struct Impl;

@@ -311,6 +311,12 @@ std::span<const std::uint32_t> Endpoint::stop_ids() const noexcept {
 std::span<const std::string> Endpoint::stop_strings() const noexcept {
   return impl_->stop_strings;
 }
+bool Endpoint::stops_by_id(const Prompt& prompt, std::string_view text) const {
+  if (!impl_->tokenizer) return false;
+  const auto id = impl_->tokenizer->token_to_id(text);
+  return id &&
+         std::find(prompt.stop_ids.begin(), prompt.stop_ids.end(), *id) != prompt.stop_ids.end();
+}
 const std::vector<std::string>& Endpoint::warnings() const noexcept {
   return impl_->warnings;
 }
@@ -444,7 +450,10 @@ struct Generation::Impl {
   std::optional<parse::StreamParser> parser;  // nullopt: content only
   std::vector<std::uint32_t> stop_ids;
   std::vector<std::string> stop_strings;
-  std::string held;  // a suffix that may still become a stop string
+  // Those of stop_strings that are a stop id's token: matched by the id where ids are pushed.
+  std::vector<bool> by_id;
+  bool ids_pushed = false;  // the text comes from push(ids)
+  std::string held;         // a suffix that may still become a stop string
   bool stopped = false, finished = false;
   CallIdStyle style = CallIdStyle::openai;
   std::mt19937_64 random;
@@ -487,26 +496,32 @@ struct Generation::Impl {
     return ids[index];
   }
 
-  // Cuts `text` at the first stop string; holds back a suffix that may begin one.
-  std::string scan(std::string_view text) {
+  // Cuts `text` at the first stop string; holds back a suffix that may begin one. With `ids`
+  // (the text was decoded from pushed ids) a stop string that is a stop id's token is left to
+  // the id: the same characters in the text are other tokens, written by the model.
+  std::string scan(std::string_view text, bool ids) {
     std::string buffer = std::move(held);
     held.clear();
     buffer.append(text);
     std::size_t cut = std::string::npos;
-    for (const auto& s : stop_strings) cut = std::min(cut, buffer.find(s));
+    for (std::size_t i = 0; i < stop_strings.size(); ++i)
+      if (!(ids && by_id[i])) cut = std::min(cut, buffer.find(stop_strings[i]));
     if (cut != std::string::npos) {
       stopped = true;
       buffer.resize(cut);
       return buffer;
     }
     std::size_t keep = 0;
-    for (const auto& s : stop_strings)
+    for (std::size_t i = 0; i < stop_strings.size(); ++i) {
+      if (ids && by_id[i]) continue;
+      const std::string& s = stop_strings[i];
       for (std::size_t k = std::min(s.size() - 1, buffer.size()); k > keep; --k)
         if (std::string_view(buffer).substr(buffer.size() - k) ==
             std::string_view(s).substr(0, k)) {
           keep = k;
           break;
         }
+    }
     held = buffer.substr(buffer.size() - keep);
     buffer.resize(buffer.size() - keep);
     return buffer;
@@ -607,9 +622,10 @@ struct Generation::Impl {
     return {Delta{std::string(text), {}, {}}};
   }
 
-  // Text generated; `final` when nothing follows it (a stop id or the end).
-  std::vector<Delta> take(std::string_view text, bool final) {
-    std::string emitted = scan(text);
+  // Text generated (`ids`: decoded from ids); `final` when nothing follows it (a stop id or
+  // the end).
+  std::vector<Delta> take(std::string_view text, bool final, bool ids) {
+    std::string emitted = scan(text, ids);
     if (final || stopped) {
       emitted += held;  // what was held can no longer become a stop string
       held.clear();
@@ -659,7 +675,8 @@ Result<std::vector<Delta>> Generation::push(std::span<const std::uint32_t> ids) 
     if (!piece) return piece.error();
     text += *piece;
   }
-  auto deltas = g.take(text, stop_id);
+  g.ids_pushed = true;
+  auto deltas = g.take(text, stop_id, true);
   if (stop_id) g.stopped = true;
   return deltas;
 }
@@ -668,7 +685,7 @@ Result<std::vector<Delta>> Generation::push_text(std::string_view text) {
   Impl& g = *impl_;
   if (g.finished) return finished_error();
   if (g.stopped) return std::vector<Delta>{};
-  return g.take(text, false);
+  return g.take(text, false, false);
 }
 
 Result<std::vector<Delta>> Generation::finish() {
@@ -681,7 +698,7 @@ Result<std::vector<Delta>> Generation::finish() {
     if (!tail) return tail.error();
     rest = std::move(*tail);
   }
-  if (!g.stopped) append(out, g.take(rest, true));
+  if (!g.stopped) append(out, g.take(rest, true, g.ids_pushed));
   if (g.forced == ForcedCalls::required) append(out, g.read_required());
   if (g.forced == ForcedCalls::named && g.plain.tool_calls.empty())
     append(out, g.feed_named({}));  // nothing generated: the call is still the answer
@@ -740,7 +757,10 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
   g->stop_ids = prompt.stop_ids;
   g->stop_strings.clear();
   for (const auto& s : prompt.stop_strings)
-    if (!s.empty()) g->stop_strings.push_back(s);
+    if (!s.empty()) {
+      g->stop_strings.push_back(s);
+      g->by_id.push_back(stops_by_id(prompt, s));
+    }
   g->style = prompt.call_ids;
   g->forced = prompt.forced_calls;
   g->forced_name = prompt.forced_name;

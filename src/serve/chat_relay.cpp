@@ -69,7 +69,11 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   br.text = job.prompt.text;
   br.max_tokens = job.params.max_tokens;
   br.stop = job.params.stop;
-  for (const auto& s : job.prompt.stop_strings) br.stop.push_back(s);
+  // Every backend API stops at ids (vLLM and SGLang at stop_token_ids, llama.cpp at its
+  // end-of-generation tokens, and the relay cancels at any other stop id it reads): a stop
+  // string that is a stop id's token would also cut where the model quotes that text.
+  for (const auto& s : job.prompt.stop_strings)
+    if (!model->endpoint.stops_by_id(job.prompt, s)) br.stop.push_back(s);
   br.stop_ids = job.prompt.stop_ids;
   br.sampling = job.params.sampling;
   br.response_format = job.params.response_format;
@@ -213,8 +217,12 @@ Result<std::string> ChatRelay::on_event(std::string_view data) {
   } else {
     out = emit(generation_.push_text(chunk->text));
   }
-  // parallel_tool_calls false and a second call began: the reply ends here.
-  if (generation_.call_limit_reached() && !backend_finish_) backend_finish_ = "stop";
+  // A stop the backend did not stop at, or parallel_tool_calls false and a second call began:
+  // the reply ends here.
+  if (generation_.stopped() && !backend_finish_) {
+    backend_finish_ = "stop";
+    ended_early_ = true;
+  }
   return out;
 }
 

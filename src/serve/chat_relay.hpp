@@ -58,9 +58,11 @@ class ChatRelay {
   Result<std::string> finish();
 
   bool backend_finished() const noexcept { return backend_finish_.has_value(); }
-  // The reply is complete before the backend's is (parallel_tool_calls false and a second call
-  // began): the backend request can be cancelled.
-  bool ended_early() const { return generation_.call_limit_reached(); }
+  // The reply is complete before the backend's is: the generation stopped at a stop id or stop
+  // string the backend went past (one it does not stop at, such as a turn-end token llama.cpp
+  // does not count as end of generation), or parallel_tool_calls is false and a second call
+  // began. The backend request can be cancelled.
+  bool ended_early() const noexcept { return ended_early_; }
   bool saw_output() const noexcept { return saw_output_; }
   const Usage& usage() const noexcept { return usage_; }
   bool streaming() const noexcept { return job_->params.stream; }
@@ -96,6 +98,7 @@ class ChatRelay {
   json pending_logprobs_ = json::array();        // not sent yet (streaming)
   json all_logprobs_ = json::array();            // the whole reply's (non-streaming)
   bool logprobs_ended_ = false;                  // a stop id was reported: nothing after it counts
+  bool ended_early_ = false;
   Usage usage_;
 };
 

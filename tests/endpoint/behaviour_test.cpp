@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -273,6 +275,55 @@ TEST(EndpointGeneration, FramedPlainAnswer) {
     ASSERT_TRUE(gen->finish());
     EXPECT_EQ(gen->message().content, "Hello there.") << chunk;
   }
+}
+
+// A stop token's text written by the model in other tokens (a call's value quoting the turn-end
+// marker) is not the end where ids are pushed: the stop id is. Text alone cannot tell them
+// apart, so push_text stops at the text.
+TEST(EndpointGeneration, AStopTokensTextInOtherTokensIsNotTheEnd) {
+  const Endpoint& ep = qwen3();
+  json request = user("Weather?");
+  request["tools"] = kTools;
+  request["chat_template_kwargs"] = {{"enable_thinking", false}};
+  auto prompt = ep.prepare(request.dump());
+  ASSERT_TRUE(prompt) << prompt.error().to_string();
+  const chatwire::tokenize::Tokenizer& tok = *ep.tokenizer();
+  const auto im_end = tok.token_to_id("<|im_end|>");
+  ASSERT_TRUE(im_end);
+  EXPECT_TRUE(ep.stops_by_id(*prompt, "<|im_end|>"));
+  EXPECT_FALSE(ep.stops_by_id(*prompt, "<|im"));
+  EXPECT_FALSE(ep.stops_by_id(*prompt, "END"));
+  // The marker's characters split over two encodings, so no piece is the special token.
+  std::vector<std::uint32_t> ids;
+  for (const char* piece :
+       {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"a", "<|im", "_end|>",
+        "b\"}}\n</tool_call>"}) {
+    auto part = tok.encode_ids(piece);
+    ASSERT_TRUE(part);
+    ids.insert(ids.end(), part->begin(), part->end());
+  }
+  EXPECT_EQ(std::find(ids.begin(), ids.end(), *im_end), ids.end());
+  ids.push_back(*im_end);
+  const std::string quoted = R"({"city": "a<|im_end|>b"})";
+  for (std::size_t chunk : {1u, 3u, 1000u}) {
+    auto gen = ep.start(*prompt);
+    ASSERT_TRUE(gen);
+    for (std::size_t at = 0; at < ids.size(); at += chunk)
+      ASSERT_TRUE(gen->push(std::span(ids).subspan(at, std::min(chunk, ids.size() - at))));
+    ASSERT_TRUE(gen->finish());
+    ASSERT_EQ(gen->message().tool_calls.size(), 1u) << chunk;
+    EXPECT_EQ(json::parse(gen->message().tool_calls[0].arguments), json::parse(quoted)) << chunk;
+    EXPECT_TRUE(gen->stopped());
+  }
+  auto text = tok.decode(ids);
+  ASSERT_TRUE(text);
+  auto gen = ep.start(*prompt);
+  ASSERT_TRUE(gen->push_text(*text));
+  ASSERT_TRUE(gen->finish());
+  EXPECT_TRUE(gen->stopped());
+  EXPECT_EQ(gen->message().content.find("b\"}}"), std::string::npos);
+  for (const auto& call : gen->message().tool_calls)
+    EXPECT_EQ(call.arguments.find("<|im_end|>"), std::string::npos) << call.arguments;
 }
 
 TEST(EndpointGeneration, ParserStateFromThePrompt) {

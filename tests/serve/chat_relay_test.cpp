@@ -106,10 +106,15 @@ TEST(PlanChat, TheLlamaCppBodyCarriesThePromptIdsTheStopsAndTheLimit) {
   EXPECT_EQ(body["n_predict"], 7);
   EXPECT_EQ(body["return_tokens"], true);
   EXPECT_EQ(body["stream"], true);
+  // The client's stop strings, and none that is a stop id's token: a model quoting
+  // "<|im_end|>" in a call has not ended its turn (the backend stops at the id).
   const auto stops = body["stop"].get<std::vector<std::string>>();
   EXPECT_NE(std::find(stops.begin(), stops.end(), "END"), stops.end());
+  ASSERT_TRUE(job->model->endpoint.stops_by_id(job->prompt, "<|im_end|>"));
   for (const auto& s : job->prompt.stop_strings)
-    EXPECT_NE(std::find(stops.begin(), stops.end(), s), stops.end()) << s;
+    EXPECT_EQ(std::find(stops.begin(), stops.end(), s) != stops.end(),
+              !job->model->endpoint.stops_by_id(job->prompt, s))
+        << s;
   EXPECT_NE(job->prompt.text.find("get_weather"), std::string::npos);
   EXPECT_EQ(job->head.model, "qwen3");
   EXPECT_TRUE(job->head.id.starts_with("chatcmpl-"));
@@ -507,6 +512,72 @@ TEST(ChatRelay, GeneratedIdsAreDecodedAndCounted) {
   EXPECT_EQ(body["choices"][0]["finish_reason"], "stop");
   EXPECT_EQ(out.usage.completion_tokens, ids->size() + 1);
   EXPECT_EQ(out.usage.prompt_tokens, job->prompt.ids.size());
+}
+
+// A call whose value quotes the turn-end marker in ordinary tokens is read whole; the stop id
+// after it ends the reply.
+TEST(ChatRelay, AQuotedTurnEndMarkerInACallIsNotTheEnd) {
+  auto models = qwen3();
+  auto job =
+      cs::plan_chat(models, request(R"(, "chat_template_kwargs": {"enable_thinking": false})"));
+  ASSERT_TRUE(job) << job.error().to_string();
+  const auto& tok = *job->model->endpoint.tokenizer();
+  std::vector<std::string> events;
+  for (const char* piece : {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"",
+                            "<|im", "_end|>", "\"}}\n</tool_call>"}) {
+    auto ids = tok.encode_ids(piece);
+    ASSERT_TRUE(ids);
+    events.push_back(json{{"content", piece}, {"tokens", *ids}, {"stop", false}}.dump());
+  }
+  events.push_back(json{
+      {"content", ""},
+      {"tokens", {job->prompt.stop_ids.front()}},
+      {"stop", true},
+      {"stop_type",
+       "eos"}}.dump());
+  auto out = relay(*job, events);
+  ASSERT_FALSE(out.error) << out.error->message;
+  const json choice = json::parse(out.text)["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << choice.dump();
+  EXPECT_EQ(
+      json::parse(choice["message"]["tool_calls"][0]["function"]["arguments"].get<std::string>()),
+      json::parse(R"({"city": "<|im_end|>"})"));
+}
+
+// A backend that goes on past a stop id (llama.cpp stops only at the tokens it counts as end of
+// generation): the reply ends at the id, and the backend request can be cancelled.
+TEST(ChatRelay, AStopIdTheBackendWentPastEndsTheReply) {
+  auto models = qwen3();
+  auto job =
+      cs::plan_chat(models, R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],
+                  "chat_template_kwargs": {"enable_thinking": false}})");
+  ASSERT_TRUE(job);
+  const auto& tok = *job->model->endpoint.tokenizer();
+  auto hello = tok.encode_ids("Hello");
+  auto more = tok.encode_ids("<|im_start|>user\nmore");
+  ASSERT_TRUE(hello && more);
+  std::vector<std::uint32_t> ids = *hello;
+  ids.push_back(job->prompt.stop_ids.front());
+  auto r = cs::ChatRelay::start(*job, cs::Limits{});
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->on_event(json{{"content", "?"}, {"tokens", ids}, {"stop", false}}.dump()));
+  EXPECT_TRUE(r->ended_early());
+  // What the backend sends after it is not part of the reply.
+  ASSERT_TRUE(r->on_event(json{{"content", "?"}, {"tokens", *more}, {"stop", false}}.dump()));
+  auto tail = r->finish();
+  ASSERT_TRUE(tail) << tail.error().to_string();
+  const json choice = json::parse(*tail)["choices"][0];
+  EXPECT_EQ(choice["message"]["content"], "Hello");
+  EXPECT_EQ(choice["finish_reason"], "stop");
+  EXPECT_EQ(r->usage().completion_tokens, ids.size());
+
+  // The stop id with the backend's own end: read to the end as usual.
+  auto r2 = cs::ChatRelay::start(*job, cs::Limits{});
+  ASSERT_TRUE(r2);
+  ASSERT_TRUE(r2->on_event(
+      json{{"content", "?"}, {"tokens", ids}, {"stop", true}, {"stop_type", "eos"}}.dump()));
+  EXPECT_FALSE(r2->ended_early());
 }
 
 TEST(ChatRelay, TheOtherBackendsStreamsAreRelayedToo) {
