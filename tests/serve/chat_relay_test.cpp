@@ -49,6 +49,18 @@ std::vector<std::string> llama_text_events(const std::vector<std::string>& piece
   return events;
 }
 
+// llama.cpp /completion events that return `pieces` as token ids (the text is not read where
+// ids are), then the stop id with the final event.
+std::vector<std::string> llama_id_events(const std::vector<std::vector<std::uint32_t>>& pieces,
+                                         std::uint32_t stop_id) {
+  std::vector<std::string> events;
+  for (const auto& ids : pieces)
+    events.push_back(json{{"content", "?"}, {"tokens", ids}, {"stop", false}}.dump());
+  events.push_back(
+      json{{"content", ""}, {"tokens", {stop_id}}, {"stop", true}, {"stop_type", "eos"}}.dump());
+  return events;
+}
+
 // Everything the relay sends for `events`, or the error it stops on.
 struct Relayed {
   std::string text;
@@ -497,14 +509,9 @@ TEST(ChatRelay, GeneratedIdsAreDecodedAndCounted) {
   auto ids = job->model->endpoint.tokenizer()->encode_ids("Hello there, friend");
   ASSERT_TRUE(ids);
   ASSERT_FALSE(job->prompt.stop_ids.empty());
-  std::vector<std::string> events;
-  for (auto id : *ids) events.push_back(json{{"content", "?"}, {"tokens", {id}}}.dump());
-  events.push_back(json{
-      {"content", ""},
-      {"tokens", {job->prompt.stop_ids.front()}},
-      {"stop", true},
-      {"stop_type",
-       "eos"}}.dump());
+  std::vector<std::vector<std::uint32_t>> pieces;
+  for (auto id : *ids) pieces.push_back({id});
+  const auto events = llama_id_events(pieces, job->prompt.stop_ids.front());
   auto out = relay(*job, events);
   ASSERT_FALSE(out.error) << out.error->message;
   const json body = json::parse(out.text);
@@ -522,19 +529,14 @@ TEST(ChatRelay, AQuotedTurnEndMarkerInACallIsNotTheEnd) {
       cs::plan_chat(models, request(R"(, "chat_template_kwargs": {"enable_thinking": false})"));
   ASSERT_TRUE(job) << job.error().to_string();
   const auto& tok = *job->model->endpoint.tokenizer();
-  std::vector<std::string> events;
+  std::vector<std::vector<std::uint32_t>> pieces;
   for (const char* piece : {"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"",
                             "<|im", "_end|>", "\"}}\n</tool_call>"}) {
     auto ids = tok.encode_ids(piece);
     ASSERT_TRUE(ids);
-    events.push_back(json{{"content", piece}, {"tokens", *ids}, {"stop", false}}.dump());
+    pieces.push_back(*ids);
   }
-  events.push_back(json{
-      {"content", ""},
-      {"tokens", {job->prompt.stop_ids.front()}},
-      {"stop", true},
-      {"stop_type",
-       "eos"}}.dump());
+  const auto events = llama_id_events(pieces, job->prompt.stop_ids.front());
   auto out = relay(*job, events);
   ASSERT_FALSE(out.error) << out.error->message;
   const json choice = json::parse(out.text)["choices"][0];
