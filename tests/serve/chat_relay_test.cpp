@@ -31,6 +31,11 @@ std::string request(const std::string& extra = "", const std::string& model = "q
          kWeatherTool + "," + kTimeTool + "]" + extra + "}";
 }
 
+// "hi" with Qwen3's thinking off: the reply is plain content.
+const std::string kHiWithoutThinking =
+    R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],
+        "chat_template_kwargs": {"enable_thinking": false}})";
+
 cs::LoadedModels qwen3(cs::BackendApi api = cs::BackendApi::llama_cpp,
                        const std::string& ids = "auto") {
   auto config = cs::testing::model_config("qwen3", "http://127.0.0.1:9", api);
@@ -469,9 +474,7 @@ TEST(ChatRelay, TheParsersWarningsAreOnTheChoice) {
 
 TEST(ChatRelay, NonStreamingContentWithTheBackendsLengthStop) {
   auto models = qwen3();
-  auto job =
-      cs::plan_chat(models, R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],
-                  "chat_template_kwargs": {"enable_thinking": false}})");
+  auto job = cs::plan_chat(models, kHiWithoutThinking);
   ASSERT_TRUE(job);
   auto out = relay(*job, llama_text_events({"Hello", " there"}, "limit"));
   ASSERT_FALSE(out.error) << out.error->message;
@@ -502,9 +505,7 @@ TEST(ChatRelay, ReasoningIsWrittenToEachConfiguredField) {
 
 TEST(ChatRelay, GeneratedIdsAreDecodedAndCounted) {
   auto models = qwen3();
-  auto job =
-      cs::plan_chat(models, R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],
-                  "chat_template_kwargs": {"enable_thinking": false}})");
+  auto job = cs::plan_chat(models, kHiWithoutThinking);
   ASSERT_TRUE(job);
   auto ids = job->model->endpoint.tokenizer()->encode_ids("Hello there, friend");
   ASSERT_TRUE(ids);
@@ -551,9 +552,7 @@ TEST(ChatRelay, AQuotedTurnEndMarkerInACallIsNotTheEnd) {
 // generation): the reply ends at the id, and the backend request can be cancelled.
 TEST(ChatRelay, AStopIdTheBackendWentPastEndsTheReply) {
   auto models = qwen3();
-  auto job =
-      cs::plan_chat(models, R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],
-                  "chat_template_kwargs": {"enable_thinking": false}})");
+  auto job = cs::plan_chat(models, kHiWithoutThinking);
   ASSERT_TRUE(job);
   const auto& tok = *job->model->endpoint.tokenizer();
   auto hello = tok.encode_ids("Hello");
