@@ -248,6 +248,9 @@ class PyEndpoint {
     for (const auto& s : endpoint_.stop_strings()) out.append(make_str(s));
     return out;
   }
+  bool stops_by_id(const PyPrompt& prompt, const std::string& text) const {
+    return endpoint_.stops_by_id(prompt.prompt(), text);
+  }
   std::vector<std::string> warnings() const { return endpoint_.warnings(); }
   bool has_tokenizer() const { return endpoint_.tokenizer() != nullptr; }
   py::object profile() const { return json_to_py(probe::to_json(endpoint_.profile())); }
@@ -318,6 +321,7 @@ void bind_endpoint(py::module_& m) {
            py::arg("assistant_mask") = false, py::arg("call_syntax") = py::none(),
            py::arg("max_tools") = 4096, py::arg("return_errors") = false)
       .def("start", &PyEndpoint::start, py::arg("prompt"))
+      .def("stops_by_id", &PyEndpoint::stops_by_id, py::arg("prompt"), py::arg("text"))
       .def_property_readonly("dialect", &PyEndpoint::dialect)
       .def_property_readonly("tool_calls_read_back", &PyEndpoint::tool_calls_read_back)
       .def_property_readonly("call_ids", &PyEndpoint::call_ids)

@@ -215,6 +215,9 @@ def test_endpoint_properties():
     assert ep.dialect == "derived" and ep.tool_calls_read_back
     assert ep.call_ids == "openai"
     assert "<|im_end|>" in ep.stop_strings
+    prompt = ep.prepare({"messages": [{"role": "user", "content": "hi"}]})
+    # The marker is a stop id's token: an engine that stops at the ids needs no stop string for it.
+    assert ep.stops_by_id(prompt, "<|im_end|>") and not ep.stops_by_id(prompt, "<|im")
     assert isinstance(ep.profile, dict) and ep.profile == chatwire.probe(MODELS / "qwen3")
     assert ep.directory.endswith("qwen3")
     assert endpoint("deepseek-r1", "deepseek_r1").dialect == "deepseek_r1"
