@@ -1,0 +1,142 @@
+// libFuzzer: arbitrary bytes as a backend's streamed reply, through everything the gateway runs
+// on one: the SSE reader (the bytes arriving in pieces of the size the input says), the backend
+// API row's event reader (llama.cpp, OpenAI completions, SGLang's cumulative stream), the
+// Generation (token ids through the streaming detokenizer and the output parser, or text) and the
+// relay's OpenAI chunks and final body. A backend is another program on the network: nothing it
+// sends may crash or hang the gateway. Every event gives text to send or an error with a message;
+// a reply that finishes is a chat.completion object with one choice (non-streaming) or SSE
+// `data:` events ending in [DONE] (streaming).
+//
+// Input: byte 0 picks the backend API (bits 0-1), streaming (bit 2), tools in the request
+// (bit 3) and parallel_tool_calls false (bit 4); byte 1 the piece size (1-64 bytes); the rest is
+// the backend's body. The model is data/models/endpoint/qwen3 (CHATWIRE_DATA_DIR, which
+// scripts/fuzz sets): a real tokenizer, a derived parser, stop ids.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "serve/chat_relay.hpp"
+#include "serve/models.hpp"
+#include "serve/sse_reader.hpp"
+
+namespace cs = chatwire::serve;
+
+namespace {
+
+const cs::LoadedModels& models(cs::BackendApi api) {
+  static const auto* all = [] {
+    const char* data = std::getenv("CHATWIRE_DATA_DIR");
+    cs::ModelConfig config;
+    config.name = "qwen3";
+    config.dir = std::string(data ? data : "data") + "/models/endpoint/qwen3";
+    config.backend_url = "http://127.0.0.1:9";
+    auto loaded = cs::load_model(config);
+    if (!loaded) std::abort();  // the fuzz run cannot start without its model
+    auto* out = new std::vector<cs::LoadedModels>();
+    for (auto a : {cs::BackendApi::llama_cpp, cs::BackendApi::openai, cs::BackendApi::sglang}) {
+      cs::ServedModel m = *loaded;
+      m.config.backend_api = a;
+      cs::LoadedModels one;
+      one.models.push_back(std::make_unique<const cs::ServedModel>(std::move(m)));
+      out->push_back(std::move(one));
+    }
+    return out;
+  }();
+  return (*all)[static_cast<std::size_t>(api)];
+}
+
+cs::BackendApi api_of(std::uint8_t bits) {
+  switch (bits % 3) {
+    case 0:
+      return cs::BackendApi::llama_cpp;
+    case 1:
+      return cs::BackendApi::openai;
+    default:
+      return cs::BackendApi::sglang;
+  }
+}
+
+std::string request(bool stream, bool tools, bool one_call) {
+  nlohmann::json r = {{"model", "qwen3"},
+                      {"messages", {{{"role", "user"}, {"content", "weather in Paris?"}}}},
+                      {"stream", stream},
+                      {"logprobs", true},
+                      {"top_logprobs", 2}};
+  if (stream) r["stream_options"] = {{"include_usage", true}};
+  if (tools)
+    r["tools"] = nlohmann::json::parse(R"([{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])");
+  if (one_call) r["parallel_tool_calls"] = false;
+  return r.dump();
+}
+
+void check_error(const chatwire::Error& e) {
+  if (e.type.empty() || e.message.empty()) std::abort();  // an error must say what it is
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return 0;
+  const std::uint8_t flags = data[0];
+  const std::size_t piece = 1 + data[1] % 64;
+  const std::string_view body(reinterpret_cast<const char*>(data) + 2, size - 2);
+  const cs::BackendApi api = api_of(flags & 3);
+  const bool stream = (flags & 4) != 0;
+
+  // One planned job per flag combination (planning renders and tokenizes the prompt; the
+  // request is the gateway's own, so it must succeed).
+  static std::map<int, cs::ChatJob> jobs;
+  const int key = flags & 31;
+  auto job = jobs.find(key);
+  if (job == jobs.end()) {
+    auto planned = cs::plan_chat(models(api), request(stream, (flags & 8) != 0, (flags & 16) != 0));
+    if (!planned) std::abort();
+    job = jobs.emplace(key, std::move(*planned)).first;
+  }
+  auto relay = cs::ChatRelay::start(job->second, cs::Limits{});
+  if (!relay) std::abort();
+
+  cs::SseReader sse(cs::Limits{}.max_backend_event_bytes);
+  std::vector<std::string> events;
+  std::string sent;
+  for (std::size_t at = 0; at <= body.size(); at += piece) {
+    events.clear();
+    const bool last = at + piece > body.size();
+    auto fed = sse.feed(body.substr(at, piece), events);
+    if (!fed) {
+      check_error(fed.error());
+      return 0;
+    }
+    if (last) sse.finish(events);
+    for (const auto& e : events) {
+      auto out = relay->on_event(e);
+      if (!out) {
+        check_error(out.error());
+        return 0;
+      }
+      sent += *out;
+      if (relay->ended_early()) break;
+    }
+    if (relay->ended_early()) break;
+  }
+  auto tail = relay->finish();
+  if (!tail) {
+    check_error(tail.error());
+    return 0;
+  }
+  sent += *tail;
+  if (!stream) {
+    auto reply = nlohmann::json::parse(sent, nullptr, false);
+    if (reply.is_discarded() || !reply.is_object() || reply["choices"].size() != 1) std::abort();
+  } else if (!sent.starts_with("data: ") || !sent.ends_with("data: [DONE]\n\n")) {
+    std::abort();
+  }
+  return 0;
+}
