@@ -122,6 +122,15 @@ bool read_ids(const json& a, std::vector<std::uint32_t>& out) {
   return true;
 }
 
+// A string field: "" when absent or null, nullopt when it holds another type (a malformed reply,
+// reported as such: nlohmann's value() would throw).
+std::optional<std::string> string_field(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::string();
+  if (!it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
 std::optional<std::size_t> count(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number_unsigned()) return std::nullopt;
@@ -170,10 +179,14 @@ Result<BackendChunk> llama_read(std::string_view data, StreamState&) {
                              e.dump().substr(0, 200));
       c.logprobs.push_back(std::move(t));
     }
-  if (j->value("stop", false)) {
+  auto stop = j->find("stop");
+  if (stop != j->end() && !stop->is_boolean())
+    return backend_error("the backend's `stop` is not true or false");
+  if (stop != j->end() && stop->get<bool>()) {
     c.done = true;
-    const std::string type = j->value("stop_type", "");
-    c.finish = type == "limit" ? "length" : "stop";
+    const auto type = string_field(*j, "stop_type");
+    if (!type) return backend_error("the backend's `stop_type` is not a string");
+    c.finish = *type == "limit" ? "length" : "stop";
     if (auto t = j->find("truncated"); t != j->end() && t->is_boolean() && t->get<bool>())
       c.finish = "length";
     c.prompt_tokens = count(*j, "tokens_evaluated");
@@ -220,7 +233,10 @@ Result<BackendChunk> completions_read(std::string_view data, StreamState&) {
     return backend_error("the backend's completion chunk has no `choices` list");
   for (const auto& choice : *choices) {
     if (!choice.is_object()) return backend_error("a backend choice is not an object");
-    if (choice.value("index", 0) != 0) continue;
+    auto index = choice.find("index");
+    if (index != choice.end() && !index->is_number_integer())
+      return backend_error("a backend choice's `index` is not an integer");
+    if (index != choice.end() && index->get<std::int64_t>() != 0) continue;
     if (auto t = choice.find("token_ids"); t != choice.end() && !t->is_null()) {
       if (!read_ids(*t, c.ids)) return backend_error("the backend's `token_ids` are not token ids");
       c.has_ids = true;
@@ -324,11 +340,15 @@ Result<BackendChunk> sglang_read(std::string_view data, StreamState& state) {
     c.completion_tokens = count(*m, "completion_tokens");
     if (auto f = m->find("finish_reason"); f != m->end() && !f->is_null()) {
       c.done = true;
-      std::string type = f->is_object()   ? f->value("type", "")
-                         : f->is_string() ? f->get<std::string>()
-                                          : "";
-      if (type == "abort") return backend_error("the backend aborted the request");
-      c.finish = type == "length" ? "length" : "stop";
+      const auto type = f->is_object()   ? string_field(*f, "type")
+                        : f->is_string() ? f->get<std::string>()
+                                         : std::optional<std::string>();
+      if (!type)
+        return backend_error(
+            "the backend's `finish_reason` is neither a string nor an object "
+            "with a string `type`");
+      if (*type == "abort") return backend_error("the backend aborted the request");
+      c.finish = *type == "length" ? "length" : "stop";
     }
   }
   return c;

@@ -89,6 +89,44 @@ TEST(BackendApi, GarbageAndErrorEventsAreErrors) {
   }
 }
 
+// A field of the wrong type is the backend's malformed reply, an error that names the field; the
+// JSON library's checked access would have thrown out of the relay (fuzz_backend_reply found the
+// first of these).
+TEST(BackendApi, FieldsOfTheWrongTypeAreErrorsNamingThem) {
+  struct Case {
+    cs::BackendApi api;
+    const char* event;
+    const char* field;
+  };
+  const Case cases[] = {
+      {cs::BackendApi::llama_cpp, R"({"content": "a", "stop": "yes"})", "`stop`"},
+      {cs::BackendApi::llama_cpp, R"({"content": "", "stop": true, "stop_type": 1})",
+       "`stop_type`"},
+      {cs::BackendApi::openai, R"({"choices": [{"index": "0", "text": "a"}]})", "`index`"},
+      {cs::BackendApi::sglang, R"({"text": "a", "meta_info": {"finish_reason": {"type": 3}}})",
+       "`finish_reason`"},
+      {cs::BackendApi::sglang, R"({"text": "a", "meta_info": {"finish_reason": 3}})",
+       "`finish_reason`"},
+  };
+  for (const auto& c : cases) {
+    cs::StreamState st;
+    auto r = cs::backend_api_row(c.api).read(c.event, st);
+    ASSERT_FALSE(r) << c.event;
+    EXPECT_NE(r.error().message.find(c.field), std::string::npos) << r.error().message;
+  }
+  // A null is an absent field, and a choice other than the first is skipped.
+  cs::StreamState st;
+  auto skipped =
+      cs::backend_api_row(cs::BackendApi::openai)
+          .read(R"({"choices": [{"index": 1, "text": "b"}, {"index": 0, "text": "a"}]})", st);
+  ASSERT_TRUE(skipped) << skipped.error().message;
+  EXPECT_EQ(skipped->text, "a");
+  auto null_type = cs::backend_api_row(cs::BackendApi::llama_cpp)
+                       .read(R"({"content": "", "stop": true, "stop_type": null})", st);
+  ASSERT_TRUE(null_type) << null_type.error().message;
+  EXPECT_EQ(null_type->finish, "stop");
+}
+
 TEST(BackendApi, NamesRoundTrip) {
   for (auto api : {cs::BackendApi::llama_cpp, cs::BackendApi::openai, cs::BackendApi::sglang}) {
     auto back = cs::backend_api_from_name(cs::backend_api_name(api));
