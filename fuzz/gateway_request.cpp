@@ -1,0 +1,91 @@
+// libFuzzer: arbitrary bytes as the body a client POSTs to the gateway, through every route that
+// reads one, without the sockets: /v1/chat/completions (plan_chat: the gateway's own fields, the
+// Endpoint's request reading, adaptation, render and tokenization, then each backend API's
+// request body), /v1/chat/render, /tokenize and /detokenize. A client is a stranger: nothing may
+// crash or hang, a refusal is a 4xx with an OpenAI error body naming what is wrong (never a 5xx:
+// there is no backend here), and an accepted chat is a job with a backend body that is JSON.
+//
+// Input: byte 0 picks the route (and, for chat completions, the backend API); the rest is the
+// body. The model is data/models/endpoint/qwen3 (CHATWIRE_DATA_DIR, which scripts/fuzz sets).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "serve/chat_relay.hpp"
+#include "serve/gateway.hpp"
+#include "serve/http_errors.hpp"
+#include "serve/models.hpp"
+
+namespace cs = chatwire::serve;
+
+namespace {
+
+const cs::Gateway& gateway() {
+  static const auto* g = [] {
+    const char* data = std::getenv("CHATWIRE_DATA_DIR");
+    cs::Config config;
+    cs::ModelConfig model;
+    model.name = "qwen3";
+    model.dir = std::string(data ? data : "data") + "/models/endpoint/qwen3";
+    model.backend_url = "http://127.0.0.1:9";
+    config.models.push_back(model);
+    auto loaded = cs::load_model(model);
+    if (!loaded) std::abort();  // the fuzz run cannot start without its model
+    cs::LoadedModels models;
+    models.models.push_back(std::make_unique<const cs::ServedModel>(std::move(*loaded)));
+    return new cs::Gateway(config, std::move(models));
+  }();
+  return *g;
+}
+
+// A reply the client gets: JSON, and an error body with a message unless it is a 200.
+void check_reply(const cs::HttpReply& r) {
+  if (r.status >= 500) std::abort();
+  auto body = nlohmann::json::parse(r.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) std::abort();
+  if (r.status != 200) {
+    auto e = body.find("error");
+    if (r.status < 400 || e == body.end() || !e->is_object() || !(*e)["message"].is_string() ||
+        (*e)["message"].get<std::string>().empty())
+      std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const cs::Gateway& g = gateway();
+  constexpr std::string_view kTargets[] = {"/v1/chat/render", "/tokenize", "/detokenize"};
+  const std::uint8_t pick = data[0] % 6;
+  if (pick < 3) {
+    auto route = g.route("POST", kTargets[pick]);
+    if (!route || (*route)->answer == nullptr) std::abort();
+    check_reply((*route)->answer(g, body));
+    return 0;
+  }
+  // Chat completions under each backend API (the job's body is built by the API's row).
+  cs::LoadedModels one;
+  auto model = std::make_unique<cs::ServedModel>(*g.models().models.front());
+  model->config.backend_api = pick == 3   ? cs::BackendApi::llama_cpp
+                              : pick == 4 ? cs::BackendApi::openai
+                                          : cs::BackendApi::sglang;
+  one.models.push_back(std::move(model));
+  auto job = cs::plan_chat(one, body);
+  if (!job) {
+    const cs::HttpError e = cs::http_error(job.error());
+    check_reply(g.error_reply(e));
+    return 0;
+  }
+  auto backend = nlohmann::json::parse(job->backend_body, nullptr, false);
+  if (backend.is_discarded() || !backend.is_object()) std::abort();
+  for (std::size_t choice = 1; choice < job->params.n; ++choice)
+    if (nlohmann::json::parse(job->backend_body_for(choice), nullptr, false).is_discarded())
+      std::abort();
+  return 0;
+}
