@@ -24,7 +24,8 @@ const chatwire::tokenize::Tokenizer* load(const char* name) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const chatwire::tokenize::Tokenizer* tokenizers[] = {
-      load("gpt2"), load("qwen3"), load("llama2"), load("synthetic_flags"), load("synthetic_metaspace")};
+      load("gpt2"), load("qwen3"), load("llama2"), load("synthetic_flags"),
+      load("synthetic_metaspace")};
   std::string_view text(reinterpret_cast<const char*>(data), size);
   for (const auto* tok : tokenizers) {
     chatwire::tokenize::EncodeOptions options;
@@ -40,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!decoded || streamed != *decoded) std::abort();
     chatwire::tokenize::DecodeOptions raw;
     raw.clean_up_tokenization_spaces = false;
-    if (tok == tokenizers[0] && !options.add_special_tokens && *tok->decode(enc->ids, raw) != text) {
+    if (tok == tokenizers[0] && !options.add_special_tokens &&
+        *tok->decode(enc->ids, raw) != text) {
       std::abort();
     }
   }
