@@ -101,6 +101,7 @@ void add_probe(CLI::App& root, int& exit_code) {
       "probe", "Measure what a chat template keeps, drops and rejects (sentinel probe)");
   struct Args {
     std::string template_file, model_dir, now = probe::Options{}.now;
+    std::uint64_t max_steps = probe::probe_render_limits().max_steps;
     bool json = false;
   };
   auto args = std::make_shared<Args>();
@@ -111,6 +112,9 @@ void add_probe(CLI::App& root, int& exit_code) {
   t->excludes(m);
   cmd->add_flag("--json", args->json, "print the whole profile as JSON");
   cmd->add_option("--now", args->now, "strftime_now's clock (ISO 8601)");
+  cmd->add_option("--max-steps", args->max_steps,
+                  "step limit of each render the probe and the parser derivation make")
+      ->capture_default_str();
   cmd->callback([args, &exit_code] {
     const std::string* template_file = &args->template_file;
     const std::string* model_dir = &args->model_dir;
@@ -121,6 +125,7 @@ void add_probe(CLI::App& root, int& exit_code) {
     }
     probe::Options options;
     options.now = args->now;
+    options.limits.max_steps = args->max_steps;
     auto loaded = template_file->empty() ? readback::choose_parser_model(*model_dir, options)
                                          : readback::choose_parser_file(*template_file, options);
     if (!loaded) {

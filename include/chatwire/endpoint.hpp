@@ -60,6 +60,10 @@ struct LoadOptions {
   // nothing here can tell.
   std::string profile_json;
   std::string parser_json;
+  // The limits of each render the probe and the parser derivation make while loading (not
+  // used with a cached profile and parser). nullopt = probe::probe_render_limits(), far above
+  // what a real template needs for the sentinel conversations.
+  std::optional<jinja::Limits> probe_limits;
 };
 
 struct PrepareOptions {

@@ -276,8 +276,22 @@ struct Profile {
 std::optional<std::pair<std::string_view, std::string_view>> convention_axis(
     std::string_view key) noexcept;
 
-struct Options {
+// The limits of each render the probe, and the parser derivation after it (readback), make of
+// a template. The sentinel conversations are small: every bundled template's probe renders fit
+// in 2,000 steps (loop iterations and calls; 200 are too few for 42 of the 199) and a few kB of
+// output. These bounds are 500 times that, and keep the probe of a template that spins (a
+// loop of 10^10 iterations) to about 100 renders of 10^6 steps: seconds, where the rendering
+// defaults (5 * 10^7 steps) took 72 s.
+inline jinja::Limits probe_render_limits() {
   jinja::Limits limits;
+  limits.max_steps = 1'000'000;
+  limits.max_output_bytes = std::size_t{16} << 20;
+  limits.max_string_bytes = std::size_t{16} << 20;
+  return limits;
+}
+
+struct Options {
+  jinja::Limits limits = probe_render_limits();
   std::string now = "2026-01-15T10:00:00";  // strftime_now's clock, fixed so profiles are stable
 };
 

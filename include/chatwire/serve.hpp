@@ -48,6 +48,9 @@ struct ModelConfig {
   // Whether the backend constrains output (llama.cpp grammars, vLLM/SGLang structured
   // output): response_format is passed on only then.
   bool backend_structured_output = true;
+  // The step limit of each render the probe and the parser derivation make of the model's
+  // template while loading (0 = probe::probe_render_limits()'s). A model's template is untrusted.
+  std::uint64_t probe_max_steps = 0;
 };
 
 struct Limits {

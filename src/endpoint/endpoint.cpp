@@ -132,6 +132,17 @@ std::string reasoning_open_marker(const probe::Profile& profile) {
 
 Endpoint::Endpoint(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
+namespace {
+
+// The probe's and the parser derivation's options: LoadOptions::probe_limits for each render.
+probe::Options probe_options(const LoadOptions& options) {
+  probe::Options out;
+  if (options.probe_limits) out.limits = *options.probe_limits;
+  return out;
+}
+
+}  // namespace
+
 // The output parser: the dialect named by LoadOptions::dialect; else a cached choice
 // (LoadOptions::parser_json); else derived from the template's own renders and proven by the
 // round trip (readback::choose_parser, with the stop strings as end-of-turn markers). When the
@@ -156,9 +167,9 @@ Status choose_parser(Endpoint::Impl& impl, const LoadOptions& options) {
     parser = std::move(*loaded);
     return Status{std::monostate{}};
   }
-  auto choice =
-      readback::choose_parser(probe::template_renderer(*impl.tmpl, impl.model->special_tokens()),
-                              impl.profile, impl.stop_strings);
+  auto choice = readback::choose_parser(
+      probe::template_renderer(*impl.tmpl, impl.model->special_tokens(), probe_options(options)),
+      impl.profile, impl.stop_strings);
   parser.syntax = std::move(choice.syntax);
   parser.calls_read_back = choice.calls_read_back;
   parser.verdict = choice.verdict;
@@ -228,7 +239,8 @@ Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options)
     if (!profile) return profile.error();
     impl->profile = std::move(*profile);
   } else {
-    impl->profile = probe::probe_template(*impl->tmpl, impl->model->special_tokens());
+    impl->profile =
+        probe::probe_template(*impl->tmpl, impl->model->special_tokens(), probe_options(options));
     impl->profile.name = dir.filename().string();
   }
   const probe::Profile& profile = impl->profile;

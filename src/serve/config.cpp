@@ -67,6 +67,7 @@ Result<ModelConfig> read_model(const json& m, const std::string& path,
   CW_READ(m, "dialect", path, model.dialect);
   CW_READ(m, "max_tokens", path, model.max_tokens_default);
   CW_READ(m, "backend_structured_output", path, model.backend_structured_output);
+  CW_READ(m, "probe_max_steps", path, model.probe_max_steps);
   if (dir.empty()) return config_error(path + ".model_dir", "is missing");
   if (model.backend_url.empty()) return config_error(path + ".backend_url", "is missing");
   model.dir = std::filesystem::path(dir).is_absolute() ? std::filesystem::path(dir) : base / dir;

@@ -51,6 +51,10 @@ endpoint::CallIdStyle call_id_style(std::string_view rule,
 Result<ServedModel> load_model(const ModelConfig& config) {
   endpoint::LoadOptions options;
   options.dialect = config.dialect;
+  if (config.probe_max_steps != 0) {
+    options.probe_limits = probe::probe_render_limits();
+    options.probe_limits->max_steps = config.probe_max_steps;
+  }
   auto ep = endpoint::Endpoint::load(config.dir, options);
   if (!ep) return ep.error();
   if (ep->tokenizer() == nullptr)

@@ -137,6 +137,21 @@ TEST(EndpointLoad, GenerationConfig) {
   EXPECT_EQ(ep.error().type, "JSONDecodeError");
 }
 
+// The probe's renders while loading have their own limits (LoadOptions::probe_limits): a
+// template whose renders take more steps than allowed renders nothing to the probe, and the
+// error names the limit it met.
+TEST(EndpointLoad, ProbeLimits) {
+  TempModel m("Qwen--Qwen3-0.6B");
+  EXPECT_TRUE(load(m.dir).profile().renders);
+  chatwire::endpoint::LoadOptions tight;
+  tight.probe_limits = chatwire::jinja::Limits{};
+  tight.probe_limits->max_steps = 10;
+  Endpoint ep = load(m.dir, tight);
+  EXPECT_FALSE(ep.profile().renders);
+  EXPECT_NE(ep.profile().baseline.error.find("max_steps=10"), std::string::npos)
+      << ep.profile().baseline.error;
+}
+
 // A profile and parser saved by one Endpoint load into another (no probe, no derivation),
 // which then prepares the same prompts; a bad cache fails before the tokenizer is read.
 TEST(EndpointLoad, CachedProfile) {

@@ -140,7 +140,7 @@ TEST(ServeConfig, ReadsModelsAndNamesBadKeys) {
   auto c = cs::Config::from_json_text(
       R"({"port": 9000, "models": [{"name": "q", "model_dir": "m/qwen3",
           "backend_url": "http://127.0.0.1:8080", "backend_api": "sglang",
-          "default_sampling": {"temperature": 0.6}}]})",
+          "default_sampling": {"temperature": 0.6}, "probe_max_steps": 5000}]})",
       "/base");
   ASSERT_TRUE(c) << c.error().to_string();
   EXPECT_EQ(c->port, 9000);
@@ -148,6 +148,11 @@ TEST(ServeConfig, ReadsModelsAndNamesBadKeys) {
   EXPECT_EQ(c->models[0].dir, "/base/m/qwen3");
   EXPECT_EQ(c->models[0].backend_api, cs::BackendApi::sglang);
   EXPECT_EQ(c->models[0].default_sampling_json, R"({"temperature":0.6})");
+  EXPECT_EQ(c->models[0].probe_max_steps, 5000u);
+  auto steps = cs::Config::from_json_text(
+      R"({"models": [{"model_dir": "m", "backend_url": "u", "probe_max_steps": -1}]})", "/");
+  ASSERT_FALSE(steps);
+  EXPECT_EQ(steps.error().path, "models[0].probe_max_steps");
 
   auto bad = cs::Config::from_json_text(
       R"({"models": [{"model_dir": "m", "backend_url": "u", "tool_call_ids": "uuid"}]})", "/");
