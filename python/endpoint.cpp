@@ -180,8 +180,8 @@ Result<Prompt> prepare_one(const Endpoint& ep, const Request& request,
 class PyEndpoint {
  public:
   PyEndpoint(py::handle dir, const std::string& dialect, std::optional<std::string> template_name,
-             py::handle profile, py::handle parser)
-      : endpoint_(load(dir, dialect, std::move(template_name), profile, parser)) {}
+             py::handle profile, py::handle parser, std::optional<std::uint64_t> probe_max_steps)
+      : endpoint_(load(dir, dialect, std::move(template_name), profile, parser, probe_max_steps)) {}
 
   PyPrompt prepare(py::handle request, std::optional<std::string> mode,
                    std::optional<std::string> now, bool tokenize, bool assistant_mask,
@@ -261,9 +261,13 @@ class PyEndpoint {
  private:
   static Endpoint load(py::handle dir, const std::string& dialect,
                        std::optional<std::string> template_name, py::handle profile,
-                       py::handle parser) {
+                       py::handle parser, std::optional<std::uint64_t> probe_max_steps) {
     const std::string path = fspath(dir);
     endpoint::LoadOptions options;
+    if (probe_max_steps) {
+      options.probe_limits = probe::probe_render_limits();
+      options.probe_limits->max_steps = *probe_max_steps;
+    }
     options.dialect = dialect;
     options.template_name = std::move(template_name);
     options.profile_json = json_text(profile, "profile");
@@ -308,10 +312,10 @@ void bind_endpoint(py::module_& m) {
 
   py::class_<PyEndpoint>(m, "Endpoint")
       .def(py::init<py::handle, const std::string&, std::optional<std::string>, py::handle,
-                    py::handle>(),
+                    py::handle, std::optional<std::uint64_t>>(),
            py::arg("model_dir"), py::kw_only(), py::arg("dialect") = "",
            py::arg("template_name") = py::none(), py::arg("profile") = py::none(),
-           py::arg("parser") = py::none())
+           py::arg("parser") = py::none(), py::arg("probe_max_steps") = py::none())
       .def("prepare", &PyEndpoint::prepare, py::arg("request"), py::kw_only(),
            py::arg("mode") = py::none(), py::arg("now") = py::none(), py::arg("tokenize") = true,
            py::arg("assistant_mask") = false, py::arg("call_syntax") = py::none(),

@@ -486,17 +486,19 @@ bool is_file(const std::string& p) {
   return std::filesystem::is_regular_file(p, ec);
 }
 
-py::object probe_path(const std::string& template_or_dir) {
+py::object probe_path(const std::string& template_or_dir, std::optional<std::uint64_t> max_steps) {
   nlohmann::ordered_json json;
   {
     py::gil_scoped_release release;
+    probe::Options options;
+    if (max_steps) options.limits.max_steps = *max_steps;
     probe::Profile profile;
     if (is_dir(template_or_dir)) {
-      profile = unwrap(probe::probe_model(template_or_dir));
+      profile = unwrap(probe::probe_model(template_or_dir, options));
     } else if (is_file(template_or_dir)) {
-      profile = unwrap(probe::probe_file(template_or_dir));
+      profile = unwrap(probe::probe_file(template_or_dir, options));
     } else {
-      profile = unwrap(probe::probe_source(template_or_dir));
+      profile = unwrap(probe::probe_source(template_or_dir, options));
     }
     json = probe::to_json(profile);
   }
@@ -648,7 +650,8 @@ PYBIND11_MODULE(_chatwire, m) {
            py::arg("continue_final_message"), py::arg("kwargs"), py::arg("output"),
            py::arg("collect_errors"), py::arg("per_row") = false);
 
-  m.def("probe", &probe_path, py::arg("template_or_dir"));
+  m.def("probe", &probe_path, py::arg("template_or_dir"), py::kw_only(),
+        py::arg("max_steps") = py::none());
   m.def("sentinel_request", [] { return json_to_py(adapt::sentinel_request()); });
   m.def("parse_response", &parse_response_py, py::arg("text"), py::arg("response_template"),
         py::arg("prefix"), py::arg("tools"));

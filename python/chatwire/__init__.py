@@ -334,10 +334,11 @@ def parse_response(text, response_template, *, prefix=None, tools=None):
     return _parse_response(text, response_template, prefix, tools)
 
 
-def probe(template_or_dir):
+def probe(template_or_dir, *, max_steps=None):
     """The probe's profile of a template (a .jinja file, a checkpoint directory, or template
-    source) as a dict, the keys ``chatwire probe --json`` prints."""
-    return _probe(os.fspath(template_or_dir))
+    source) as a dict, the keys ``chatwire probe --json`` prints. ``max_steps``: the step limit
+    of each render the probe makes (default 1,000,000, as ``chatwire probe --max-steps``)."""
+    return _probe(os.fspath(template_or_dir), max_steps=max_steps)
 
 
 def adapt(request, template_or_dir, call_syntax=None, verify=True):

@@ -220,6 +220,9 @@ def test_endpoint_properties():
     assert ep.stops_by_id(prompt, "<|im_end|>") and not ep.stops_by_id(prompt, "<|im")
     assert isinstance(ep.profile, dict) and ep.profile == chatwire.probe(MODELS / "qwen3")
     assert ep.directory.endswith("qwen3")
+    # The probe's step limit while loading: too few steps for the template's renders.
+    tight = chatwire.Endpoint(MODELS / "qwen3", probe_max_steps=10)
+    assert not tight.profile["renders"] and "max_steps=10" in tight.profile["baseline"]["error"]
     assert endpoint("deepseek-r1", "deepseek_r1").dialect == "deepseek_r1"
 
 

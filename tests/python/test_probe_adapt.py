@@ -94,3 +94,15 @@ def test_adapt_errors():
     assert info.value.path
     with pytest.raises(FileNotFoundError):
         chatwire.adapt(chatwire.sentinel_request(), DATA / "templates/nope.jinja")
+
+
+def test_probe_step_limit():
+    """The probe's renders have their own step limit (chatwire probe --max-steps): a template
+    that spins meets it, and the profile says so instead of the load taking minutes."""
+    spins = ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+             "{% for m in messages %}{{ m.content }}{% endfor %}")
+    profile = chatwire.probe(spins, max_steps=1000)
+    assert not profile["renders"]
+    assert "max_steps=1000" in profile["baseline"]["error"]
+    assert chatwire.probe("{% for m in messages %}{{ m.content }}{% endfor %}",
+                          max_steps=1000)["renders"]
