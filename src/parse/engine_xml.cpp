@@ -111,6 +111,10 @@ std::optional<Json> empty_container(const ParamTypes& types) {
   return types.array ? Json::array() : Json::object();
 }
 
+// How many levels of elements nested_elements reads: vLLM's minimax_m3 engine's 128, the bound
+// of its work on untrusted output. A deeper value stays the string as written.
+constexpr int kMaxElementLevels = 128;
+
 // Dialect::value_close_named: a value made of elements, `open name>..close name>` each, read as
 // JSON, as SGLang's and vLLM's minimax_m3 parsers build it: under an array schema the children
 // are its elements in order (`<tags><item>a..<item>b..</tags>`: ["a", "b"]), otherwise an object
@@ -123,7 +127,8 @@ std::optional<Json> nested_elements(std::string_view text, std::string_view open
                                     std::string_view close, const SchemaSet& schema,
                                     UntypedValues untyped, bool& mismatch_out, int depth,
                                     bool as_list = false) {
-  if (depth > 32) return std::nullopt;
+  // `depth` counts from 0 inside the parameter's own element, which is the first level.
+  if (depth + 1 >= kMaxElementLevels) return std::nullopt;
   bool mismatch = false;  // reported only for the reading returned
   std::vector<std::pair<std::string, std::vector<Json>>> children;
   const ParamTypes types = schema.types();

@@ -4,7 +4,9 @@
 // chunking must give the one-shot message. The one-shot
 // message is compared with the reference's expectation as far as the reference asserts it (a
 // field missing from "expected" is not asserted; "content_contains" and friends are substring
-// checks; "arguments_partial" asks only for the listed keys; "strip_whitespace" compares content
+// checks; "arguments_partial" asks only for the listed keys; "arguments_keys" only that the
+// listed keys are present, whatever their values (a test that asserts `key in args`);
+// "strip_whitespace" compares content
 // and reasoning without surrounding whitespace, as llama.cpp's tests do). A case where chatwire
 // deliberately differs is listed with its reason in data/parse/reference/differences.jsonl: a
 // listed case must still differ (a stale entry fails), a listed id must exist, and every other case
@@ -139,6 +141,12 @@ std::vector<std::string> compare(const Json& c, const parse::Message& got) {
     const Json& w = calls[i];
     if (call.name != w.at("name").get<std::string>())
       why.push_back("call name " + quoted(call.name) + ", expected " + w["name"].dump());
+    if (w.contains("arguments_keys")) {
+      const Json ga = Json::parse(call.arguments, nullptr, false);
+      for (const auto& key : w["arguments_keys"])
+        if (!ga.is_object() || !ga.contains(key.get<std::string>()))
+          why.push_back("arguments " + call.arguments + ", expected the key " + key.dump());
+    }
     if (w.contains("arguments")) {
       const Json& wa = w["arguments"];
       Json ga = Json::parse(call.arguments, nullptr, false);
@@ -193,7 +201,8 @@ TEST_P(ReferenceCase, HasOnlyKeysTheHarnessReads) {
                                             "reasoning_contains",
                                             "reasoning_not_contains"};
   static const std::set<std::string> expected = {"content", "reasoning_content", "tool_calls"};
-  static const std::set<std::string> call = {"name", "arguments", "arguments_partial", "id"};
+  static const std::set<std::string> call = {"name", "arguments", "arguments_partial",
+                                             "arguments_keys", "id"};
   const Json& c = GetParam().data;
   for (const auto& [key, value] : c.items()) EXPECT_TRUE(top.count(key)) << "case key " << key;
   for (const auto& [key, value] : c.at("expected").items())
