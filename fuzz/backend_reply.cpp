@@ -8,9 +8,11 @@
 // `data:` events ending in [DONE] (streaming).
 //
 // Input: byte 0 picks the backend API (bits 0-1), streaming (bit 2), tools in the request
-// (bit 3) and parallel_tool_calls false (bit 4); byte 1 the piece size (1-64 bytes); the rest is
-// the backend's body. The model is data/models/endpoint/qwen3 (CHATWIRE_DATA_DIR, which
-// scripts/fuzz sets): a real tokenizer, a derived parser, stop ids.
+// (bit 3), parallel_tool_calls false (bit 4) and the model (bits 5-7, modulo the six); byte 1
+// the piece size (1-64 bytes); the rest is the backend's body. The models are the gateway
+// tests' six checkpoint directories, data/models/endpoint/ (CHATWIRE_DATA_DIR, which
+// scripts/fuzz sets): real tokenizers, the derived parsers (Harmony's for gpt-oss, Mistral's,
+// Llama 3.1's JSON calls, ...) and stop ids.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -29,26 +31,40 @@ namespace cs = chatwire::serve;
 
 namespace {
 
-const cs::LoadedModels& models(cs::BackendApi api) {
+// The gateway's test models (data/models/endpoint), each with its own template, tokenizer and
+// output parser (DeepSeek-R1's dialect named, as the serve tests configure it).
+struct TestModel {
+  const char* name;
+  const char* dialect;
+};
+constexpr TestModel kModels[] = {{"qwen3", ""},   {"llama3_1", ""}, {"mistral-v0.3", ""},
+                                 {"gpt-oss", ""}, {"gemma3", ""},   {"deepseek-r1", "deepseek_r1"}};
+constexpr std::size_t kModelCount = sizeof kModels / sizeof kModels[0];
+
+// Model `m` served under backend API `api`, loaded once.
+const cs::LoadedModels& models(std::size_t m, cs::BackendApi api) {
   static const auto* all = [] {
     const char* data = std::getenv("CHATWIRE_DATA_DIR");
-    cs::ModelConfig config;
-    config.name = "qwen3";
-    config.dir = std::string(data ? data : "data") + "/models/endpoint/qwen3";
-    config.backend_url = "http://127.0.0.1:9";
-    auto loaded = cs::load_model(config);
-    if (!loaded) std::abort();  // the fuzz run cannot start without its model
     auto* out = new std::vector<cs::LoadedModels>();
-    for (auto a : {cs::BackendApi::llama_cpp, cs::BackendApi::openai, cs::BackendApi::sglang}) {
-      cs::ServedModel m = *loaded;
-      m.config.backend_api = a;
-      cs::LoadedModels one;
-      one.models.push_back(std::make_unique<const cs::ServedModel>(std::move(m)));
-      out->push_back(std::move(one));
+    for (const auto& model : kModels) {
+      cs::ModelConfig config;
+      config.name = model.name;
+      config.dir = std::string(data ? data : "data") + "/models/endpoint/" + model.name;
+      config.backend_url = "http://127.0.0.1:9";
+      config.dialect = model.dialect;
+      auto loaded = cs::load_model(config);
+      if (!loaded) std::abort();  // the fuzz run cannot start without its models
+      for (auto a : {cs::BackendApi::llama_cpp, cs::BackendApi::openai, cs::BackendApi::sglang}) {
+        cs::ServedModel served = *loaded;
+        served.config.backend_api = a;
+        cs::LoadedModels one;
+        one.models.push_back(std::make_unique<const cs::ServedModel>(std::move(served)));
+        out->push_back(std::move(one));
+      }
     }
     return out;
   }();
-  return (*all)[static_cast<std::size_t>(api)];
+  return (*all)[m * 3 + static_cast<std::size_t>(api)];
 }
 
 cs::BackendApi api_of(std::uint8_t bits) {
@@ -62,15 +78,16 @@ cs::BackendApi api_of(std::uint8_t bits) {
   }
 }
 
-std::string request(bool stream, bool tools, bool one_call) {
-  nlohmann::json r = {{"model", "qwen3"},
+std::string request(std::string_view model, bool stream, bool tools, bool one_call) {
+  nlohmann::json r = {{"model", model},
                       {"messages", {{{"role", "user"}, {"content", "weather in Paris?"}}}},
                       {"stream", stream},
                       {"logprobs", true},
                       {"top_logprobs", 2}};
   if (stream) r["stream_options"] = {{"include_usage", true}};
-  if (tools)
+  if (tools)  // with a description: gpt-oss's template refuses a tool without one
     r["tools"] = nlohmann::json::parse(R"([{"type": "function", "function": {"name": "get_weather",
+        "description": "Weather in a city",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])");
   if (one_call) r["parallel_tool_calls"] = false;
   return r.dump();
@@ -86,17 +103,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 2) return 0;
   const std::uint8_t flags = data[0];
   const std::size_t piece = 1 + data[1] % 64;
+  const std::size_t model = (flags >> 5) % kModelCount;
   const std::string_view body(reinterpret_cast<const char*>(data) + 2, size - 2);
   const cs::BackendApi api = api_of(flags & 3);
   const bool stream = (flags & 4) != 0;
 
   // One planned job per flag combination (planning renders and tokenizes the prompt; the
   // request is the gateway's own, so it must succeed).
-  static std::map<int, cs::ChatJob> jobs;
-  const int key = flags & 31;
+  static std::map<std::size_t, cs::ChatJob> jobs;
+  const std::size_t key = model * 32 + (flags & 31);
   auto job = jobs.find(key);
   if (job == jobs.end()) {
-    auto planned = cs::plan_chat(models(api), request(stream, (flags & 8) != 0, (flags & 16) != 0));
+    auto planned = cs::plan_chat(models(model, api), request(kModels[model].name, stream,
+                                                             (flags & 8) != 0, (flags & 16) != 0));
     if (!planned) std::abort();
     job = jobs.emplace(key, std::move(*planned)).first;
   }

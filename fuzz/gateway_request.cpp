@@ -6,7 +6,8 @@
 // there is no backend here), and an accepted chat is a job with a backend body that is JSON.
 //
 // Input: byte 0 picks the route (and, for chat completions, the backend API); the rest is the
-// body. The model is data/models/endpoint/qwen3 (CHATWIRE_DATA_DIR, which scripts/fuzz sets).
+// body. The models are the gateway tests' six checkpoint directories, data/models/endpoint/
+// (CHATWIRE_DATA_DIR, which scripts/fuzz sets), named by the body's `model`.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "serve/chat_relay.hpp"
 #include "serve/gateway.hpp"
@@ -24,22 +27,49 @@ namespace cs = chatwire::serve;
 
 namespace {
 
+// The gateway's test models (data/models/endpoint), DeepSeek-R1's dialect named as the serve
+// tests configure it.
+constexpr std::pair<const char*, const char*> kModels[] = {
+    {"qwen3", ""},   {"llama3_1", ""}, {"mistral-v0.3", ""},
+    {"gpt-oss", ""}, {"gemma3", ""},   {"deepseek-r1", "deepseek_r1"}};
+
 const cs::Gateway& gateway() {
   static const auto* g = [] {
     const char* data = std::getenv("CHATWIRE_DATA_DIR");
     cs::Config config;
-    cs::ModelConfig model;
-    model.name = "qwen3";
-    model.dir = std::string(data ? data : "data") + "/models/endpoint/qwen3";
-    model.backend_url = "http://127.0.0.1:9";
-    config.models.push_back(model);
-    auto loaded = cs::load_model(model);
-    if (!loaded) std::abort();  // the fuzz run cannot start without its model
     cs::LoadedModels models;
-    models.models.push_back(std::make_unique<const cs::ServedModel>(std::move(*loaded)));
+    for (const auto& [name, dialect] : kModels) {
+      cs::ModelConfig model;
+      model.name = name;
+      model.dir = std::string(data ? data : "data") + "/models/endpoint/" + name;
+      model.backend_url = "http://127.0.0.1:9";
+      model.dialect = dialect;
+      config.models.push_back(model);
+      auto loaded = cs::load_model(model);
+      if (!loaded) std::abort();  // the fuzz run cannot start without its models
+      models.models.push_back(std::make_unique<const cs::ServedModel>(std::move(*loaded)));
+    }
     return new cs::Gateway(config, std::move(models));
   }();
   return *g;
+}
+
+// The gateway's models, each served under backend API `api`.
+const cs::LoadedModels& models_under(cs::BackendApi api) {
+  static const auto* all = [] {
+    auto* out = new std::vector<cs::LoadedModels>();
+    for (auto a : {cs::BackendApi::llama_cpp, cs::BackendApi::openai, cs::BackendApi::sglang}) {
+      cs::LoadedModels under;
+      for (const auto& m : gateway().models().models) {
+        auto copy = std::make_unique<cs::ServedModel>(*m);
+        copy->config.backend_api = a;
+        under.models.push_back(std::move(copy));
+      }
+      out->push_back(std::move(under));
+    }
+    return out;
+  }();
+  return (*all)[static_cast<std::size_t>(api)];
 }
 
 // A reply the client gets: JSON, and an error body with a message unless it is a 200.
@@ -70,13 +100,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   // Chat completions under each backend API (the job's body is built by the API's row).
-  cs::LoadedModels one;
-  auto model = std::make_unique<cs::ServedModel>(*g.models().models.front());
-  model->config.backend_api = pick == 3   ? cs::BackendApi::llama_cpp
-                              : pick == 4 ? cs::BackendApi::openai
-                                          : cs::BackendApi::sglang;
-  one.models.push_back(std::move(model));
-  auto job = cs::plan_chat(one, body);
+  const cs::BackendApi api = pick == 3   ? cs::BackendApi::llama_cpp
+                             : pick == 4 ? cs::BackendApi::openai
+                                         : cs::BackendApi::sglang;
+  auto job = cs::plan_chat(models_under(api), body);
   if (!job) {
     const cs::HttpError e = cs::http_error(job.error());
     check_reply(g.error_reply(e));
