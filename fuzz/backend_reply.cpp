@@ -23,60 +23,16 @@
 #include <string_view>
 #include <vector>
 
+#include "gateway_models.hpp"
 #include "serve/chat_relay.hpp"
-#include "serve/models.hpp"
 #include "serve/sse_reader.hpp"
 
 namespace cs = chatwire::serve;
+using chatwire::fuzz::kApis;
+using chatwire::fuzz::kModelCount;
+using chatwire::fuzz::kModels;
 
 namespace {
-
-// The gateway's test models (data/models/endpoint), each with its own template, tokenizer and
-// output parser (DeepSeek-R1's dialect named, as the serve tests configure it).
-struct TestModel {
-  const char* name;
-  const char* dialect;
-};
-constexpr TestModel kModels[] = {{"qwen3", ""},   {"llama3_1", ""}, {"mistral-v0.3", ""},
-                                 {"gpt-oss", ""}, {"gemma3", ""},   {"deepseek-r1", "deepseek_r1"}};
-constexpr std::size_t kModelCount = sizeof kModels / sizeof kModels[0];
-
-// Model `m` served under backend API `api`, loaded once.
-const cs::LoadedModels& models(std::size_t m, cs::BackendApi api) {
-  static const auto* all = [] {
-    const char* data = std::getenv("CHATWIRE_DATA_DIR");
-    auto* out = new std::vector<cs::LoadedModels>();
-    for (const auto& model : kModels) {
-      cs::ModelConfig config;
-      config.name = model.name;
-      config.dir = std::string(data ? data : "data") + "/models/endpoint/" + model.name;
-      config.backend_url = "http://127.0.0.1:9";
-      config.dialect = model.dialect;
-      auto loaded = cs::load_model(config);
-      if (!loaded) std::abort();  // the fuzz run cannot start without its models
-      for (auto a : {cs::BackendApi::llama_cpp, cs::BackendApi::openai, cs::BackendApi::sglang}) {
-        cs::ServedModel served = *loaded;
-        served.config.backend_api = a;
-        cs::LoadedModels one;
-        one.models.push_back(std::make_unique<const cs::ServedModel>(std::move(served)));
-        out->push_back(std::move(one));
-      }
-    }
-    return out;
-  }();
-  return (*all)[m * 3 + static_cast<std::size_t>(api)];
-}
-
-cs::BackendApi api_of(std::uint8_t bits) {
-  switch (bits % 3) {
-    case 0:
-      return cs::BackendApi::llama_cpp;
-    case 1:
-      return cs::BackendApi::openai;
-    default:
-      return cs::BackendApi::sglang;
-  }
-}
 
 std::string request(std::string_view model, bool stream, bool tools, bool one_call) {
   nlohmann::json r = {{"model", model},
@@ -105,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t piece = 1 + data[1] % 64;
   const std::size_t model = (flags >> 5) % kModelCount;
   const std::string_view body(reinterpret_cast<const char*>(data) + 2, size - 2);
-  const cs::BackendApi api = api_of(flags & 3);
+  const cs::BackendApi api = kApis[(flags & 3) % 3];
   const bool stream = (flags & 4) != 0;
 
   // One planned job per flag combination (planning renders and tokenizes the prompt; the
@@ -114,8 +70,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t key = model * 32 + (flags & 31);
   auto job = jobs.find(key);
   if (job == jobs.end()) {
-    auto planned = cs::plan_chat(models(model, api), request(kModels[model].name, stream,
-                                                             (flags & 8) != 0, (flags & 16) != 0));
+    auto planned =
+        cs::plan_chat(chatwire::fuzz::models_under(api),
+                      request(kModels[model].name, stream, (flags & 8) != 0, (flags & 16) != 0));
     if (!planned) std::abort();
     job = jobs.emplace(key, std::move(*planned)).first;
   }

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "gateway_models.hpp"
 #include "serve/chat_relay.hpp"
 #include "serve/gateway.hpp"
 #include "serve/http_errors.hpp"
@@ -27,49 +28,16 @@ namespace cs = chatwire::serve;
 
 namespace {
 
-// The gateway's test models (data/models/endpoint), DeepSeek-R1's dialect named as the serve
-// tests configure it.
-constexpr std::pair<const char*, const char*> kModels[] = {
-    {"qwen3", ""},   {"llama3_1", ""}, {"mistral-v0.3", ""},
-    {"gpt-oss", ""}, {"gemma3", ""},   {"deepseek-r1", "deepseek_r1"}};
-
 const cs::Gateway& gateway() {
   static const auto* g = [] {
-    const char* data = std::getenv("CHATWIRE_DATA_DIR");
     cs::Config config;
+    config.models = chatwire::fuzz::model_configs();
     cs::LoadedModels models;
-    for (const auto& [name, dialect] : kModels) {
-      cs::ModelConfig model;
-      model.name = name;
-      model.dir = std::string(data ? data : "data") + "/models/endpoint/" + name;
-      model.backend_url = "http://127.0.0.1:9";
-      model.dialect = dialect;
-      config.models.push_back(model);
-      auto loaded = cs::load_model(model);
-      if (!loaded) std::abort();  // the fuzz run cannot start without its models
-      models.models.push_back(std::make_unique<const cs::ServedModel>(std::move(*loaded)));
-    }
+    for (const auto& m : chatwire::fuzz::models_under(cs::BackendApi::llama_cpp).models)
+      models.models.push_back(std::make_unique<const cs::ServedModel>(*m));
     return new cs::Gateway(config, std::move(models));
   }();
   return *g;
-}
-
-// The gateway's models, each served under backend API `api`.
-const cs::LoadedModels& models_under(cs::BackendApi api) {
-  static const auto* all = [] {
-    auto* out = new std::vector<cs::LoadedModels>();
-    for (auto a : {cs::BackendApi::llama_cpp, cs::BackendApi::openai, cs::BackendApi::sglang}) {
-      cs::LoadedModels under;
-      for (const auto& m : gateway().models().models) {
-        auto copy = std::make_unique<cs::ServedModel>(*m);
-        copy->config.backend_api = a;
-        under.models.push_back(std::move(copy));
-      }
-      out->push_back(std::move(under));
-    }
-    return out;
-  }();
-  return (*all)[static_cast<std::size_t>(api)];
 }
 
 // A reply the client gets: JSON, and an error body with a message unless it is a 200.
@@ -100,10 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   // Chat completions under each backend API (the job's body is built by the API's row).
-  const cs::BackendApi api = pick == 3   ? cs::BackendApi::llama_cpp
-                             : pick == 4 ? cs::BackendApi::openai
-                                         : cs::BackendApi::sglang;
-  auto job = cs::plan_chat(models_under(api), body);
+  const cs::BackendApi api = chatwire::fuzz::kApis[pick - 3];
+  auto job = cs::plan_chat(chatwire::fuzz::models_under(api), body);
   if (!job) {
     const cs::HttpError e = cs::http_error(job.error());
     check_reply(g.error_reply(e));
