@@ -76,6 +76,11 @@ class PyPrompt {
     for (const auto& s : prompt_.stop_strings) out.append(make_str(s));
     return out;
   }
+  py::list engine_stop_strings() const {
+    py::list out;
+    for (const auto& s : prompt_.engine_stop_strings) out.append(make_str(s));
+    return out;
+  }
   py::object dict() const { return json_to_py(endpoint::to_json(prompt_)); }
   py::object field(const char* key) const { return json_to_py(endpoint::to_json(prompt_)[key]); }
 
@@ -288,6 +293,7 @@ void bind_endpoint(py::module_& m) {
       .def_property_readonly("assistant_masks", &PyPrompt::assistant_masks)
       .def_property_readonly("stop_ids", &PyPrompt::stop_ids)
       .def_property_readonly("stop_strings", &PyPrompt::stop_strings)
+      .def_property_readonly("engine_stop_strings", &PyPrompt::engine_stop_strings)
       .def_property_readonly("adaptations",
                              [](const PyPrompt& p) { return p.field("adaptations"); })
       .def_property_readonly("warnings", [](const PyPrompt& p) { return p.field("warnings"); })

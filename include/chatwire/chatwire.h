@@ -59,8 +59,14 @@ const char* chatwire_prompt_text(const chatwire_prompt* prompt, size_t* size);
 const uint32_t* chatwire_prompt_ids(const chatwire_prompt* prompt, size_t* count);
 const uint32_t* chatwire_prompt_stop_ids(const chatwire_prompt* prompt, size_t* count);
 /* Everything as JSON: {"text", "ids", "adaptations", "warnings", "stop_ids", "stop_strings",
- * "parser": {...}} */
+ * "engine_stop_strings", "parser": {...}}. An engine that stops at stop_ids needs, as strings,
+ * only engine_stop_strings: the others are stop ids' tokens, and as strings they would also cut
+ * where the model writes the same text in other tokens (code quoting "<|im_end|>"). */
 const char* chatwire_prompt_json(const chatwire_prompt* prompt);
+/* 1 when `text` (`size` bytes) is the token of one of the prompt's stop ids: a stop string of
+ * the client's that such an engine should match by the id, not the text. 0 otherwise. */
+int chatwire_stops_by_id(const chatwire_endpoint* endpoint, const chatwire_prompt* prompt,
+                         const char* text, size_t size);
 
 /* One response being generated. */
 chatwire_generation* chatwire_start(const chatwire_endpoint* endpoint,

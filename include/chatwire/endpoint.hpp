@@ -109,9 +109,13 @@ struct Prompt {
   // Where generation stops: generation_config.json's eos_token_id (or the tokenizer's EOS when
   // there is none) and the template's end-of-turn marker (the probe's frame) when it is one
   // token; the same as text, for engines that stop on strings. An engine that stops at the ids
-  // needs only the strings Endpoint::stops_by_id says no id covers.
+  // needs only the strings Endpoint::stops_by_id says no id covers: engine_stop_strings.
   std::vector<std::uint32_t> stop_ids;
   std::vector<std::string> stop_strings;
+  // Those of stop_strings that are no stop id's token: what to send, besides stop_ids, to an
+  // engine that stops at ids. The rest would also cut where the model writes the same text in
+  // other tokens (code quoting "<|im_end|>").
+  std::vector<std::string> engine_stop_strings;
   // The parser state the prompt implies.
   bool reasoning_prefilled = false;     // the prompt ends inside an opened reasoning block
   std::optional<bool> enable_thinking;  // the request's enable_thinking (false: no reasoning)

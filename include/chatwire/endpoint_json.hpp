@@ -13,6 +13,7 @@ nlohmann::ordered_json to_json(const Message& message);
 // {"content"?, "reasoning_content"?, "tool_calls"?: [{index, id?, type?, function}]}
 nlohmann::ordered_json to_json(const Delta& delta);
 // {"text", "ids", "assistant_masks"?, "adaptations", "warnings", "stop_ids", "stop_strings",
+//  "engine_stop_strings",
 //  "parser": {"dialect", "taught_dialect", "tool_calls_read_back", "reasoning_prefilled",
 //             "enable_thinking", "call_ids", "forced_calls", "forced_name", "max_tool_calls"},
 //  "constraint_schema": the JSON schema or null}

@@ -181,6 +181,16 @@ const char* chatwire_prompt_json(const chatwire_prompt* prompt) {
   return prompt == nullptr ? nullptr : prompt->json_text.c_str();
 }
 
+int chatwire_stops_by_id(const chatwire_endpoint* endpoint, const chatwire_prompt* prompt,
+                         const char* text, size_t size) {
+  if (endpoint == nullptr || prompt == nullptr || (text == nullptr && size != 0)) return 0;
+  try {
+    return endpoint->endpoint.stops_by_id(prompt->prompt, std::string_view(text, size)) ? 1 : 0;
+  } catch (const std::exception&) {  // out of memory in the lookup: nothing throws from here
+    return 0;
+  }
+}
+
 chatwire_generation* chatwire_start(const chatwire_endpoint* endpoint,
                                     const chatwire_prompt* prompt, char** error) {
   return guarded(error, [&]() -> chatwire_generation* {

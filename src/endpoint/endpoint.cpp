@@ -323,11 +323,20 @@ std::span<const std::uint32_t> Endpoint::stop_ids() const noexcept {
 std::span<const std::string> Endpoint::stop_strings() const noexcept {
   return impl_->stop_strings;
 }
+namespace {
+
+// Whether `text` is the token of one of `stop_ids`.
+bool is_stop_id_token(const Endpoint::Impl& impl, std::span<const std::uint32_t> stop_ids,
+                      std::string_view text) {
+  if (!impl.tokenizer) return false;
+  const auto id = impl.tokenizer->token_to_id(text);
+  return id && std::find(stop_ids.begin(), stop_ids.end(), *id) != stop_ids.end();
+}
+
+}  // namespace
+
 bool Endpoint::stops_by_id(const Prompt& prompt, std::string_view text) const {
-  if (!impl_->tokenizer) return false;
-  const auto id = impl_->tokenizer->token_to_id(text);
-  return id &&
-         std::find(prompt.stop_ids.begin(), prompt.stop_ids.end(), *id) != prompt.stop_ids.end();
+  return is_stop_id_token(*impl_, prompt.stop_ids, text);
 }
 const std::vector<std::string>& Endpoint::warnings() const noexcept {
   return impl_->warnings;
@@ -408,6 +417,8 @@ Result<Prompt> prepare_json(const Endpoint::Impl& impl, const json& request,
 
   prompt.stop_ids = impl.stop_ids;
   prompt.stop_strings = impl.stop_strings;
+  for (const auto& s : prompt.stop_strings)
+    if (!is_stop_id_token(impl, prompt.stop_ids, s)) prompt.engine_stop_strings.push_back(s);
   prompt.dialect = impl.parser.syntax ? impl.parser.syntax->name() : std::string();
   prompt.tool_calls_read_back = impl.parser.calls_read_back;
   if (!adapted->taught_call_syntax.empty()) {

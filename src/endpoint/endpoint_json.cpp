@@ -42,6 +42,7 @@ json to_json(const Prompt& prompt) {
   j["warnings"] = prompt.warnings;
   j["stop_ids"] = prompt.stop_ids;
   j["stop_strings"] = prompt.stop_strings;
+  j["engine_stop_strings"] = prompt.engine_stop_strings;
   j["parser"] = {
       {"dialect", prompt.dialect.empty() ? json(nullptr) : json(prompt.dialect)},
       {"taught_dialect",

@@ -72,8 +72,8 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   // Every backend API stops at ids (vLLM and SGLang at stop_token_ids, llama.cpp at its
   // end-of-generation tokens, and the relay cancels at any other stop id it reads): a stop
   // string that is a stop id's token would also cut where the model quotes that text.
-  for (const auto& s : job.prompt.stop_strings)
-    if (!model->endpoint.stops_by_id(job.prompt, s)) br.stop.push_back(s);
+  br.stop.insert(br.stop.end(), job.prompt.engine_stop_strings.begin(),
+                 job.prompt.engine_stop_strings.end());
   br.stop_ids = job.prompt.stop_ids;
   br.sampling = job.params.sampling;
   br.response_format = job.params.response_format;

@@ -219,6 +219,10 @@ TEST(EndpointGeneration, ToolCallIdsFollowTheTemplatesRule) {
   EXPECT_EQ(ep.dialect(), "mistral_v03");
   auto prompt = ep.prepare(r.dump());
   ASSERT_TRUE(prompt) << prompt.error().to_string();
+  // No tokenizer, no stop ids: every stop string goes to the engine as a string.
+  EXPECT_TRUE(prompt->stop_ids.empty());
+  EXPECT_FALSE(prompt->stop_strings.empty());
+  EXPECT_EQ(prompt->engine_stop_strings, prompt->stop_strings);
   auto gen = ep.start(*prompt);
   ASSERT_TRUE(gen);
   ASSERT_TRUE(gen->push_text(output));
@@ -308,6 +312,9 @@ TEST(EndpointGeneration, AStopTokensTextInOtherTokensIsNotTheEnd) {
   EXPECT_TRUE(ep.stops_by_id(*prompt, "<|im_end|>"));
   EXPECT_FALSE(ep.stops_by_id(*prompt, "<|im"));
   EXPECT_FALSE(ep.stops_by_id(*prompt, "END"));
+  // Each of Qwen3's stop strings is a stop id's token: an engine stopping at the ids needs none.
+  EXPECT_FALSE(prompt->stop_strings.empty());
+  EXPECT_TRUE(prompt->engine_stop_strings.empty());
   // The marker's characters split over two encodings, so no piece is the special token.
   std::vector<std::uint32_t> ids;
   for (const char* piece :

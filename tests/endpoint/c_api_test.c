@@ -63,6 +63,13 @@ int main(void) {
   const uint32_t* stop_ids = chatwire_prompt_stop_ids(prompt, &stops);
   CHECK(stops >= 1 && stop_ids != NULL);
   CHECK(strstr(chatwire_prompt_json(prompt), "\"stop_strings\":[\"<|im_end|>\"") != NULL);
+  /* <|im_end|> is a stop id's token: an engine that stops at the ids gets no string for it. */
+  CHECK(strstr(chatwire_prompt_json(prompt), "\"engine_stop_strings\":[]") != NULL);
+  CHECK(chatwire_stops_by_id(ep, prompt, "<|im_end|>", 10) == 1);
+  CHECK(chatwire_stops_by_id(ep, prompt, "<|im_end|>", 4) == 0); /* "<|im" */
+  CHECK(chatwire_stops_by_id(ep, prompt, "END", 3) == 0);
+  CHECK(chatwire_stops_by_id(NULL, prompt, "<|im_end|>", 10) == 0);
+  CHECK(chatwire_stops_by_id(ep, prompt, NULL, 0) == 0);
 
   chatwire_generation* gen = chatwire_start(ep, prompt, &error);
   CHECK(gen != NULL);

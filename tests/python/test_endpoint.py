@@ -218,6 +218,8 @@ def test_endpoint_properties():
     prompt = ep.prepare({"messages": [{"role": "user", "content": "hi"}]})
     # The marker is a stop id's token: an engine that stops at the ids needs no stop string for it.
     assert ep.stops_by_id(prompt, "<|im_end|>") and not ep.stops_by_id(prompt, "<|im")
+    assert "<|im_end|>" in prompt.stop_strings and prompt.engine_stop_strings == []
+    assert prompt.to_dict()["engine_stop_strings"] == []
     assert isinstance(ep.profile, dict) and ep.profile == chatwire.probe(MODELS / "qwen3")
     assert ep.directory.endswith("qwen3")
     # The probe's step limit while loading: too few steps for the template's renders.
