@@ -8,10 +8,12 @@
 #include <sys/resource.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "io.hpp"
@@ -30,7 +32,37 @@ struct ServeArgs {
   std::string model_dir, name, backend, backend_api = "llama.cpp";
   std::optional<std::string> host;
   std::optional<std::uint16_t> port;
+  std::vector<std::string> api_keys;
+  std::string backend_api_key;
 };
+
+// The value of an environment variable ("" when unset).
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+// API keys: the command line's, else the file's, else the environment's (CHATWIRE_API_KEY,
+// CHATWIRE_BACKEND_API_KEY), which keeps them out of the process list and the file.
+Result<bool> read_api_keys(const ServeArgs& args, serve::Config& config) {
+  if (!args.api_keys.empty()) config.api_keys = args.api_keys;
+  const bool from_env = config.api_keys.empty();
+  if (from_env)
+    if (std::string key = env("CHATWIRE_API_KEY"); !key.empty()) config.api_keys = {key};
+  for (const auto& key : config.api_keys)
+    if (auto e = serve::check_api_key(key, from_env ? "CHATWIRE_API_KEY" : "--api-key")) return *e;
+  std::string backend_key = args.backend_api_key;
+  const char* backend_from = "--backend-api-key";
+  if (backend_key.empty()) {
+    backend_key = env("CHATWIRE_BACKEND_API_KEY");
+    backend_from = "CHATWIRE_BACKEND_API_KEY";
+  }
+  if (backend_key.empty()) return true;
+  if (auto e = serve::check_api_key(backend_key, backend_from)) return *e;
+  for (auto& m : config.models)  // a key in the file wins over the general one
+    if (m.backend_api_key.empty()) m.backend_api_key = backend_key;
+  return true;
+}
 
 Result<serve::Config> read_config(const ServeArgs& args) {
   serve::Config config;
@@ -59,6 +91,7 @@ Result<serve::Config> read_config(const ServeArgs& args) {
   }
   if (args.host) config.host = *args.host;
   if (args.port) config.port = *args.port;
+  if (auto keys = read_api_keys(args, config); !keys) return keys.error();
   return config;
 }
 
@@ -117,6 +150,12 @@ void add_serve(CLI::App& root, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--host", args->host, "the address to listen on (default 127.0.0.1)");
   cmd->add_option("--port", args->port, "the port to listen on (0 = any free port)");
+  cmd->add_option("--api-key", args->api_keys,
+                  "a key clients must send (Authorization: Bearer KEY); repeatable; default "
+                  "$CHATWIRE_API_KEY");
+  cmd->add_option("--backend-api-key", args->backend_api_key,
+                  "sent to the backends as Authorization: Bearer KEY (models without their own "
+                  "backend_api_key); default $CHATWIRE_BACKEND_API_KEY");
   cmd->callback([args, &exit_code] { exit_code = run_serve(*args); });
 }
 

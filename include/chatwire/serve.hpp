@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,9 @@ struct ModelConfig {
   // The step limit of each render the probe and the parser derivation make of the model's
   // template while loading (0 = probe::probe_render_limits()'s). A model's template is untrusted.
   std::uint64_t probe_max_steps = 0;
+  // Sent to the backend as `Authorization: Bearer KEY` ("" = no header): for a backend started
+  // with an API key (vLLM, SGLang and llama.cpp's --api-key).
+  std::string backend_api_key;
 };
 
 struct Limits {
@@ -80,12 +84,21 @@ struct Config {
   std::vector<ModelConfig> models;
   // Prints "listening on HOST:PORT" with the bound port on stderr (port 0 = any free port).
   bool announce = true;
+  // The keys clients must send as `Authorization: Bearer KEY` (the OpenAI clients' apiKey) on
+  // every route but GET /health and GET /metrics (probes and scrapers); a request without one
+  // of them is 401. Empty: no key is asked for.
+  std::vector<std::string> api_keys;
 
-  // The --config file: {"host", "port", "worker_threads", "limits": {...}, "timeouts": {...},
-  // "models": [{"name", "model_dir", "backend_url", "backend_api", "tool_call_ids",
-  // "reasoning_fields", "default_sampling", "dialect", "max_tokens", ...}]}. Relative model
-  // directories are resolved against `base`. Errors name the key path.
+  // The --config file: {"host", "port", "worker_threads", "api_keys", "limits": {...},
+  // "timeouts": {...}, "models": [{"name", "model_dir", "backend_url", "backend_api",
+  // "backend_api_key", "tool_call_ids", "reasoning_fields", "default_sampling", "dialect",
+  // "max_tokens", ...}]}. Relative model directories are resolved against `base`. Errors name
+  // the key path.
   static Result<Config> from_json_text(std::string_view text, const std::filesystem::path& base);
 };
+
+// A ConfigError naming `where` when `key` cannot be an API key (empty, or not visible ASCII
+// without spaces: it is sent in an HTTP header).
+std::optional<Error> check_api_key(std::string_view key, const std::string& where);
 
 }  // namespace chatwire::serve

@@ -175,6 +175,7 @@ net::awaitable<Result<bool>> BackendCall::attempt(const std::string& path, const
   req.set(http::field::host, url_.host + ":" + url_.port);
   req.set(http::field::content_type, "application/json");
   req.set(http::field::accept, "text/event-stream");
+  if (!url_.api_key.empty()) req.set(http::field::authorization, "Bearer " + url_.api_key);
   req.keep_alive(true);
   req.body() = body;
   req.prepare_payload();

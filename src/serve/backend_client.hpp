@@ -33,7 +33,8 @@ namespace chatwire::serve {
 struct BackendUrl {
   std::string host;
   std::string port = "80";
-  std::string prefix;  // without a trailing slash
+  std::string prefix;   // without a trailing slash
+  std::string api_key;  // sent as Authorization: Bearer ("" = none): ModelConfig::backend_api_key
 };
 Result<BackendUrl> parse_backend_url(std::string_view url);
 

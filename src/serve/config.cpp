@@ -1,6 +1,7 @@
 // chatwire serve's configuration file: the model list and the gateway's limits and timeouts.
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <type_traits>
 #include <variant>
 
@@ -68,6 +69,9 @@ Result<ModelConfig> read_model(const json& m, const std::string& path,
   CW_READ(m, "max_tokens", path, model.max_tokens_default);
   CW_READ(m, "backend_structured_output", path, model.backend_structured_output);
   CW_READ(m, "probe_max_steps", path, model.probe_max_steps);
+  CW_READ(m, "backend_api_key", path, model.backend_api_key);
+  if (auto it = m.find("backend_api_key"); it != m.end() && !it->is_null())
+    if (auto e = check_api_key(model.backend_api_key, path + ".backend_api_key")) return *e;
   if (dir.empty()) return config_error(path + ".model_dir", "is missing");
   if (model.backend_url.empty()) return config_error(path + ".backend_url", "is missing");
   model.dir = std::filesystem::path(dir).is_absolute() ? std::filesystem::path(dir) : base / dir;
@@ -87,6 +91,15 @@ Result<ModelConfig> read_model(const json& m, const std::string& path,
 
 }  // namespace
 
+// An API key goes into an HTTP header: visible ASCII, no spaces (RFC 6750's token68 and more).
+std::optional<Error> check_api_key(std::string_view key, const std::string& where) {
+  if (key.empty()) return config_error(where, "must not be empty");
+  for (char c : key)
+    if (c <= ' ' || c > '~')
+      return config_error(where, "must be visible ASCII characters without spaces");
+  return std::nullopt;
+}
+
 Result<Config> Config::from_json_text(std::string_view text, const std::filesystem::path& base) {
   auto parsed = util::parse_bounded_json(text, 64);
   if (!parsed)
@@ -100,6 +113,9 @@ Result<Config> Config::from_json_text(std::string_view text, const std::filesyst
   CW_READ(j, "port", "", c.port);
   CW_READ(j, "worker_threads", "", c.worker_threads);
   CW_READ(j, "max_idle_backend_connections", "", c.max_idle_backend_connections);
+  CW_READ(j, "api_keys", "", c.api_keys);
+  for (std::size_t i = 0; i < c.api_keys.size(); ++i)
+    if (auto e = check_api_key(c.api_keys[i], "api_keys[" + std::to_string(i) + "]")) return *e;
   if (auto it = j.find("limits"); it != j.end()) {
     if (!it->is_object()) return config_error("limits", "must be an object");
     CW_READ(*it, "max_body_bytes", "limits", c.limits.max_body_bytes);

@@ -1,6 +1,7 @@
 // The gateway's routes (see gateway.hpp).
 #include "serve/gateway.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 
@@ -151,15 +152,25 @@ HttpReply render(const Gateway& g, std::string_view body) {
                  {"backend_request", json::parse(job->backend_body)}});
 }
 
+// method, path, metrics label, limited, open (no API key), answer
 constexpr std::array<Route, 7> kRoutes = {{
-    {"POST", "/v1/chat/completions", "chat_completions", true, nullptr},
-    {"POST", "/v1/chat/render", "render", true, render},
-    {"POST", "/tokenize", "tokenize", true, tokenize},
-    {"POST", "/detokenize", "detokenize", false, detokenize},
-    {"GET", "/v1/models", "models", false, list_models},
-    {"GET", "/health", "health", false, health},
-    {"GET", "/metrics", "metrics", false, metrics_text},
+    {"POST", "/v1/chat/completions", "chat_completions", true, false, nullptr},
+    {"POST", "/v1/chat/render", "render", true, false, render},
+    {"POST", "/tokenize", "tokenize", true, false, tokenize},
+    {"POST", "/detokenize", "detokenize", false, false, detokenize},
+    {"GET", "/v1/models", "models", false, false, list_models},
+    {"GET", "/health", "health", false, true, health},
+    {"GET", "/metrics", "metrics", false, true, metrics_text},
 }};
+
+// Equal without an early exit, so the time a comparison takes does not tell how much of a
+// guessed key was right (only its length).
+bool same_key(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : ~a[i]));
+  return diff == 0;
+}
 
 }  // namespace
 
@@ -178,6 +189,26 @@ Result<const Route*> Gateway::route(std::string_view method, std::string_view ta
     return gateway_error("MethodNotAllowed",
                          std::string(method) + " is not served on " + std::string(path));
   return gateway_error("RouteNotFound", "no route " + std::string(path));
+}
+
+Result<bool> Gateway::authorize(const Route& route, std::string_view authorization) const {
+  if (config_.api_keys.empty() || route.open) return true;
+  // RFC 7235: the scheme is case-insensitive; one space before the credentials.
+  constexpr std::string_view kScheme = "bearer ";
+  const bool bearer =
+      authorization.size() > kScheme.size() &&
+      std::equal(kScheme.begin(), kScheme.end(), authorization.begin(), [](char k, char c) {
+        return k == (c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+      });
+  if (!bearer)
+    return gateway_error("Unauthorized",
+                         "no API key: send it as an Authorization header "
+                         "(Authorization: Bearer KEY)");
+  const std::string_view key = authorization.substr(kScheme.size());
+  bool known = false;
+  for (const auto& k : config_.api_keys) known |= same_key(key, k);
+  if (!known) return gateway_error("Unauthorized", "the API key is not valid");
+  return true;
 }
 
 HttpReply Gateway::error_reply(const HttpError& e) const {

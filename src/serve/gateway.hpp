@@ -28,6 +28,8 @@ struct Route {
   std::string_view name;  // the metrics label
   // Counted against limits.max_concurrent_requests (renders and generations).
   bool limited;
+  // Answered without an API key when Config::api_keys are set (health probes, scrapers).
+  bool open;
   // nullptr: the chat completion (relayed by the server).
   HttpReply (*answer)(const Gateway& gateway, std::string_view body);
 };
@@ -43,6 +45,10 @@ class Gateway {
   const Config& config() const noexcept { return config_; }
   const LoadedModels& models() const noexcept { return models_; }
   Metrics& metrics() const noexcept { return metrics_; }
+
+  // Whether a request to `route` with this Authorization header value may be answered: an
+  // Unauthorized error (401) when Config::api_keys are set and it carries none of them.
+  Result<bool> authorize(const Route& route, std::string_view authorization) const;
 
   // The error reply, counted in the metrics.
   HttpReply error_reply(const HttpError& e) const;

@@ -15,6 +15,7 @@ struct ErrorRow {
 };
 
 constexpr ErrorRow kErrorRows[] = {
+    {"Unauthorized", 401, "invalid_request_error", "invalid_api_key"},
     {"ModelNotFound", 404, "invalid_request_error", "model_not_found"},
     {"RouteNotFound", 404, "invalid_request_error", "not_found"},
     {"MethodNotAllowed", 405, "invalid_request_error", "method_not_allowed"},

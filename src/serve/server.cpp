@@ -397,6 +397,15 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       continue;
     }
     const Route& rt = **route;
+    const auto authorization = req[http::field::authorization];
+    if (auto allowed =
+            g.authorize(rt, std::string_view(authorization.data(), authorization.size()));
+        !allowed) {
+      HttpReply r = g.error_reply(allowed.error());
+      g.metrics().request(rt.name, r.status, seconds_since(started));
+      if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
+      continue;
+    }
     if (stopping && rt.limited) {
       HttpReply r = g.error_reply(gateway_error("ShuttingDown", "the server is shutting down"));
       co_await write_reply(s, r, version, false);
@@ -506,6 +515,7 @@ Result<std::uint16_t> Server::listen() {
       e.message = "model '" + m->config.name + "': " + e.message;
       return e;
     }
+    url->api_key = m->config.backend_api_key;
     s.backend_urls[m->config.name] = std::move(*url);
   }
   beast::error_code ec;

@@ -169,6 +169,35 @@ TEST(ServeConfig, ReadsModelsAndNamesBadKeys) {
   EXPECT_EQ(twice.error().path, "models[1].name");
 }
 
+TEST(ServeConfig, ApiKeysAreReadAndCheckedForAHeader) {
+  auto c = cs::Config::from_json_text(
+      R"({"api_keys": ["k1", "sk-2"], "models": [{"model_dir": "m", "backend_url": "u",
+          "backend_api_key": "b-key"}, {"model_dir": "n", "backend_url": "u"}]})",
+      "/");
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c->api_keys, (std::vector<std::string>{"k1", "sk-2"}));
+  EXPECT_EQ(c->models[0].backend_api_key, "b-key");
+  EXPECT_EQ(c->models[1].backend_api_key, "");
+  // A key is sent in a header: empty, spaces, control or non-ASCII characters are refused.
+  for (
+      const auto& [text, path] : std::vector<std::pair<std::string, std::string>>{
+          {R"({"api_keys": "k1", "models": [{"model_dir": "m", "backend_url": "u"}]})", "api_keys"},
+          {R"({"api_keys": ["k1", ""], "models": [{"model_dir": "m", "backend_url": "u"}]})",
+           "api_keys[1]"},
+          {R"({"api_keys": ["a b"], "models": [{"model_dir": "m", "backend_url": "u"}]})",
+           "api_keys[0]"},
+          {R"({"models": [{"model_dir": "m", "backend_url": "u", "backend_api_key": "x\r\nHost: y"}]})",
+           "models[0].backend_api_key"},
+          {R"({"models": [{"model_dir": "m", "backend_url": "u", "backend_api_key": "clé"}]})",
+           "models[0].backend_api_key"},
+          {R"({"models": [{"model_dir": "m", "backend_url": "u", "backend_api_key": 7}]})",
+           "models[0].backend_api_key"}}) {
+    auto bad = cs::Config::from_json_text(text, "/");
+    ASSERT_FALSE(bad) << text;
+    EXPECT_EQ(bad.error().path, path) << text;
+  }
+}
+
 // logprobs: each API is asked in its own words and its answer read into one shape (ids where
 // the API gives ids: vLLM's "token_id:N" strings, llama.cpp's and SGLang's ids).
 TEST(BackendApi, LogprobsAreAskedForAndReadInEachApisShape) {

@@ -8,7 +8,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "fake_backend.hpp"
 #include "test_models.hpp"
@@ -33,7 +37,8 @@ std::string read_until(int fd, F done) {
   return text;
 }
 
-std::string get(std::uint16_t port, const std::string& target) {
+std::string get(std::uint16_t port, const std::string& target, const std::string& headers = "",
+                const std::string& post_body = "") {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -43,7 +48,13 @@ std::string get(std::uint16_t port, const std::string& target) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::string in;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    ct::send_all(fd, "GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    if (post_body.empty())
+      ct::send_all(
+          fd, "GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + headers + "\r\n");
+    else
+      ct::send_all(fd, "POST " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+                           headers + "Content-Length: " + std::to_string(post_body.size()) +
+                           "\r\n\r\n" + post_body);
     char buf[4096];
     ssize_t n;
     while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) in.append(buf, static_cast<std::size_t>(n));
@@ -105,6 +116,110 @@ TEST(ServeCommand, ServesTheModelsThatLoadAndEndsWithStatusZeroOnSigterm) {
   fs::remove_all(dir, ec);
   EXPECT_EQ(ended, pid) << "the server did not end within 10 s of SIGTERM";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// `chatwire serve ARGS...` with `env` added to the environment; stderr is read from the pipe.
+struct ServeProcess {
+  pid_t pid = -1;
+  int err = -1;
+  std::string stderr_text;
+  std::optional<std::uint16_t> port;
+
+  ServeProcess(std::vector<std::string> args, const std::vector<std::string>& env) {
+    int pipe_fds[2];
+    if (::pipe(pipe_fds) != 0) return;
+    pid = ::fork();
+    if (pid == 0) {
+      ::dup2(pipe_fds[1], 2);
+      ::close(pipe_fds[0]);
+      for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> argv{const_cast<char*>(CHATWIRE_CLI), const_cast<char*>("serve")};
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(CHATWIRE_CLI, argv.data());
+      ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    err = pipe_fds[0];
+    const std::regex listening("listening on 127\\.0\\.0\\.1:([0-9]+)");
+    stderr_text = read_until(err, [&](const std::string& t) {
+      return std::regex_search(t, listening) || t.find('\n') != std::string::npos;
+    });
+    std::smatch m;
+    if (std::regex_search(stderr_text, m, listening))
+      port = static_cast<std::uint16_t>(std::stoi(m[1]));
+  }
+  // SIGTERM (unless `signal` is false: a process that is ending by itself), then the exit
+  // status (-1 when it did not end within 10 s or ended by a signal).
+  int stop(bool signal = true) {
+    if (pid <= 0) return -1;
+    if (signal) ::kill(pid, SIGTERM);
+    int status = 0;
+    pid_t ended = 0;
+    for (int i = 0; i < 1000 && ended == 0; ++i) {
+      ended = ::waitpid(pid, &status, WNOHANG);
+      if (ended == 0) ::usleep(10000);
+    }
+    if (ended == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
+    ::close(err);
+    pid = -1;
+    return ended != 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  ~ServeProcess() { stop(); }
+};
+
+int status_of(const std::string& reply) {
+  return reply.size() >= 12 ? std::stoi(reply.substr(9, 3)) : 0;
+}
+
+// --api-key (repeatable) or $CHATWIRE_API_KEY: the keys clients must send; --backend-api-key or
+// $CHATWIRE_BACKEND_API_KEY: the key sent to the backend. A key that cannot be a header value
+// is refused at start, naming where it came from.
+TEST(ServeCommand, ApiKeysFromTheCommandLineOrTheEnvironment) {
+  ct::FakeBackend backend(ct::Fault::none);
+  const std::vector<std::string> one_model = {
+      "--model", ct::model_dir("qwen3"), "--backend", backend.url(), "--port", "0"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = one_model;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  {
+    ServeProcess serve(with({"--api-key", "sk-one", "--api-key", "sk-two"}),
+                       {"CHATWIRE_API_KEY=sk-env", "CHATWIRE_BACKEND_API_KEY=sk-backend"});
+    ASSERT_TRUE(serve.port) << serve.stderr_text;
+    EXPECT_EQ(status_of(get(*serve.port, "/v1/models")), 401);
+    EXPECT_EQ(status_of(get(*serve.port, "/v1/models", "Authorization: Bearer sk-env\r\n")), 401);
+    EXPECT_EQ(status_of(get(*serve.port, "/v1/models", "Authorization: Bearer sk-two\r\n")), 200);
+    EXPECT_EQ(status_of(get(*serve.port, "/health")), 200);
+    const std::string chat =
+        R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}]})";
+    EXPECT_EQ(status_of(get(*serve.port, "/v1/chat/completions", "Authorization: Bearer sk-one\r\n",
+                            chat)),
+              200);
+    EXPECT_NE(backend.last_head().find("Authorization: Bearer sk-backend\r\n"), std::string::npos)
+        << backend.last_head();
+    EXPECT_EQ(serve.stop(), 0);
+  }
+  {
+    ServeProcess serve(one_model, {"CHATWIRE_API_KEY=sk-env"});
+    ASSERT_TRUE(serve.port) << serve.stderr_text;
+    EXPECT_EQ(status_of(get(*serve.port, "/v1/models")), 401);
+    EXPECT_EQ(status_of(get(*serve.port, "/v1/models", "Authorization: Bearer sk-env\r\n")), 200);
+  }
+  for (const auto& [args, env, where] :
+       std::vector<std::tuple<std::vector<std::string>, std::vector<std::string>, std::string>>{
+           {with({"--api-key", "two words"}), {}, "--api-key"},
+           {one_model, {"CHATWIRE_API_KEY=tab\there"}, "CHATWIRE_API_KEY"},
+           {with({"--backend-api-key", "bad key"}), {}, "--backend-api-key"}}) {
+    ServeProcess serve(args, env);
+    EXPECT_FALSE(serve.port) << serve.stderr_text;
+    EXPECT_NE(serve.stderr_text.find(where), std::string::npos) << serve.stderr_text;
+    EXPECT_EQ(serve.stop(/*signal=*/false), 2) << serve.stderr_text;
+  }
 }
 
 }  // namespace

@@ -72,6 +72,11 @@ class FakeBackend {
     std::lock_guard lock(mutex_);
     return last_body_;
   }
+  // The last request's head (request line and headers).
+  std::string last_head() const {
+    std::lock_guard lock(mutex_);
+    return last_head_;
+  }
 
  private:
   void accept_loop() {
@@ -131,6 +136,7 @@ class FakeBackend {
     {
       std::lock_guard lock(mutex_);
       last_body_ = nlohmann::json::parse(in.substr(body_at, length), nullptr, false);
+      last_head_ = in.substr(0, body_at);
     }
     const std::string head =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
@@ -198,6 +204,7 @@ class FakeBackend {
   std::vector<std::thread> connections_;
   mutable std::mutex mutex_;
   nlohmann::json last_body_;
+  std::string last_head_;
 };
 
 }  // namespace chatwire::serve::testing

@@ -37,6 +37,42 @@ TEST(Gateway, UnknownRoutesAre404AndWrongMethods405) {
   EXPECT_TRUE((*chat)->limited);
 }
 
+// API keys: every route but /health and /metrics asks for one of the keys, as a Bearer
+// credential (the scheme in any case); a missing or wrong key is 401 with OpenAI's code.
+TEST(Gateway, ApiKeysAreAskedForOnEveryRouteButHealthAndMetrics) {
+  const auto open_gateway = gateway();
+  const auto& models = **open_gateway.route("GET", "/v1/models");
+  EXPECT_TRUE(open_gateway.authorize(models, ""));  // no keys configured: no check
+  cs::Config config;
+  config.models.push_back(cs::testing::model_config("qwen3", "http://127.0.0.1:9"));
+  config.api_keys = {"sk-first", "sk-second"};
+  cs::Gateway g(config, cs::testing::models_with(config.models.front()));
+  for (const auto& [method, path] :
+       std::vector<std::pair<std::string, std::string>>{{"POST", "/v1/chat/completions"},
+                                                        {"POST", "/v1/chat/render"},
+                                                        {"POST", "/tokenize"},
+                                                        {"POST", "/detokenize"},
+                                                        {"GET", "/v1/models"}}) {
+    const cs::Route& r = **g.route(method, path);
+    EXPECT_TRUE(g.authorize(r, "Bearer sk-first")) << path;
+    EXPECT_TRUE(g.authorize(r, "Bearer sk-second")) << path;
+    EXPECT_TRUE(g.authorize(r, "bearer sk-second")) << path;
+    for (const char* wrong : {"", "sk-first", "Bearer", "Bearer ", "Bearer sk-firs",
+                              "Bearer sk-first2", "Bearer  sk-first", "Basic sk-first"}) {
+      auto refused = g.authorize(r, wrong);
+      ASSERT_FALSE(refused) << path << " " << wrong;
+      const cs::HttpReply reply = g.error_reply(refused.error());
+      EXPECT_EQ(reply.status, 401) << wrong;
+      const json body = json::parse(reply.body);
+      EXPECT_EQ(body["error"]["code"], "invalid_api_key");
+      EXPECT_EQ(body["error"]["type"], "invalid_request_error");
+      EXPECT_FALSE(body["error"]["message"].get<std::string>().empty());
+    }
+  }
+  for (const char* path : {"/health", "/metrics"})
+    EXPECT_TRUE(g.authorize(**g.route("GET", path), "")) << path;
+}
+
 TEST(Gateway, ModelsListsCapabilitiesFromTheProbe) {
   auto g = gateway();
   const auto r = answer(g, "GET", "/v1/models", "");

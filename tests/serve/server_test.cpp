@@ -71,8 +71,8 @@ int connect_to(std::uint16_t port) {
 }
 
 std::string request_text(const std::string& method, const std::string& target,
-                         const std::string& body) {
-  return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                         const std::string& body, const std::string& headers = "") {
+  return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + headers +
          "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
          "\r\n\r\n" + body;
 }
@@ -98,11 +98,11 @@ std::string dechunk(const std::string& s) {
 
 // One request on its own connection, read to the end.
 Reply http(std::uint16_t port, const std::string& method, const std::string& target,
-           const std::string& body = "") {
+           const std::string& body = "", const std::string& headers = "") {
   Reply r;
   const int fd = connect_to(port);
   if (fd < 0) return r;
-  ct::send_all(fd, request_text(method, target, body));
+  ct::send_all(fd, request_text(method, target, body, headers));
   std::string in;
   char buf[8192];
   for (;;) {
@@ -121,9 +121,13 @@ Reply http(std::uint16_t port, const std::string& method, const std::string& tar
 }
 
 std::string chat(bool stream, const std::string& extra = "") {
-  return std::string(R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],)") +
-         R"( "chat_template_kwargs": {"enable_thinking": false}, "stream": )" +
-         (stream ? "true" : "false") + extra + "}";
+  // Appended piece by piece: GCC 12 sees a false array-bounds overflow in the chained +.
+  std::string body = R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}],)";
+  body += R"( "chat_template_kwargs": {"enable_thinking": false}, "stream": )";
+  body += stream ? "true" : "false";
+  body += extra;
+  body += "}";
+  return body;
 }
 
 // Polls `done` every 10 ms for at most 5 s.
@@ -159,6 +163,35 @@ TEST(Server, ChatCompletionsStreamedAndNot) {
   EXPECT_NE(streamed.body.find(R"("choices":[],"usage")"), std::string::npos);
   EXPECT_TRUE(streamed.body.ends_with("data: [DONE]\n\n")) << streamed.body;
   EXPECT_EQ(backend.requests(), 2);
+}
+
+// With api_keys a request without one of them is 401 before anything is planned or sent to
+// the backend (health and metrics stay open); the backend's own key goes in its requests.
+TEST(Server, ApiKeysOnTheClientSideAndTheBackendSide) {
+  ct::FakeBackend backend(ct::Fault::none);
+  cs::Config config = config_for(backend);
+  config.api_keys = {"sk-gateway"};
+  config.models.front().backend_api_key = "sk-backend";
+  RunningServer server(config);
+  for (const std::string& headers :
+       {std::string(), std::string("Authorization: Bearer nope\r\n")}) {
+    auto refused = http(server.port(), "POST", "/v1/chat/completions", chat(false), headers);
+    EXPECT_EQ(refused.status, 401) << refused.body;
+    EXPECT_EQ(json::parse(refused.body)["error"]["code"], "invalid_api_key");
+    EXPECT_EQ(http(server.port(), "GET", "/v1/models", "", headers).status, 401);
+  }
+  EXPECT_EQ(backend.requests(), 0);
+  EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);
+  EXPECT_EQ(http(server.port(), "GET", "/metrics").status, 200);
+  const std::string key = "Authorization: Bearer sk-gateway\r\n";
+  EXPECT_EQ(http(server.port(), "GET", "/v1/models", "", key).status, 200);
+  auto answered = http(server.port(), "POST", "/v1/chat/completions", chat(false), key);
+  ASSERT_EQ(answered.status, 200) << answered.body;
+  EXPECT_EQ(backend.requests(), 1);
+  // The backend gets its own key, never the client's.
+  const std::string head = backend.last_head();
+  EXPECT_NE(head.find("Authorization: Bearer sk-backend\r\n"), std::string::npos) << head;
+  EXPECT_EQ(head.find("sk-gateway"), std::string::npos) << head;
 }
 
 TEST(Server, BackendConnectionsAreKeptAliveAndReused) {

@@ -23,7 +23,9 @@
 // A case's `fault` replaces the normal answer: http_500, malformed_json (after N tokens), drop
 // (the connection is closed after N tokens), stall (no byte until the client gives up), delay
 // (ms before the first token). Nothing is shared between requests but the read-only cases.
-//   node server.mjs [--cases FILE] [--models DIR] [--port 0] [--token-delay-ms 0]
+// With --api-key KEY every completion request must carry `Authorization: Bearer KEY`, else 401
+// {"error": "Unauthorized"}, as vLLM started with --api-key answers.
+//   node server.mjs [--cases FILE] [--models DIR] [--port 0] [--token-delay-ms 0] [--api-key KEY]
 // Prints "backend listening on 127.0.0.1:PORT" on stdout.
 import fs from "node:fs";
 import http from "node:http";
@@ -268,6 +270,8 @@ async function handle(req, res) {
   if (req.method === "GET" && req.url === "/inflight") return sendJson(res, 200, { stalled });
   const m = /^\/([^/]+)\/(completion|v1\/completions|generate)$/.exec(req.url);
   if (req.method !== "POST" || !m) return sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}`, code: 404 } });
+  if (args["api-key"] && req.headers.authorization !== `Bearer ${args["api-key"]}`)
+    return sendJson(res, 401, { error: "Unauthorized" });
   const [, model, route] = m;
   const api = APIS[route];
   let raw = "";

@@ -299,6 +299,42 @@ describe("backend APIs (Qwen3 under each)", () => {
   }
 });
 
+// API keys on both sides: a gateway started with api_keys in front of a backend started with its
+// own key (--api-key, as vLLM); the client's key is checked by the gateway and never forwarded.
+describe("API keys (Qwen3, a backend that asks for its own key)", () => {
+  let keyedBackend, keyed, wrongBackendKey;
+  before(async () => {
+    keyedBackend = await startBackend(["--api-key", "sk-backend"]);
+    const models = modelEntries(keyedBackend.url, ["qwen3"]);
+    keyed = await startGateway({ api_keys: ["sk-client"],
+      models: models.map((m) => ({ ...m, backend_api_key: "sk-backend" })) });
+    wrongBackendKey = await startGateway({ models: models.map((m) => ({ ...m, backend_api_key: "sk-other" })) });
+  });
+  after(async () => {
+    await keyed?.stop();
+    await wrongBackendKey?.stop();
+    await keyedBackend?.stop();
+  });
+  const sdk = (url, apiKey) => new OpenAI({ baseURL: `${url}/v1`, apiKey, maxRetries: 0, timeout: 30000 });
+  test("the right key is served; a wrong key is the SDK's AuthenticationError (401, invalid_api_key)", async () => {
+    const c = golden("qwen3", "call");
+    const r = await sdk(keyed.url, "sk-client").chat.completions.create(request(c, "qwen3"));
+    checkMessage("qwen3", r.choices[0].message, c.expected, r.choices[0].message.reasoning_content);
+    assert.equal((await sdk(keyed.url, "sk-client").models.list()).data.length, 1);
+    for (const key of ["sk-wrong", "sk-backend"]) {
+      await assert.rejects(sdk(keyed.url, key).chat.completions.create(request(c, "qwen3")),
+        (e) => e instanceof OpenAI.AuthenticationError && e.status === 401 && e.code === "invalid_api_key");
+      await assert.rejects(sdk(keyed.url, key).models.list(), (e) => e instanceof OpenAI.AuthenticationError);
+    }
+    assert.equal((await fetch(`${keyed.url}/health`)).status, 200);
+  });
+  test("the backend refusing the gateway's key is a 502 naming the backend's status", async () => {
+    const c = golden("qwen3", "call");
+    await assert.rejects(sdk(wrongBackendKey.url, "unused").chat.completions.create(request(c, "qwen3")),
+      (e) => e.status === 502 && /401/.test(e.message));
+  });
+});
+
 describe("raw SSE framing (curl)", () => {
   test("data: events separated by blank lines, role first, [DONE] last", async () => {
     const c = golden("qwen3", "call");
