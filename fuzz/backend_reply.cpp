@@ -2,10 +2,12 @@
 // on one: the SSE reader (the bytes arriving in pieces of the size the input says), the backend
 // API row's event reader (llama.cpp, OpenAI completions, SGLang's cumulative stream), the
 // Generation (token ids through the streaming detokenizer and the output parser, or text) and the
-// relay's OpenAI chunks and final body. A backend is another program on the network: nothing it
-// sends may crash or hang the gateway. Every event gives text to send or an error with a message;
-// a reply that finishes is a chat.completion object with one choice (non-streaming) or SSE
-// `data:` events ending in [DONE] (streaming).
+// relay's OpenAI chunks and final body, and the same written as a Responses reply. A backend is
+// another program on the network: nothing it sends may crash or hang the gateway. Every event
+// gives text to send or an error with a message; a reply that finishes is a chat.completion
+// object with one choice (non-streaming) or SSE `data:` events ending in [DONE] (streaming), and
+// as a response, a `response` object or events from response.created to response.completed (or
+// .incomplete).
 //
 // Input: byte 0 picks the backend API (bits 0-1), streaming (bit 2), tools in the request
 // (bit 3), parallel_tool_calls false (bit 4) and the model (bits 5-7, modulo the six); byte 1
@@ -25,6 +27,7 @@
 
 #include "gateway_models.hpp"
 #include "serve/chat_relay.hpp"
+#include "serve/responses.hpp"
 #include "serve/sse_reader.hpp"
 
 namespace cs = chatwire::serve;
@@ -82,6 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cs::SseReader sse(cs::Limits{}.max_backend_event_bytes);
   std::vector<std::string> events;
   std::string sent;
+  std::vector<std::string> pieces;  // as the server sends them
   for (std::size_t at = 0; at <= body.size(); at += piece) {
     events.clear();
     const bool last = at + piece > body.size();
@@ -98,6 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
       }
       sent += *out;
+      pieces.push_back(std::move(*out));
       if (relay->ended_early()) break;
     }
     if (relay->ended_early()) break;
@@ -108,11 +113,38 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   sent += *tail;
+  pieces.push_back(std::move(*tail));
   if (!stream) {
     auto reply = nlohmann::json::parse(sent, nullptr, false);
     if (reply.is_discarded() || !reply.is_object() || reply["choices"].size() != 1) std::abort();
   } else if (!sent.starts_with("data: ") || !sent.ends_with("data: [DONE]\n\n")) {
     std::abort();
   }
+
+  // The same reply as the Responses API writes it: the writer reads the relay's output, which
+  // it must always be able to (a failure here is the gateway's own bug).
+  static const cs::ResponsesRequest responses_request = [] {
+    auto r = cs::to_chat_request(nlohmann::ordered_json::parse(R"({"input": "weather?"})"));
+    if (!r) std::abort();
+    return std::move(*r);
+  }();
+  cs::ResponsesWriter writer(responses_request, "m", 0);
+  if (!stream) {
+    auto response = writer.from_completion(sent);
+    if (!response) std::abort();
+    auto r = nlohmann::json::parse(*response, nullptr, false);
+    if (r.is_discarded() || r["object"] != "response" || !r["output"].is_array()) std::abort();
+    return 0;
+  }
+  std::string written = writer.begin();
+  for (const auto& p : pieces) {
+    auto events = writer.on_chat_sse(p);
+    if (!events) std::abort();
+    written += *events;
+  }
+  if (!written.starts_with("event: response.created\n") ||
+      (written.find("event: response.completed\n") == std::string::npos &&
+       written.find("event: response.incomplete\n") == std::string::npos))
+    std::abort();
   return 0;
 }

@@ -1,13 +1,14 @@
 // libFuzzer: arbitrary bytes as the body a client POSTs to the gateway, through every route that
 // reads one, without the sockets: /v1/chat/completions (plan_chat: the gateway's own fields, the
 // Endpoint's request reading, adaptation, render and tokenization, then each backend API's
-// request body), /v1/chat/render, /tokenize and /detokenize. A client is a stranger: nothing may
-// crash or hang, a refusal is a 4xx with an OpenAI error body naming what is wrong (never a 5xx:
-// there is no backend here), and an accepted chat is a job with a backend body that is JSON.
+// request body), /v1/responses (plan_responses: the Responses request mapped to a chat request,
+// then planned as one), /v1/chat/render, /tokenize and /detokenize. A client is a stranger: nothing
+// may crash or hang, a refusal is a 4xx with an OpenAI error body naming what is wrong (never a
+// 5xx: there is no backend here), and an accepted chat is a job with a backend body that is JSON.
 //
-// Input: byte 0 picks the route (and, for chat completions, the backend API); the rest is the
-// body. The models are the gateway tests' six checkpoint directories, data/models/endpoint/
-// (CHATWIRE_DATA_DIR, which scripts/fuzz sets), named by the body's `model`.
+// Input: byte 0 picks the route (and, for chat completions and responses, the backend API); the
+// rest is the body. The models are the gateway tests' six checkpoint directories,
+// data/models/endpoint/ (CHATWIRE_DATA_DIR, which scripts/fuzz sets), named by the body's `model`.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "serve/gateway.hpp"
 #include "serve/http_errors.hpp"
 #include "serve/models.hpp"
+#include "serve/responses.hpp"
 
 namespace cs = chatwire::serve;
 
@@ -60,16 +62,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   const cs::Gateway& g = gateway();
   constexpr std::string_view kTargets[] = {"/v1/chat/render", "/tokenize", "/detokenize"};
-  const std::uint8_t pick = data[0] % 6;
+  const std::uint8_t pick = data[0] % 9;
   if (pick < 3) {
     auto route = g.route("POST", kTargets[pick]);
     if (!route || (*route)->answer == nullptr) std::abort();
     check_reply((*route)->answer(g, body));
     return 0;
   }
-  // Chat completions under each backend API (the job's body is built by the API's row).
-  const cs::BackendApi api = chatwire::fuzz::kApis[pick - 3];
-  auto job = cs::plan_chat(chatwire::fuzz::models_under(api), body);
+  // Chat completions (3-5) and responses (6-8) under each backend API (the job's body is built
+  // by the API's row).
+  const cs::BackendApi api = chatwire::fuzz::kApis[(pick - 3) % 3];
+  auto job = [&]() -> chatwire::Result<cs::ChatJob> {
+    if (pick < 6) return cs::plan_chat(chatwire::fuzz::models_under(api), body);
+    auto planned = cs::plan_responses(chatwire::fuzz::models_under(api), body);
+    if (!planned) return planned.error();
+    return std::move(planned->chat);
+  }();
   if (!job) {
     const cs::HttpError e = cs::http_error(job.error());
     check_reply(g.error_reply(e));

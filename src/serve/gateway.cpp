@@ -152,15 +152,17 @@ HttpReply render(const Gateway& g, std::string_view body) {
                  {"backend_request", json::parse(job->backend_body)}});
 }
 
-// method, path, metrics label, limited, open (no API key), answer
-constexpr std::array<Route, 7> kRoutes = {{
-    {"POST", "/v1/chat/completions", "chat_completions", true, false, nullptr},
-    {"POST", "/v1/chat/render", "render", true, false, render},
-    {"POST", "/tokenize", "tokenize", true, false, tokenize},
-    {"POST", "/detokenize", "detokenize", false, false, detokenize},
-    {"GET", "/v1/models", "models", false, false, list_models},
-    {"GET", "/health", "health", false, true, health},
-    {"GET", "/metrics", "metrics", false, true, metrics_text},
+// method, path, metrics label, limited, open (no API key), relayed, answer
+constexpr std::array<Route, 8> kRoutes = {{
+    {"POST", "/v1/chat/completions", "chat_completions", true, false, Relayed::chat_completions,
+     nullptr},
+    {"POST", "/v1/responses", "responses", true, false, Relayed::responses, nullptr},
+    {"POST", "/v1/chat/render", "render", true, false, Relayed::none, render},
+    {"POST", "/tokenize", "tokenize", true, false, Relayed::none, tokenize},
+    {"POST", "/detokenize", "detokenize", false, false, Relayed::none, detokenize},
+    {"GET", "/v1/models", "models", false, false, Relayed::none, list_models},
+    {"GET", "/health", "health", false, true, Relayed::none, health},
+    {"GET", "/metrics", "metrics", false, true, Relayed::none, metrics_text},
 }};
 
 // Equal without an early exit, so the time a comparison takes does not tell how much of a

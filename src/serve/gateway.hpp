@@ -22,6 +22,13 @@ struct HttpReply {
 
 class Gateway;
 
+// Routes whose answer comes from a backend, relayed by the server (chat_relay.hpp).
+enum class Relayed : unsigned char {
+  none,              // answered here (Route::answer)
+  chat_completions,  // POST /v1/chat/completions
+  responses,         // POST /v1/responses: the chat path in the Responses shapes (responses.hpp)
+};
+
 struct Route {
   std::string_view method;
   std::string_view path;
@@ -30,7 +37,8 @@ struct Route {
   bool limited;
   // Answered without an API key when Config::api_keys are set (health probes, scrapers).
   bool open;
-  // nullptr: the chat completion (relayed by the server).
+  Relayed relayed;
+  // The answer of a route that is not relayed (nullptr for those that are).
   HttpReply (*answer)(const Gateway& gateway, std::string_view body);
 };
 

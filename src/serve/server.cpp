@@ -30,6 +30,7 @@
 #include "serve/backend_client.hpp"
 #include "serve/chat_relay.hpp"
 #include "serve/http_errors.hpp"
+#include "serve/responses.hpp"
 #include "serve/sse_reader.hpp"
 
 namespace chatwire::serve {
@@ -108,7 +109,7 @@ struct Server::Impl {
   net::awaitable<bool> write_reply(Session& s, const HttpReply& r, unsigned version,
                                    bool keep_alive);
   net::awaitable<bool> chat(Session& s, const std::string& body, unsigned version, bool keep_alive,
-                            Clock::time_point started);
+                            Clock::time_point started, const Route& route);
   net::awaitable<void> watch_client(Session& s, ActiveChat& chat);
   net::awaitable<void> drain(Session& s);
   void begin_shutdown();
@@ -157,21 +158,36 @@ net::awaitable<void> Server::Impl::drain(Session& s) {
 }
 
 net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, unsigned version,
-                                        bool keep_alive, Clock::time_point started) {
+                                        bool keep_alive, Clock::time_point started,
+                                        const Route& route) {
   const Gateway& g = gateway;
-  auto plan = [&]() { return plan_chat(g.models(), body, 512, config.limits.max_choices); };
+  const std::string route_name(route.name);
+  // A Responses request is planned as the chat request it maps to; its writer turns what the
+  // relay writes into the Responses shapes.
+  std::optional<ResponsesRequest> responses_request;
+  auto plan = [&]() -> Result<ChatJob> {
+    if (route.relayed != Relayed::responses)
+      return plan_chat(g.models(), body, 512, config.limits.max_choices);
+    auto planned = plan_responses(g.models(), body, 512);
+    if (!planned) return planned.error();
+    responses_request = std::move(planned->request);
+    return std::move(planned->chat);
+  };
   auto job = co_await on_worker(plan);
   if (!job) {
     const HttpError e = http_error(job.error());
-    g.metrics().request("chat_completions", e.status, seconds_since(started));
+    g.metrics().request(route_name, e.status, seconds_since(started));
     const HttpReply r = g.error_reply(e);
     const bool written = co_await write_reply(s, r, version, keep_alive);
     co_return written;
   }
+  std::optional<ResponsesWriter> responses;
+  if (responses_request)
+    responses.emplace(*responses_request, job->model->config.name, job->head.created);
   auto relay = ChatRelay::start(*job, config.limits);
   if (!relay) {
     const HttpError e = http_error(gateway_error("InternalError", relay.error().to_string()));
-    g.metrics().request("chat_completions", e.status, seconds_since(started));
+    g.metrics().request(route_name, e.status, seconds_since(started));
     const HttpReply r = g.error_reply(e);
     const bool written = co_await write_reply(s, r, version, keep_alive);
     co_return written;
@@ -190,7 +206,25 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   std::optional<HttpError> failure;
   std::string reply;  // what to send next
 
-  auto send_chunk = [&](const std::string& text) -> net::awaitable<bool> {
+  // The relay's SSE text as the client's API writes it (Responses: its events, opened by
+  // response.created); a translation that fails is the gateway's own bug, reported as such.
+  bool responses_begun = false;
+  auto client_text = [&](const std::string& text) -> std::string {
+    if (!responses || text.empty()) return text;
+    std::string out;
+    if (!responses_begun) {
+      out = responses->begin();
+      responses_begun = true;
+    }
+    auto events = responses->on_chat_sse(text);
+    if (!events) {
+      failure = http_error(gateway_error("InternalError", events.error().to_string()));
+      return out;
+    }
+    return out + *events;
+  };
+  auto send_chunk = [&](const std::string& relay_text) -> net::awaitable<bool> {
+    const std::string text = client_text(relay_text);
     if (text.empty() || !client_ok) co_return client_ok;
     beast::error_code ec;
     if (!headers_sent) {
@@ -286,6 +320,13 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
     active.backend = nullptr;
     if (choice + 1 < choices) call.reset();  // the last one is reset after the watcher ends
   }
+  if (!failure && responses && !relay->streaming()) {
+    auto body = responses->from_completion(reply);
+    if (body)
+      reply = std::move(*body);
+    else
+      failure = http_error(gateway_error("InternalError", body.error().to_string()));
+  }
   if (!failure && choices > 1 && !relay->streaming() && !reply.empty()) {
     json last = json::parse(reply);
     gathered["choices"].push_back(std::move(last["choices"][0]));
@@ -310,8 +351,15 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
         const HttpReply r{failure->status, "application/json", error_body(*failure)};
         client_ok = co_await write_reply(s, r, version, keep_alive);
       } else {
-        const std::string last = failure ? ChatRelay::stream_error(*failure) : reply;
-        co_await send_chunk(last);
+        if (failure && responses) {  // already in the Responses shapes
+          std::string events = responses_begun ? "" : responses->begin();  // in this order
+          events += responses->stream_error(*failure);
+          responses.reset();  // send_chunk passes it on as it is
+          co_await send_chunk(events);
+        } else {
+          const std::string last = failure ? ChatRelay::stream_error(*failure) : reply;
+          co_await send_chunk(last);
+        }
         if (client_ok) {
           beast::error_code ec;
           const auto chunk_last = http::make_chunk_last();
@@ -327,8 +375,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
     }
   }
   if (!failure) g.metrics().tokens(relay->usage().prompt_tokens, completion_tokens);
-  g.metrics().request("chat_completions", active.client_gone ? 499 : status,
-                      seconds_since(started));
+  g.metrics().request(route_name, active.client_gone ? 499 : status, seconds_since(started));
   g.metrics().stream_closed();
 
   // The watcher ends before `active` does.
@@ -422,9 +469,9 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     }
     if (rt.limited) ++in_flight;
     bool ok = false;
-    if (rt.answer == nullptr) {
+    if (rt.relayed != Relayed::none) {
       std::string body = std::move(req.body());
-      ok = co_await chat(s, body, version, keep_alive, started);
+      ok = co_await chat(s, body, version, keep_alive, started, rt);
     } else {
       std::string body = std::move(req.body());
       auto answer = [&]() { return rt.answer(g, body); };

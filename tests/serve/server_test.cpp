@@ -243,6 +243,58 @@ TEST(Server, AStallMidStreamIsAnErrorEventThenDone) {
   EXPECT_TRUE(r.body.ends_with("data: [DONE]\n\n")) << r.body;
 }
 
+// POST /v1/responses: the same backend reply as a response object and as Responses events; a
+// backend that stalls mid-stream is an `error` event then response.failed; a refusal is a 400
+// naming the Responses field.
+TEST(Server, ResponsesWholeStreamedAndFailing) {
+  ct::FakeBackend backend(ct::Fault::keep_alive);
+  RunningServer server(config_for(backend));
+  const std::string input =
+      R"({"model": "qwen3", "input": "hi", "chat_template_kwargs": {"enable_thinking": false})";
+  auto whole = http(server.port(), "POST", "/v1/responses", input + "}");
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json r = json::parse(whole.body);
+  EXPECT_EQ(r["object"], "response");
+  EXPECT_EQ(r["status"], "completed");
+  ASSERT_EQ(r["output"].size(), 1u) << whole.body;
+  EXPECT_EQ(r["output"][0]["type"], "message");
+  EXPECT_NE(r["output"][0]["content"][0]["text"].get<std::string>().find(" there"),
+            std::string::npos);
+  EXPECT_EQ(backend.last_body()["prompt"].size(), r["usage"]["input_tokens"]);
+
+  auto streamed = http(server.port(), "POST", "/v1/responses", input + R"(, "stream": true})");
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  EXPECT_TRUE(streamed.body.starts_with("event: response.created\ndata: {")) << streamed.body;
+  EXPECT_NE(streamed.body.find("event: response.output_text.delta\n"), std::string::npos);
+  EXPECT_EQ(streamed.body.find("data: [DONE]"), std::string::npos);  // not in the Responses API
+  const auto last = streamed.body.rfind("event: ");
+  ASSERT_NE(last, std::string::npos);
+  EXPECT_TRUE(streamed.body.substr(last).starts_with("event: response.completed\n"))
+      << streamed.body.substr(last);
+
+  auto refused = http(server.port(), "POST", "/v1/responses",
+                      input + R"(, "previous_response_id": "resp_1"})");
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(json::parse(refused.body)["error"]["param"], "previous_response_id");
+  EXPECT_EQ(backend.requests(), 2);
+}
+
+TEST(Server, ResponsesStreamThatStallsEndsWithErrorThenFailed) {
+  ct::FakeBackend backend(ct::Fault::stall);
+  RunningServer server(config_for(backend));
+  auto r = http(server.port(), "POST", "/v1/responses",
+                R"({"model": "qwen3", "input": "hi", "stream": true,
+                    "chat_template_kwargs": {"enable_thinking": false}})");
+  ASSERT_EQ(r.status, 200) << r.body;  // the stream had begun
+  EXPECT_TRUE(r.body.starts_with("event: response.created\n")) << r.body;
+  const auto error = r.body.find("event: error\ndata: ");
+  ASSERT_NE(error, std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("code":"backend_timeout")", error), std::string::npos) << r.body;
+  const auto failed = r.body.find("event: response.failed\n", error);
+  ASSERT_NE(failed, std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("status":"failed")", failed), std::string::npos);
+}
+
 TEST(Server, AClientThatDisconnectsCancelsItsBackendRequest) {
   for (const bool stream : {true, false}) {
     ct::FakeBackend backend(stream ? ct::Fault::slow : ct::Fault::stall);

@@ -299,6 +299,93 @@ describe("backend APIs (Qwen3 under each)", () => {
   }
 });
 
+// The Responses API: each golden's chat request written as a Responses request (input items,
+// flat function tools) is served through the same path, so the scripted backend's check that
+// the prompt is the golden's proves the mapping; the output items must be the golden message.
+const responsesTools = (tools) => (tools || []).map((t) => ({ type: "function", ...t.function }));
+function responsesInput(messages) {
+  const items = [];
+  for (const m of messages) {
+    if (m.role === "tool") items.push({ type: "function_call_output", call_id: m.tool_call_id, output: m.content });
+    else if (m.role === "assistant") {
+      if (m.reasoning_content) items.push({ type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: m.reasoning_content }] });
+      if (m.content) items.push({ role: "assistant", content: m.content });
+      for (const t of m.tool_calls || []) items.push({ type: "function_call", call_id: t.id, name: t.function.name, arguments: t.function.arguments });
+    } else items.push({ role: m.role, content: m.content });
+  }
+  return items;
+}
+const responsesRequest = (c, name) => {
+  const { messages, tools, model, ...rest } = c.request;
+  return { ...rest, model: name, input: responsesInput(messages), ...(tools ? { tools: responsesTools(tools) } : {}) };
+};
+// A response's output items as the chat message they stand for.
+function responseMessage(r) {
+  const msg = { role: "assistant", content: null, tool_calls: [] };
+  let reasoning = null;
+  for (const item of r.output) {
+    if (item.type === "reasoning") reasoning = (reasoning ?? "") + item.content.map((p) => p.text).join("");
+    else if (item.type === "message") msg.content = (msg.content ?? "") + item.content.map((p) => p.text).join("");
+    else if (item.type === "function_call") {
+      assert.match(item.id, /^fc_/);
+      msg.tool_calls.push({ id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } });
+    } else assert.fail(`unexpected item ${item.type}`);
+  }
+  return { msg, reasoning };
+}
+
+describe("Responses API (POST /v1/responses, Qwen3 and gpt-oss)", () => {
+  for (const model of ["qwen3", "gpt-oss"]) {
+    for (const name of ["call", "answer", "turn2"]) {
+      test(`${model} ${name}: responses.create whole and streamed give the golden message`, async () => {
+        const c = golden(model, name);
+        const whole = await client.responses.create(responsesRequest(c, model));
+        assert.equal(whole.object, "response");
+        assert.match(whole.id, /^resp_/);
+        assert.equal(whole.status, "completed");
+        assert.equal(whole.usage.input_tokens, c.prompt.ids.length);
+        const a = responseMessage(whole);
+        checkMessage(model, a.msg, c.expected, a.reasoning);
+        if (c.expected.content) assert.equal(whole.output_text.trim(), c.expected.content.trim());
+        // Streamed: the SDK's ResponseStream accumulates the events into the same response.
+        const stream = client.responses.stream(responsesRequest(c, model));
+        const types = [];
+        for await (const event of stream) types.push(event.type);
+        const final = await stream.finalResponse();
+        const b = responseMessage(final);
+        checkMessage(model, b.msg, c.expected, b.reasoning);
+        assert.deepEqual(final.output.map((i) => i.type), whole.output.map((i) => i.type));
+        assert.equal(types[0], "response.created");
+        assert.equal(types.at(-1), "response.completed");
+        assert.equal(final.usage.input_tokens, c.prompt.ids.length);
+        for (const i of final.output) assert.equal(i.status, "completed");
+      });
+    }
+  }
+  test("max_output_tokens cuts the reply: status incomplete, reason max_output_tokens", async () => {
+    const c = golden("qwen3", "answer");
+    const r = await client.responses.create({ ...responsesRequest(c, "qwen3"), max_output_tokens: 3 });
+    assert.equal(r.status, "incomplete");
+    assert.deepEqual(r.incomplete_details, { reason: "max_output_tokens" });
+    assert.equal(r.usage.output_tokens, 3);
+  });
+  test("what needs a stored response or a built-in tool is a 400 naming the field", async () => {
+    const c = golden("qwen3", "answer");
+    const refusals = [
+      [{ previous_response_id: "resp_123" }, "previous_response_id"],
+      [{ tools: [{ type: "web_search" }] }, "tools[0].type"],
+      [{ input: [{ type: "item_reference", id: "msg_1" }] }, "input[0].type"],
+      [{ truncation: "auto" }, "truncation"],
+      [{ input: [{ role: "user", content: [{ type: "input_file", file_id: "f" }] }] }, "input[0].content[0].type"],
+      [{ no_such_field: 1 }, "no_such_field"],
+    ];
+    for (const [extra, param] of refusals) {
+      await assert.rejects(client.responses.create({ ...responsesRequest(c, "qwen3"), ...extra }),
+        (e) => e.status === 400 && e.param === param, param);
+    }
+  });
+});
+
 // API keys on both sides: a gateway started with api_keys in front of a backend started with its
 // own key (--api-key, as vLLM); the client's key is checked by the gateway and never forwarded.
 describe("API keys (Qwen3, a backend that asks for its own key)", () => {

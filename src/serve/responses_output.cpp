@@ -1,0 +1,284 @@
+// The chat relay's output as the Responses output (see responses.hpp). The relay's chunks are
+// read back as they are written: reasoning, text and each tool call become output items in the
+// order the model wrote them, each opened (output_item.added, content_part.added), filled by
+// deltas and closed (.done events) before the next one begins.
+#include <random>
+#include <string_view>
+
+#include "serve/responses.hpp"
+
+namespace chatwire::serve {
+
+namespace {
+
+std::string random_id(std::string_view prefix) {
+  static constexpr std::string_view kAlphanumerics =
+      "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::uniform_int_distribution<std::size_t> pick(0, kAlphanumerics.size() - 1);
+  std::string id(prefix);
+  for (int i = 0; i < 24; ++i) id += kAlphanumerics[pick(random)];
+  return id;
+}
+
+// The items, complete.
+json reasoning_item(const std::string& id, const std::string& text) {
+  return {{"id", id},
+          {"type", "reasoning"},
+          {"summary", json::array()},
+          {"content", json::array({{{"type", "reasoning_text"}, {"text", text}}})},
+          {"status", "completed"}};
+}
+json text_part(const std::string& text) {
+  return {{"type", "output_text"}, {"text", text}, {"annotations", json::array()}};
+}
+json message_item(const std::string& id, const std::string& text) {
+  return {{"id", id},
+          {"type", "message"},
+          {"role", "assistant"},
+          {"status", "completed"},
+          {"content", json::array({text_part(text)})}};
+}
+json call_item(const std::string& id, const json& call_id, const json& name,
+               const std::string& arguments) {
+  return {{"id", id},     {"type", "function_call"}, {"call_id", call_id},
+          {"name", name}, {"arguments", arguments},  {"status", "completed"}};
+}
+
+// The reasoning of a chat message or delta: the first of the fields the relay writes it to.
+const json* reasoning_of(const json& message) {
+  for (const char* key : {"reasoning_content", "reasoning"})
+    if (auto it = message.find(key); it != message.end() && it->is_string()) return &*it;
+  return nullptr;
+}
+
+json usage_of(const json& usage) {
+  const auto in = usage.value("prompt_tokens", std::size_t{0});
+  const auto out = usage.value("completion_tokens", std::size_t{0});
+  return {{"input_tokens", in}, {"output_tokens", out}, {"total_tokens", in + out}};
+}
+
+Error internal(std::string message) {
+  return Error{"InternalError", std::move(message), 0, 0, {}};
+}
+
+}  // namespace
+
+ResponsesWriter::ResponsesWriter(const ResponsesRequest& request, std::string model,
+                                 long long created_at)
+    : echo_(request.echo),
+      id_(random_id("resp_")),
+      model_(std::move(model)),
+      created_at_(created_at) {}
+
+json ResponsesWriter::response(std::string_view status) const {
+  json r = {{"id", id_},        {"object", "response"}, {"created_at", created_at_},
+            {"status", status}, {"error", nullptr},     {"incomplete_details", nullptr},
+            {"model", model_},  {"output", output_},    {"previous_response_id", nullptr},
+            {"usage", usage_}};
+  if (status == "incomplete") r["incomplete_details"] = {{"reason", "max_output_tokens"}};
+  for (auto it = echo_.begin(); it != echo_.end(); ++it) r[it.key()] = it.value();
+  // What the output parser reported (a call cut off, text that looked like a call), as the
+  // chat choice carries it: a field OpenAI does not define, present only when there is one.
+  if (!warnings_.is_null()) r["warnings"] = warnings_;
+  return r;
+}
+
+std::string ResponsesWriter::event(json body) {
+  body["sequence_number"] = sequence_++;
+  const std::string type = body["type"].get<std::string>();
+  return "event: " + type + "\ndata: " + body.dump(-1, ' ', false, json::error_handler_t::replace) +
+         "\n\n";
+}
+
+std::string ResponsesWriter::begin() {
+  // One statement each: the events are numbered in the order they are made.
+  std::string out = event({{"type", "response.created"}, {"response", response("in_progress")}});
+  out += event({{"type", "response.in_progress"}, {"response", response("in_progress")}});
+  return out;
+}
+
+std::string ResponsesWriter::open_item(json item) {
+  const std::size_t index = output_.size();
+  std::string out =
+      event({{"type", "response.output_item.added"}, {"output_index", index}, {"item", item}});
+  const std::string type = item["type"].get<std::string>();
+  if (type != "function_call") {
+    json part = type == "message" ? text_part("") : json{{"type", "reasoning_text"}, {"text", ""}};
+    out += event({{"type", "response.content_part.added"},
+                  {"item_id", item["id"]},
+                  {"output_index", index},
+                  {"content_index", 0},
+                  {"part", std::move(part)}});
+  }
+  open_ = std::move(item);
+  open_text_.clear();
+  return out;
+}
+
+std::string ResponsesWriter::close_item() {
+  if (open_.is_null()) return "";
+  const std::size_t index = output_.size();
+  const std::string type = open_["type"].get<std::string>();
+  const json id = open_["id"];
+  std::string out;
+  json item;
+  if (type == "function_call") {
+    out += event({{"type", "response.function_call_arguments.done"},
+                  {"item_id", id},
+                  {"output_index", index},
+                  {"name", open_["name"]},
+                  {"arguments", open_text_}});
+    item = call_item(id, open_["call_id"], open_["name"], open_text_);
+  } else {
+    const bool message = type == "message";
+    json part =
+        message ? text_part(open_text_) : json{{"type", "reasoning_text"}, {"text", open_text_}};
+    json done = {{"type", message ? "response.output_text.done" : "response.reasoning_text.done"},
+                 {"item_id", id},
+                 {"output_index", index},
+                 {"content_index", 0},
+                 {"text", open_text_}};
+    if (message) done["logprobs"] = json::array();
+    out += event(std::move(done));
+    out += event({{"type", "response.content_part.done"},
+                  {"item_id", id},
+                  {"output_index", index},
+                  {"content_index", 0},
+                  {"part", std::move(part)}});
+    item = message ? message_item(id, open_text_) : reasoning_item(id, open_text_);
+  }
+  out += event({{"type", "response.output_item.done"}, {"output_index", index}, {"item", item}});
+  output_.push_back(std::move(item));
+  open_ = nullptr;
+  return out;
+}
+
+std::string ResponsesWriter::on_chunk(const json& chunk) {
+  std::string out;
+  if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) usage_ = usage_of(*u);
+  auto choices = chunk.find("choices");
+  if (choices == chunk.end() || !choices->is_array() || choices->empty()) return out;
+  const json& choice = (*choices)[0];
+  const json& delta = choice.contains("delta") ? choice["delta"] : json::object();
+  auto open_type = [&] {
+    return open_.is_null() ? std::string() : open_["type"].get<std::string>();
+  };
+  // A text delta of the reply's reasoning or answer: into the open item of its kind, opened
+  // (the one before closed) when another kind is open.
+  auto text_delta = [&](const json& text, bool reasoning) {
+    if (!text.is_string() || text.get_ref<const std::string&>().empty()) return;
+    if (open_type() != (reasoning ? "reasoning" : "message")) {
+      out += close_item();
+      out += open_item(reasoning ? json{{"id", random_id("rs_")},
+                                        {"type", "reasoning"},
+                                        {"summary", json::array()},
+                                        {"content", json::array()}}
+                                 : json{{"id", random_id("msg_")},
+                                        {"type", "message"},
+                                        {"role", "assistant"},
+                                        {"status", "in_progress"},
+                                        {"content", json::array()}});
+    }
+    open_text_ += text.get<std::string>();
+    json e = {{"type", reasoning ? "response.reasoning_text.delta" : "response.output_text.delta"},
+              {"item_id", open_["id"]},
+              {"output_index", output_.size()},
+              {"content_index", 0},
+              {"delta", text}};
+    if (!reasoning) e["logprobs"] = json::array();
+    out += event(std::move(e));
+  };
+  if (const json* r = reasoning_of(delta)) text_delta(*r, true);
+  if (auto c = delta.find("content"); c != delta.end()) text_delta(*c, false);
+  if (auto calls = delta.find("tool_calls"); calls != delta.end() && calls->is_array()) {
+    for (const json& call : *calls) {
+      const json& function = call.contains("function") ? call["function"] : json::object();
+      if (call.contains("id")) {  // a call's first delta: id and name
+        out += close_item();
+        out += open_item({{"id", random_id("fc_")},
+                          {"type", "function_call"},
+                          {"call_id", call["id"]},
+                          {"name", function.value("name", std::string())},
+                          {"arguments", ""},
+                          {"status", "in_progress"}});
+      }
+      if (auto a = function.find("arguments"); a != function.end() && a->is_string() &&
+                                               !a->get_ref<const std::string&>().empty() &&
+                                               open_type() == "function_call") {
+        open_text_ += a->get<std::string>();
+        out += event({{"type", "response.function_call_arguments.delta"},
+                      {"item_id", open_["id"]},
+                      {"output_index", output_.size()},
+                      {"delta", *a}});
+      }
+    }
+  }
+  if (auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {
+    finish_reason_ = f->get<std::string>();
+    if (auto w = choice.find("warnings"); w != choice.end()) warnings_ = *w;
+    out += close_item();
+  }
+  return out;
+}
+
+Result<std::string> ResponsesWriter::on_chat_sse(std::string_view sse) {
+  std::string out;
+  while (!sse.empty()) {
+    const auto end = sse.find("\n\n");
+    std::string_view event_text = sse.substr(0, end);
+    sse = end == std::string_view::npos ? std::string_view() : sse.substr(end + 2);
+    constexpr std::string_view kData = "data: ";
+    if (!event_text.starts_with(kData)) return internal("not a chat chunk event");
+    const std::string_view data = event_text.substr(kData.size());
+    if (data == "[DONE]") {
+      out += close_item();
+      const bool incomplete = finish_reason_ == "length";
+      out += event({{"type", incomplete ? "response.incomplete" : "response.completed"},
+                    {"response", response(incomplete ? "incomplete" : "completed")}});
+      continue;
+    }
+    json chunk = json::parse(data, nullptr, false);
+    if (!chunk.is_object()) return internal("a chat chunk that is not a JSON object");
+    out += on_chunk(chunk);
+  }
+  return out;
+}
+
+Result<std::string> ResponsesWriter::from_completion(std::string_view completion) {
+  const json c = json::parse(completion, nullptr, false);
+  if (!c.is_object() || !c.contains("choices") || !c["choices"].is_array() || c["choices"].empty())
+    return internal("not a chat.completion");
+  const json& choice = c["choices"][0];
+  const json& message = choice.contains("message") ? choice["message"] : json::object();
+  if (const json* r = reasoning_of(message);
+      r != nullptr && !r->get_ref<const std::string&>().empty())
+    output_.push_back(reasoning_item(random_id("rs_"), r->get<std::string>()));
+  if (auto t = message.find("content");
+      t != message.end() && t->is_string() && !t->get_ref<const std::string&>().empty())
+    output_.push_back(message_item(random_id("msg_"), t->get<std::string>()));
+  if (auto calls = message.find("tool_calls"); calls != message.end() && calls->is_array())
+    for (const json& call : *calls)
+      output_.push_back(call_item(random_id("fc_"), call["id"], call["function"]["name"],
+                                  call["function"].value("arguments", std::string("{}"))));
+  finish_reason_ = choice.value("finish_reason", std::string());
+  if (auto w = choice.find("warnings"); w != choice.end()) warnings_ = *w;
+  if (auto u = c.find("usage"); u != c.end() && u->is_object()) usage_ = usage_of(*u);
+  return response(finish_reason_ == "length" ? "incomplete" : "completed")
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string ResponsesWriter::stream_error(const HttpError& e) {
+  json error = {{"type", "error"},
+                {"code", e.code.empty() ? json(nullptr) : json(e.code)},
+                {"message", e.message},
+                {"param", e.param.empty() ? json(nullptr) : json(e.param)}};
+  json failed = response("failed");
+  failed["error"] = {{"code", e.code.empty() ? json("server_error") : json(e.code)},
+                     {"message", e.message}};
+  std::string out = event(std::move(error));
+  out += event({{"type", "response.failed"}, {"response", std::move(failed)}});
+  return out;
+}
+
+}  // namespace chatwire::serve
