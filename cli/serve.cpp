@@ -34,6 +34,7 @@ struct ServeArgs {
   std::optional<std::uint16_t> port;
   std::vector<std::string> api_keys;
   std::string backend_api_key;
+  std::optional<std::string> access_log;
 };
 
 // The value of an environment variable ("" when unset).
@@ -91,6 +92,7 @@ Result<serve::Config> read_config(const ServeArgs& args) {
   }
   if (args.host) config.host = *args.host;
   if (args.port) config.port = *args.port;
+  if (args.access_log) config.access_log = *args.access_log;
   if (auto keys = read_api_keys(args, config); !keys) return keys.error();
   return config;
 }
@@ -150,6 +152,8 @@ void add_serve(CLI::App& root, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--host", args->host, "the address to listen on (default 127.0.0.1)");
   cmd->add_option("--port", args->port, "the port to listen on (0 = any free port)");
+  cmd->add_option("--access-log", args->access_log,
+                  "one JSON line per request (never a body) to this file, or - for stderr");
   cmd->add_option("--api-key", args->api_keys,
                   "a key clients must send (Authorization: Bearer KEY); repeatable; default "
                   "$CHATWIRE_API_KEY");

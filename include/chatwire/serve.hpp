@@ -84,13 +84,16 @@ struct Config {
   std::vector<ModelConfig> models;
   // Prints "listening on HOST:PORT" with the bound port on stderr (port 0 = any free port).
   bool announce = true;
+  // The access log: one JSON line per answered request, never a body ("" = none, "-" =
+  // standard error, else a file appended to).
+  std::string access_log;
   // The keys clients must send as `Authorization: Bearer KEY` (the OpenAI clients' apiKey) on
   // every route but GET /health and GET /metrics (probes and scrapers); a request without one
   // of them is 401. Empty: no key is asked for.
   std::vector<std::string> api_keys;
 
-  // The --config file: {"host", "port", "worker_threads", "api_keys", "limits": {...},
-  // "timeouts": {...}, "models": [{"name", "model_dir", "backend_url", "backend_api",
+  // The --config file: {"host", "port", "worker_threads", "api_keys", "access_log", "limits":
+  // {...}, "timeouts": {...}, "models": [{"name", "model_dir", "backend_url", "backend_api",
   // "backend_api_key", "tool_call_ids", "reasoning_fields", "default_sampling", "dialect",
   // "max_tokens", ...}]}. Relative model directories are resolved against `base`. Errors name
   // the key path.

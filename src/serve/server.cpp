@@ -27,6 +27,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "serve/access_log.hpp"
 #include "serve/backend_client.hpp"
 #include "serve/chat_relay.hpp"
 #include "serve/http_errors.hpp"
@@ -65,6 +66,7 @@ struct ActiveChat {
 // One client connection.
 struct Session {
   beast::tcp_stream stream;
+  std::string client;  // address:port, for the access log
   beast::flat_buffer buffer;
   bool busy = false;  // a request is being answered (else waiting for one)
   ActiveChat* chat = nullptr;
@@ -83,6 +85,7 @@ struct Server::Impl {
   std::map<std::string, BackendUrl, std::less<>> backend_urls;  // by served model name
   std::list<Session*> sessions;
   std::size_t in_flight = 0;  // limited requests being answered
+  AccessLog access_log;
   bool stopping = false;
   net::steady_timer grace{io};
   std::optional<net::signal_set> signals;
@@ -109,7 +112,10 @@ struct Server::Impl {
   net::awaitable<bool> write_reply(Session& s, const HttpReply& r, unsigned version,
                                    bool keep_alive);
   net::awaitable<bool> chat(Session& s, const std::string& body, unsigned version, bool keep_alive,
-                            Clock::time_point started, const Route& route);
+                            Clock::time_point started, const Route& route, AccessRecord& record);
+  // Writes the request's access log line (when there is a log), its time measured from `started`.
+  void log_access(AccessRecord& record, Clock::time_point started,
+                  const HttpReply* reply = nullptr);
   net::awaitable<void> watch_client(Session& s, ActiveChat& chat);
   net::awaitable<void> drain(Session& s);
   void begin_shutdown();
@@ -157,9 +163,25 @@ net::awaitable<void> Server::Impl::drain(Session& s) {
   s.stream.expires_never();
 }
 
+void Server::Impl::log_access(AccessRecord& record, Clock::time_point started,
+                              const HttpReply* reply) {
+  if (!access_log.enabled()) return;
+  record.seconds = seconds_since(started);
+  if (reply != nullptr) {
+    record.status = reply->status;
+    if (reply->status >= 400) {  // the error body's code
+      const json body = json::parse(reply->body, nullptr, false);
+      if (body.is_object() && body.contains("error") && body["error"].is_object() &&
+          body["error"].value("code", json()).is_string())
+        record.error = body["error"]["code"].get<std::string>();
+    }
+  }
+  access_log.write(record);
+}
+
 net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, unsigned version,
                                         bool keep_alive, Clock::time_point started,
-                                        const Route& route) {
+                                        const Route& route, AccessRecord& record) {
   const Gateway& g = gateway;
   const std::string route_name(route.name);
   // A Responses request is planned as the chat request it maps to; its writer turns what the
@@ -178,17 +200,22 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
     const HttpError e = http_error(job.error());
     g.metrics().request(route_name, e.status, seconds_since(started));
     const HttpReply r = g.error_reply(e);
+    log_access(record, started, &r);
     const bool written = co_await write_reply(s, r, version, keep_alive);
     co_return written;
   }
+  record.model = job->model->config.name;
+  record.stream = job->params.stream;
   std::optional<ResponsesWriter> responses;
   if (responses_request)
     responses.emplace(*responses_request, job->model->config.name, job->head.created);
+  record.id = responses ? responses->id() : job->head.id;
   auto relay = ChatRelay::start(*job, config.limits);
   if (!relay) {
     const HttpError e = http_error(gateway_error("InternalError", relay.error().to_string()));
     g.metrics().request(route_name, e.status, seconds_since(started));
     const HttpReply r = g.error_reply(e);
+    log_access(record, started, &r);
     const bool written = co_await write_reply(s, r, version, keep_alive);
     co_return written;
   }
@@ -290,7 +317,8 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
         }
         if (!first_output_seen && relay->saw_output()) {
           first_output_seen = true;
-          g.metrics().first_token(seconds_since(started));
+          record.first_token_seconds = seconds_since(started);
+          g.metrics().first_token(*record.first_token_seconds);
         }
         if (relay->streaming()) co_await send_chunk(*out);
         if (relay->ended_early()) break;
@@ -376,6 +404,11 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   }
   if (!failure) g.metrics().tokens(relay->usage().prompt_tokens, completion_tokens);
   g.metrics().request(route_name, active.client_gone ? 499 : status, seconds_since(started));
+  record.status = active.client_gone ? 499 : status;
+  if (failure) record.error = failure->code;
+  record.prompt_tokens = relay->usage().prompt_tokens;
+  record.completion_tokens = completion_tokens;
+  log_access(record, started);
   g.metrics().stream_closed();
 
   // The watcher ends before `active` does.
@@ -410,6 +443,15 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       co_await http::async_read(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
     s.stream.expires_never();
     if (stopping && ec) co_return;
+    const Clock::time_point started = Clock::now();
+    AccessRecord record;
+    record.client = s.client;
+    {
+      const auto& head = parser.get();
+      record.method = std::string(head.method_string());
+      const std::string_view target(head.target().data(), head.target().size());
+      record.path = std::string(target.substr(0, target.find('?')));  // a query may hold secrets
+    }
     if (ec == http::error::body_limit || ec == http::error::header_limit) {
       const bool body = ec == http::error::body_limit;
       const HttpReply r = g.error_reply(gateway_error(
@@ -417,6 +459,7 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
                                      std::to_string(config.limits.max_body_bytes) + ")"
                                : "the request head exceeds limits.max_header_bytes (" +
                                      std::to_string(config.limits.max_header_bytes) + ")"));
+      log_access(record, started, &r);
       co_await write_reply(s, r, 11, false);
       co_await drain(s);
       co_return;
@@ -427,11 +470,11 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     if (ec) {
       const HttpReply r =
           g.error_reply(gateway_error("RequestError", "malformed HTTP request: " + ec.message()));
+      log_access(record, started, &r);
       co_await write_reply(s, r, 11, false);
       co_return;
     }
     s.busy = true;
-    const Clock::time_point started = Clock::now();
     auto& req = parser.get();
     const unsigned version = req.version();
     const bool keep_alive = req.keep_alive() && !stopping;
@@ -440,21 +483,25 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     if (!route) {
       HttpReply r = g.error_reply(route.error());
       g.metrics().request("unknown", r.status, seconds_since(started));
+      log_access(record, started, &r);
       if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
       continue;
     }
     const Route& rt = **route;
+    record.route = std::string(rt.name);
     const auto authorization = req[http::field::authorization];
     if (auto allowed =
             g.authorize(rt, std::string_view(authorization.data(), authorization.size()));
         !allowed) {
       HttpReply r = g.error_reply(allowed.error());
       g.metrics().request(rt.name, r.status, seconds_since(started));
+      log_access(record, started, &r);
       if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
       continue;
     }
     if (stopping && rt.limited) {
       HttpReply r = g.error_reply(gateway_error("ShuttingDown", "the server is shutting down"));
+      log_access(record, started, &r);
       co_await write_reply(s, r, version, false);
       co_return;
     }
@@ -464,6 +511,7 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
                                           std::to_string(config.limits.max_concurrent_requests) +
                                           ") requests at once; retry later"));
       g.metrics().request(rt.name, r.status, seconds_since(started));
+      log_access(record, started, &r);
       if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
       continue;
     }
@@ -471,12 +519,13 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     bool ok = false;
     if (rt.relayed != Relayed::none) {
       std::string body = std::move(req.body());
-      ok = co_await chat(s, body, version, keep_alive, started, rt);
+      ok = co_await chat(s, body, version, keep_alive, started, rt, record);
     } else {
       std::string body = std::move(req.body());
       auto answer = [&]() { return rt.answer(g, body); };
       HttpReply r = co_await on_worker(answer);
       g.metrics().request(rt.name, r.status, seconds_since(started));
+      log_access(record, started, &r);
       ok = co_await write_reply(s, r, version, keep_alive);
     }
     if (rt.limited) --in_flight;
@@ -500,6 +549,14 @@ net::awaitable<void> Server::Impl::accept_loop() {
         io,
         [this, sock = std::move(socket)]() mutable -> net::awaitable<void> {
           Session session(std::move(sock));
+          beast::error_code peer_ec;
+          const auto peer = session.stream.socket().remote_endpoint(peer_ec);
+          if (!peer_ec) {
+            const auto address = peer.address();
+            session.client =
+                (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
+                std::to_string(peer.port());
+          }
           sessions.push_back(&session);
           try {
             co_await serve(session);
@@ -555,6 +612,8 @@ Server::~Server() {
 
 Result<std::uint16_t> Server::listen() {
   Impl& s = *impl_;
+  if (!s.access_log.enabled())
+    if (auto opened = s.access_log.open(s.config.access_log); !opened) return opened.error();
   for (const auto& m : s.gateway.models().models) {
     auto url = parse_backend_url(m->config.backend_url);
     if (!url) {

@@ -171,13 +171,14 @@ TEST(ServeConfig, ReadsModelsAndNamesBadKeys) {
 
 TEST(ServeConfig, ApiKeysAreReadAndCheckedForAHeader) {
   auto c = cs::Config::from_json_text(
-      R"({"api_keys": ["k1", "sk-2"], "models": [{"model_dir": "m", "backend_url": "u",
+      R"({"api_keys": ["k1", "sk-2"], "access_log": "-", "models": [{"model_dir": "m", "backend_url": "u",
           "backend_api_key": "b-key"}, {"model_dir": "n", "backend_url": "u"}]})",
       "/");
   ASSERT_TRUE(c) << c.error().to_string();
   EXPECT_EQ(c->api_keys, (std::vector<std::string>{"k1", "sk-2"}));
   EXPECT_EQ(c->models[0].backend_api_key, "b-key");
   EXPECT_EQ(c->models[1].backend_api_key, "");
+  EXPECT_EQ(c->access_log, "-");
   // A key is sent in a header: empty, spaces, control or non-ASCII characters are refused.
   for (
       const auto& [text, path] : std::vector<std::pair<std::string, std::string>>{
@@ -191,7 +192,9 @@ TEST(ServeConfig, ApiKeysAreReadAndCheckedForAHeader) {
           {R"({"models": [{"model_dir": "m", "backend_url": "u", "backend_api_key": "clé"}]})",
            "models[0].backend_api_key"},
           {R"({"models": [{"model_dir": "m", "backend_url": "u", "backend_api_key": 7}]})",
-           "models[0].backend_api_key"}}) {
+           "models[0].backend_api_key"},
+          {R"({"access_log": true, "models": [{"model_dir": "m", "backend_url": "u"}]})",
+           "access_log"}}) {
     auto bad = cs::Config::from_json_text(text, "/");
     ASSERT_FALSE(bad) << text;
     EXPECT_EQ(bad.error().path, path) << text;

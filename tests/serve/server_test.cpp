@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <thread>
+#include <vector>
 
 #include "fake_backend.hpp"
 #include "test_models.hpp"
@@ -293,6 +296,83 @@ TEST(Server, ResponsesStreamThatStallsEndsWithErrorThenFailed) {
   const auto failed = r.body.find("event: response.failed\n", error);
   ASSERT_NE(failed, std::string::npos) << r.body;
   EXPECT_NE(r.body.find(R"("status":"failed")", failed), std::string::npos);
+}
+
+// access_log: one JSON line per answered request, with its route, model, status, tokens and
+// times, the response's id, and never the body (here the prompt's "hi" and the reply's text).
+TEST(Server, TheAccessLogHasALinePerRequestAndNoBody) {
+  ct::FakeBackend backend(ct::Fault::keep_alive);
+  cs::Config config = config_for(backend);
+  const std::string log_path =
+      ::testing::TempDir() + "chatwire-access-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(log_path.c_str());
+  config.access_log = log_path;
+  config.api_keys = {"sk-log"};
+  const std::string key = "Authorization: Bearer sk-log\r\n";
+  std::string chat_id, response_id;
+  json chat_usage;
+  {
+    RunningServer server(config);
+    auto c = http(server.port(), "POST", "/v1/chat/completions", chat(false), key);
+    ASSERT_EQ(c.status, 200) << c.body;
+    chat_id = json::parse(c.body)["id"];
+    chat_usage = json::parse(c.body)["usage"];
+    auto r = http(server.port(), "POST", "/v1/responses",
+                  R"({"model": "qwen3", "input": "hi", "stream": true,
+                      "chat_template_kwargs": {"enable_thinking": false}})",
+                  key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const auto id_at = r.body.find(R"("id":"resp_)");
+    ASSERT_NE(id_at, std::string::npos);
+    response_id = r.body.substr(id_at + 6, 29);
+    EXPECT_EQ(http(server.port(), "GET", "/v2/nothing?token=secret", "", key).status, 404);
+    EXPECT_EQ(http(server.port(), "GET", "/v1/models").status, 401);
+    EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);
+  }
+  std::ifstream in(log_path);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) {
+    for (const char* body_text : {"\"hi\"", "messages", "content", " there"})
+      EXPECT_EQ(line.find(body_text), std::string::npos) << line;  // no prompt, no reply
+    lines.push_back(json::parse(line));
+  }
+  std::remove(log_path.c_str());
+  ASSERT_EQ(lines.size(), 5u);
+  const json& c = lines[0];
+  EXPECT_EQ(c["method"], "POST");
+  EXPECT_EQ(c["path"], "/v1/chat/completions");
+  EXPECT_EQ(c["route"], "chat_completions");
+  EXPECT_EQ(c["status"], 200);
+  EXPECT_EQ(c["model"], "qwen3");
+  EXPECT_EQ(c["id"], chat_id);
+  EXPECT_EQ(c["stream"], false);
+  EXPECT_EQ(c["prompt_tokens"], chat_usage["prompt_tokens"]);
+  EXPECT_GT(c["prompt_tokens"].get<int>(), 5);
+  EXPECT_EQ(c["completion_tokens"], chat_usage["completion_tokens"]);
+  EXPECT_TRUE(c["first_token_seconds"].is_number());
+  EXPECT_GE(c["seconds"].get<double>(), c["first_token_seconds"].get<double>());
+  EXPECT_TRUE(c["client"].get<std::string>().starts_with("127.0.0.1:")) << c;
+  EXPECT_TRUE(c["time"].get<std::string>().ends_with("Z")) << c;
+  EXPECT_EQ(lines[1]["route"], "responses");
+  EXPECT_EQ(lines[1]["id"], response_id);
+  EXPECT_EQ(lines[1]["stream"], true);
+  EXPECT_EQ(lines[2]["path"], "/v2/nothing");  // the query is not written
+  EXPECT_EQ(lines[2]["status"], 404);
+  EXPECT_TRUE(lines[2]["route"].is_null());
+  EXPECT_EQ(lines[2]["error"], "not_found");
+  EXPECT_FALSE(lines[2].contains("model"));
+  EXPECT_EQ(lines[3]["status"], 401);
+  EXPECT_EQ(lines[3]["error"], "invalid_api_key");
+  EXPECT_EQ(lines[4]["route"], "health");
+  EXPECT_FALSE(lines[4].contains("error"));
+
+  // A log that cannot be opened stops the start, naming it.
+  config.access_log = ::testing::TempDir();  // a directory
+  cs::Gateway g(config, ct::models_with(config.models.front()));
+  cs::Server server(g);
+  auto port = server.listen();
+  ASSERT_FALSE(port);
+  EXPECT_EQ(port.error().path, "access_log");
 }
 
 TEST(Server, AClientThatDisconnectsCancelsItsBackendRequest) {
