@@ -35,6 +35,7 @@ struct ServeArgs {
   std::vector<std::string> api_keys;
   std::string backend_api_key;
   std::optional<std::string> access_log;
+  std::vector<std::string> cors_origins;
 };
 
 // The value of an environment variable ("" when unset).
@@ -93,6 +94,7 @@ Result<serve::Config> read_config(const ServeArgs& args) {
   if (args.host) config.host = *args.host;
   if (args.port) config.port = *args.port;
   if (args.access_log) config.access_log = *args.access_log;
+  if (!args.cors_origins.empty()) config.cors_origins = args.cors_origins;
   if (auto keys = read_api_keys(args, config); !keys) return keys.error();
   return config;
 }
@@ -154,6 +156,8 @@ void add_serve(CLI::App& root, int& exit_code) {
   cmd->add_option("--port", args->port, "the port to listen on (0 = any free port)");
   cmd->add_option("--access-log", args->access_log,
                   "one JSON line per request (never a body) to this file, or - for stderr");
+  cmd->add_option("--cors-origin", args->cors_origins,
+                  "an origin whose web pages may call the gateway (CORS), or *; repeatable");
   cmd->add_option("--api-key", args->api_keys,
                   "a key clients must send (Authorization: Bearer KEY); repeatable; default "
                   "$CHATWIRE_API_KEY");

@@ -87,6 +87,11 @@ struct Config {
   // The access log: one JSON line per answered request, never a body ("" = none, "-" =
   // standard error, else a file appended to).
   std::string access_log;
+  // Origins whose web pages may call the gateway from a browser (CORS): answers to a request
+  // whose Origin is one of them (or any, with "*") carry Access-Control-Allow-Origin, and
+  // OPTIONS preflights are answered. Empty: no CORS (a browser page of another origin cannot
+  // read the answers).
+  std::vector<std::string> cors_origins;
   // The keys clients must send as `Authorization: Bearer KEY` (the OpenAI clients' apiKey) on
   // every route but GET /health and GET /metrics (probes and scrapers); a request without one
   // of them is 401. Empty: no key is asked for.

@@ -115,6 +115,7 @@ Result<Config> Config::from_json_text(std::string_view text, const std::filesyst
   CW_READ(j, "max_idle_backend_connections", "", c.max_idle_backend_connections);
   CW_READ(j, "api_keys", "", c.api_keys);
   CW_READ(j, "access_log", "", c.access_log);
+  CW_READ(j, "cors_origins", "", c.cors_origins);
   for (std::size_t i = 0; i < c.api_keys.size(); ++i)
     if (auto e = check_api_key(c.api_keys[i], "api_keys[" + std::to_string(i) + "]")) return *e;
   if (auto it = j.find("limits"); it != j.end()) {

@@ -213,6 +213,29 @@ Result<bool> Gateway::authorize(const Route& route, std::string_view authorizati
   return true;
 }
 
+std::string Gateway::allowed_origin(std::string_view origin) const {
+  if (origin.empty()) return "";
+  for (const auto& o : config_.cors_origins) {
+    if (o == "*") return "*";
+    if (o == origin) return std::string(origin);
+  }
+  return "";
+}
+
+std::optional<HeaderList> Gateway::preflight(std::string_view target,
+                                             std::string_view origin) const {
+  const std::string allowed = allowed_origin(origin);
+  if (allowed.empty()) return std::nullopt;
+  const std::string_view path = target.substr(0, target.find('?'));
+  std::string methods;
+  for (const auto& r : kRoutes)
+    if (r.path == path) methods += (methods.empty() ? "" : ", ") + std::string(r.method);
+  if (methods.empty()) return std::nullopt;
+  return HeaderList{{"Access-Control-Allow-Methods", methods},
+                    {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+                    {"Access-Control-Max-Age", "600"}};
+}
+
 HttpReply Gateway::error_reply(const HttpError& e) const {
   metrics_.error(e.code.empty() ? e.type : e.code);
   return HttpReply{e.status, "application/json", error_body(e)};

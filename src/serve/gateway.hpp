@@ -4,8 +4,11 @@
 // Everything here is safe to call from the worker threads at once.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "chatwire/serve.hpp"
 #include "serve/metrics.hpp"
@@ -19,6 +22,9 @@ struct HttpReply {
   std::string content_type = "application/json";
   std::string body;
 };
+
+// The headers of the answer to a CORS preflight (204, no body).
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 class Gateway;
 
@@ -57,6 +63,14 @@ class Gateway {
   // Whether a request to `route` with this Authorization header value may be answered: an
   // Unauthorized error (401) when Config::api_keys are set and it carries none of them.
   Result<bool> authorize(const Route& route, std::string_view authorization) const;
+
+  // CORS: the Access-Control-Allow-Origin value for a request from `origin` ("" = none: no
+  // Config::cors_origins match it, or it sent no Origin).
+  std::string allowed_origin(std::string_view origin) const;
+  // The headers of the answer (204) to an OPTIONS preflight for `target`: the methods and
+  // headers allowed; nullopt when it is not one the gateway answers (CORS off, no such path,
+  // origin not allowed): the request is then routed as any other (405).
+  std::optional<HeaderList> preflight(std::string_view target, std::string_view origin) const;
 
   // The error reply, counted in the metrics.
   HttpReply error_reply(const HttpError& e) const;

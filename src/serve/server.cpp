@@ -66,7 +66,8 @@ struct ActiveChat {
 // One client connection.
 struct Session {
   beast::tcp_stream stream;
-  std::string client;  // address:port, for the access log
+  std::string client;        // address:port, for the access log
+  std::string allow_origin;  // the current request's Access-Control-Allow-Origin ("" = none)
   beast::flat_buffer buffer;
   bool busy = false;  // a request is being answered (else waiting for one)
   ActiveChat* chat = nullptr;
@@ -110,7 +111,7 @@ struct Server::Impl {
   net::awaitable<void> accept_loop();
   net::awaitable<void> serve(Session& s);
   net::awaitable<bool> write_reply(Session& s, const HttpReply& r, unsigned version,
-                                   bool keep_alive);
+                                   bool keep_alive, const HeaderList* extra = nullptr);
   net::awaitable<bool> chat(Session& s, const std::string& body, unsigned version, bool keep_alive,
                             Clock::time_point started, const Route& route, AccessRecord& record);
   // Writes the request's access log line (when there is a log), its time measured from `started`.
@@ -122,11 +123,22 @@ struct Server::Impl {
   void end_of_session();
 };
 
+// CORS: the allowed origin on every answer to a request from one (the answer varies by Origin).
+template <typename Response>
+void set_cors(Response& res, const Session& s) {
+  if (s.allow_origin.empty()) return;
+  res.set(http::field::access_control_allow_origin, s.allow_origin);
+  res.set(http::field::vary, "Origin");
+}
+
 net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, unsigned version,
-                                               bool keep_alive) {
+                                               bool keep_alive, const HeaderList* extra) {
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
   res.set(http::field::server, "chatwire");
   res.set(http::field::content_type, r.content_type);
+  set_cors(res, s);
+  if (extra != nullptr)
+    for (const auto& [name, value] : *extra) res.set(name, value);
   res.keep_alive(keep_alive);
   res.body() = r.body;
   res.prepare_payload();
@@ -259,6 +271,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
       res.set(http::field::server, "chatwire");
       res.set(http::field::content_type, "text/event-stream");
       res.set(http::field::cache_control, "no-cache");
+      set_cors(res, s);
       res.keep_alive(keep_alive);
       res.chunked(true);
       http::response_serializer<http::empty_body> sr{res};
@@ -478,6 +491,19 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     auto& req = parser.get();
     const unsigned version = req.version();
     const bool keep_alive = req.keep_alive() && !stopping;
+    const auto origin = req[http::field::origin];
+    s.allow_origin = g.allowed_origin(std::string_view(origin.data(), origin.size()));
+    if (req.method() == http::verb::options) {  // a CORS preflight: no key, no body
+      if (auto headers = g.preflight(std::string_view(req.target().data(), req.target().size()),
+                                     std::string_view(origin.data(), origin.size()))) {
+        const HttpReply r{204, "text/plain", ""};
+        record.route = "preflight";
+        g.metrics().request("preflight", r.status, seconds_since(started));
+        log_access(record, started, &r);
+        if (!co_await write_reply(s, r, version, keep_alive, &*headers) || !keep_alive) co_return;
+        continue;
+      }
+    }
     auto route = g.route(std::string_view(req.method_string().data(), req.method_string().size()),
                          std::string_view(req.target().data(), req.target().size()));
     if (!route) {

@@ -171,7 +171,7 @@ TEST(ServeConfig, ReadsModelsAndNamesBadKeys) {
 
 TEST(ServeConfig, ApiKeysAreReadAndCheckedForAHeader) {
   auto c = cs::Config::from_json_text(
-      R"({"api_keys": ["k1", "sk-2"], "access_log": "-", "models": [{"model_dir": "m", "backend_url": "u",
+      R"({"api_keys": ["k1", "sk-2"], "access_log": "-", "cors_origins": ["*"], "models": [{"model_dir": "m", "backend_url": "u",
           "backend_api_key": "b-key"}, {"model_dir": "n", "backend_url": "u"}]})",
       "/");
   ASSERT_TRUE(c) << c.error().to_string();
@@ -179,6 +179,7 @@ TEST(ServeConfig, ApiKeysAreReadAndCheckedForAHeader) {
   EXPECT_EQ(c->models[0].backend_api_key, "b-key");
   EXPECT_EQ(c->models[1].backend_api_key, "");
   EXPECT_EQ(c->access_log, "-");
+  EXPECT_EQ(c->cors_origins, std::vector<std::string>{"*"});
   // A key is sent in a header: empty, spaces, control or non-ASCII characters are refused.
   for (
       const auto& [text, path] : std::vector<std::pair<std::string, std::string>>{

@@ -375,6 +375,54 @@ TEST(Server, TheAccessLogHasALinePerRequestAndNoBody) {
   EXPECT_EQ(port.error().path, "access_log");
 }
 
+// cors_origins: a browser page of an allowed origin gets its preflight answered (no key needed,
+// as browsers send none) and Access-Control-Allow-Origin on every answer, streamed or not,
+// errors included; another origin gets none, and OPTIONS without CORS stays a 405.
+TEST(Server, CorsForTheAllowedOriginsOnly) {
+  ct::FakeBackend backend(ct::Fault::keep_alive);
+  cs::Config config = config_for(backend);
+  config.cors_origins = {"https://app.example"};
+  config.api_keys = {"sk-cors"};
+  RunningServer server(config);
+  const std::string from_app = "Origin: https://app.example\r\n";
+  const std::string key = "Authorization: Bearer sk-cors\r\n";
+  auto pre = http(server.port(), "OPTIONS", "/v1/chat/completions", "",
+                  from_app +
+                      "Access-Control-Request-Method: POST\r\n"
+                      "Access-Control-Request-Headers: authorization, content-type\r\n");
+  EXPECT_EQ(pre.status, 204) << pre.head;
+  EXPECT_NE(pre.head.find("Access-Control-Allow-Origin: https://app.example\r\n"),
+            std::string::npos)
+      << pre.head;
+  EXPECT_NE(pre.head.find("Access-Control-Allow-Methods: POST"), std::string::npos) << pre.head;
+  EXPECT_NE(pre.head.find("Access-Control-Allow-Headers: Authorization, Content-Type"),
+            std::string::npos)
+      << pre.head;
+  for (const bool stream : {false, true}) {
+    auto r = http(server.port(), "POST", "/v1/chat/completions", chat(stream), from_app + key);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_NE(r.head.find("Access-Control-Allow-Origin: https://app.example\r\n"),
+              std::string::npos)
+        << r.head;
+    EXPECT_NE(r.head.find("Vary: Origin"), std::string::npos) << r.head;
+  }
+  auto refused = http(server.port(), "GET", "/v1/models", "", from_app);
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_NE(refused.head.find("Access-Control-Allow-Origin"), std::string::npos);  // readable
+  const std::string elsewhere = "Origin: https://other.example\r\n";
+  auto other = http(server.port(), "GET", "/v1/models", "", elsewhere + key);
+  EXPECT_EQ(other.status, 200);
+  EXPECT_EQ(other.head.find("Access-Control-Allow-Origin"), std::string::npos) << other.head;
+  EXPECT_EQ(http(server.port(), "OPTIONS", "/v1/models", "", elsewhere).status, 405);
+  EXPECT_EQ(http(server.port(), "OPTIONS", "/v2/nothing", "", from_app).status, 404);
+
+  cs::Config closed = config_for(backend);  // no cors_origins
+  RunningServer no_cors(closed);
+  auto r = http(no_cors.port(), "OPTIONS", "/v1/chat/completions", "", from_app);
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.head.find("Access-Control-Allow-Origin"), std::string::npos);
+}
+
 TEST(Server, AClientThatDisconnectsCancelsItsBackendRequest) {
   for (const bool stream : {true, false}) {
     ct::FakeBackend backend(stream ? ct::Fault::slow : ct::Fault::stall);
