@@ -65,6 +65,7 @@ std::string AccessLog::line(const AccessRecord& r, long long unix_millis) {
                                    ? nlohmann::ordered_json(rounded(*r.first_token_seconds))
                                    : nlohmann::ordered_json(nullptr);
   }
+  if (!r.request_id.empty()) j["request_id"] = r.request_id;
   j["seconds"] = rounded(r.seconds);
   if (!r.error.empty()) j["error"] = r.error;
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

@@ -17,10 +17,11 @@ namespace chatwire::serve {
 struct AccessRecord {
   std::string client;  // "address:port"
   std::string method, path;
-  std::string route;  // the metrics label; "" = no route
-  int status = 0;     // 499: the client went away first
-  std::string model;  // relayed routes
-  std::string id;     // the response's id (chatcmpl-..., resp_...)
+  std::string route;       // the metrics label; "" = no route
+  int status = 0;          // 499: the client went away first
+  std::string model;       // relayed routes
+  std::string id;          // the response's id (chatcmpl-..., resp_...)
+  std::string request_id;  // the client's X-Request-Id ("" = none)
   bool stream = false;
   std::size_t prompt_tokens = 0, completion_tokens = 0;
   std::optional<double> first_token_seconds;

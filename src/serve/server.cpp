@@ -68,6 +68,7 @@ struct Session {
   beast::tcp_stream stream;
   std::string client;        // address:port, for the access log
   std::string allow_origin;  // the current request's Access-Control-Allow-Origin ("" = none)
+  std::string request_id;    // the current request's X-Request-Id, echoed ("" = none)
   beast::flat_buffer buffer;
   bool busy = false;  // a request is being answered (else waiting for one)
   ActiveChat* chat = nullptr;
@@ -123,20 +124,35 @@ struct Server::Impl {
   void end_of_session();
 };
 
-// CORS: the allowed origin on every answer to a request from one (the answer varies by Origin).
+namespace {
+
+// A client's X-Request-Id, when it is one: up to 128 visible ASCII characters ("" otherwise:
+// it goes back in a header and into the log).
+std::string request_id_of(boost::beast::string_view value) {
+  if (value.empty() || value.size() > 128) return "";
+  for (char c : value)
+    if (c <= ' ' || c > '~') return "";
+  return std::string(value.data(), value.size());
+}
+
+// On every answer: the client's X-Request-Id, echoed so a client (or a proxy) can match answer
+// and request; CORS's allowed origin for a request from one (the answer varies by Origin).
 template <typename Response>
-void set_cors(Response& res, const Session& s) {
+void set_answer_headers(Response& res, const Session& s) {
+  if (!s.request_id.empty()) res.set("X-Request-Id", s.request_id);
   if (s.allow_origin.empty()) return;
   res.set(http::field::access_control_allow_origin, s.allow_origin);
   res.set(http::field::vary, "Origin");
 }
+
+}  // namespace
 
 net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, unsigned version,
                                                bool keep_alive, const HeaderList* extra) {
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
   res.set(http::field::server, "chatwire");
   res.set(http::field::content_type, r.content_type);
-  set_cors(res, s);
+  set_answer_headers(res, s);
   if (extra != nullptr)
     for (const auto& [name, value] : *extra) res.set(name, value);
   res.keep_alive(keep_alive);
@@ -271,7 +287,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
       res.set(http::field::server, "chatwire");
       res.set(http::field::content_type, "text/event-stream");
       res.set(http::field::cache_control, "no-cache");
-      set_cors(res, s);
+      set_answer_headers(res, s);
       res.keep_alive(keep_alive);
       res.chunked(true);
       http::response_serializer<http::empty_body> sr{res};
@@ -445,6 +461,8 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     parser.body_limit(config.limits.max_body_bytes);
     beast::error_code ec;
     s.busy = false;
+    s.allow_origin.clear();  // the last request's: none until this one's head is read
+    s.request_id.clear();
     s.stream.expires_after(std::chrono::milliseconds(config.timeouts.client_idle_ms));
     co_await http::async_read_header(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
     if (!ec && !parser.is_done() &&
@@ -492,6 +510,8 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     const unsigned version = req.version();
     const bool keep_alive = req.keep_alive() && !stopping;
     const auto origin = req[http::field::origin];
+    s.request_id = request_id_of(req["X-Request-Id"]);
+    record.request_id = s.request_id;
     s.allow_origin = g.allowed_origin(std::string_view(origin.data(), origin.size()));
     if (req.method() == http::verb::options) {  // a CORS preflight: no key, no body
       if (auto headers = g.preflight(std::string_view(req.target().data(), req.target().size()),

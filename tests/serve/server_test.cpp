@@ -327,7 +327,11 @@ TEST(Server, TheAccessLogHasALinePerRequestAndNoBody) {
     response_id = r.body.substr(id_at + 6, 29);
     EXPECT_EQ(http(server.port(), "GET", "/v2/nothing?token=secret", "", key).status, 404);
     EXPECT_EQ(http(server.port(), "GET", "/v1/models").status, 401);
-    EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);
+    auto health = http(server.port(), "GET", "/health", "", "X-Request-Id: trace-42\r\n");
+    EXPECT_EQ(health.status, 200);
+    EXPECT_NE(health.head.find("X-Request-Id: trace-42\r\n"), std::string::npos) << health.head;
+    auto odd = http(server.port(), "GET", "/health", "", "X-Request-Id: two words\r\n");
+    EXPECT_EQ(odd.head.find("X-Request-Id"), std::string::npos) << odd.head;  // not echoed
   }
   std::ifstream in(log_path);
   std::vector<json> lines;
@@ -337,7 +341,7 @@ TEST(Server, TheAccessLogHasALinePerRequestAndNoBody) {
     lines.push_back(json::parse(line));
   }
   std::remove(log_path.c_str());
-  ASSERT_EQ(lines.size(), 5u);
+  ASSERT_EQ(lines.size(), 6u);
   const json& c = lines[0];
   EXPECT_EQ(c["method"], "POST");
   EXPECT_EQ(c["path"], "/v1/chat/completions");
@@ -365,6 +369,8 @@ TEST(Server, TheAccessLogHasALinePerRequestAndNoBody) {
   EXPECT_EQ(lines[3]["error"], "invalid_api_key");
   EXPECT_EQ(lines[4]["route"], "health");
   EXPECT_FALSE(lines[4].contains("error"));
+  EXPECT_EQ(lines[4]["request_id"], "trace-42");
+  EXPECT_FALSE(lines[5].contains("request_id"));
 
   // A log that cannot be opened stops the start, naming it.
   config.access_log = ::testing::TempDir();  // a directory
