@@ -222,8 +222,8 @@ std::string Gateway::allowed_origin(std::string_view origin) const {
   return "";
 }
 
-std::optional<HeaderList> Gateway::preflight(std::string_view target,
-                                             std::string_view origin) const {
+std::optional<HeaderList> Gateway::preflight(std::string_view target, std::string_view origin,
+                                             std::string_view asked_headers) const {
   const std::string allowed = allowed_origin(origin);
   if (allowed.empty()) return std::nullopt;
   const std::string_view path = target.substr(0, target.find('?'));
@@ -231,8 +231,17 @@ std::optional<HeaderList> Gateway::preflight(std::string_view target,
   for (const auto& r : kRoutes)
     if (r.path == path) methods += (methods.empty() ? "" : ", ") + std::string(r.method);
   if (methods.empty()) return std::nullopt;
+  // The headers asked for, when they are a header-name list (they go back in a header).
+  std::string headers = "Authorization, Content-Type";
+  const bool listed = !asked_headers.empty() && asked_headers.size() <= 2048 &&
+                      std::all_of(asked_headers.begin(), asked_headers.end(), [](char c) {
+                        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                               (c >= '0' && c <= '9') || c == '-' || c == '_' || c == ',' ||
+                               c == ' ';
+                      });
+  if (listed) headers = std::string(asked_headers);
   return HeaderList{{"Access-Control-Allow-Methods", methods},
-                    {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+                    {"Access-Control-Allow-Headers", headers},
                     {"Access-Control-Max-Age", "600"}};
 }
 

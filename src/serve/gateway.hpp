@@ -67,10 +67,12 @@ class Gateway {
   // CORS: the Access-Control-Allow-Origin value for a request from `origin` ("" = none: no
   // Config::cors_origins match it, or it sent no Origin).
   std::string allowed_origin(std::string_view origin) const;
-  // The headers of the answer (204) to an OPTIONS preflight for `target`: the methods and
-  // headers allowed; nullopt when it is not one the gateway answers (CORS off, no such path,
-  // origin not allowed): the request is then routed as any other (405).
-  std::optional<HeaderList> preflight(std::string_view target, std::string_view origin) const;
+  // The headers of the answer (204) to an OPTIONS preflight for `target`: the methods and the
+  // headers allowed (those the browser asks for, `asked_headers`: the OpenAI clients send their
+  // own X-Stainless-* headers); nullopt when it is not one the gateway answers (CORS off, no
+  // such path, origin not allowed): the request is then routed as any other (405).
+  std::optional<HeaderList> preflight(std::string_view target, std::string_view origin,
+                                      std::string_view asked_headers = {}) const;
 
   // The error reply, counted in the metrics.
   HttpReply error_reply(const HttpError& e) const;

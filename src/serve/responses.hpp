@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,7 +52,10 @@ Result<ResponsesJob> plan_responses(const LoadedModels& models, std::string_view
 // Responses output.
 class ResponsesWriter {
  public:
-  ResponsesWriter(const ResponsesRequest& request, std::string model, long long created_at);
+  // `reasoning_fields`: the chat fields the relay writes reasoning to (the model's
+  // ModelConfig::reasoning_fields); the first one present is read.
+  ResponsesWriter(const ResponsesRequest& request, std::string model, long long created_at,
+                  std::vector<std::string> reasoning_fields = {"reasoning_content", "reasoning"});
 
   // Streaming: the response.created and response.in_progress events.
   std::string begin();
@@ -64,19 +69,33 @@ class ResponsesWriter {
   const std::string& id() const noexcept { return id_; }
 
  private:
+  // An output item being streamed: its index in output_ and its text (or arguments) so far.
+  struct OpenItem {
+    std::size_t index = 0;
+    std::string text;
+  };
   json response(std::string_view status) const;  // the object with what is known so far
   std::string event(json body);                  // one SSE event, numbered
-  std::string open_item(json item);              // output_item.added (+ content_part.added)
-  std::string close_item();                      // the open item's .done events
-  std::string on_chunk(const json& chunk);
+  // output_item.added (+ content_part.added for text); the item's index in output_.
+  std::size_t open_item(json item, std::string& out);
+  std::string close_item(const OpenItem& item);  // its .done events; output_ holds it done
+  std::string close_text();                      // the open reasoning or message item
+  std::string close_all();                       // every open item, in output order
+  Result<std::string> on_chunk(const json& chunk);
+  const json* reasoning_of(const json& message) const;
 
   json echo_;
   std::string id_, model_;
   long long created_at_;
+  std::vector<std::string> reasoning_fields_;
   std::size_t sequence_ = 0;
-  json output_ = json::array();  // items done
-  json open_;                    // the item being streamed (null = none)
-  std::string open_text_;        // its text or arguments so far
+  json output_ = json::array();  // every item added, as last written (done once closed)
+  // The open reasoning or message item: one at a time, closed when the other kind or a call
+  // begins.
+  std::optional<OpenItem> text_;
+  // The open function calls by the chat tool-call index: open until the reply finishes, as the
+  // relay may send an earlier call's arguments after a later call began (its "{}" catch-up).
+  std::map<std::size_t, OpenItem> calls_;
   std::string finish_reason_;
   json usage_;
   json warnings_;

@@ -2,8 +2,10 @@
 // read back as they are written: reasoning, text and each tool call become output items in the
 // order the model wrote them, each opened (output_item.added, content_part.added), filled by
 // deltas and closed (.done events) before the next one begins.
+#include <algorithm>
 #include <random>
 #include <string_view>
+#include <vector>
 
 #include "serve/responses.hpp"
 
@@ -45,13 +47,6 @@ json call_item(const std::string& id, const json& call_id, const json& name,
           {"name", name}, {"arguments", arguments},  {"status", "completed"}};
 }
 
-// The reasoning of a chat message or delta: the first of the fields the relay writes it to.
-const json* reasoning_of(const json& message) {
-  for (const char* key : {"reasoning_content", "reasoning"})
-    if (auto it = message.find(key); it != message.end() && it->is_string()) return &*it;
-  return nullptr;
-}
-
 json usage_of(const json& usage) {
   const auto in = usage.value("prompt_tokens", std::size_t{0});
   const auto out = usage.value("completion_tokens", std::size_t{0});
@@ -65,11 +60,19 @@ Error internal(std::string message) {
 }  // namespace
 
 ResponsesWriter::ResponsesWriter(const ResponsesRequest& request, std::string model,
-                                 long long created_at)
+                                 long long created_at, std::vector<std::string> reasoning_fields)
     : echo_(request.echo),
       id_(random_id("resp_")),
       model_(std::move(model)),
-      created_at_(created_at) {}
+      created_at_(created_at),
+      reasoning_fields_(std::move(reasoning_fields)) {}
+
+// The reasoning of a chat message or delta: the first of the fields the relay writes it to.
+const json* ResponsesWriter::reasoning_of(const json& message) const {
+  for (const auto& key : reasoning_fields_)
+    if (auto it = message.find(key); it != message.end() && it->is_string()) return &*it;
+  return nullptr;
+}
 
 json ResponsesWriter::response(std::string_view status) const {
   json r = {{"id", id_},        {"object", "response"}, {"created_at", created_at_},
@@ -98,10 +101,9 @@ std::string ResponsesWriter::begin() {
   return out;
 }
 
-std::string ResponsesWriter::open_item(json item) {
+std::size_t ResponsesWriter::open_item(json item, std::string& out) {
   const std::size_t index = output_.size();
-  std::string out =
-      event({{"type", "response.output_item.added"}, {"output_index", index}, {"item", item}});
+  out += event({{"type", "response.output_item.added"}, {"output_index", index}, {"item", item}});
   const std::string type = item["type"].get<std::string>();
   if (type != "function_call") {
     json part = type == "message" ? text_part("") : json{{"type", "reasoning_text"}, {"text", ""}};
@@ -111,79 +113,94 @@ std::string ResponsesWriter::open_item(json item) {
                   {"content_index", 0},
                   {"part", std::move(part)}});
   }
-  open_ = std::move(item);
-  open_text_.clear();
-  return out;
+  output_.push_back(std::move(item));
+  return index;
 }
 
-std::string ResponsesWriter::close_item() {
-  if (open_.is_null()) return "";
-  const std::size_t index = output_.size();
-  const std::string type = open_["type"].get<std::string>();
-  const json id = open_["id"];
+std::string ResponsesWriter::close_item(const OpenItem& open) {
+  json& item = output_[open.index];
+  const std::string type = item["type"].get<std::string>();
+  const json id = item["id"];
   std::string out;
-  json item;
   if (type == "function_call") {
     out += event({{"type", "response.function_call_arguments.done"},
                   {"item_id", id},
-                  {"output_index", index},
-                  {"name", open_["name"]},
-                  {"arguments", open_text_}});
-    item = call_item(id, open_["call_id"], open_["name"], open_text_);
+                  {"output_index", open.index},
+                  {"name", item["name"]},
+                  {"arguments", open.text}});
+    item = call_item(id, item["call_id"], item["name"], open.text);
   } else {
     const bool message = type == "message";
     json part =
-        message ? text_part(open_text_) : json{{"type", "reasoning_text"}, {"text", open_text_}};
+        message ? text_part(open.text) : json{{"type", "reasoning_text"}, {"text", open.text}};
     json done = {{"type", message ? "response.output_text.done" : "response.reasoning_text.done"},
                  {"item_id", id},
-                 {"output_index", index},
+                 {"output_index", open.index},
                  {"content_index", 0},
-                 {"text", open_text_}};
+                 {"text", open.text}};
     if (message) done["logprobs"] = json::array();
     out += event(std::move(done));
     out += event({{"type", "response.content_part.done"},
                   {"item_id", id},
-                  {"output_index", index},
+                  {"output_index", open.index},
                   {"content_index", 0},
                   {"part", std::move(part)}});
-    item = message ? message_item(id, open_text_) : reasoning_item(id, open_text_);
+    item = message ? message_item(id, open.text) : reasoning_item(id, open.text);
   }
-  out += event({{"type", "response.output_item.done"}, {"output_index", index}, {"item", item}});
-  output_.push_back(std::move(item));
-  open_ = nullptr;
+  out +=
+      event({{"type", "response.output_item.done"}, {"output_index", open.index}, {"item", item}});
   return out;
 }
 
-std::string ResponsesWriter::on_chunk(const json& chunk) {
+std::string ResponsesWriter::close_text() {
+  if (!text_) return "";
+  std::string out = close_item(*text_);
+  text_.reset();
+  return out;
+}
+
+std::string ResponsesWriter::close_all() {
+  std::vector<const OpenItem*> open;
+  if (text_) open.push_back(&*text_);
+  for (const auto& [chat_index, item] : calls_) open.push_back(&item);
+  std::sort(open.begin(), open.end(),
+            [](const OpenItem* a, const OpenItem* b) { return a->index < b->index; });
+  std::string out;
+  for (const OpenItem* item : open) out += close_item(*item);
+  text_.reset();
+  calls_.clear();
+  return out;
+}
+
+Result<std::string> ResponsesWriter::on_chunk(const json& chunk) {
   std::string out;
   if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) usage_ = usage_of(*u);
   auto choices = chunk.find("choices");
   if (choices == chunk.end() || !choices->is_array() || choices->empty()) return out;
   const json& choice = (*choices)[0];
   const json& delta = choice.contains("delta") ? choice["delta"] : json::object();
-  auto open_type = [&] {
-    return open_.is_null() ? std::string() : open_["type"].get<std::string>();
-  };
   // A text delta of the reply's reasoning or answer: into the open item of its kind, opened
-  // (the one before closed) when another kind is open.
+  // (the other kind's closed first) when none is.
   auto text_delta = [&](const json& text, bool reasoning) {
     if (!text.is_string() || text.get_ref<const std::string&>().empty()) return;
-    if (open_type() != (reasoning ? "reasoning" : "message")) {
-      out += close_item();
-      out += open_item(reasoning ? json{{"id", random_id("rs_")},
-                                        {"type", "reasoning"},
-                                        {"summary", json::array()},
-                                        {"content", json::array()}}
-                                 : json{{"id", random_id("msg_")},
-                                        {"type", "message"},
-                                        {"role", "assistant"},
-                                        {"status", "in_progress"},
-                                        {"content", json::array()}});
-    }
-    open_text_ += text.get<std::string>();
+    const char* type = reasoning ? "reasoning" : "message";
+    if (text_ && output_[text_->index]["type"] != type) out += close_text();
+    if (!text_)
+      text_ = OpenItem{open_item(reasoning ? json{{"id", random_id("rs_")},
+                                                  {"type", "reasoning"},
+                                                  {"summary", json::array()},
+                                                  {"content", json::array()}}
+                                           : json{{"id", random_id("msg_")},
+                                                  {"type", "message"},
+                                                  {"role", "assistant"},
+                                                  {"status", "in_progress"},
+                                                  {"content", json::array()}},
+                                 out),
+                       ""};
+    text_->text += text.get<std::string>();
     json e = {{"type", reasoning ? "response.reasoning_text.delta" : "response.output_text.delta"},
-              {"item_id", open_["id"]},
-              {"output_index", output_.size()},
+              {"item_id", output_[text_->index]["id"]},
+              {"output_index", text_->index},
               {"content_index", 0},
               {"delta", text}};
     if (!reasoning) e["logprobs"] = json::array();
@@ -194,30 +211,37 @@ std::string ResponsesWriter::on_chunk(const json& chunk) {
   if (auto calls = delta.find("tool_calls"); calls != delta.end() && calls->is_array()) {
     for (const json& call : *calls) {
       const json& function = call.contains("function") ? call["function"] : json::object();
+      if (!call.contains("index") || !call["index"].is_number_unsigned())
+        return internal("a tool-call delta without its index");
+      const auto chat_index = call["index"].get<std::size_t>();
       if (call.contains("id")) {  // a call's first delta: id and name
-        out += close_item();
-        out += open_item({{"id", random_id("fc_")},
-                          {"type", "function_call"},
-                          {"call_id", call["id"]},
-                          {"name", function.value("name", std::string())},
-                          {"arguments", ""},
-                          {"status", "in_progress"}});
+        out += close_text();
+        if (calls_.contains(chat_index)) return internal("a tool call begun twice");
+        const std::size_t index = open_item({{"id", random_id("fc_")},
+                                             {"type", "function_call"},
+                                             {"call_id", call["id"]},
+                                             {"name", function.value("name", std::string())},
+                                             {"arguments", ""},
+                                             {"status", "in_progress"}},
+                                            out);
+        calls_[chat_index] = OpenItem{index, ""};
       }
-      if (auto a = function.find("arguments"); a != function.end() && a->is_string() &&
-                                               !a->get_ref<const std::string&>().empty() &&
-                                               open_type() == "function_call") {
-        open_text_ += a->get<std::string>();
-        out += event({{"type", "response.function_call_arguments.delta"},
-                      {"item_id", open_["id"]},
-                      {"output_index", output_.size()},
-                      {"delta", *a}});
-      }
+      auto a = function.find("arguments");
+      if (a == function.end() || !a->is_string() || a->get_ref<const std::string&>().empty())
+        continue;
+      auto open = calls_.find(chat_index);
+      if (open == calls_.end()) return internal("arguments for a tool call not begun");
+      open->second.text += a->get<std::string>();
+      out += event({{"type", "response.function_call_arguments.delta"},
+                    {"item_id", output_[open->second.index]["id"]},
+                    {"output_index", open->second.index},
+                    {"delta", *a}});
     }
   }
   if (auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {
     finish_reason_ = f->get<std::string>();
     if (auto w = choice.find("warnings"); w != choice.end()) warnings_ = *w;
-    out += close_item();
+    out += close_all();
   }
   return out;
 }
@@ -232,7 +256,7 @@ Result<std::string> ResponsesWriter::on_chat_sse(std::string_view sse) {
     if (!event_text.starts_with(kData)) return internal("not a chat chunk event");
     const std::string_view data = event_text.substr(kData.size());
     if (data == "[DONE]") {
-      out += close_item();
+      out += close_all();
       const bool incomplete = finish_reason_ == "length";
       out += event({{"type", incomplete ? "response.incomplete" : "response.completed"},
                     {"response", response(incomplete ? "incomplete" : "completed")}});
@@ -240,7 +264,9 @@ Result<std::string> ResponsesWriter::on_chat_sse(std::string_view sse) {
     }
     json chunk = json::parse(data, nullptr, false);
     if (!chunk.is_object()) return internal("a chat chunk that is not a JSON object");
-    out += on_chunk(chunk);
+    auto events = on_chunk(chunk);
+    if (!events) return events.error();
+    out += *events;
   }
   return out;
 }

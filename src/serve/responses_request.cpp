@@ -1,6 +1,7 @@
 // A Responses request as a chat-completions request (see responses.hpp): the request's fields
 // by the table below, its input items as chat messages.
 #include <array>
+#include <exception>
 #include <initializer_list>
 #include <string_view>
 #include <variant>
@@ -236,7 +237,8 @@ Status read_item(const json& item, const std::string& path, MessageBuilder& mess
       auto t = joined_text(*c, path + ".content", {"reasoning_text"});
       if (!t) return t.error();
       text = std::move(*t);
-    } else if (auto s = item.find("summary"); s != item.end() && !s->is_null()) {
+    }
+    if (auto s = item.find("summary"); text.empty() && s != item.end() && !s->is_null()) {
       auto t = joined_text(*s, path + ".summary", {"summary_text"});
       if (!t) return t.error();
       text = std::move(*t);
@@ -298,6 +300,9 @@ Status read_tool_choice(const json& choice, ResponsesRequest& out) {
 // text.format: the chat response_format.
 Status read_text(const json& text, ResponsesRequest& out) {
   if (!text.is_object()) return bad("text", "must be an object");
+  for (auto it = text.begin(); it != text.end(); ++it)
+    if (it.key() != "format" && it.key() != "verbosity")
+      return bad("text." + it.key(), "is not a field of text");
   out.echo["text"] = text;
   if (auto v = text.find("verbosity"); v != text.end() && !v->is_null())
     return bad("text.verbosity", "is not served: an open model has no verbosity setting");
@@ -311,7 +316,12 @@ Status read_text(const json& text, ResponsesRequest& out) {
     out.chat["response_format"] = {{"type", "json_object"}};
   } else if (type == "json_schema") {
     if (!f->contains("schema")) return bad("text.format.schema", "is missing");
-    json schema = {{"name", f->value("name", std::string("response"))}, {"schema", (*f)["schema"]}};
+    json name = "response";
+    if (auto n = f->find("name"); n != f->end() && !n->is_null()) {
+      if (!n->is_string()) return bad("text.format.name", "must be a string");
+      name = *n;
+    }
+    json schema = {{"name", std::move(name)}, {"schema", (*f)["schema"]}};
     for (const char* key : {"description", "strict"})
       if (auto it = f->find(key); it != f->end() && !it->is_null()) schema[key] = *it;
     out.chat["response_format"] = {{"type", "json_schema"}, {"json_schema", std::move(schema)}};
@@ -363,13 +373,22 @@ Result<ResponsesRequest> to_chat_request(const json& request) {
   }
   out.chat["stream"] = out.stream;
   if (out.stream) out.chat["stream_options"] = {{"include_usage", true}};  // for response.usage
-  if (const json* o = get("stream_options"); o && !o->is_object())
-    return bad("stream_options", "must be an object");
+  if (const json* o = get("stream_options")) {
+    if (!o->is_object()) return bad("stream_options", "must be an object");
+    // include_obfuscation pads events against length side channels on shared networks; the
+    // events are written without padding either way, which only makes them shorter.
+    for (auto it = o->begin(); it != o->end(); ++it)
+      if (it.key() != "include_obfuscation")
+        return bad("stream_options." + it.key(), "is not served");
+  }
   if (const json* b = get("background"); b && *b != false)
     return bad("background", "is not served: the gateway stores no responses to poll");
   if (const json* s = get("store")) {
     if (!s->is_boolean()) return bad("store", "must be a boolean");
-    // Accepted either way: the response says store false, and nothing can be fetched later.
+    if (*s == true)
+      return bad("store",
+                 "true is not served: the gateway stores no responses (send false, or "
+                 "leave it out)");
   }
   if (const json* t = get("truncation"); t && *t != "disabled")
     return bad("truncation",
@@ -465,7 +484,12 @@ Result<ResponsesJob> plan_responses(const LoadedModels& models, std::string_view
     return bad("", parsed.failure == util::BoundedJson::Failure::kTooDeep
                        ? "the request is nested too deeply"
                        : "the request body is not JSON: " + parsed.what);
-  auto request = to_chat_request(parsed.value);
+  Result<ResponsesRequest> request = bad("", "");
+  try {
+    request = to_chat_request(parsed.value);
+  } catch (const std::exception& e) {  // a shape the checks missed: a refusal, never a crash
+    return bad("", std::string("the request could not be read: ") + e.what());
+  }
   if (!request) return request.error();
   // One level more: the chat request nests the input one object deeper than it came.
   auto chat = plan_chat(models, request->chat.dump(-1, ' ', false, json::error_handler_t::replace),

@@ -69,6 +69,7 @@ struct Session {
   std::string client;        // address:port, for the access log
   std::string allow_origin;  // the current request's Access-Control-Allow-Origin ("" = none)
   std::string request_id;    // the current request's X-Request-Id, echoed ("" = none)
+  bool cors = false;         // CORS is on: answers vary by Origin
   beast::flat_buffer buffer;
   bool busy = false;  // a request is being answered (else waiting for one)
   ActiveChat* chat = nullptr;
@@ -140,9 +141,10 @@ std::string request_id_of(boost::beast::string_view value) {
 template <typename Response>
 void set_answer_headers(Response& res, const Session& s) {
   if (!s.request_id.empty()) res.set("X-Request-Id", s.request_id);
+  if (s.cors) res.set(http::field::vary, "Origin");  // for caches, allowed origin or not
   if (s.allow_origin.empty()) return;
   res.set(http::field::access_control_allow_origin, s.allow_origin);
-  res.set(http::field::vary, "Origin");
+  res.set(http::field::access_control_expose_headers, "X-Request-Id");
 }
 
 }  // namespace
@@ -215,13 +217,21 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   // A Responses request is planned as the chat request it maps to; its writer turns what the
   // relay writes into the Responses shapes.
   std::optional<ResponsesRequest> responses_request;
-  auto plan = [&]() -> Result<ChatJob> {
+  auto plan_request = [&]() -> Result<ChatJob> {
     if (route.relayed != Relayed::responses)
       return plan_chat(g.models(), body, 512, config.limits.max_choices);
     auto planned = plan_responses(g.models(), body, 512);
     if (!planned) return planned.error();
     responses_request = std::move(planned->request);
     return std::move(planned->chat);
+  };
+  auto plan = [&]() -> Result<ChatJob> {
+    try {
+      return plan_request();
+    } catch (const std::exception& e) {  // a shape the checks missed: a refusal, never a crash
+      return gateway_error("RequestError",
+                           std::string("the request could not be read: ") + e.what());
+    }
   };
   auto job = co_await on_worker(plan);
   if (!job) {
@@ -236,7 +246,8 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   record.stream = job->params.stream;
   std::optional<ResponsesWriter> responses;
   if (responses_request)
-    responses.emplace(*responses_request, job->model->config.name, job->head.created);
+    responses.emplace(*responses_request, job->model->config.name, job->head.created,
+                      job->model->config.reasoning_fields);
   record.id = responses ? responses->id() : job->head.id;
   auto relay = ChatRelay::start(*job, config.limits);
   if (!relay) {
@@ -416,6 +427,11 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
         } else {
           const std::string last = failure ? ChatRelay::stream_error(*failure) : reply;
           co_await send_chunk(last);
+          if (failure && responses) {  // the writer could not read the relay's last events
+            const std::string events = responses->stream_error(*failure);
+            responses.reset();
+            co_await send_chunk(events);
+          }
         }
         if (client_ok) {
           beast::error_code ec;
@@ -477,11 +493,17 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     const Clock::time_point started = Clock::now();
     AccessRecord record;
     record.client = s.client;
+    const auto origin = parser.get()[http::field::origin];
     {
       const auto& head = parser.get();
       record.method = std::string(head.method_string());
       const std::string_view target(head.target().data(), head.target().size());
       record.path = std::string(target.substr(0, target.find('?')));  // a query may hold secrets
+      // The answer's own headers, the refusals below included.
+      s.cors = !config.cors_origins.empty();
+      s.allow_origin = g.allowed_origin(std::string_view(origin.data(), origin.size()));
+      s.request_id = request_id_of(head["X-Request-Id"]);
+      record.request_id = s.request_id;
     }
     if (ec == http::error::body_limit || ec == http::error::header_limit) {
       const bool body = ec == http::error::body_limit;
@@ -509,13 +531,11 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     auto& req = parser.get();
     const unsigned version = req.version();
     const bool keep_alive = req.keep_alive() && !stopping;
-    const auto origin = req[http::field::origin];
-    s.request_id = request_id_of(req["X-Request-Id"]);
-    record.request_id = s.request_id;
-    s.allow_origin = g.allowed_origin(std::string_view(origin.data(), origin.size()));
     if (req.method() == http::verb::options) {  // a CORS preflight: no key, no body
+      const auto asked = req[http::field::access_control_request_headers];
       if (auto headers = g.preflight(std::string_view(req.target().data(), req.target().size()),
-                                     std::string_view(origin.data(), origin.size()))) {
+                                     std::string_view(origin.data(), origin.size()),
+                                     std::string_view(asked.data(), asked.size()))) {
         const HttpReply r{204, "text/plain", ""};
         record.route = "preflight";
         g.metrics().request("preflight", r.status, seconds_since(started));
@@ -561,6 +581,13 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
       continue;
     }
+    // Counted while it is answered, however the answer ends (an exception included).
+    struct InFlight {
+      std::size_t* count;
+      ~InFlight() {
+        if (count != nullptr) --*count;
+      }
+    } in_flight_guard{rt.limited ? &in_flight : nullptr};
     if (rt.limited) ++in_flight;
     bool ok = false;
     if (rt.relayed != Relayed::none) {
@@ -574,7 +601,6 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       log_access(record, started, &r);
       ok = co_await write_reply(s, r, version, keep_alive);
     }
-    if (rt.limited) --in_flight;
     if (!ok || !keep_alive || stopping) co_return;
   }
 }

@@ -55,13 +55,15 @@ TEST(ResponsesRequest, ATurnStartsAgainAfterItsCallsOrAtANewReasoning) {
       {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
       {"role": "assistant", "content": "after"},
       {"type": "reasoning", "summary": [{"type": "summary_text", "text": "s"}]},
-      {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "r"}]}]})");
+      {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "r"}]},
+      {"type": "reasoning", "summary": [{"type": "summary_text", "text": "t"}], "content": []}]})");
   const json& m = r.chat["messages"];
-  ASSERT_EQ(m.size(), 4u) << m.dump(1);
+  ASSERT_EQ(m.size(), 5u) << m.dump(1);
   EXPECT_EQ(m[0]["tool_calls"].size(), 1u);
   EXPECT_EQ(m[1]["content"], "after");
   EXPECT_EQ(m[2]["reasoning_content"], "s");  // a summary stands in for the text
   EXPECT_EQ(m[3]["reasoning_content"], "r");
+  EXPECT_EQ(m[4]["reasoning_content"], "t");  // no text in content: the summary
 }
 
 TEST(ResponsesRequest, FieldsAreMappedEchoedOrPassedToChat) {
@@ -70,7 +72,7 @@ TEST(ResponsesRequest, FieldsAreMappedEchoedOrPassedToChat) {
       "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"},
                  "description": "d", "strict": true}],
       "text": {"format": {"type": "json_schema", "name": "out", "schema": {"type": "object"}, "strict": true}},
-      "reasoning": {"effort": "high", "summary": "auto"}, "metadata": {"k": "v"}, "store": true,
+      "reasoning": {"effort": "high", "summary": "auto"}, "metadata": {"k": "v"}, "store": false,
       "user": "u", "top_k": 20, "seed": 7, "chat_template_kwargs": {"enable_thinking": false},
       "include": [], "truncation": "disabled", "background": false})");
   EXPECT_TRUE(r.stream);
@@ -94,7 +96,7 @@ TEST(ResponsesRequest, FieldsAreMappedEchoedOrPassedToChat) {
   EXPECT_EQ(c["chat_template_kwargs"]["enable_thinking"], false);
   EXPECT_FALSE(c.contains("metadata"));
   EXPECT_EQ(r.echo["metadata"]["k"], "v");
-  EXPECT_EQ(r.echo["store"], false);  // nothing is stored, whatever was asked
+  EXPECT_EQ(r.echo["store"], false);
   EXPECT_EQ(r.echo["tools"][0]["name"], "f");
   EXPECT_EQ(r.echo["tool_choice"]["name"], "f");
   EXPECT_EQ(mapped(R"({"input": "x", "text": {"format": {"type": "json_object"}}})")
@@ -118,6 +120,12 @@ TEST(ResponsesRequest, WhatCannotBeServedIsRefusedNamingTheField) {
       {R"({"input": "x", "text": {"verbosity": "low"}})", "text.verbosity"},
       {R"({"input": "x", "text": {"format": {"type": "xml"}}})", "text.format.type"},
       {R"({"input": "x", "stream": "yes"})", "stream"},
+      {R"({"input": "x", "store": true})", "store"},
+      {R"({"input": "x", "stream_options": {"include_usage": true}})",
+       "stream_options.include_usage"},
+      {R"({"input": "x", "text": {"formt": {"type": "text"}}})", "text.formt"},
+      {R"({"input": "x", "text": {"format": {"type": "json_schema", "schema": {}, "name": 5}}})",
+       "text.format.name"},
       {R"({"instructions": "x"})", "input"},
       {R"({"input": 3})", "input"},
       {R"({"input": [{"type": "item_reference", "id": "msg_1"}]})", "input[0].type"},
@@ -257,32 +265,19 @@ TEST(ResponsesWriter, TheStreamReadBackIsTheWholeResponse) {
     EXPECT_EQ(events[i]["sequence_number"], i);
     types.push_back(events[i]["type"]);
   }
-  const std::vector<std::string> expected_types = {"response.created",
-                                                   "response.in_progress",
-                                                   "response.output_item.added",
-                                                   "response.content_part.added",
-                                                   "response.reasoning_text.delta",
-                                                   "response.reasoning_text.delta",
-                                                   "response.reasoning_text.done",
-                                                   "response.content_part.done",
-                                                   "response.output_item.done",
-                                                   "response.output_item.added",
-                                                   "response.content_part.added",
-                                                   "response.output_text.delta",
-                                                   "response.output_text.delta",
-                                                   "response.output_text.done",
-                                                   "response.content_part.done",
-                                                   "response.output_item.done",
-                                                   "response.output_item.added",
-                                                   "response.function_call_arguments.delta",
-                                                   "response.function_call_arguments.delta",
-                                                   "response.function_call_arguments.done",
-                                                   "response.output_item.done",
-                                                   "response.output_item.added",
-                                                   "response.function_call_arguments.delta",
-                                                   "response.function_call_arguments.done",
-                                                   "response.output_item.done",
-                                                   "response.completed"};
+  const std::vector<std::string> expected_types = {
+      "response.created", "response.in_progress", "response.output_item.added",
+      "response.content_part.added", "response.reasoning_text.delta",
+      "response.reasoning_text.delta", "response.reasoning_text.done", "response.content_part.done",
+      "response.output_item.done", "response.output_item.added", "response.content_part.added",
+      "response.output_text.delta", "response.output_text.delta", "response.output_text.done",
+      "response.content_part.done", "response.output_item.done",
+      // the calls: open until the reply ends
+      "response.output_item.added", "response.function_call_arguments.delta",
+      "response.function_call_arguments.delta", "response.output_item.added",
+      "response.function_call_arguments.delta", "response.function_call_arguments.done",
+      "response.output_item.done", "response.function_call_arguments.done",
+      "response.output_item.done", "response.completed"};
   EXPECT_EQ(types, expected_types);
   EXPECT_EQ(events[0]["response"]["status"], "in_progress");
   EXPECT_EQ(events[0]["response"]["output"], json::array());
@@ -294,6 +289,51 @@ TEST(ResponsesWriter, TheStreamReadBackIsTheWholeResponse) {
   EXPECT_EQ(events[4]["item_id"], final["output"][0]["id"]);
   EXPECT_EQ(events[17]["output_index"], 2);
   EXPECT_EQ(events[17]["delta"], "{\"x\":");
+}
+
+// The relay finishes every call's arguments at the end: a call without parameters gets its "{}"
+// after later calls began. Each call is its own item until the reply finishes, so the catch-up
+// goes to its call, and the stream agrees with the whole response.
+TEST(ResponsesWriter, AnEarlierCallsArgumentsAfterALaterCallGoToItsOwnItem) {
+  auto request = mapped(R"({"input": "x"})");
+  cs::ResponsesWriter writer(request, "m", 1);
+  std::string sse;
+  for (
+      const auto& piece :
+      {chunk(
+           R"({"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"now","arguments":""}}]})"),
+       chunk(
+           R"({"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"wx","arguments":"{\"city\":\"Paris\"}"}}]})"),
+       chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]})"),
+       chunk("{}", "\"tool_calls\"") + "data: [DONE]\n\n"}) {
+    auto events = writer.on_chat_sse(piece);
+    ASSERT_TRUE(events) << events.error().to_string();
+    sse += *events;
+  }
+  const auto events = events_of(sse);
+  const json& output = events.back()["response"]["output"];
+  ASSERT_EQ(output.size(), 2u) << output.dump(1);
+  EXPECT_EQ(output[0]["name"], "now");
+  EXPECT_EQ(output[0]["arguments"], "{}");
+  EXPECT_EQ(output[1]["name"], "wx");
+  EXPECT_EQ(output[1]["arguments"], "{\"city\":\"Paris\"}");
+  // Arguments for a call that never began are the gateway's own bug, reported.
+  cs::ResponsesWriter confused(request, "m", 1);
+  EXPECT_FALSE(
+      confused.on_chat_sse(chunk(R"({"tool_calls":[{"index":3,"function":{"arguments":"{}"}}]})")));
+}
+
+// The reasoning is read from the fields the model's relay writes it to.
+TEST(ResponsesWriter, ReasoningFromTheConfiguredField) {
+  auto request = mapped(R"({"input": "x"})");
+  cs::ResponsesWriter writer(request, "m", 1, {"thinking"});
+  auto body = writer.from_completion(
+      R"({"choices": [{"index": 0, "message": {"role": "assistant", "content": "A", "thinking": "T"},
+          "finish_reason": "stop"}]})");
+  ASSERT_TRUE(body);
+  const json r = json::parse(*body);
+  ASSERT_EQ(r["output"].size(), 2u);
+  EXPECT_EQ(r["output"][0]["content"][0]["text"], "T");
 }
 
 TEST(ResponsesWriter, ALengthStopIsIncompleteAndAFailureIsAnErrorThenFailed) {
