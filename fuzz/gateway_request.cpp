@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (pick < 3) {
     auto route = g.route("POST", kTargets[pick]);
     if (!route || (*route)->answer == nullptr) std::abort();
-    check_reply((*route)->answer(g, body));
+    check_reply((*route)->answer(g, cs::RouteRequest{body, {}}));
     return 0;
   }
   // Chat completions (3-5) and responses (6-8) under each backend API (the job's body is built

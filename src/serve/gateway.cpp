@@ -51,29 +51,50 @@ Result<const ServedModel*> model_of(const Gateway& g, const json& request) {
   return m;
 }
 
-HttpReply health(const Gateway& g, std::string_view) {
+HttpReply health(const Gateway& g, const RouteRequest&) {
   return ok(json{{"status", "ok"}, {"models", g.models().models.size()}});
 }
 
-HttpReply list_models(const Gateway& g, std::string_view) {
+json model_object(const ServedModel& m) {
+  return {{"id", m.config.name},
+          {"object", "model"},
+          {"created", 0},
+          {"owned_by", "chatwire"},
+          {"backend_api", backend_api_name(m.config.backend_api)},
+          {"capabilities", json::parse(m.capabilities_json)}};
+}
+
+HttpReply list_models(const Gateway& g, const RouteRequest&) {
   json data = json::array();
-  for (const auto& m : g.models().models)
-    data.push_back({{"id", m->config.name},
-                    {"object", "model"},
-                    {"created", 0},
-                    {"owned_by", "chatwire"},
-                    {"backend_api", backend_api_name(m->config.backend_api)},
-                    {"capabilities", json::parse(m->capabilities_json)}});
+  for (const auto& m : g.models().models) data.push_back(model_object(*m));
   return ok(json{{"object", "list"}, {"data", std::move(data)}});
 }
 
-HttpReply metrics_text(const Gateway& g, std::string_view) {
+// GET /v1/models/{id}: the SDKs' models.retrieve (an id with a slash arrives as %2F).
+HttpReply model_info(const Gateway& g, const RouteRequest& request) {
+  for (const auto& m : g.models().models)
+    if (m->config.name == request.id) return ok(model_object(*m));
+  return g.error_reply(
+      gateway_error("ModelNotFound", "the model '" + request.id + "' is not served", "model"));
+}
+
+// GET and DELETE /v1/responses/{id}: nothing is stored, so no response can be fetched; the
+// answer says so rather than a bare "no route".
+HttpReply stored_response(const Gateway& g, const RouteRequest& request) {
+  return g.error_reply(gateway_error(
+      "RouteNotFound", "no stored response '" + request.id +
+                           "': the gateway stores no responses (POST /v1/responses answers "
+                           "each request whole; send the conversation as input)"));
+}
+
+HttpReply metrics_text(const Gateway& g, const RouteRequest&) {
   return HttpReply{200, "text/plain; version=0.0.4", g.metrics().prometheus_text()};
 }
 
 // vLLM's /tokenize: {prompt, add_special_tokens (default true)} or a chat request's
 // {messages, tools, chat_template_kwargs, ...} -> {count, tokens, token_strs?}.
-HttpReply tokenize(const Gateway& g, std::string_view body) {
+HttpReply tokenize(const Gateway& g, const RouteRequest& route_request) {
+  const std::string_view body = route_request.body;
   auto request = read_object(body);
   if (!request) return g.error_reply(request.error());
   auto model = model_of(g, *request);
@@ -110,7 +131,8 @@ HttpReply tokenize(const Gateway& g, std::string_view body) {
 }
 
 // vLLM's /detokenize: {tokens} -> {prompt}.
-HttpReply detokenize(const Gateway& g, std::string_view body) {
+HttpReply detokenize(const Gateway& g, const RouteRequest& route_request) {
+  const std::string_view body = route_request.body;
   auto request = read_object(body);
   if (!request) return g.error_reply(request.error());
   auto model = model_of(g, *request);
@@ -136,7 +158,8 @@ HttpReply detokenize(const Gateway& g, std::string_view body) {
 }
 
 // The prompt a chat request renders to, with its ids and the adaptations, without generating.
-HttpReply render(const Gateway& g, std::string_view body) {
+HttpReply render(const Gateway& g, const RouteRequest& route_request) {
+  const std::string_view body = route_request.body;
   auto job = plan_chat(g.models(), body, kMaxJsonDepth);
   if (!job) return g.error_reply(job.error());
   json adaptations = json::array();
@@ -152,18 +175,45 @@ HttpReply render(const Gateway& g, std::string_view body) {
                  {"backend_request", json::parse(job->backend_body)}});
 }
 
-// method, path, metrics label, limited, open (no API key), relayed, answer
-constexpr std::array<Route, 8> kRoutes = {{
-    {"POST", "/v1/chat/completions", "chat_completions", true, false, Relayed::chat_completions,
-     nullptr},
-    {"POST", "/v1/responses", "responses", true, false, Relayed::responses, nullptr},
-    {"POST", "/v1/chat/render", "render", true, false, Relayed::none, render},
-    {"POST", "/tokenize", "tokenize", true, false, Relayed::none, tokenize},
-    {"POST", "/detokenize", "detokenize", false, false, Relayed::none, detokenize},
-    {"GET", "/v1/models", "models", false, false, Relayed::none, list_models},
-    {"GET", "/health", "health", false, true, Relayed::none, health},
-    {"GET", "/metrics", "metrics", false, true, Relayed::none, metrics_text},
+// method, path, item (the path is a prefix, an id follows), metrics label, limited, open (no
+// API key), relayed, answer
+constexpr std::array<Route, 11> kRoutes = {{
+    {"POST", "/v1/chat/completions", false, "chat_completions", true, false,
+     Relayed::chat_completions, nullptr},
+    {"POST", "/v1/responses", false, "responses", true, false, Relayed::responses, nullptr},
+    {"GET", "/v1/responses/", true, "responses_item", false, false, Relayed::none, stored_response},
+    {"DELETE", "/v1/responses/", true, "responses_item", false, false, Relayed::none,
+     stored_response},
+    {"POST", "/v1/chat/render", false, "render", true, false, Relayed::none, render},
+    {"POST", "/tokenize", false, "tokenize", true, false, Relayed::none, tokenize},
+    {"POST", "/detokenize", false, "detokenize", false, false, Relayed::none, detokenize},
+    {"GET", "/v1/models", false, "models", false, false, Relayed::none, list_models},
+    {"GET", "/v1/models/", true, "model", false, false, Relayed::none, model_info},
+    {"GET", "/health", false, "health", false, true, Relayed::none, health},
+    {"GET", "/metrics", false, "metrics", false, true, Relayed::none, metrics_text},
 }};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX decoded; a % not followed by two hex digits stays as it is.
+std::string percent_decoded(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
 
 // Equal without an early exit, so the time a comparison takes does not tell how much of a
 // guessed key was right (only its length).
@@ -183,7 +233,9 @@ Result<const Route*> Gateway::route(std::string_view method, std::string_view ta
   const std::string_view path = target.substr(0, target.find('?'));
   bool path_known = false;
   for (const auto& r : kRoutes) {
-    if (r.path != path) continue;
+    const bool match =
+        r.item ? path.size() > r.path.size() && path.starts_with(r.path) : path == r.path;
+    if (!match) continue;
     if (r.method == method) return &r;
     path_known = true;
   }
@@ -191,6 +243,16 @@ Result<const Route*> Gateway::route(std::string_view method, std::string_view ta
     return gateway_error("MethodNotAllowed",
                          std::string(method) + " is not served on " + std::string(path));
   return gateway_error("RouteNotFound", "no route " + std::string(path));
+}
+
+RouteRequest Gateway::route_request(const Route& route, std::string_view target,
+                                    std::string_view body) {
+  RouteRequest request{body, {}};
+  if (route.item) {
+    const std::string_view path = target.substr(0, target.find('?'));
+    request.id = percent_decoded(path.substr(std::min(route.path.size(), path.size())));
+  }
+  return request;
 }
 
 Result<bool> Gateway::authorize(const Route& route, std::string_view authorization) const {

@@ -35,9 +35,16 @@ enum class Relayed : unsigned char {
   responses,         // POST /v1/responses: the chat path in the Responses shapes (responses.hpp)
 };
 
+// What a route's answer is given: the body, and for an item route the item's id.
+struct RouteRequest {
+  std::string_view body;
+  std::string id;  // the path after an item route's prefix, percent-decoded ("" otherwise)
+};
+
 struct Route {
   std::string_view method;
-  std::string_view path;
+  std::string_view path;  // an item route: the prefix ("/v1/models/"), the id follows
+  bool item;
   std::string_view name;  // the metrics label
   // Counted against limits.max_concurrent_requests (renders and generations).
   bool limited;
@@ -45,7 +52,7 @@ struct Route {
   bool open;
   Relayed relayed;
   // The answer of a route that is not relayed (nullptr for those that are).
-  HttpReply (*answer)(const Gateway& gateway, std::string_view body);
+  HttpReply (*answer)(const Gateway& gateway, const RouteRequest& request);
 };
 
 class Gateway {
@@ -55,6 +62,9 @@ class Gateway {
   // The route of a request target (the query is ignored). Errors: RouteNotFound,
   // MethodNotAllowed.
   Result<const Route*> route(std::string_view method, std::string_view target) const;
+  // The request a route's answer gets: the body, and an item route's id from the target.
+  static RouteRequest route_request(const Route& route, std::string_view target,
+                                    std::string_view body);
 
   const Config& config() const noexcept { return config_; }
   const LoadedModels& models() const noexcept { return models_; }

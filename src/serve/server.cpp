@@ -595,7 +595,9 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       ok = co_await chat(s, body, version, keep_alive, started, rt, record);
     } else {
       std::string body = std::move(req.body());
-      auto answer = [&]() { return rt.answer(g, body); };
+      const RouteRequest route_request = Gateway::route_request(
+          rt, std::string_view(req.target().data(), req.target().size()), body);
+      auto answer = [&]() { return rt.answer(g, route_request); };
       HttpReply r = co_await on_worker(answer);
       g.metrics().request(rt.name, r.status, seconds_since(started));
       log_access(record, started, &r);

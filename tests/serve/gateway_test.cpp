@@ -23,7 +23,7 @@ cs::HttpReply answer(const cs::Gateway& g, std::string_view method, std::string_
   auto route = g.route(method, target);
   if (!route) return g.error_reply(route.error());
   EXPECT_NE((*route)->answer, nullptr) << target;
-  return (*route)->answer(g, body);
+  return (*route)->answer(g, cs::Gateway::route_request(**route, target, body));
 }
 
 TEST(Gateway, UnknownRoutesAre404AndWrongMethods405) {
@@ -71,6 +71,36 @@ TEST(Gateway, ApiKeysAreAskedForOnEveryRouteButHealthAndMetrics) {
   }
   for (const char* path : {"/health", "/metrics"})
     EXPECT_TRUE(g.authorize(**g.route("GET", path), "")) << path;
+}
+
+// Item routes: GET /v1/models/{id} (an id with a slash arrives percent-encoded, as the SDKs
+// send it) and GET / DELETE /v1/responses/{id}, which says that nothing is stored.
+TEST(Gateway, ItemRoutesForAModelAndForAStoredResponse) {
+  cs::Config config;
+  config.models.push_back(cs::testing::model_config("qwen3", "http://127.0.0.1:9"));
+  config.models.back().name = "Qwen/Qwen3-8B";
+  cs::Gateway g(config, cs::testing::models_with(config.models.front()));
+  for (const char* target : {"/v1/models/Qwen%2FQwen3-8B", "/v1/models/Qwen/Qwen3-8B",
+                             "/v1/models/Qwen%2fQwen3-8B?x=1"}) {
+    auto r = answer(g, "GET", target, "");
+    ASSERT_EQ(r.status, 200) << target << " " << r.body;
+    const json m = json::parse(r.body);
+    EXPECT_EQ(m["id"], "Qwen/Qwen3-8B");
+    EXPECT_EQ(m["object"], "model");
+    EXPECT_TRUE(m["capabilities"].is_object());
+  }
+  auto missing = answer(g, "GET", "/v1/models/llama%", "");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(json::parse(missing.body)["error"]["code"], "model_not_found");
+  EXPECT_NE(json::parse(missing.body)["error"]["message"].get<std::string>().find("'llama%'"),
+            std::string::npos);
+  EXPECT_EQ(answer(g, "GET", "/v1/models/", "").status, 404);  // an item route needs its id
+  for (const char* method : {"GET", "DELETE"}) {
+    auto r = answer(g, method, "/v1/responses/resp_abc", "");
+    EXPECT_EQ(r.status, 404);
+    EXPECT_NE(r.body.find("stores no responses"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(answer(g, "PUT", "/v1/responses/resp_abc", "").status, 405);
 }
 
 TEST(Gateway, ModelsListsCapabilitiesFromTheProbe) {

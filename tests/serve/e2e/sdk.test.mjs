@@ -448,5 +448,14 @@ describe("raw SSE framing (curl)", () => {
     const models = await client.models.list();
     const ids = models.data.map((m) => m.id).sort();
     assert.deepEqual(ids, modelEntries("x").map((m) => m.name).sort());
+    // models.retrieve (GET /v1/models/{id}); a name the gateway does not serve is NotFoundError.
+    const one = await client.models.retrieve("mistral-v0.3");
+    assert.equal(one.id, "mistral-v0.3");
+    assert.equal(one.object, "model");
+    await assert.rejects(client.models.retrieve("no/such-model"),
+      (e) => e instanceof OpenAI.NotFoundError && e.code === "model_not_found");
+    // Nothing is stored: responses.retrieve is a NotFoundError saying so.
+    await assert.rejects(client.responses.retrieve("resp_123"),
+      (e) => e instanceof OpenAI.NotFoundError && /stores no responses/.test(e.message));
   });
 });
