@@ -7,8 +7,9 @@
 // 5xx: there is no backend here), and an accepted chat is a job with a backend body that is JSON.
 //
 // Input: byte 0 picks the route (and, for chat completions and responses, the backend API); the
-// rest is the body. The models are the gateway tests' six checkpoint directories,
-// data/models/endpoint/ (CHATWIRE_DATA_DIR, which scripts/fuzz sets), named by the body's `model`.
+// rest is the body (or, for GET /v1/models/{id}, the id as the path has it). The models are the
+// gateway tests' six checkpoint directories, data/models/endpoint/ (CHATWIRE_DATA_DIR, which
+// scripts/fuzz sets), named by the body's `model`.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -62,7 +63,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   const cs::Gateway& g = gateway();
   constexpr std::string_view kTargets[] = {"/v1/chat/render", "/tokenize", "/detokenize"};
-  const std::uint8_t pick = data[0] % 9;
+  const std::uint8_t pick = data[0] % 10;
+  if (pick == 9) {  // the rest as a path under an item route (GET /v1/models/{id})
+    const std::string target = "/v1/models/" + std::string(body);
+    auto route = g.route("GET", target);
+    if (!route) {
+      check_reply(g.error_reply(route.error()));
+      return 0;
+    }
+    check_reply((*route)->answer(g, cs::Gateway::route_request(**route, target, "")));
+    return 0;
+  }
   if (pick < 3) {
     auto route = g.route("POST", kTargets[pick]);
     if (!route || (*route)->answer == nullptr) std::abort();
