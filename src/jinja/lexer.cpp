@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "jinja/unicode.hpp"
+#include "util/hex.hpp"
 
 namespace chatwire::jinja {
 
@@ -124,12 +125,7 @@ std::size_t name_length(std::string_view s) {
   }
   return pos;
 }
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+using util::hex_value;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include "chatwire/tokenize.hpp"
 #include "serve/chat_relay.hpp"
 #include "serve/http_errors.hpp"
+#include "util/hex.hpp"
 #include "util/json_text.hpp"
 
 namespace chatwire::serve {
@@ -193,20 +194,14 @@ constexpr std::array<Route, 11> kRoutes = {{
     {"GET", "/metrics", false, "metrics", false, true, Relayed::none, metrics_text},
 }};
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // %XX decoded; a % not followed by two hex digits stays as it is.
 std::string percent_decoded(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+    if (s[i] == '%' && i + 2 < s.size() && util::hex_value(s[i + 1]) >= 0 &&
+        util::hex_value(s[i + 2]) >= 0) {
+      out += static_cast<char>(util::hex_value(s[i + 1]) * 16 + util::hex_value(s[i + 2]));
       i += 2;
     } else {
       out += s[i];

@@ -8,6 +8,7 @@
 #endif
 
 #include "tokenize/unicode.hpp"
+#include "util/hex.hpp"
 
 namespace chatwire::tokenize::json {
 
@@ -202,18 +203,11 @@ class Parser {
     return true;
   }
 
-  static int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
   bool read_hex4(const char* q, char32_t& out) {
     if (end_ - q < 4) return false;
     out = 0;
     for (int i = 0; i < 4; ++i) {
-      int h = hex_value(q[i]);
+      int h = util::hex_value(q[i]);
       if (h < 0) return false;
       out = (out << 4) | static_cast<char32_t>(h);
     }
