@@ -22,7 +22,7 @@ std::string dump(const json& j) {
 }
 
 HttpReply ok(const json& j) {
-  return HttpReply{200, "application/json", dump(j)};
+  return HttpReply{200, "application/json", dump(j), {}};
 }
 
 Result<json> read_object(std::string_view body) {
@@ -89,7 +89,7 @@ HttpReply stored_response(const Gateway& g, const RouteRequest& request) {
 }
 
 HttpReply metrics_text(const Gateway& g, const RouteRequest&) {
-  return HttpReply{200, "text/plain; version=0.0.4", g.metrics().prometheus_text()};
+  return HttpReply{200, "text/plain; version=0.0.4", g.metrics().prometheus_text(), {}};
 }
 
 // vLLM's /tokenize: {prompt, add_special_tokens (default true)} or a chat request's
@@ -225,7 +225,7 @@ Gateway::Gateway(Config config, LoadedModels models)
     : config_(std::move(config)), models_(std::move(models)) {}
 
 Result<const Route*> Gateway::route(std::string_view method, std::string_view target) const {
-  const std::string_view path = target.substr(0, target.find('?'));
+  const std::string_view path = request_path(target);
   bool path_known = false;
   for (const auto& r : kRoutes) {
     const bool match =
@@ -244,7 +244,7 @@ RouteRequest Gateway::route_request(const Route& route, std::string_view target,
                                     std::string_view body) {
   RouteRequest request{body, {}};
   if (route.item) {
-    const std::string_view path = target.substr(0, target.find('?'));
+    const std::string_view path = request_path(target);
     request.id = percent_decoded(path.substr(std::min(route.path.size(), path.size())));
   }
   return request;
@@ -283,7 +283,7 @@ std::optional<HeaderList> Gateway::preflight(std::string_view target, std::strin
                                              std::string_view asked_headers) const {
   const std::string allowed = allowed_origin(origin);
   if (allowed.empty()) return std::nullopt;
-  const std::string_view path = target.substr(0, target.find('?'));
+  const std::string_view path = request_path(target);
   std::string methods;
   for (const auto& r : kRoutes)
     if (r.path == path) methods += (methods.empty() ? "" : ", ") + std::string(r.method);
@@ -304,7 +304,7 @@ std::optional<HeaderList> Gateway::preflight(std::string_view target, std::strin
 
 HttpReply Gateway::error_reply(const HttpError& e) const {
   metrics_.error(e.code.empty() ? e.type : e.code);
-  return HttpReply{e.status, "application/json", error_body(e)};
+  return HttpReply{e.status, "application/json", error_body(e), e.code};
 }
 
 HttpReply Gateway::error_reply(const Error& e) const {

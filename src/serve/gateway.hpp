@@ -21,7 +21,13 @@ struct HttpReply {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::string error_code;  // an error reply's OpenAI code (its body's error.code), for the log
 };
+
+// A request target's path: without the query.
+inline std::string_view request_path(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
 
 // The headers of the answer to a CORS preflight (204, no body).
 using HeaderList = std::vector<std::pair<std::string, std::string>>;

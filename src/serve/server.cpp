@@ -69,7 +69,6 @@ struct Session {
   std::string client;        // address:port, for the access log
   std::string allow_origin;  // the current request's Access-Control-Allow-Origin ("" = none)
   std::string request_id;    // the current request's X-Request-Id, echoed ("" = none)
-  bool cors = false;         // CORS is on: answers vary by Origin
   beast::flat_buffer buffer;
   bool busy = false;  // a request is being answered (else waiting for one)
   ActiveChat* chat = nullptr;
@@ -139,9 +138,10 @@ std::string request_id_of(boost::beast::string_view value) {
 // On every answer: the client's X-Request-Id, echoed so a client (or a proxy) can match answer
 // and request; CORS's allowed origin for a request from one (the answer varies by Origin).
 template <typename Response>
-void set_answer_headers(Response& res, const Session& s) {
+void set_answer_headers(Response& res, const Session& s, const Config& config) {
   if (!s.request_id.empty()) res.set("X-Request-Id", s.request_id);
-  if (s.cors) res.set(http::field::vary, "Origin");  // for caches, allowed origin or not
+  if (!config.cors_origins.empty())
+    res.set(http::field::vary, "Origin");  // for caches, allowed origin or not
   if (s.allow_origin.empty()) return;
   res.set(http::field::access_control_allow_origin, s.allow_origin);
   res.set(http::field::access_control_expose_headers, "X-Request-Id");
@@ -154,7 +154,7 @@ net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, u
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
   res.set(http::field::server, "chatwire");
   res.set(http::field::content_type, r.content_type);
-  set_answer_headers(res, s);
+  set_answer_headers(res, s, config);
   if (extra != nullptr)
     for (const auto& [name, value] : *extra) res.set(name, value);
   res.keep_alive(keep_alive);
@@ -199,12 +199,7 @@ void Server::Impl::log_access(AccessRecord& record, Clock::time_point started,
   record.seconds = seconds_since(started);
   if (reply != nullptr) {
     record.status = reply->status;
-    if (reply->status >= 400) {  // the error body's code
-      const json body = json::parse(reply->body, nullptr, false);
-      if (body.is_object() && body.contains("error") && body["error"].is_object() &&
-          body["error"].value("code", json()).is_string())
-        record.error = body["error"]["code"].get<std::string>();
-    }
+    record.error = reply->error_code;
   }
   access_log.write(record);
 }
@@ -298,7 +293,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
       res.set(http::field::server, "chatwire");
       res.set(http::field::content_type, "text/event-stream");
       res.set(http::field::cache_control, "no-cache");
-      set_answer_headers(res, s);
+      set_answer_headers(res, s, config);
       res.keep_alive(keep_alive);
       res.chunked(true);
       http::response_serializer<http::empty_body> sr{res};
@@ -416,22 +411,22 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   if (client_ok) {
     if (relay->streaming() || headers_sent) {
       if (failure && !headers_sent) {
-        const HttpReply r{failure->status, "application/json", error_body(*failure)};
+        const HttpReply r{failure->status, "application/json", error_body(*failure), failure->code};
         client_ok = co_await write_reply(s, r, version, keep_alive);
       } else {
-        if (failure && responses) {  // already in the Responses shapes
-          std::string events = responses_begun ? "" : responses->begin();  // in this order
-          events += responses->stream_error(*failure);
-          responses.reset();  // send_chunk passes it on as it is
-          co_await send_chunk(events);
-        } else {
-          const std::string last = failure ? ChatRelay::stream_error(*failure) : reply;
-          co_await send_chunk(last);
-          if (failure && responses) {  // the writer could not read the relay's last events
-            const std::string events = responses->stream_error(*failure);
-            responses.reset();
-            co_await send_chunk(events);
+        // The reply's last events; sending them can fail too (the Responses writer could not
+        // read them), and a failure ends the stream in the client's API's words.
+        if (!failure) co_await send_chunk(reply);
+        if (failure) {
+          std::string last;
+          if (responses) {
+            if (!responses_begun) last = responses->begin();
+            last += responses->stream_error(*failure);
+            responses.reset();  // already in the Responses shapes: send_chunk passes it on
+          } else {
+            last = ChatRelay::stream_error(*failure);
           }
+          co_await send_chunk(last);
         }
         if (client_ok) {
           beast::error_code ec;
@@ -441,9 +436,9 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
         }
       }
     } else {
-      const HttpReply r = failure
-                              ? HttpReply{failure->status, "application/json", error_body(*failure)}
-                              : HttpReply{200, "application/json", reply};
+      const HttpReply r = failure ? HttpReply{failure->status, "application/json",
+                                              error_body(*failure), failure->code}
+                                  : HttpReply{200, "application/json", reply, {}};
       client_ok = co_await write_reply(s, r, version, keep_alive);
     }
   }
@@ -498,9 +493,8 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       const auto& head = parser.get();
       record.method = std::string(head.method_string());
       const std::string_view target(head.target().data(), head.target().size());
-      record.path = std::string(target.substr(0, target.find('?')));  // a query may hold secrets
+      record.path = std::string(request_path(target));  // a query may hold secrets
       // The answer's own headers, the refusals below included.
-      s.cors = !config.cors_origins.empty();
       s.allow_origin = g.allowed_origin(std::string_view(origin.data(), origin.size()));
       s.request_id = request_id_of(head["X-Request-Id"]);
       record.request_id = s.request_id;
@@ -536,7 +530,7 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       if (auto headers = g.preflight(std::string_view(req.target().data(), req.target().size()),
                                      std::string_view(origin.data(), origin.size()),
                                      std::string_view(asked.data(), asked.size()))) {
-        const HttpReply r{204, "text/plain", ""};
+        const HttpReply r{204, "text/plain", "", {}};
         record.route = "preflight";
         g.metrics().request("preflight", r.status, seconds_since(started));
         log_access(record, started, &r);
