@@ -952,6 +952,7 @@ std::vector<Dialect> build_table() {
     d.cut_frame_prefixes = {"<|open|>", "<|close|>"};
     d.param_name_attr = "key";
     d.value_type_attr = "type";
+    d.attr_entities = true;  // tool="a&amp;b" names a&b (both references unescape attributes)
     // The answer's channel markers and the end of the message are framing, also without their
     // separator (the longer marker wins), and with the spaces a detokenizer that puts spaces
     // between special tokens writes around the channel name (vLLM's kimi_k3 parser reads them).

@@ -185,6 +185,14 @@ bool Core::valid_name(std::string_view name) {
   return true;
 }
 
+bool Core::quoted_name(std::string_view name) {
+  if (name.empty() || name.size() > 256) return false;
+  return std::none_of(name.begin(), name.end(), [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
 // ---- the driver ----
 
 Engine::Engine(std::shared_ptr<const SyntaxData> syntax, Tools tools, Options options)

@@ -909,6 +909,9 @@ class Core {
   }
 
   static bool valid_name(std::string_view name);
+  // A name its format delimits (a quoted attribute): any text but an empty one, one over
+  // valid_name's 256 bytes, or one holding a control character.
+  static bool quoted_name(std::string_view name);
 
   // ---- state ----
  private:

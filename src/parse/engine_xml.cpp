@@ -5,11 +5,58 @@
 #include <optional>
 
 #include "parse/engine_section.hpp"
+#include "util/hex.hpp"
 #include "util/json_text.hpp"
+#include "util/utf8.hpp"
 
 namespace chatwire::parse {
 
 namespace {
+
+// XML's character references in an attribute value: the five named ones and numeric ones
+// (`&#38;`, `&#x26;`) of a code point other than NUL and the surrogates, up to U+10FFFF. Any
+// other `&` stays as written, as XML readers that recover keep it.
+std::string xml_unescape(std::string_view s) {
+  static constexpr std::pair<std::string_view, char> kNamed[] = {
+      {"amp;", '&'}, {"lt;", '<'}, {"gt;", '>'}, {"quot;", '"'}, {"apos;", '\''}};
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '&') {
+      out += s[i];
+      continue;
+    }
+    const std::string_view rest = s.substr(i + 1);
+    bool done = false;
+    for (const auto& [name, ch] : kNamed)
+      if (rest.starts_with(name)) {
+        out += ch;
+        i += name.size();
+        done = true;
+        break;
+      }
+    if (!done && rest.starts_with('#')) {
+      const bool hex = rest.size() > 1 && (rest[1] == 'x' || rest[1] == 'X');
+      std::size_t p = hex ? 2 : 1;
+      std::uint32_t cp = 0;
+      const std::size_t digits_at = p;
+      for (; p < rest.size() && p < digits_at + 8; ++p) {
+        const int d = hex ? util::hex_value(rest[p])
+                          : (rest[p] >= '0' && rest[p] <= '9' ? rest[p] - '0' : -1);
+        if (d < 0) break;
+        cp = cp * (hex ? 16 : 10) + static_cast<std::uint32_t>(d);
+      }
+      if (p > digits_at && p < rest.size() && rest[p] == ';' && cp != 0 && cp <= 0x10FFFF &&
+          (cp < 0xD800 || cp > 0xDFFF)) {
+        util::utf8::append(out, static_cast<char32_t>(cp));
+        i += p + 1;
+        done = true;
+      }
+    }
+    if (!done) out += '&';
+  }
+  return out;
+}
 
 // Whether `text` is a type expression: comma-separated type names (or `any`), each with an
 // optional bracketed parameter that is one too (`array[string]`, `dict[str, int]`).
@@ -309,7 +356,21 @@ class XmlFamily final : public SectionFamily {
   // `name="x"` / `="x"` / `x` -> x
   // The value of attribute `key` in a header (`name="f"`, quoted or not); a header without it
   // is the name itself (`=f`, `"f"`, `f`).
-  static std::string attr_name(std::string_view header, std::string_view key = "name");
+  static std::string attr_name(std::string_view header, std::string_view key = "name") {
+    return attr_value(header, key).text;
+  }
+  struct AttrValue {
+    std::string text;
+    bool quoted = false;  // written in quotes, which delimit it whatever it holds
+  };
+  static AttrValue attr_value(std::string_view header, std::string_view key);
+  // attr_value's text, unescaped where the dialect's template escapes attributes
+  // (Dialect::attr_entities).
+  AttrValue attr_text(std::string_view header, std::string_view key) const {
+    AttrValue v = attr_value(header, key);
+    if (v.quoted && c_.d.attr_entities) v.text = xml_unescape(v.text);
+    return v;
+  }
   // The text of an attribute-form header (`<invoke name="f">`) that no attribute read holds:
   // what stands outside the `key="value"` pairs (quoted or not) of the name attribute (`key`),
   // `string` (true or false: DSML's typing), the dialect's value_type_attr and `index` (Kimi K3;
@@ -390,7 +451,7 @@ class XmlFamily final : public SectionFamily {
   MarkerSet named_markers_;  // ... and the markers that end it
 };
 
-auto XmlFamily::attr_name(std::string_view header, std::string_view key) -> std::string {
+auto XmlFamily::attr_value(std::string_view header, std::string_view key) -> AttrValue {
   header = trim(header);
   // Found anywhere, as models glue it to the tag (`<paramname="k">`, `<functionĠname="f">`).
   std::size_t p = header.find(key);
@@ -402,16 +463,16 @@ auto XmlFamily::attr_name(std::string_view header, std::string_view key) -> std:
       char q = v[0];
       v.remove_prefix(1);
       auto e = v.find(q);
-      return std::string(v.substr(0, e));
+      return {std::string(v.substr(0, e)), e != std::string_view::npos};
     }
     auto e = v.find_first_of(" \t\n>");
-    return std::string(trim(v.substr(0, e)));
+    return {std::string(trim(v.substr(0, e))), false};
   }
   if (!header.empty() && header[0] == '=') header.remove_prefix(1);
   header = trim(header);
   if (header.size() >= 2 && (header[0] == '"' || header[0] == '\'') && header.back() == header[0])
-    header = header.substr(1, header.size() - 2);
-  return std::string(header);
+    return {std::string(header.substr(1, header.size() - 2)), true};
+  return {std::string(header), false};
 }
 
 std::string XmlFamily::unread_attr_text(std::string_view header, std::string_view key) const {
@@ -507,9 +568,12 @@ bool XmlFamily::xp_name() {
     return true;
   }
   const std::string_view header = std::string_view(c_.buf).substr(c_.mark, hit.at - c_.mark);
-  std::string name = attr_name(header, c_.d.call_name_attr);
+  AttrValue attr = attr_text(header, c_.d.call_name_attr);
+  std::string name = std::move(attr.text);
   c_.pos = hit.at + (hit.tag == 1 ? hit.len : 0);
-  if (!c_.valid_name(name)) {
+  // A quoted name is delimited by its quotes, so it is the name whatever it holds (`calc<beta`,
+  // as vLLM's and SGLang's attribute readers return it); an unquoted one must look like a name.
+  if (!(attr.quoted ? Core::quoted_name(name) : c_.valid_name(name))) {
     not_a_call("not_a_call", "call marker not followed by a function name");
     return true;
   }
@@ -1160,7 +1224,7 @@ auto XmlFamily::param_name_from(std::size_t from, std::string& name) const -> Tr
 
 std::string XmlFamily::header_name(std::string_view header, std::size_t& used) const {
   used = header.size();
-  if (!c_.d.repairs_tag_slips || !params_) return attr_name(header, c_.d.param_name_attr);
+  if (!c_.d.repairs_tag_slips || !params_) return attr_text(header, c_.d.param_name_attr).text;
   // The open marker without its '<' (`parameter=`), repeated at the header's start.
   const std::string_view again = std::string_view(c_.d.param_open).substr(1);
   auto schema_name = [&](std::string_view h, std::string& out) {

@@ -281,6 +281,10 @@ struct Dialect {
   // `<function = f>` (and the same for `<parameter=`), as vLLM's qwen3_xml parser reads them. The
   // name is quoted or ends at the header's end, so the boundary is known without a tool list.
   bool attr_headers = false;
+  // Quoted attribute values (the call's `tool=`, a parameter's `key=`) are XML-escaped by the
+  // template, so the reader unescapes them (Kimi K3's XTML, as vLLM's and SGLang's kimi_k3
+  // parsers read `tool="a&amp;b"` as `a&b`).
+  bool attr_entities = false;
 
   // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
   std::vector<Section> pythonic_sections;

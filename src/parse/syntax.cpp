@@ -94,6 +94,7 @@ constexpr FlagField kFlagFields[] = {
     {"repairs_tag_slips", &Dialect::repairs_tag_slips},
     {"namespaced_names", &Dialect::namespaced_names},
     {"attr_headers", &Dialect::attr_headers},
+    {"attr_entities", &Dialect::attr_entities},
     {"loose_bare", &Dialect::loose_bare},
 };
 
