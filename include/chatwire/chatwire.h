@@ -80,8 +80,15 @@ char* chatwire_generation_push_text(chatwire_generation* generation, const char*
 char* chatwire_generation_finish(chatwire_generation* generation, char** error);
 /* The assistant message so far (complete after finish), as JSON. */
 char* chatwire_generation_message(const chatwire_generation* generation);
-/* 1 when a stop id or stop string was generated. */
+/* What the parser reported about the output so far (a call cut off at the end, text that looked
+ * like a call and stays content, a stray marker, ...), as a JSON array of {"code", "message",
+ * "offset"}; "[]" when nothing. */
+char* chatwire_generation_warnings(const chatwire_generation* generation);
+/* 1 when a stop id or stop string was generated, or the call limit was reached. */
 int chatwire_generation_stopped(const chatwire_generation* generation);
+/* 1 when the prompt allowed one call (parallel_tool_calls false) and a further call began: the
+ * generation ended there, so the engine can stop generating. */
+int chatwire_generation_call_limit_reached(const chatwire_generation* generation);
 /* "tool_calls", "stop" or "length". */
 const char* chatwire_generation_finish_reason(const chatwire_generation* generation);
 

@@ -106,6 +106,7 @@ class DecodeStream {
  public:
   explicit DecodeStream(Tokenizer tokenizer, DecodeOptions options = {});
   Result<std::string> push(std::uint32_t id);
+  // An error (an id not in the vocabulary, without an unk token) leaves the stream as it was.
   Result<std::string> push(std::span<const std::uint32_t> ids);
   // The rest of the text once the generation has ended (an incomplete character becomes U+FFFD,
   // as in decode).

@@ -245,8 +245,20 @@ char* chatwire_generation_message(const chatwire_generation* generation) {
   });
 }
 
+char* chatwire_generation_warnings(const chatwire_generation* generation) {
+  if (generation == nullptr) return nullptr;
+  return guarded(nullptr, [&] {
+    return copy(ep::to_json(generation->generation.warnings())
+                    .dump(-1, ' ', false, json::error_handler_t::replace));
+  });
+}
+
 int chatwire_generation_stopped(const chatwire_generation* generation) {
   return generation != nullptr && generation->generation.stopped() ? 1 : 0;
+}
+
+int chatwire_generation_call_limit_reached(const chatwire_generation* generation) {
+  return generation != nullptr && generation->generation.call_limit_reached() ? 1 : 0;
 }
 
 const char* chatwire_generation_finish_reason(const chatwire_generation* generation) {

@@ -17,6 +17,7 @@
 #include "chatwire/tokenized.hpp"
 #include "endpoint/internal.hpp"
 #include "util/json_text.hpp"
+#include "util/utf8.hpp"
 
 namespace chatwire::endpoint {
 
@@ -497,6 +498,9 @@ struct Generation::Impl {
   std::size_t max_tool_calls = 0;
   bool cut = false;
   std::size_t emitted_content = 0, emitted_reasoning = 0;
+  // Content only and a named call's arguments: a character cut by the end of a piece, held so no
+  // delta splits it (the parser holds its own).
+  std::string partial_char;
 
   std::string new_id() {
     for (;;) {
@@ -576,7 +580,10 @@ struct Generation::Impl {
       });
       if (over == calls.end()) continue;
       calls.erase(over, calls.end());
-      deltas.resize(i + 1);
+      const Delta& last = deltas[i];
+      const bool empty =
+          last.content.empty() && last.reasoning_content.empty() && last.tool_calls.empty();
+      deltas.resize(empty ? i : i + 1);  // the cut call's delta held only that call
       cut = stopped = true;
     }
     for (const auto& d : deltas) {
@@ -625,6 +632,17 @@ struct Generation::Impl {
       plain.content = forced_text;
       return {Delta{forced_text, {}, {}}};
     }
+    if (max_tool_calls != 0 && calls.size() > max_tool_calls) {
+      // An engine that ignored the schema's maxItems (parallel_tool_calls false): the first calls
+      // stand, as where the model writes calls itself; the rest is reported, not dropped quietly.
+      own_warnings.push_back(
+          {"call_limit",
+           "parallel_tool_calls is false: " + std::to_string(calls.size() - max_tool_calls) +
+               " further call(s) of the output left out",
+           0});
+      calls.resize(max_tool_calls);
+      cut = stopped = true;
+    }
     Delta d;
     for (std::size_t i = 0; i < calls.size(); ++i)
       d.tool_calls.push_back({i, id_for(i, {}), calls[i].name, calls[i].arguments});
@@ -632,17 +650,23 @@ struct Generation::Impl {
     return {std::move(d)};
   }
 
-  std::vector<Delta> feed(std::string_view text) {
-    if (text.empty() || cut) return {};
-    if (forced == ForcedCalls::named) return feed_named(text);
+  // `final`: nothing follows `text`, so a character it cuts is flushed as it is.
+  std::vector<Delta> feed(std::string_view text, bool final) {
+    if (cut) return {};
     if (forced == ForcedCalls::required) {
       forced_text.append(text);
       return {};
     }
-    if (parser) return limit(convert(parser->feed(text)));
-    plain.content.append(text);
+    if (parser) return text.empty() ? std::vector<Delta>{} : limit(convert(parser->feed(text)));
+    std::string whole = std::move(partial_char);
+    whole.append(text);
+    partial_char = whole.substr(final ? whole.size() : util::utf8::complete_prefix(whole));
+    whole.resize(whole.size() - partial_char.size());
+    if (whole.empty()) return {};
+    if (forced == ForcedCalls::named) return feed_named(whole);
+    plain.content.append(whole);
     message_stale = true;
-    return {Delta{std::string(text), {}, {}}};
+    return {Delta{std::move(whole), {}, {}}};
   }
 
   // Text generated (`ids`: decoded from ids); `final` when nothing follows it (a stop id or
@@ -653,7 +677,7 @@ struct Generation::Impl {
       emitted += held;  // what was held can no longer become a stop string
       held.clear();
     }
-    return feed(emitted);
+    return feed(emitted, final || stopped);
   }
 
   const parse::Message& parsed() const {
@@ -684,19 +708,18 @@ Result<std::vector<Delta>> Generation::push(std::span<const std::uint32_t> ids) 
   if (!g.decoder)
     return Error{"ValueError", "the Endpoint has no tokenizer.json: use push_text", 0, 0, {}};
   if (g.stopped) return std::vector<Delta>{};
-  std::string text;
-  bool stop_id = false;
-  for (auto id : ids) {
-    if (std::find(g.stop_ids.begin(), g.stop_ids.end(), id) != g.stop_ids.end()) {
-      auto rest = g.decoder->finish();
-      if (!rest) return rest.error();
-      text += *rest;
-      stop_id = true;
-      break;
-    }
-    auto piece = g.decoder->push(id);
-    if (!piece) return piece.error();
-    text += *piece;
+  // The ids before the first stop id, decoded at once: an id the tokenizer cannot decode is an
+  // error that leaves the generation as it was (nothing decoded before it is lost).
+  const auto stop =
+      std::find_first_of(ids.begin(), ids.end(), g.stop_ids.begin(), g.stop_ids.end());
+  const bool stop_id = stop != ids.end();
+  auto piece = g.decoder->push(ids.first(static_cast<std::size_t>(stop - ids.begin())));
+  if (!piece) return piece.error();
+  std::string text = std::move(*piece);
+  if (stop_id) {
+    auto rest = g.decoder->finish();
+    if (!rest) return rest.error();
+    text += *rest;
   }
   g.ids_pushed = true;
   auto deltas = g.take(text, stop_id, true);

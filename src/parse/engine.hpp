@@ -90,18 +90,6 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Length of `s` without a trailing incomplete UTF-8 sequence (so no delta splits a character).
-inline std::size_t utf8_complete_prefix(std::string_view s) {
-  std::size_t n = s.size();
-  std::size_t back = 0;
-  while (back < 3 && back < n && (static_cast<unsigned char>(s[n - 1 - back]) & 0xC0) == 0x80)
-    ++back;
-  if (back == n) return n;
-  unsigned char lead = static_cast<unsigned char>(s[n - 1 - back]);
-  std::size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-  return need > back + 1 ? n - 1 - back : n;
-}
-
 // The output bytes the states read: owned (streaming: chunks appended, the decided prefix erased
 // by compaction) or, for a one-shot parse, a view of the caller's text, so an output of many
 // megabytes is not copied (nor its fresh pages faulted in) before it is parsed.
@@ -772,7 +760,7 @@ class Core {
   // End of the bytes from pos that can be emitted now (whole UTF-8 characters only).
   std::size_t emit_end(std::size_t end) const {
     if (eof) return end;
-    return pos + utf8_complete_prefix(std::string_view(buf).substr(pos, end - pos));
+    return pos + util::utf8::complete_prefix(std::string_view(buf).substr(pos, end - pos));
   }
   std::string_view bytes(std::size_t from, std::size_t to) const {
     return std::string_view(buf).substr(from, to - from);

@@ -689,10 +689,14 @@ std::string DecodeStream::emit(std::string raw, bool final) {
 }
 
 Result<std::string> DecodeStream::push(std::span<const std::uint32_t> ids) {
+  const std::size_t before = ids_.size();
   ids_.insert(ids_.end(), ids.begin(), ids.end());
   std::string fresh;
   auto ready = added_text(tokenizer_, ids_, prefix_offset_, read_offset_, options_, false, fresh);
-  if (!ready) return ready.error();
+  if (!ready) {  // an id it cannot decode: the stream is as it was, so it can go on
+    ids_.resize(before);
+    return ready.error();
+  }
   if (!*ready) return std::string();
   prefix_offset_ = read_offset_;
   read_offset_ = ids_.size();

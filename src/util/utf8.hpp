@@ -74,6 +74,19 @@ inline std::size_t char_start(std::string_view s, std::size_t at) noexcept {
   return at;
 }
 
+// Length of `s` without a trailing incomplete UTF-8 sequence, so that text streamed in pieces
+// never splits a character between two of them.
+inline std::size_t complete_prefix(std::string_view s) noexcept {
+  std::size_t n = s.size();
+  std::size_t back = 0;
+  while (back < 3 && back < n && (static_cast<unsigned char>(s[n - 1 - back]) & 0xC0) == 0x80)
+    ++back;
+  if (back == n) return n;
+  unsigned char lead = static_cast<unsigned char>(s[n - 1 - back]);
+  std::size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  return need > back + 1 ? n - 1 - back : n;
+}
+
 // Number of code points: the bytes that are not continuation bytes (10xxxxxx), so a
 // stray continuation byte is not counted.
 inline std::size_t code_points(std::string_view s) noexcept {

@@ -19,6 +19,7 @@
 #include "chatwire/endpoint_json.hpp"
 #include "chatwire/probe_json.hpp"
 #include "endpoint/shared.hpp"
+#include "util/utf8.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
@@ -432,6 +433,114 @@ TEST(EndpointGeneration, HostileOutput) {
   }
   auto gen = qwen3().start(*prompt);
   EXPECT_FALSE(gen->push(std::vector<std::uint32_t>{4000000000u}));
+}
+
+// An id the tokenizer cannot decode is an error for its whole chunk, which leaves the
+// generation as it was: the ids pushed with it are not lost, and the generation goes on.
+TEST(EndpointGeneration, AnUnknownIdLeavesTheGenerationUsable) {
+  auto prompt = qwen3().prepare(user("x").dump());
+  ASSERT_TRUE(prompt);
+  const auto& tok = *qwen3().tokenizer();
+  auto hello = tok.encode_ids("Hello there");
+  ASSERT_TRUE(hello);
+  auto gen = qwen3().start(*prompt);
+  std::vector<std::uint32_t> bad = *hello;
+  bad.push_back(4000000000u);
+  auto refused = gen->push(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("4000000000"), std::string::npos)
+      << refused.error().message;
+  ASSERT_TRUE(gen->push(*hello));
+  ASSERT_TRUE(gen->finish());
+  EXPECT_EQ(gen->message().content, "Hello there");
+}
+
+// Content without a parser, and a named call's arguments: a character cut between two pieces
+// reaches no delta in halves (the deltas still concatenate to the message).
+TEST(EndpointGeneration, NoDeltaSplitsACharacter) {
+  TempModel plain("Qwen--QwQ-32B");
+  json cached = json::parse(load(plain.dir).parser_json());
+  cached["syntax"] = nullptr;  // no parser: the output is content as it comes
+  chatwire::endpoint::LoadOptions content_only;
+  content_only.parser_json = cached.dump();
+  Endpoint ep = load(plain.dir, content_only);
+  ASSERT_EQ(ep.dialect(), "");
+  auto prompt = ep.prepare(user("x").dump());
+  ASSERT_TRUE(prompt) << prompt.error().to_string();
+  auto gen = ep.start(*prompt);
+  ASSERT_TRUE(gen);
+  std::string streamed;
+  for (std::string_view piece : {"caf\xC3", "\xA9 \xE2\x82", "\xAC", "\xF0\x9F"}) {
+    auto deltas = gen->push_text(piece);
+    ASSERT_TRUE(deltas);
+    for (const auto& d : *deltas) {
+      streamed += d.content;
+      EXPECT_EQ(chatwire::util::utf8::complete_prefix(d.content), d.content.size()) << d.content;
+    }
+  }
+  auto rest = gen->finish();
+  ASSERT_TRUE(rest);
+  for (const auto& d : *rest) streamed += d.content;
+  EXPECT_EQ(streamed, gen->message().content);
+  EXPECT_EQ(streamed, "caf\xC3\xA9 \xE2\x82\xAC\xF0\x9F");  // a cut-off character at the end kept
+
+  json named = user("Weather?");
+  named["tools"] = kTools;
+  named["tool_choice"] = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
+  auto forced = qwen3().prepare(named.dump());
+  ASSERT_TRUE(forced) << forced.error().to_string();
+  auto call = qwen3().start(*forced);
+  std::string arguments;
+  for (std::string_view piece : {"{\"city\": \"Z\xC3", "\xBCrich\"}"}) {
+    auto deltas = call->push_text(piece);
+    ASSERT_TRUE(deltas);
+    for (const auto& d : *deltas)
+      for (const auto& c : d.tool_calls) {
+        EXPECT_EQ(chatwire::util::utf8::complete_prefix(c.arguments), c.arguments.size());
+        arguments += c.arguments;
+      }
+  }
+  ASSERT_TRUE(call->finish());
+  EXPECT_EQ(arguments, "{\"city\": \"Z\xC3\xBCrich\"}");
+  ASSERT_EQ(call->message().tool_calls.size(), 1u);
+  EXPECT_EQ(call->message().tool_calls[0].arguments, arguments);
+}
+
+// parallel_tool_calls false: the delta that began the cut call is not sent empty, and a
+// `required` list longer than one call (an engine ignoring maxItems) keeps its first call and
+// says so.
+TEST(EndpointGeneration, OneCallWhenParallelCallsAreOff) {
+  json r = user("Weather?");
+  r["tools"] = kTools;
+  r["parallel_tool_calls"] = false;
+  r["chat_template_kwargs"] = {{"enable_thinking", false}};
+  auto prompt = qwen3().prepare(r.dump());
+  ASSERT_TRUE(prompt) << prompt.error().to_string();
+  auto gen = qwen3().start(*prompt);
+  auto deltas = gen->push_text(
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"A\"}}\n</tool_call>\n"
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"B\"}}\n</tool_call>");
+  ASSERT_TRUE(deltas);
+  for (const auto& d : *deltas)
+    EXPECT_FALSE(d.content.empty() && d.reasoning_content.empty() && d.tool_calls.empty());
+  EXPECT_TRUE(gen->call_limit_reached());
+  ASSERT_TRUE(gen->finish());
+  EXPECT_EQ(gen->message().tool_calls.size(), 1u);
+
+  r["tool_choice"] = "required";
+  auto required = qwen3().prepare(r.dump());
+  ASSERT_TRUE(required) << required.error().to_string();
+  auto listed = qwen3().start(*required);
+  ASSERT_TRUE(listed->push_text(R"([{"name": "get_weather", "parameters": {"city": "A"}},
+                                    {"name": "get_weather", "parameters": {"city": "B"}}])"));
+  ASSERT_TRUE(listed->finish());
+  ASSERT_EQ(listed->message().tool_calls.size(), 1u);
+  EXPECT_EQ(json::parse(listed->message().tool_calls[0].arguments),
+            json::parse(R"({"city": "A"})"));
+  EXPECT_TRUE(listed->call_limit_reached());
+  const auto warnings = listed->warnings();
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(),
+                          [](const auto& w) { return w.code == "call_limit"; }));
 }
 
 // One Endpoint, many threads: every thread gets the same prompt and the same message.

@@ -85,7 +85,11 @@ int main(void) {
   CHECK(message != NULL && strstr(message, "\"name\":\"get_weather\"") != NULL);
   CHECK(strstr(message, "ignored") == NULL);
   CHECK(chatwire_generation_stopped(gen) == 1);
+  CHECK(chatwire_generation_call_limit_reached(gen) == 0);
   CHECK(strcmp(chatwire_generation_finish_reason(gen), "tool_calls") == 0);
+  char* warnings = chatwire_generation_warnings(gen);
+  CHECK(warnings != NULL && strcmp(warnings, "[]") == 0);
+  chatwire_string_free(warnings);
   CHECK(chatwire_generation_push_text(gen, "x", 1, &error) == NULL); /* finished */
   CHECK(error != NULL);
   chatwire_string_free(error);
@@ -93,6 +97,20 @@ int main(void) {
   chatwire_string_free(d2);
   chatwire_string_free(d3);
   chatwire_string_free(message);
+  chatwire_generation_free(gen);
+
+  /* A call cut off by the end of the output: returned, with a warning saying so. */
+  gen = chatwire_start(ep, prompt, &error);
+  const char* cut = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par";
+  char* d4 = chatwire_generation_push_text(gen, cut, strlen(cut), &error);
+  char* d5 = chatwire_generation_finish(gen, &error);
+  warnings = chatwire_generation_warnings(gen);
+  CHECK(warnings != NULL && strstr(warnings, "\"code\":\"truncated\"") != NULL);
+  CHECK(chatwire_generation_warnings(NULL) == NULL);
+  CHECK(chatwire_generation_call_limit_reached(NULL) == 0);
+  chatwire_string_free(warnings);
+  chatwire_string_free(d4);
+  chatwire_string_free(d5);
   chatwire_generation_free(gen);
 
   /* Token ids in, with the prompt's own ids as a stand-in for generated ones. */
