@@ -746,8 +746,21 @@ Result<std::vector<Delta>> Generation::finish() {
   }
   if (!g.stopped) append(out, g.take(rest, true, g.ids_pushed));
   if (g.forced == ForcedCalls::required) append(out, g.read_required());
-  if (g.forced == ForcedCalls::named && g.plain.tool_calls.empty())
-    append(out, g.feed_named({}));  // nothing generated: the call is still the answer
+  if (g.forced == ForcedCalls::named) {
+    if (g.plain.tool_calls
+            .empty())  // nothing generated: the call is still the answer, no arguments
+      append(out, g.feed_named("{}"));
+    // The engine was asked to constrain the output to the function's parameters; one that did
+    // not (or was cut off) leaves arguments that are no JSON object: kept, and said.
+    const std::string& arguments = g.plain.tool_calls[0].arguments;
+    const auto parsed = util::parse_bounded_json(arguments, g.max_depth);
+    if (!parsed || !parsed.value.is_object())
+      g.own_warnings.push_back({"invalid_arguments",
+                                "tool_choice named " + g.forced_name +
+                                    ", but the output is not a JSON object of its arguments: kept "
+                                    "as written",
+                                0});
+  }
   if (g.parser && g.forced == ForcedCalls::none && !g.cut)
     append(out, g.limit(g.convert(g.parser->finish())));
   g.finished = true;

@@ -501,9 +501,33 @@ TEST(EndpointGeneration, NoDeltaSplitsACharacter) {
       }
   }
   ASSERT_TRUE(call->finish());
+  EXPECT_TRUE(call->warnings().empty());
   EXPECT_EQ(arguments, "{\"city\": \"Z\xC3\xBCrich\"}");
   ASSERT_EQ(call->message().tool_calls.size(), 1u);
   EXPECT_EQ(call->message().tool_calls[0].arguments, arguments);
+}
+
+// A named tool_choice: nothing generated is the call without arguments ("{}"); output that is no
+// JSON object (an engine that did not constrain it, a cut-off one) is kept, with a warning.
+TEST(EndpointGeneration, ANamedCallsArgumentsAreAnObjectOrSaidNotToBe) {
+  json named = user("Weather?");
+  named["tools"] = kTools;
+  named["tool_choice"] = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
+  auto forced = qwen3().prepare(named.dump());
+  ASSERT_TRUE(forced) << forced.error().to_string();
+  auto empty = qwen3().start(*forced);
+  auto deltas = empty->finish();
+  ASSERT_TRUE(deltas);
+  ASSERT_EQ(empty->message().tool_calls.size(), 1u);
+  EXPECT_EQ(empty->message().tool_calls[0].arguments, "{}");
+  EXPECT_TRUE(empty->warnings().empty());
+  auto cut = qwen3().start(*forced);
+  ASSERT_TRUE(cut->push_text("{\"city\": \"Par"));
+  ASSERT_TRUE(cut->finish());
+  EXPECT_EQ(cut->message().tool_calls[0].arguments, "{\"city\": \"Par");
+  const auto warnings = cut->warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].code, "invalid_arguments");
 }
 
 // parallel_tool_calls false: the delta that began the cut call is not sent empty, and a
