@@ -67,10 +67,12 @@ struct Limits {
 };
 
 struct Timeouts {
-  std::uint32_t connect_ms = 5000;          // connecting to a backend
-  std::uint32_t request_ms = 600000;        // a whole backend request
-  std::uint32_t idle_ms = 60000;            // between two bytes from a backend (a stall: 504)
-  std::uint32_t client_idle_ms = 120000;    // a keep-alive client between requests
+  std::uint32_t connect_ms = 5000;        // connecting to a backend
+  std::uint32_t request_ms = 600000;      // a whole backend request
+  std::uint32_t idle_ms = 60000;          // between two bytes from a backend (a stall: 504)
+  std::uint32_t client_idle_ms = 120000;  // a keep-alive client between requests
+  // One write to a client (a reply, a stream's chunk): a client that stops reading is gone.
+  std::uint32_t client_write_ms = 60000;
   std::uint32_t shutdown_grace_ms = 30000;  // SIGTERM: streams may finish for this long
 };
 

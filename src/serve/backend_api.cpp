@@ -23,6 +23,8 @@ constexpr SamplingName kSampling[] = {
     {"presence_penalty", "presence_penalty", "presence_penalty", "presence_penalty"},
     {"frequency_penalty", "frequency_penalty", "frequency_penalty", "frequency_penalty"},
     {"repetition_penalty", "repeat_penalty", "repetition_penalty", "repetition_penalty"},
+    // OpenAI's {"token id": bias} object, which all three read (llama.cpp also takes [[id, bias]]).
+    {"logit_bias", "logit_bias", "logit_bias", "logit_bias"},
 };
 
 void put_sampling(json& out, const json& sampling, std::string_view SamplingName::*column) {
@@ -266,8 +268,14 @@ Result<BackendChunk> completions_read(std::string_view data, StreamState&) {
       }
     }
     if (auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {
+      const std::string& reason = f->get_ref<const std::string&>();
+      // vLLM ends a request it aborted (the engine failed it, or it was preempted and dropped) with
+      // "abort": the text is cut off, not finished.
+      if (reason == "abort" || reason == "error")
+        return backend_error("the backend ended the generation with finish_reason \"" + reason +
+                             "\"");
       c.done = true;
-      c.finish = f->get<std::string>() == "length" ? "length" : "stop";
+      c.finish = reason == "length" ? "length" : "stop";
     }
   }
   return c;

@@ -142,12 +142,26 @@ Error BackendCall::timeout_or(const beast::error_code& ec, std::string_view what
                        ec.message());
 }
 
+namespace {
+
+// A connection the peer had closed: what a write to, or a read from, a kept-alive connection that
+// the backend closed while it was idle fails with (never a timeout: a backend slow to answer is
+// working on the request).
+bool closed_by_peer(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == net::error::eof ||
+         ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+         ec == net::error::connection_aborted;
+}
+
+}  // namespace
+
 net::awaitable<Result<bool>> BackendCall::attempt(const std::string& path, const std::string& body,
-                                                  bool& reused) {
+                                                  bool& stale) {
   const auto& t = pool_.config_.timeouts;
   beast::error_code ec;
+  stale = false;
   stream_ = pool_.take_idle(key_of(url_));
-  reused = stream_ != nullptr;
+  const bool reused = stream_ != nullptr;
   if (!stream_) {
     tcp::resolver resolver(pool_.executor_);
     auto endpoints = co_await resolver.async_resolve(url_.host, url_.port,
@@ -182,6 +196,7 @@ net::awaitable<Result<bool>> BackendCall::attempt(const std::string& path, const
   stream_->expires_after(read_budget());
   co_await http::async_write(*stream_, req, net::redirect_error(net::use_awaitable, ec));
   if (cancelled_) co_return backend_error("cancelled");
+  stale = reused && closed_by_peer(ec);
   if (ec) co_return timeout_or(ec, "sending the request");
   buffer_.clear();
   parser_.emplace();
@@ -193,6 +208,7 @@ net::awaitable<Result<bool>> BackendCall::attempt(const std::string& path, const
   co_await http::async_read_header(*stream_, buffer_, *parser_,
                                    net::redirect_error(net::use_awaitable, ec));
   if (cancelled_) co_return backend_error("cancelled");
+  stale = reused && closed_by_peer(ec);
   if (ec) co_return timeout_or(ec, "waiting for the reply");
   co_return true;
 }
@@ -200,12 +216,13 @@ net::awaitable<Result<bool>> BackendCall::attempt(const std::string& path, const
 net::awaitable<Result<bool>> BackendCall::start(const std::string& path, const std::string& body) {
   deadline_ = std::chrono::steady_clock::now() +
               std::chrono::milliseconds(pool_.config_.timeouts.request_ms);
-  bool reused = false;
-  auto sent = co_await attempt(path, body, reused);
-  if (!sent && reused && !cancelled_) {
-    // An idle connection the backend had closed: once more on a new one.
+  bool stale = false;
+  auto sent = co_await attempt(path, body, stale);
+  if (!sent && stale && !cancelled_) {
+    // An idle connection the backend had closed: once more on a new one. Never after a timeout,
+    // which would send the request twice to a backend busy with the first.
     stream_.reset();
-    sent = co_await attempt(path, body, reused);
+    sent = co_await attempt(path, body, stale);
   }
   if (!sent) co_return sent.error();
   const unsigned status = parser_->get().result_int();

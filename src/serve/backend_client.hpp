@@ -57,8 +57,9 @@ class BackendCall {
   bool cancelled() const noexcept { return cancelled_; }
 
  private:
+  // `stale`: it failed on a kept-alive connection the backend had closed (worth one more try).
   boost::asio::awaitable<Result<bool>> attempt(const std::string& path, const std::string& body,
-                                               bool& reused);
+                                               bool& stale);
   Error timeout_or(const boost::beast::error_code& ec, std::string_view what) const;
   std::chrono::milliseconds read_budget() const;
 

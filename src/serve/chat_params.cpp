@@ -1,6 +1,9 @@
 // Reading the gateway's own request fields (see chat_params.hpp).
 #include "serve/chat_params.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace chatwire::serve {
@@ -11,21 +14,54 @@ Error bad(std::string path, std::string message) {
   return Error{"RequestError", std::move(message), 0, 0, std::move(path)};
 }
 
-// Sampling fields passed on to the backend: name, lowest and highest accepted value.
+// Sampling fields passed on to the backend: name, lowest and highest accepted value, and
+// whether only a whole number is (the backends refuse `seed: 1.5`, which would reach the client as
+// a 502 instead of a 400 naming the field).
 struct SamplingField {
   const char* name;
   double low, high;
+  bool integer;
 };
 constexpr SamplingField kSamplingFields[] = {
-    {"temperature", 0.0, 2.0},
-    {"top_p", 0.0, 1.0},
-    {"top_k", -1.0, 1e9},
-    {"min_p", 0.0, 1.0},
-    {"presence_penalty", -2.0, 2.0},
-    {"frequency_penalty", -2.0, 2.0},
-    {"repetition_penalty", 0.0, 1e3},
-    {"seed", -9.3e18, 9.3e18},
+    {"temperature", 0.0, 2.0, false},
+    {"top_p", 0.0, 1.0, false},
+    {"top_k", -1.0, 1e9, true},
+    {"min_p", 0.0, 1.0, false},
+    {"presence_penalty", -2.0, 2.0, false},
+    {"frequency_penalty", -2.0, 2.0, false},
+    {"repetition_penalty", 0.0, 1e3, false},
+    // A 64-bit integer; each further choice of `n` adds its index (wrapping).
+    {"seed", -9.3e18, 9.3e18, true},
 };
+
+// OpenAI request fields the gateway cannot honour in any value but their default: a request that
+// asks for more is refused, not answered without it. (`store`: nothing is stored; `echo` belongs to
+// the legacy completions API.)
+struct UnservedField {
+  const char* name;
+  const char* why;
+};
+constexpr UnservedField kUnservedFields[] = {
+    {"audio", "audio output is not served by this gateway"},
+    {"prediction", "predicted outputs are not served by this gateway"},
+};
+
+// logit_bias: OpenAI's {"token id": bias} with biases from -100 to 100, passed on to every
+// backend API under the same name.
+std::optional<Error> read_logit_bias(const json& bias) {
+  if (!bias.is_object()) return bad("logit_bias", "must be an object of token ids to biases");
+  if (bias.size() > 1024) return bad("logit_bias", "may bias at most 1024 tokens");
+  for (const auto& [key, value] : bias.items()) {
+    const bool digits =
+        !key.empty() && key.size() <= 10 &&
+        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        std::stoull(key) <= 0xFFFFFFFFull;
+    if (!digits) return bad("logit_bias." + key, "must be keyed by a token id (a decimal number)");
+    if (!value.is_number() || value.get<double>() < -100 || value.get<double>() > 100)
+      return bad("logit_bias." + key, "must be a number between -100 and 100");
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -43,6 +79,7 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
   }
   if (auto o = request.find("stream_options"); o != request.end() && !o->is_null()) {
     if (!o->is_object()) return bad("stream_options", "must be an object");
+    if (!p.stream) return bad("stream_options", "is only allowed with stream: true");
     if (auto u = o->find("include_usage"); u != o->end() && !u->is_null()) {
       if (!u->is_boolean()) return bad("stream_options.include_usage", "must be a boolean");
       p.include_usage = u->get<bool>();
@@ -75,11 +112,42 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
     auto it = request.find(f.name);
     if (it == request.end() || it->is_null()) continue;
     if (!it->is_number()) return bad(f.name, "must be a number");
+    if (f.integer && !it->is_number_integer()) return bad(f.name, "must be an integer");
+    if (f.integer && it->is_number_unsigned() &&
+        it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      return bad(f.name, "must fit in a signed 64-bit integer");
     const double v = it->get<double>();
     if (v < f.low || v > f.high)
       return bad(f.name, "must be between " + json(f.low).dump() + " and " + json(f.high).dump());
     p.sampling[f.name] = *it;
   }
+  if (auto b = request.find("logit_bias"); b != request.end() && !b->is_null()) {
+    if (auto problem = read_logit_bias(*b)) return *problem;
+    p.sampling["logit_bias"] = *b;
+  }
+  for (const auto& f : kUnservedFields)
+    if (auto it = request.find(f.name); it != request.end() && !it->is_null())
+      return bad(f.name, f.why);
+  if (auto e = request.find("echo"); e != request.end() && !e->is_null()) {
+    if (!e->is_boolean()) return bad("echo", "must be a boolean");
+    if (e->get<bool>())
+      return bad("echo",
+                 "is not part of the chat completions API (the prompt is at /v1/chat/render)");
+  }
+  if (auto st = request.find("store"); st != request.end() && !st->is_null()) {
+    if (!st->is_boolean()) return bad("store", "must be a boolean");
+    if (st->get<bool>()) return bad("store", "this gateway stores no completions");
+  }
+  if (auto m = request.find("modalities"); m != request.end() && !m->is_null()) {
+    if (!m->is_array() || m->empty() ||
+        std::any_of(m->begin(), m->end(), [](const json& x) { return x != "text"; }))
+      return bad("modalities", "only [\"text\"] is served by this gateway");
+  }
+  for (const char* key : {"user", "safety_identifier", "prompt_cache_key"})
+    if (auto it = request.find(key); it != request.end() && !it->is_null() && !it->is_string())
+      return bad(key, "must be a string");
+  if (auto m = request.find("metadata"); m != request.end() && !m->is_null() && !m->is_object())
+    return bad("metadata", "must be an object");
   if (auto n = request.find("n"); n != request.end() && !n->is_null()) {
     if (!n->is_number_unsigned() || n->get<std::uint64_t>() == 0)
       return bad("n", "must be a positive integer");
@@ -105,6 +173,13 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
     if (!rf->is_object() || !(*rf)["type"].is_string())
       return bad("response_format", "must be an object with a string `type`");
     const std::string type = (*rf)["type"].get<std::string>();
+    if (type == "json_schema") {
+      auto js = rf->find("json_schema");
+      if (js == rf->end() || !js->is_object())
+        return bad("response_format.json_schema", "is required with type json_schema (an object)");
+      if (auto schema = js->find("schema"); schema != js->end() && !schema->is_object())
+        return bad("response_format.json_schema.schema", "must be an object");
+    }
     if (type == "json_object" || type == "json_schema") {
       if (!model.backend_structured_output)
         return bad("response_format",
@@ -120,6 +195,8 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
   if (auto tc = request.find("tool_choice"); tc != request.end() && !tc->is_null()) {
     const bool forced = tc->is_object() || (tc->is_string() && *tc == "required");
     if (tc->is_string() && *tc == "none") {
+      if (auto t = request.find("tools"); t != request.end() && !t->is_null() && !t->is_array())
+        return bad("tools", "must be a list of tools");
       request.erase("tools");  // the model is not offered tools: it cannot call one
       request.erase("tool_choice");
     } else if (forced && !model.backend_structured_output) {

@@ -30,8 +30,10 @@ Error backend_error(std::string message) {
 }  // namespace
 
 std::string_view finish_reason(bool has_tool_calls, std::string_view backend_finish) noexcept {
-  if (has_tool_calls) return "tool_calls";
+  // The token limit first, as OpenAI reports it: a call it cut off is not whole, and a client
+  // that sees tool_calls runs the call (vLLM says tool_calls here).
   if (backend_finish == "length") return "length";
+  if (has_tool_calls) return "tool_calls";
   return "stop";
 }
 
@@ -58,6 +60,14 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   auto prompt = endpoint::prepare(model->endpoint, request);
   if (!prompt) return prompt.error();
   prompt->call_ids = model->call_ids;
+  // The client's stop strings end the message too, where the gateway reads the output: a backend
+  // that stops at one still sends the ids of the tokens that hold it (llama.cpp sends each
+  // token's id when it withholds the token's text), and the message is decoded from those ids.
+  // OpenAI's reply never holds the stop sequence.
+  for (const auto& s : params->stop)
+    if (!s.empty() && std::find(prompt->stop_strings.begin(), prompt->stop_strings.end(), s) ==
+                          prompt->stop_strings.end())
+      prompt->stop_strings.push_back(s);
 
   ChatJob job;
   job.model = model;
@@ -100,8 +110,9 @@ std::string ChatJob::backend_body_for(std::size_t choice) const {
   if (choice == 0) return backend_body;
   BackendRequest br = backend_request;
   if (auto seed = br.sampling.find("seed"); seed != br.sampling.end()) {
-    if (seed->is_number_integer())
-      *seed = seed->get<std::int64_t>() + static_cast<std::int64_t>(choice);
+    if (seed->is_number_integer())  // wrapping, never overflowing: seeds reach INT64_MAX
+      *seed = static_cast<std::int64_t>(static_cast<std::uint64_t>(seed->get<std::int64_t>()) +
+                                        static_cast<std::uint64_t>(choice));
     else if (seed->is_number())
       *seed = seed->get<double>() + static_cast<double>(choice);
   }
@@ -152,7 +163,7 @@ Status ChatRelay::take_logprobs(const std::vector<TokenLogprob>& entries) {
   for (const auto& t : entries) {
     // The stop id ends the message; its probability is not part of it (nor what follows).
     if (t.id && std::find(stops.begin(), stops.end(), *t.id) != stops.end()) logprobs_ended_ = true;
-    if (logprobs_ended_ || generation_.call_limit_reached()) return std::monostate{};
+    if (logprobs_ended_ || generation_.stopped()) return std::monostate{};
     json entry = token_entry(t, 0);
     if (streaming())
       pending_logprobs_.push_back(std::move(entry));

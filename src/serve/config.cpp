@@ -133,6 +133,7 @@ Result<Config> Config::from_json_text(std::string_view text, const std::filesyst
     CW_READ(*it, "request_ms", "timeouts", c.timeouts.request_ms);
     CW_READ(*it, "idle_ms", "timeouts", c.timeouts.idle_ms);
     CW_READ(*it, "client_idle_ms", "timeouts", c.timeouts.client_idle_ms);
+    CW_READ(*it, "client_write_ms", "timeouts", c.timeouts.client_write_ms);
     CW_READ(*it, "shutdown_grace_ms", "timeouts", c.timeouts.shutdown_grace_ms);
   }
   auto models = j.find("models");

@@ -149,6 +149,27 @@ void set_answer_headers(Response& res, const Session& s, const Config& config) {
 
 }  // namespace
 
+namespace {
+
+// A write to a client must end within timeouts.client_write_ms: a client that stops reading but
+// keeps its connection open would otherwise hold its concurrency slot and its backend request for
+// good. The stream's timer closes the socket, which also ends the client watcher, so the backend
+// request is cancelled.
+class WriteDeadline {
+ public:
+  WriteDeadline(beast::tcp_stream& stream, std::uint32_t ms) : stream_(stream) {
+    stream_.expires_after(std::chrono::milliseconds(ms));
+  }
+  ~WriteDeadline() { stream_.expires_never(); }
+  WriteDeadline(const WriteDeadline&) = delete;
+  WriteDeadline& operator=(const WriteDeadline&) = delete;
+
+ private:
+  beast::tcp_stream& stream_;
+};
+
+}  // namespace
+
 net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, unsigned version,
                                                bool keep_alive, const HeaderList* extra) {
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
@@ -161,6 +182,7 @@ net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, u
   res.body() = r.body;
   res.prepare_payload();
   beast::error_code ec;
+  WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
   co_await http::async_write(s.stream, res, net::redirect_error(kAwait, ec));
   co_return !ec;
 }
@@ -288,6 +310,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
     const std::string text = client_text(relay_text);
     if (text.empty() || !client_ok) co_return client_ok;
     beast::error_code ec;
+    WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
     if (!headers_sent) {
       http::response<http::empty_body> res{http::status::ok, version};
       res.set(http::field::server, "chatwire");
@@ -430,6 +453,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
         }
         if (client_ok) {
           beast::error_code ec;
+          WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
           const auto chunk_last = http::make_chunk_last();
           co_await net::async_write(s.stream, chunk_last, net::redirect_error(kAwait, ec));
           if (ec) client_ok = false;

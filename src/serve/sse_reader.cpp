@@ -1,12 +1,30 @@
 // Reading a backend's server-sent events (see sse_reader.hpp).
 #include "serve/sse_reader.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace chatwire::serve {
+
+using json = nlohmann::ordered_json;
 
 void SseReader::line(std::string_view text, std::vector<std::string>& events) {
   if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
   if (text.empty()) {  // the blank line that ends an event
     if (has_data_) events.push_back(std::move(data_));
+    data_.clear();
+    has_data_ = false;
+    return;
+  }
+  if (text.starts_with("error:")) {
+    // llama.cpp's server writes a failure mid-stream as an `error:` line, not as an SSE field:
+    // read as the event {"error": payload}, which every backend reader reports.
+    text.remove_prefix(6);
+    if (text.starts_with(' ')) text.remove_prefix(1);
+    json payload = json::parse(text.begin(), text.end(), nullptr, false);
+    if (payload.is_discarded()) payload = std::string(text);
+    if (has_data_) events.push_back(std::move(data_));
+    events.push_back(
+        json{{"error", std::move(payload)}}.dump(-1, ' ', false, json::error_handler_t::replace));
     data_.clear();
     has_data_ = false;
     return;

@@ -1,6 +1,7 @@
 // Server-sent events from a backend, read incrementally: bytes in (as they arrive, split
 // anywhere), the `data` payloads of complete events out. Comments and other fields are
-// skipped; CRLF and LF line ends are both read.
+// skipped; CRLF and LF line ends are both read. llama.cpp's `error: {..}` line is the event
+// {"error": {..}}.
 #pragma once
 
 #include <cstddef>

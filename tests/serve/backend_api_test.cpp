@@ -89,6 +89,29 @@ TEST(BackendApi, GarbageAndErrorEventsAreErrors) {
   }
 }
 
+// vLLM's "abort" (a request the engine failed or dropped) ends a cut-off text: a 502, not a stop.
+TEST(BackendApi, AnAbortedCompletionIsAnError) {
+  const auto& row = cs::backend_api_row(cs::BackendApi::openai);
+  cs::StreamState st;
+  auto e = row.read(R"({"choices":[{"index":0,"text":"Hal","finish_reason":"abort"}]})", st);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("abort"), std::string::npos) << e.error().message;
+  auto ok = row.read(R"({"choices":[{"index":0,"text":"","finish_reason":"stop"}]})", st);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->finish, "stop");
+}
+
+TEST(BackendApi, LogitBiasGoesToEveryApi) {
+  auto r = request();
+  r.sampling["logit_bias"] = {{"15043", -100}};
+  EXPECT_EQ(cs::backend_api_row(cs::BackendApi::llama_cpp).build(r)["logit_bias"],
+            r.sampling["logit_bias"]);
+  EXPECT_EQ(cs::backend_api_row(cs::BackendApi::openai).build(r)["logit_bias"],
+            r.sampling["logit_bias"]);
+  EXPECT_EQ(cs::backend_api_row(cs::BackendApi::sglang).build(r)["sampling_params"]["logit_bias"],
+            r.sampling["logit_bias"]);
+}
+
 // A field of the wrong type is the backend's malformed reply, an error that names the field; the
 // JSON library's checked access would have thrown out of the relay (fuzz_backend_reply found the
 // first of these).

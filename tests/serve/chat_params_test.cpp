@@ -72,7 +72,7 @@ TEST(ChatParams, ToolChoiceNoneDropsTheToolsForcedCallsNeedAConstrainingBackend)
 
 TEST(ChatParams, BadFieldsNameTheirPath) {
   EXPECT_EQ(refused(json::parse(R"({"stream": "yes"})")), "stream");
-  EXPECT_EQ(refused(json::parse(R"({"stream_options": {"include_usage": 1}})")),
+  EXPECT_EQ(refused(json::parse(R"({"stream": true, "stream_options": {"include_usage": 1}})")),
             "stream_options.include_usage");
   EXPECT_EQ(refused(json::parse(R"({"max_tokens": 0})")), "max_tokens");
   EXPECT_EQ(refused(json::parse(R"({"stop": ["a", 2]})")), "stop[1]");
@@ -88,6 +88,45 @@ TEST(ChatParams, BadFieldsNameTheirPath) {
   EXPECT_EQ(refused(json::parse(R"({"response_format": {"type": "yaml"}})")),
             "response_format.type");
   EXPECT_EQ(refused(json::parse("[]")), "");
+}
+
+// What a backend would refuse (a 502 to the client) or what the gateway cannot honour is a 400
+// naming the field; logit_bias is passed on.
+TEST(ChatParams, TypesRangesAndFieldsThatCannotBeHonoured) {
+  EXPECT_EQ(refused(json::parse(R"({"seed": 1.5})")), "seed");
+  EXPECT_EQ(refused(json::parse(R"({"seed": 9223372036854775807})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"seed": 9223372036854775808})")), "seed");
+  EXPECT_EQ(refused(json::parse(R"({"seed": -5})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"top_k": 2.5})")), "top_k");
+  EXPECT_EQ(refused(json::parse(R"({"top_k": 40})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"stream_options": {"include_usage": true}})")),
+            "stream_options");  // as vLLM: only with stream true
+  EXPECT_EQ(refused(json::parse(R"({"response_format": {"type": "json_schema"}})")),
+            "response_format.json_schema");
+  EXPECT_EQ(refused(json::parse(
+                R"({"response_format": {"type": "json_schema", "json_schema": {"schema": 1}}})")),
+            "response_format.json_schema.schema");
+  EXPECT_EQ(refused(json::parse(R"({"tool_choice": "none", "tools": 5})")), "tools");
+  EXPECT_EQ(refused(json::parse(R"({"logit_bias": "x"})")), "logit_bias");
+  EXPECT_EQ(refused(json::parse(R"({"logit_bias": {"abc": 1}})")), "logit_bias.abc");
+  EXPECT_EQ(refused(json::parse(R"({"logit_bias": {"15043": 101}})")), "logit_bias.15043");
+  EXPECT_EQ(refused(json::parse(R"({"logit_bias": {"99999999999": 1}})")),
+            "logit_bias.99999999999");
+  EXPECT_EQ(refused(json::parse(R"({"audio": {"voice": "alloy"}})")), "audio");
+  EXPECT_EQ(refused(json::parse(R"({"prediction": {"type": "content", "content": "x"}})")),
+            "prediction");
+  EXPECT_EQ(refused(json::parse(R"({"echo": true})")), "echo");
+  EXPECT_EQ(refused(json::parse(R"({"echo": false})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"store": true})")), "store");
+  EXPECT_EQ(refused(json::parse(R"({"store": false})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"modalities": ["text", "audio"]})")), "modalities");
+  EXPECT_EQ(refused(json::parse(R"({"modalities": ["text"]})")), "accepted");
+  EXPECT_EQ(refused(json::parse(R"({"user": 5})")), "user");
+  EXPECT_EQ(refused(json::parse(R"({"metadata": []})")), "metadata");
+  json r = json::parse(R"({"logit_bias": {"15043": -100, "0": 2.5}})");
+  auto p = cs::read_chat_params(r, model());
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->sampling["logit_bias"], r["logit_bias"]);
 }
 
 TEST(ChatParams, ResponseFormatNeedsAConstrainingBackend) {

@@ -522,6 +522,29 @@ TEST(ChatRelay, GeneratedIdsAreDecodedAndCounted) {
   EXPECT_EQ(out.usage.prompt_tokens, job->prompt.ids.size());
 }
 
+// The client's stop strings are not part of the message: llama.cpp withholds the text of the
+// tokens that hold a stop string but still sends their ids, from which the reply is decoded.
+TEST(ChatRelay, TheClientsStopStringIsNotInTheReply) {
+  auto models = qwen3();
+  std::string body = kHiWithoutThinking;
+  body.insert(body.rfind('}'), R"(, "stop": ["Observation:"], "stream": true)");
+  auto job = cs::plan_chat(models, body);
+  ASSERT_TRUE(job) << job.error().to_string();
+  EXPECT_EQ(json::parse(job->backend_body)["stop"], json::array({"Observation:"}));
+  const auto& tok = *job->model->endpoint.tokenizer();
+  auto ids = tok.encode_ids("Thought: ok\nObservation: the tool said so");
+  ASSERT_TRUE(ids);
+  std::vector<std::vector<std::uint32_t>> pieces;
+  for (auto id : *ids) pieces.push_back({id});
+  auto out = relay(*job, llama_id_events(pieces, job->prompt.stop_ids.front()));
+  ASSERT_FALSE(out.error) << out.error->message;
+  std::string content;
+  for (const json& e : sse_events(out.text))
+    if (e.is_object() && !e["choices"].empty())
+      content += e["choices"][0]["delta"].value("content", "");
+  EXPECT_EQ(content, "Thought: ok\n");
+}
+
 // A call whose value quotes the turn-end marker in ordinary tokens is read whole; the stop id
 // after it ends the reply.
 TEST(ChatRelay, AQuotedTurnEndMarkerInACallIsNotTheEnd) {
@@ -650,8 +673,8 @@ TEST(ChatRelay, AStreamErrorIsAnErrorEventThenDone) {
   EXPECT_EQ(events[1], "[DONE]");
 }
 
-TEST(FinishReason, ToolCallsWinThenTheBackendsLengthThenStop) {
-  EXPECT_EQ(cs::finish_reason(true, "length"), "tool_calls");
+TEST(FinishReason, TheBackendsLengthWinsThenToolCallsThenStop) {
+  EXPECT_EQ(cs::finish_reason(true, "length"), "length");  // as OpenAI: the limit cut the reply
   EXPECT_EQ(cs::finish_reason(true, "stop"), "tool_calls");
   EXPECT_EQ(cs::finish_reason(false, "length"), "length");
   EXPECT_EQ(cs::finish_reason(false, "stop"), "stop");

@@ -23,11 +23,18 @@ namespace chatwire::serve::testing {
 enum class Fault {
   none,        // the pieces, then the stop event; the connection closes
   keep_alive,  // as none, with a Content-Length, the connection kept for the next request
-  slow,        // the pieces, then an event every 20 ms (up to 10 s) until the peer goes away
-  stall,       // one event, then nothing until the peer goes away (up to 10 s)
-  drop,        // one event, then the connection closes without the stop event
-  http500,     // HTTP 500 with an error body
-  garbage,     // an event that is not JSON
+  // as keep_alive, but the connection is closed after its first reply without saying so (the
+  // backend's idle timeout): the next request on it finds it closed
+  closes_kept_connection,
+  // as keep_alive for the first request; every later one gets no reply at all (a backend busy
+  // with a long prompt sends its head only with the first token)
+  silent_after_first,
+  slow,     // the pieces, then an event every 20 ms (up to 10 s) until the peer goes away
+  stall,    // one event, then nothing until the peer goes away (up to 10 s)
+  drop,     // one event, then the connection closes without the stop event
+  http500,  // HTTP 500 with an error body
+  garbage,  // an event that is not JSON
+  flood,    // events of 64 KB each, as fast as they are taken, until the peer goes away (25 MB)
 };
 
 inline bool send_all(int fd, const std::string& s) {
@@ -87,7 +94,7 @@ class FakeBackend {
       if (fd < 0) continue;
       ++connections_accepted_;
       connections_.emplace_back([this, fd] {
-        while (serve(fd) && fault_ == Fault::keep_alive) {
+        while (serve(fd) && (fault_ == Fault::keep_alive || fault_ == Fault::silent_after_first)) {
         }
         ::close(fd);
       });
@@ -132,7 +139,10 @@ class FakeBackend {
         if (cl != std::string::npos && cl < end) length = std::stoul(in.substr(cl + 16));
       }
     }
-    ++requests_;
+    if (++requests_ > 1 && fault_ == Fault::silent_after_first) {
+      if (wait_for_close(fd)) peer_closed_ = true;
+      return false;
+    }
     {
       std::lock_guard lock(mutex_);
       last_body_ = nlohmann::json::parse(in.substr(body_at, length), nullptr, false);
@@ -145,7 +155,9 @@ class FakeBackend {
     };
     switch (fault_) {
       case Fault::none:
-      case Fault::keep_alive: {
+      case Fault::keep_alive:
+      case Fault::closes_kept_connection:
+      case Fault::silent_after_first: {
         std::string events;
         for (const auto& p : pieces_) events += content(p);
         events += event({{"content", ""}, {"stop", true}, {"stop_type", "eos"}});
@@ -183,6 +195,16 @@ class FakeBackend {
                  "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
                  "Connection: close\r\nContent-Length: " +
                      std::to_string(body.size()) + "\r\n\r\n" + body);
+        return true;
+      }
+      case Fault::flood: {
+        if (!send_all(fd, head)) return true;
+        const std::string big = content(std::string(64 << 10, 'x'));
+        for (int i = 0; i < 400 && !stopping_; ++i)
+          if (!send_all(fd, big)) {
+            peer_closed_ = true;
+            return true;
+          }
         return true;
       }
       case Fault::garbage:

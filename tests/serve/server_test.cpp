@@ -209,6 +209,51 @@ TEST(Server, BackendConnectionsAreKeptAliveAndReused) {
   EXPECT_EQ(backend.connections(), 1);
 }
 
+// A kept-alive connection the backend closed while idle: the request goes once more, on a new
+// connection. A backend that is slow to answer on a kept-alive connection is not sent the
+// request twice: the idle timeout is a 504 after one attempt.
+TEST(Server, OnlyAConnectionTheBackendClosedIsTriedAgain) {
+  {
+    ct::FakeBackend backend(ct::Fault::closes_kept_connection);
+    RunningServer server(config_for(backend));
+    for (int i = 0; i < 2; ++i) {
+      auto r = http(server.port(), "POST", "/v1/chat/completions", chat(false));
+      ASSERT_EQ(r.status, 200) << r.body;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the close reaches us
+    }
+    EXPECT_EQ(backend.requests(), 2);
+    EXPECT_EQ(backend.connections(), 2);
+  }
+  ct::FakeBackend backend(ct::Fault::silent_after_first);
+  RunningServer server(config_for(backend));
+  ASSERT_EQ(http(server.port(), "POST", "/v1/chat/completions", chat(false)).status, 200);
+  auto r = http(server.port(), "POST", "/v1/chat/completions", chat(false));
+  EXPECT_EQ(r.status, 504) << r.body;
+  EXPECT_EQ(backend.requests(), 2);  // not 3: the silent one was not sent again
+}
+
+// A client that stops reading a stream but keeps its connection open is gone once a write has
+// waited timeouts.client_write_ms: its backend request is cancelled and the server goes on.
+TEST(Server, AClientThatStopsReadingIsGoneAfterTheWriteTimeout) {
+  ct::FakeBackend backend(ct::Fault::flood);
+  auto config = config_for(backend);
+  config.timeouts.client_write_ms = 300;
+  RunningServer server(config);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int small = 4096;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(server.port());
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_TRUE(ct::send_all(fd, request_text("POST", "/v1/chat/completions", chat(true))));
+  // Never read: the backend's flood fills the socket buffers, the gateway's write waits.
+  EXPECT_TRUE(eventually([&] { return backend.peer_closed(); }));
+  EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);
+  ::close(fd);
+}
+
 TEST(Server, BackendFaultsGiveTheirStatusAndTheServerKeepsServing) {
   const std::pair<ct::Fault, int> faults[] = {
       {ct::Fault::http500, 502},

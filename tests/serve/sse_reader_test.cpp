@@ -31,6 +31,20 @@ TEST(SseReader, AnEventNotClosedByABlankLineCountsAtTheEnd) {
             std::vector<std::string>{"{\"stop\":true}"});
 }
 
+// llama.cpp writes a failure mid-stream as an `error:` line (its server_sent_event with the
+// field name "error"): the event {"error": ..} that the backend readers report as a 502.
+TEST(SseReader, LlamaCppsErrorLineIsAnErrorEvent) {
+  const std::string bytes =
+      "data: {\"content\":\"Hi\"}\n\nerror: {\"code\":400,\"message\":\"the request exceeds the "
+      "available context size\",\"type\":\"exceed_context_size_error\"}\n\nerror: not json\n\n";
+  const std::vector<std::string> expected = {
+      "{\"content\":\"Hi\"}",
+      "{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context "
+      "size\",\"type\":\"exceed_context_size_error\"}}",
+      "{\"error\":\"not json\"}"};
+  for (std::size_t piece : {1, 5, 1000}) EXPECT_EQ(read_in_pieces(bytes, piece), expected);
+}
+
 TEST(SseReader, AnEventLongerThanTheLimitIsAnError) {
   cs::SseReader reader(16);
   std::vector<std::string> events;
