@@ -69,6 +69,13 @@ Result<bool> read_api_keys(const ServeArgs& args, serve::Config& config) {
 Result<serve::Config> read_config(const ServeArgs& args) {
   serve::Config config;
   if (!args.config.empty()) {
+    // The model flags describe the one model of a command line; with a file they would be
+    // ignored, so they are refused.
+    if (!args.model_dir.empty() || !args.backend.empty() || !args.name.empty())
+      return Error{"ConfigError",
+                   "--model, --backend and --name describe a model without --config; with a "
+                   "configuration file, list the models in it",
+                   0, 0, "--config"};
     std::string error;
     auto text = io::read_file(args.config, kMaxConfigBytes, error);
     if (!text) return Error{"ConfigError", error, 0, 0, args.config};

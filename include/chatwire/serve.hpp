@@ -55,6 +55,9 @@ struct ModelConfig {
   // Sent to the backend as `Authorization: Bearer KEY` ("" = no header): for a backend started
   // with an API key (vLLM, SGLang and llama.cpp's --api-key).
   std::string backend_api_key;
+  // The context length /tokenize reports (vLLM's max_model_len; 0 = config.json's
+  // max_position_embeddings, when the directory has one).
+  std::size_t max_model_len = 0;
 };
 
 struct Limits {

@@ -63,7 +63,43 @@ std::optional<Error> read_logit_bias(const json& bias) {
   return std::nullopt;
 }
 
+std::optional<Error> check_sampling(const SamplingField& f, const json& value) {
+  if (!value.is_number()) return bad(f.name, "must be a number");
+  if (f.integer && !value.is_number_integer()) return bad(f.name, "must be an integer");
+  if (f.integer && value.is_number_unsigned() &&
+      value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    return bad(f.name, "must fit in a signed 64-bit integer");
+  const double v = value.get<double>();
+  if (v < f.low || v > f.high)
+    return bad(f.name, "must be between " + json(f.low).dump() + " and " + json(f.high).dump());
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<Error> check_default_sampling(const json& sampling, const std::string& path) {
+  if (!sampling.is_object()) return Error{"ConfigError", "must be an object", 0, 0, path};
+  for (const auto& [key, value] : sampling.items()) {
+    std::optional<Error> problem;
+    const auto f = std::find_if(std::begin(kSamplingFields), std::end(kSamplingFields),
+                                [&](const SamplingField& s) { return key == s.name; });
+    if (key == "logit_bias")
+      problem = read_logit_bias(value);
+    else if (f == std::end(kSamplingFields))
+      problem = bad(key,
+                    "is not a sampling parameter (temperature, top_p, top_k, min_p, "
+                    "presence_penalty, frequency_penalty, repetition_penalty, seed, "
+                    "logit_bias)");
+    else
+      problem = check_sampling(*f, value);
+    if (problem) {
+      problem->type = "ConfigError";
+      problem->path = path + "." + problem->path;
+      return problem;
+    }
+  }
+  return std::nullopt;
+}
 
 Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
                                     std::size_t max_choices) {
@@ -111,14 +147,7 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
   for (const auto& f : kSamplingFields) {
     auto it = request.find(f.name);
     if (it == request.end() || it->is_null()) continue;
-    if (!it->is_number()) return bad(f.name, "must be a number");
-    if (f.integer && !it->is_number_integer()) return bad(f.name, "must be an integer");
-    if (f.integer && it->is_number_unsigned() &&
-        it->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-      return bad(f.name, "must fit in a signed 64-bit integer");
-    const double v = it->get<double>();
-    if (v < f.low || v > f.high)
-      return bad(f.name, "must be between " + json(f.low).dump() + " and " + json(f.high).dump());
+    if (auto problem = check_sampling(f, *it)) return *problem;
     p.sampling[f.name] = *it;
   }
   if (auto b = request.find("logit_bias"); b != request.end() && !b->is_null()) {

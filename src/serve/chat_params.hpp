@@ -34,4 +34,8 @@ struct ChatParams {
 Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
                                     std::size_t max_choices = Limits{}.max_choices);
 
+// A model's default_sampling (configuration): an object of the sampling fields a request may set,
+// each checked as in a request (type and range); an error names `path` and the key.
+std::optional<Error> check_default_sampling(const json& sampling, const std::string& path);
+
 }  // namespace chatwire::serve

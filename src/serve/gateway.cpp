@@ -93,7 +93,8 @@ HttpReply metrics_text(const Gateway& g, const RouteRequest&) {
 }
 
 // vLLM's /tokenize: {prompt, add_special_tokens (default true)} or a chat request's
-// {messages, tools, chat_template_kwargs, ...} -> {count, tokens, token_strs?}.
+// {messages, tools, chat_template_kwargs, ..., add_special_tokens (default false: the template
+// writes its own)} -> {count, max_model_len, tokens, token_strs?}.
 HttpReply tokenize(const Gateway& g, const RouteRequest& route_request) {
   const std::string_view body = route_request.body;
   auto request = read_object(body);
@@ -102,12 +103,24 @@ HttpReply tokenize(const Gateway& g, const RouteRequest& route_request) {
   if (!model) return g.error_reply(model.error());
   const tokenize::Tokenizer& tokenizer = *(*model)->endpoint.tokenizer();
   std::vector<std::uint32_t> ids;
+  std::optional<bool> add_special_tokens;
+  bool token_strs = false;
+  for (const auto& [key, flag] :
+       {std::pair<const char*, std::optional<bool>*>{"add_special_tokens", &add_special_tokens},
+        {"return_token_strs", nullptr}}) {
+    auto a = request->find(key);
+    if (a == request->end() || a->is_null()) continue;
+    if (!a->is_boolean())
+      return g.error_reply(gateway_error("RequestError", "must be a boolean", key));
+    if (flag != nullptr)
+      *flag = a->get<bool>();
+    else
+      token_strs = a->get<bool>();
+  }
   if (auto prompt = request->find("prompt"); prompt != request->end()) {
     if (!prompt->is_string())
       return g.error_reply(gateway_error("RequestError", "must be a string", "prompt"));
-    bool add_special = true;
-    if (auto a = request->find("add_special_tokens"); a != request->end() && a->is_boolean())
-      add_special = a->get<bool>();
+    const bool add_special = add_special_tokens.value_or(true);
     auto encoded = tokenizer.encode_ids(prompt->get_ref<const std::string&>(), add_special);
     if (!encoded) return g.error_reply(encoded.error());
     ids = std::move(*encoded);
@@ -118,12 +131,19 @@ HttpReply tokenize(const Gateway& g, const RouteRequest& route_request) {
     auto prepared = (*model)->endpoint.prepare(dump(chat));
     if (!prepared) return g.error_reply(prepared.error());
     ids = std::move(prepared->ids);
+    if (add_special_tokens.value_or(false)) {  // as vLLM: the tokenizer's own on top of the render
+      auto encoded = tokenizer.encode_ids(prepared->text, true);
+      if (!encoded) return g.error_reply(encoded.error());
+      ids = std::move(*encoded);
+    }
   } else {
     return g.error_reply(gateway_error("RequestError", "needs `prompt` or `messages`", "prompt"));
   }
-  json out{{"count", ids.size()}, {"tokens", ids}};
-  if (auto s = request->find("return_token_strs");
-      s != request->end() && s->is_boolean() && s->get<bool>()) {
+  const std::size_t max_model_len = (*model)->config.max_model_len;
+  json out{{"count", ids.size()},
+           {"max_model_len", max_model_len != 0 ? json(max_model_len) : json(nullptr)},
+           {"tokens", ids}};
+  if (token_strs) {
     json strs = json::array();
     for (auto id : ids) strs.push_back(tokenizer.id_to_token(id).value_or(""));
     out["token_strs"] = std::move(strs);
@@ -240,6 +260,19 @@ Result<const Route*> Gateway::route(std::string_view method, std::string_view ta
   return gateway_error("RouteNotFound", "no route " + std::string(path));
 }
 
+std::string Gateway::methods_of(std::string_view target) const {
+  const std::string_view path = request_path(target);
+  std::string methods;
+  for (const auto& r : kRoutes) {
+    const bool match =
+        r.item ? path.size() > r.path.size() && path.starts_with(r.path) : path == r.path;
+    if (!match) continue;
+    methods += (methods.empty() ? "" : ", ") + std::string(r.method);
+    if (r.method == "GET") methods += ", HEAD";
+  }
+  return methods;
+}
+
 RouteRequest Gateway::route_request(const Route& route, std::string_view target,
                                     std::string_view body) {
   RouteRequest request{body, {}};
@@ -283,10 +316,8 @@ std::optional<HeaderList> Gateway::preflight(std::string_view target, std::strin
                                              std::string_view asked_headers) const {
   const std::string allowed = allowed_origin(origin);
   if (allowed.empty()) return std::nullopt;
-  const std::string_view path = request_path(target);
-  std::string methods;
-  for (const auto& r : kRoutes)
-    if (r.path == path) methods += (methods.empty() ? "" : ", ") + std::string(r.method);
+  // The item routes too (`/v1/models/{id}`: the SDKs' models.retrieve sends its key).
+  const std::string methods = methods_of(target);
   if (methods.empty()) return std::nullopt;
   // The headers asked for, when they are a header-name list (they go back in a header).
   std::string headers = "Authorization, Content-Type";

@@ -68,6 +68,9 @@ class Gateway {
   // The route of a request target (the query is ignored). Errors: RouteNotFound,
   // MethodNotAllowed.
   Result<const Route*> route(std::string_view method, std::string_view target) const;
+  // The methods served on the target's path, as an Allow header lists them ("GET, HEAD"; HEAD
+  // wherever GET is); "" for a path no route serves.
+  std::string methods_of(std::string_view target) const;
   // The request a route's answer gets: the body, and an item route's id from the target.
   static RouteRequest route_request(const Route& route, std::string_view target,
                                     std::string_view body);

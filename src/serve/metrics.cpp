@@ -12,9 +12,11 @@ constexpr double kBuckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
                                0.5,   1,      2.5,   5,    10,    30,   60,  300};
 constexpr std::size_t kBucketCount = sizeof(kBuckets) / sizeof(kBuckets[0]);
 
-std::string number(double v) {
+// A bucket bound as written in kBuckets ("0.1"); `exact`: every digit of a double (a sum over
+// months of traffic keeps its precision).
+std::string number(double v, bool exact = false) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::snprintf(buf, sizeof buf, exact ? "%.17g" : "%.9g", v);
   return buf;
 }
 
@@ -53,9 +55,11 @@ void Metrics::first_token(double seconds) {
 
 void Metrics::write(std::string& out, std::string_view name, std::string_view labels,
                     const Histogram& h) {
+  // Every bucket, also before the first observation (the exposition format wants the +Inf
+  // bucket, equal to _count, in every histogram).
   unsigned long long cumulative = 0;
-  for (std::size_t i = 0; i <= kBucketCount && !h.counts.empty(); ++i) {
-    cumulative += h.counts[i];
+  for (std::size_t i = 0; i <= kBucketCount; ++i) {
+    if (!h.counts.empty()) cumulative += h.counts[i];
     out.append(name).append("_bucket{").append(labels);
     if (!labels.empty()) out += ',';
     out.append("le=\"").append(i < kBucketCount ? number(kBuckets[i]) : std::string("+Inf"));
@@ -63,7 +67,7 @@ void Metrics::write(std::string& out, std::string_view name, std::string_view la
   }
   std::string braces;
   if (!labels.empty()) braces.append("{").append(labels).append("}");
-  out += std::string(name) + "_sum" + braces + " " + number(h.sum) + "\n";
+  out += std::string(name) + "_sum" + braces + " " + number(h.sum, true) + "\n";
   out += std::string(name) + "_count" + braces + " " + std::to_string(h.count) + "\n";
 }
 

@@ -1,9 +1,12 @@
 // Loading the served models (see models.hpp).
 #include "serve/models.hpp"
 
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "chatwire/probe.hpp"
+#include "util/json_text.hpp"
 
 namespace chatwire::serve {
 
@@ -31,6 +34,27 @@ std::string capabilities(const endpoint::Endpoint& ep, const ModelConfig& config
       {"response_format", config.backend_structured_output},
   };
   return c.dump();
+}
+
+// The context length a Hugging Face directory's config.json gives (max_position_embeddings, also
+// under text_config for multimodal checkpoints); 0 when it gives none. A config.json that cannot
+// be read leaves it unknown: the model is still served.
+std::size_t context_length(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "config.json", std::ios::binary);
+  if (!in) return 0;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > (std::size_t{16} << 20)) return 0;
+  auto parsed = util::parse_bounded_json(text, 64);
+  if (!parsed || !parsed.value.is_object()) return 0;
+  const json& top = parsed.value;
+  const auto text_config = top.find("text_config");
+  const json* places[] = {&top, text_config != top.end() ? &*text_config : nullptr};
+  for (const json* c : places) {
+    if (c == nullptr || !c->is_object()) continue;
+    auto it = c->find("max_position_embeddings");
+    if (it != c->end() && it->is_number_unsigned()) return it->get<std::size_t>();
+  }
+  return 0;
 }
 
 }  // namespace
@@ -64,6 +88,7 @@ Result<ServedModel> load_model(const ModelConfig& config) {
         0, "model_dir"};
   ServedModel m{config, *ep, call_id_style(config.tool_call_ids, ep->call_ids()),
                 capabilities(*ep, config)};
+  if (m.config.max_model_len == 0) m.config.max_model_len = context_length(config.dir);
   return m;
 }
 

@@ -111,13 +111,33 @@ struct Server::Impl {
 
   net::awaitable<void> accept_loop();
   net::awaitable<void> serve(Session& s);
+  // `head_only`: the answer to a HEAD request, its headers (Content-Length included) without
+  // the body.
   net::awaitable<bool> write_reply(Session& s, const HttpReply& r, unsigned version,
-                                   bool keep_alive, const HeaderList* extra = nullptr);
+                                   bool keep_alive, const HeaderList* extra = nullptr,
+                                   bool head_only = false);
   net::awaitable<bool> chat(Session& s, const std::string& body, unsigned version, bool keep_alive,
                             Clock::time_point started, const Route& route, AccessRecord& record);
   // Writes the request's access log line (when there is a log), its time measured from `started`.
   void log_access(AccessRecord& record, Clock::time_point started,
                   const HttpReply* reply = nullptr);
+  // What a request's head alone refuses: no route, a method the path does not serve, no API key,
+  // or a server shutting down (routes that render). nullopt: the body is worth reading.
+  struct Refusal {
+    HttpReply reply;
+    std::string route;   // the metrics label ("" = no route)
+    HeaderList headers;  // Allow, for a 405
+  };
+  std::optional<Refusal> refused_by_head(const http::request<http::string_body>& head) const;
+  // The route of a request's head; HEAD is GET without the body (RFC 9110: a general-purpose
+  // server supports both).
+  Result<const Route*> route_of(const http::request<http::string_body>& head) const {
+    return gateway.route(
+        head.method() == http::verb::head
+            ? std::string_view("GET")
+            : std::string_view(head.method_string().data(), head.method_string().size()),
+        std::string_view(head.target().data(), head.target().size()));
+  }
   net::awaitable<void> watch_client(Session& s, ActiveChat& chat);
   net::awaitable<void> drain(Session& s);
   void begin_shutdown();
@@ -171,7 +191,23 @@ class WriteDeadline {
 }  // namespace
 
 net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, unsigned version,
-                                               bool keep_alive, const HeaderList* extra) {
+                                               bool keep_alive, const HeaderList* extra,
+                                               bool head_only) {
+  if (head_only) {
+    http::response<http::empty_body> res{static_cast<http::status>(r.status), version};
+    res.set(http::field::server, "chatwire");
+    res.set(http::field::content_type, r.content_type);
+    set_answer_headers(res, s, config);
+    if (extra != nullptr)
+      for (const auto& [name, value] : *extra) res.set(name, value);
+    res.keep_alive(keep_alive);
+    res.content_length(r.body.size());
+    beast::error_code ec;
+    WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
+    http::response_serializer<http::empty_body> sr{res};
+    co_await http::async_write_header(s.stream, sr, net::redirect_error(kAwait, ec));
+    co_return !ec;
+  }
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
   res.set(http::field::server, "chatwire");
   res.set(http::field::content_type, r.content_type);
@@ -185,6 +221,30 @@ net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, u
   WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
   co_await http::async_write(s.stream, res, net::redirect_error(kAwait, ec));
   co_return !ec;
+}
+
+auto Server::Impl::refused_by_head(const http::request<http::string_body>& head) const
+    -> std::optional<Refusal> {
+  if (head.method() == http::verb::options) return std::nullopt;  // a preflight: answered later
+  const std::string_view target(head.target().data(), head.target().size());
+  auto route = route_of(head);
+  if (!route) {
+    Refusal r{gateway.error_reply(route.error()), "", {}};
+    if (r.reply.status == 405) r.headers.push_back({"Allow", gateway.methods_of(target)});
+    return r;
+  }
+  const Route& rt = **route;
+  const auto authorization = head[http::field::authorization];
+  if (auto allowed =
+          gateway.authorize(rt, std::string_view(authorization.data(), authorization.size()));
+      !allowed)
+    return Refusal{gateway.error_reply(allowed.error()), std::string(rt.name), {}};
+  if (stopping && rt.limited)
+    return Refusal{
+        gateway.error_reply(gateway_error("ShuttingDown", "the server is shutting down")),
+        std::string(rt.name),
+        {}};
+  return std::nullopt;
 }
 
 // Reads the client while its chat runs: an end of stream or a reset is a client that went
@@ -500,15 +560,6 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     s.request_id.clear();
     s.stream.expires_after(std::chrono::milliseconds(config.timeouts.client_idle_ms));
     co_await http::async_read_header(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
-    if (!ec && !parser.is_done() &&
-        beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-      http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
-      co_await http::async_write(s.stream, go_on, net::redirect_error(kAwait, ec));
-    }
-    if (!ec && !parser.is_done())
-      co_await http::async_read(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
-    s.stream.expires_never();
-    if (stopping && ec) co_return;
     const Clock::time_point started = Clock::now();
     AccessRecord record;
     record.client = s.client;
@@ -523,6 +574,32 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       s.request_id = request_id_of(head["X-Request-Id"]);
       record.request_id = s.request_id;
     }
+    // A request the head already refuses (no such route or method, no API key, shutting down)
+    // is answered before its body is read: a stranger without a key must not make the server
+    // take in max_body_bytes, nor get a 100 Continue.
+    // Also for a body over the limit, which the head announces (the request line is read).
+    if (auto known = route_of(parser.get())) record.route = std::string((*known)->name);
+    if (!ec && !parser.is_done()) {
+      if (auto refusal = refused_by_head(parser.get())) {
+        record.route = refusal->route;
+        g.metrics().request(refusal->route.empty() ? "unknown" : refusal->route,
+                            refusal->reply.status, seconds_since(started));
+        log_access(record, started, &refusal->reply);
+        s.stream.expires_never();
+        co_await write_reply(s, refusal->reply, parser.get().version(), false, &refusal->headers);
+        co_await drain(s);
+        co_return;
+      }
+    }
+    if (!ec && !parser.is_done() &&
+        beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
+      co_await http::async_write(s.stream, go_on, net::redirect_error(kAwait, ec));
+    }
+    if (!ec && !parser.is_done())
+      co_await http::async_read(s.stream, s.buffer, parser, net::redirect_error(kAwait, ec));
+    s.stream.expires_never();
+    if (stopping && ec) co_return;
     if (ec == http::error::body_limit || ec == http::error::header_limit) {
       const bool body = ec == http::error::body_limit;
       const HttpReply r = g.error_reply(gateway_error(
@@ -530,6 +607,8 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
                                      std::to_string(config.limits.max_body_bytes) + ")"
                                : "the request head exceeds limits.max_header_bytes (" +
                                      std::to_string(config.limits.max_header_bytes) + ")"));
+      g.metrics().request(record.route.empty() ? "unknown" : record.route, r.status,
+                          seconds_since(started));
       log_access(record, started, &r);
       co_await write_reply(s, r, 11, false);
       co_await drain(s);
@@ -541,6 +620,7 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     if (ec) {
       const HttpReply r =
           g.error_reply(gateway_error("RequestError", "malformed HTTP request: " + ec.message()));
+      g.metrics().request("unknown", r.status, seconds_since(started));
       log_access(record, started, &r);
       co_await write_reply(s, r, 11, false);
       co_return;
@@ -562,13 +642,19 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
         continue;
       }
     }
-    auto route = g.route(std::string_view(req.method_string().data(), req.method_string().size()),
-                         std::string_view(req.target().data(), req.target().size()));
+    const bool head_only = req.method() == http::verb::head;
+    const std::string_view target(req.target().data(), req.target().size());
+    auto route = route_of(req);
     if (!route) {
       HttpReply r = g.error_reply(route.error());
+      // A 405 lists what the path serves (RFC 9110: it must).
+      const HeaderList allow{{"Allow", g.methods_of(target)}};
       g.metrics().request("unknown", r.status, seconds_since(started));
       log_access(record, started, &r);
-      if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
+      if (!co_await write_reply(s, r, version, keep_alive, r.status == 405 ? &allow : nullptr,
+                                head_only) ||
+          !keep_alive)
+        co_return;
       continue;
     }
     const Route& rt = **route;
@@ -580,11 +666,13 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       HttpReply r = g.error_reply(allowed.error());
       g.metrics().request(rt.name, r.status, seconds_since(started));
       log_access(record, started, &r);
-      if (!co_await write_reply(s, r, version, keep_alive) || !keep_alive) co_return;
+      if (!co_await write_reply(s, r, version, keep_alive, nullptr, head_only) || !keep_alive)
+        co_return;
       continue;
     }
     if (stopping && rt.limited) {
       HttpReply r = g.error_reply(gateway_error("ShuttingDown", "the server is shutting down"));
+      g.metrics().request(rt.name, r.status, seconds_since(started));
       log_access(record, started, &r);
       co_await write_reply(s, r, version, false);
       co_return;
@@ -619,7 +707,7 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       HttpReply r = co_await on_worker(answer);
       g.metrics().request(rt.name, r.status, seconds_since(started));
       log_access(record, started, &r);
-      ok = co_await write_reply(s, r, version, keep_alive);
+      ok = co_await write_reply(s, r, version, keep_alive, nullptr, head_only);
     }
     if (!ok || !keep_alive || stopping) co_return;
   }

@@ -192,6 +192,44 @@ TEST(ServeConfig, ReadsModelsAndNamesBadKeys) {
   EXPECT_EQ(twice.error().path, "models[1].name");
 }
 
+// A key the reader does not know, a zero limit, a default_sampling a request could not send and
+// a name that cannot be taken from model_dir are refused, naming the key path; a model_dir that
+// ends with a slash still names the model.
+TEST(ServeConfig, UnknownKeysZeroLimitsAndBadDefaultsAreRefused) {
+  const auto path_of = [](const std::string& text) -> std::string {
+    auto c = cs::Config::from_json_text(text, "/base");
+    return c ? "accepted" : c.error().path;
+  };
+  const std::string model = R"({"model_dir": "m/qwen3/", "backend_url": "u")";
+  EXPECT_EQ(path_of(R"({"bogus": 1, "models": [)" + model + "}]}"), "bogus");
+  EXPECT_EQ(path_of(R"({"limits": {"max_body_byte": 10}, "models": [)" + model + "}]}"),
+            "limits.max_body_byte");
+  EXPECT_EQ(path_of(R"({"timeouts": {"idle": 10}, "models": [)" + model + "}]}"), "timeouts.idle");
+  EXPECT_EQ(path_of(R"({"limits": {"max_header_bytes": 0}, "models": [)" + model + "}]}"),
+            "limits.max_header_bytes");
+  EXPECT_EQ(path_of(R"({"timeouts": {"client_write_ms": 0}, "models": [)" + model + "}]}"),
+            "timeouts.client_write_ms");
+  EXPECT_EQ(path_of(R"({"timeouts": {"shutdown_grace_ms": 0}, "models": [)" + model + "}]}"),
+            "accepted");
+  EXPECT_EQ(path_of(R"({"models": [)" + model + R"(, "typo_key": true}]})"), "models[0].typo_key");
+  EXPECT_EQ(path_of(R"({"models": [)" + model + R"(, "default_sampling": {"temprature": 0.6}}]})"),
+            "models[0].default_sampling.temprature");
+  EXPECT_EQ(
+      path_of(R"({"models": [)" + model + R"(, "default_sampling": {"temperature": "hot"}}]})"),
+      "models[0].default_sampling.temperature");
+  EXPECT_EQ(path_of(R"({"models": [)" + model + R"(, "default_sampling": {"seed": 1.5}}]})"),
+            "models[0].default_sampling.seed");
+  EXPECT_EQ(path_of(R"({"models": [)" + model + R"(, "name": ""}]})"), "models[0].name");
+  EXPECT_EQ(path_of(R"({"models": [{"model_dir": "/", "backend_url": "u"}]})"), "models[0].name");
+  auto c = cs::Config::from_json_text(
+      R"({"models": [)" + model +
+          R"(, "max_model_len": 32768, "default_sampling": {"top_k": 20, "logit_bias": {"7": 1}}}]})",
+      "/base");
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c->models[0].name, "qwen3");
+  EXPECT_EQ(c->models[0].max_model_len, 32768u);
+}
+
 TEST(ServeConfig, ApiKeysAreReadAndCheckedForAHeader) {
   auto c = cs::Config::from_json_text(
       R"({"api_keys": ["k1", "sk-2"], "access_log": "-", "cors_origins": ["*"], "models": [{"model_dir": "m", "backend_url": "u",

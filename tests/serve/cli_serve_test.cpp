@@ -214,7 +214,9 @@ TEST(ServeCommand, ApiKeysFromTheCommandLineOrTheEnvironment) {
        std::vector<std::tuple<std::vector<std::string>, std::vector<std::string>, std::string>>{
            {with({"--api-key", "two words"}), {}, "--api-key"},
            {one_model, {"CHATWIRE_API_KEY=tab\there"}, "CHATWIRE_API_KEY"},
-           {with({"--backend-api-key", "bad key"}), {}, "--backend-api-key"}}) {
+           {with({"--backend-api-key", "bad key"}), {}, "--backend-api-key"},
+           // A configuration file lists its models: model flags beside it are refused.
+           {with({"--config", "/nonexistent.json"}), {}, "--config"}}) {
     ServeProcess serve(args, env);
     EXPECT_FALSE(serve.port) << serve.stderr_text;
     EXPECT_NE(serve.stderr_text.find(where), std::string::npos) << serve.stderr_text;

@@ -138,6 +138,16 @@ TEST(Gateway, TokenizeAPromptOrAChatAndDetokenize) {
   ASSERT_EQ(rendered.status, 200) << rendered.body;
   const json render_body = json::parse(rendered.body);
   EXPECT_EQ(json::parse(t.body)["tokens"], render_body["prompt_token_ids"]);
+  // vLLM's shape: max_model_len (this directory has no config.json and none is configured).
+  EXPECT_TRUE(json::parse(t.body).contains("max_model_len"));
+  EXPECT_TRUE(json::parse(t.body)["max_model_len"].is_null());
+  // add_special_tokens in a chat request: the tokenizer's own on top of the render, as vLLM.
+  auto with_special = answer(g, "POST", "/tokenize",
+                             R"({"model": "qwen3", "add_special_tokens": true, "messages": )"
+                             R"([{"role": "user", "content": "hi"}]})");
+  ASSERT_EQ(with_special.status, 200) << with_special.body;
+  EXPECT_EQ(json::parse(with_special.body)["tokens"],
+            render_body["prompt_token_ids"]);  // Qwen: none
   EXPECT_TRUE(render_body["prompt"].get<std::string>().starts_with("<|im_start|>user\nhi"));
   EXPECT_TRUE(render_body["adaptations"].is_array());
 }
@@ -156,6 +166,8 @@ TEST(Gateway, TokenizeRefusalsNameTheField) {
       {"/tokenize", R"({"prompt": 5})", 400, "prompt"},
       {"/tokenize", R"({"model": "other", "prompt": "x"})", 404, "model"},
       {"/tokenize", R"([1])", 400, ""},
+      {"/tokenize", R"({"prompt": "x", "add_special_tokens": "no"})", 400, "add_special_tokens"},
+      {"/tokenize", R"({"prompt": "x", "return_token_strs": 1})", 400, "return_token_strs"},
   };
   for (const auto& c : cases) {
     auto r = answer(g, "POST", c.target, c.body);
@@ -181,6 +193,14 @@ TEST(Gateway, MetricsCountRequestsAndErrors) {
       std::string::npos);
   EXPECT_NE(r.body.find("chatwire_prompt_tokens_total 10"), std::string::npos);
   EXPECT_NE(r.body.find("chatwire_open_streams 0"), std::string::npos);
+  // No first token yet: the histogram still has its buckets, +Inf equal to _count.
+  EXPECT_NE(r.body.find("chatwire_time_to_first_token_seconds_bucket{le=\"+Inf\"} 0\n"
+                        "chatwire_time_to_first_token_seconds_sum 0\n"
+                        "chatwire_time_to_first_token_seconds_count 0\n"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("chatwire_time_to_first_token_seconds_bucket{le=\"0.1\"} 0"),
+            std::string::npos);
 }
 
 TEST(BackendUrl, HostPortAndPrefix) {

@@ -500,6 +500,67 @@ TEST(Server, AClientThatDisconnectsCancelsItsBackendRequest) {
   }
 }
 
+// What the head refuses is answered before the body is read: a request without a key (or to no
+// route) that announces a large body gets its 401 (404) at once, not after the body, and a client
+// that expects 100 Continue gets the refusal instead.
+TEST(Server, TheHeadsRefusalComesBeforeTheBody) {
+  ct::FakeBackend backend(ct::Fault::none);
+  cs::Config config = config_for(backend);
+  config.api_keys = {"sk-gateway"};
+  RunningServer server(config);
+  for (const auto& [target, status] : {std::pair<std::string, int>{"/tokenize", 401},
+                                       std::pair<std::string, int>{"/nowhere", 404}}) {
+    for (const std::string expect : {"", "Expect: 100-continue\r\n"}) {
+      const int fd = connect_to(server.port());
+      ASSERT_GE(fd, 0);
+      // The head alone: the 1 MB body it announces never comes.
+      ct::send_all(fd, "POST " + target + " HTTP/1.1\r\nHost: x\r\n" + expect +
+                           "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n");
+      char buf[4096];
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      ASSERT_GT(n, 0) << target;
+      const std::string answer(buf, static_cast<std::size_t>(n));
+      EXPECT_TRUE(answer.starts_with("HTTP/1.1 " + std::to_string(status))) << answer;
+      EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+      ::close(fd);
+    }
+  }
+  EXPECT_EQ(backend.requests(), 0);
+}
+
+// HEAD is GET without the body; a 405 names the methods the path serves; a preflight of an item
+// route is answered; refusals before any route ran are counted in chatwire_requests_total.
+TEST(Server, HeadAllowPreflightOfItemsAndEveryAnswerCounted) {
+  ct::FakeBackend backend(ct::Fault::none);
+  cs::Config config = config_for(backend);
+  config.cors_origins = {"https://app.example"};
+  config.limits.max_body_bytes = 2000;
+  RunningServer server(config);
+  const auto get = http(server.port(), "GET", "/v1/models");
+  const auto head = http(server.port(), "HEAD", "/v1/models");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty()) << head.body;
+  EXPECT_NE(head.head.find("Content-Length: " + std::to_string(get.body.size())), std::string::npos)
+      << head.head;
+  const auto wrong = http(server.port(), "PUT", "/v1/models");
+  EXPECT_EQ(wrong.status, 405);
+  EXPECT_NE(wrong.head.find("Allow: GET, HEAD"), std::string::npos) << wrong.head;
+  const auto preflight =
+      http(server.port(), "OPTIONS", "/v1/models/qwen3", "",
+           "Origin: https://app.example\r\nAccess-Control-Request-Method: GET\r\n");
+  EXPECT_EQ(preflight.status, 204) << preflight.head;
+  EXPECT_NE(preflight.head.find("Access-Control-Allow-Methods: GET, HEAD"), std::string::npos)
+      << preflight.head;
+  EXPECT_EQ(http(server.port(), "POST", "/v1/chat/completions",
+                 chat(false, R"(, "user": ")" + std::string(5000, 'x') + "\""))
+                .status,
+            413);
+  const auto metrics = http(server.port(), "GET", "/metrics").body;
+  EXPECT_NE(metrics.find(R"(chatwire_requests_total{route="chat_completions",status="413"} 1)"),
+            std::string::npos)
+      << metrics;
+}
+
 TEST(Server, BodiesOverTheLimitAre413AndRequestsOverTheConcurrencyLimit429) {
   ct::FakeBackend backend(ct::Fault::stall);
   cs::Config config = config_for(backend);
