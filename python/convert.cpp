@@ -220,10 +220,18 @@ std::vector<std::uint32_t> ids_from_py(py::handle h) {
   std::vector<std::uint32_t> ids;
   if (py::hasattr(h, "tolist") && !PyList_Check(h.ptr())) return ids_from_py(h.attr("tolist")());
   for (py::handle item : py::reinterpret_borrow<py::iterable>(h)) {
-    if (!PyLong_Check(item.ptr()) || PyBool_Check(item.ptr()))
+    // An int, or an integer scalar of numpy or torch (anything with __index__), as transformers
+    // takes them after to_py_obj; never a bool.
+    if (PyBool_Check(item.ptr()) || !PyIndex_Check(item.ptr()))
       fail("TypeError",
            "token ids must be int, got " + py::type::of(item).attr("__name__").cast<std::string>());
-    long long v = PyLong_AsLongLong(item.ptr());
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr()));
+    if (!index) throw py::error_already_set();
+    long long v = PyLong_AsLongLong(index.ptr());
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      fail("OverflowError", "token id out of range");
+    }
     if (v < 0 || v > 0xFFFFFFFFLL)
       fail("OverflowError", "token id out of range: " + std::to_string(v));
     ids.push_back(static_cast<std::uint32_t>(v));

@@ -210,7 +210,9 @@ class PyTokenizer {
     if (!t) return std::nullopt;
     return make_str(*t);
   }
-  std::size_t vocab_size() const { return tok_->vocab_size(); }
+  std::size_t vocab_size(bool with_added_tokens) const {
+    return with_added_tokens ? tok_->distinct_vocab_size() : tok_->model_vocab_size();
+  }
   bool is_special(std::uint32_t id) const { return tok_->is_special(id); }
 
   const std::shared_ptr<const tokenize::Tokenizer>& shared() const { return tok_; }
@@ -610,8 +612,21 @@ PYBIND11_MODULE(_chatwire, m) {
       .def_static("from_file", &PyTokenizer::from_file, py::arg("path"))
       .def_static("from_str", &PyTokenizer::from_str, py::arg("json"))
       .def_static("from_dir", &PyTokenizer::from_dir, py::arg("dir"))
-      .def("encode", &PyTokenizer::encode, py::arg("sequence"),
-           py::arg("add_special_tokens") = true)
+      // tokenizers' signature: encode(sequence, pair=None, is_pretokenized=False,
+      // add_special_tokens=True); pairs and pre-tokenized input are refused, not misread.
+      .def(
+          "encode",
+          [](const PyTokenizer& t, py::str sequence, py::object pair, bool is_pretokenized,
+             bool add_special_tokens) {
+            if (!pair.is_none())
+              fail("NotImplementedError", "chatwire.Tokenizer.encode does not encode pairs");
+            if (is_pretokenized)
+              fail("NotImplementedError",
+                   "chatwire.Tokenizer.encode does not take pre-tokenized input");
+            return t.encode(std::move(sequence), add_special_tokens);
+          },
+          py::arg("sequence"), py::arg("pair") = py::none(), py::arg("is_pretokenized") = false,
+          py::arg("add_special_tokens") = true)
       .def("encode_batch", &PyTokenizer::encode_batch, py::arg("input"),
            py::arg("add_special_tokens") = true)
       .def("encode_ids", &PyTokenizer::encode_ids, py::arg("text"),
@@ -626,7 +641,8 @@ PYBIND11_MODULE(_chatwire, m) {
       .def("token_to_id", &PyTokenizer::token_to_id, py::arg("token"))
       .def("id_to_token", &PyTokenizer::id_to_token, py::arg("id"))
       .def(
-          "get_vocab_size", [](const PyTokenizer& t, bool) { return t.vocab_size(); },
+          "get_vocab_size",
+          [](const PyTokenizer& t, bool with_added) { return t.vocab_size(with_added); },
           py::arg("with_added_tokens") = true)
       .def("is_special", &PyTokenizer::is_special, py::arg("id"));
 

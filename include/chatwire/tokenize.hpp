@@ -85,6 +85,12 @@ class Tokenizer {
                              const DecodeOptions& options = {}) const;
 
   std::size_t vocab_size() const;  // largest id + 1, added tokens included
+  // The model's own vocabulary, without added tokens: tokenizers' get_vocab_size(false), which
+  // transformers' `vocab_size` reports.
+  std::size_t model_vocab_size() const;
+  // The vocabulary and the added tokens as distinct tokens: tokenizers' get_vocab_size(true),
+  // transformers' len(tokenizer) (not vocab_size(), which counts ids up to the largest).
+  std::size_t distinct_vocab_size() const;
   std::optional<std::uint32_t> token_to_id(std::string_view token) const;
   std::optional<std::string> id_to_token(std::uint32_t id) const;
   bool is_special(std::uint32_t id) const;  // an added token marked special

@@ -21,6 +21,7 @@ Only local checkpoint directories are read (nothing is downloaded).
 
 import json
 import logging
+import operator
 import os
 
 from . import errors
@@ -54,6 +55,11 @@ _IGNORED_FROM_PRETRAINED = {"use_fast", "trust_remote_code", "local_files_only",
                             "cache_dir", "force_download", "token", "subfolder"}
 
 
+# Attributes from_pretrained sets from its arguments, as transformers does (pad_token="<pad>").
+_SETTABLE_FROM_PRETRAINED = ("padding_side", "truncation_side", "model_max_length",
+                             *SPECIAL_TOKEN_NAMES)
+
+
 class BatchEncoding(dict):
     """transformers' BatchEncoding as far as a training pipeline uses it: a dict whose keys
     are also attributes (``out.input_ids``)."""
@@ -65,10 +71,15 @@ class BatchEncoding(dict):
             raise AttributeError(name) from None
 
 
+# transformers' VERY_LARGE_INTEGER: model_max_length when the checkpoint gives none.
+_VERY_LARGE_INTEGER = int(1e30)
+
+
 def _check_unsupported(**options):
-    # transformers' padding/truncation/tensor options: refused rather than silently ignored.
+    # transformers' padding/truncation/tensor options: refused rather than silently ignored
+    # (values that change nothing, such as padding="do_not_pad", pass).
     for name, value in options.items():
-        if value not in (None, False):
+        if value not in (None, False) and not (name == "padding" and value == "do_not_pad"):
             raise errors.make("NotImplementedError",
                               f"chatwire's apply_chat_template does not implement {name}={value!r}"
                               " (returns unpadded Python lists)")
@@ -86,22 +97,53 @@ class AutoTokenizer:
 
     def __init__(self, model_dir, *, now=None, validate=True):
         self.name_or_path = os.fspath(model_dir)
+        self._now, self._validate = now, validate
         self._model = _ChatModel(self.name_or_path, now or "", validate)
         self._warned = set()
         tokens = self._model.special_tokens or {}
         for name in SPECIAL_TOKEN_NAMES:
             setattr(self, "_" + name, tokens.get(name))
         self._additional = list(tokens.get("additional_special_tokens") or [])
+        self._overrides = {}  # special tokens assigned (tok.pad_token = ...): the template sees them
+        self._template_override = None  # tok.chat_template = ...
+        config = self._tokenizer_config()
+        self.padding_side = config.get("padding_side", "right")
+        self.truncation_side = config.get("truncation_side", "right")
+        length = config.get("model_max_length")
+        self.model_max_length = (int(length) if isinstance(length, (int, float))
+                                 and length < _VERY_LARGE_INTEGER else _VERY_LARGE_INTEGER)
+
+    def _tokenizer_config(self):
+        path = os.path.join(self.name_or_path, "tokenizer_config.json")
+        if not os.path.isfile(path):
+            return {}
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+        return config if isinstance(config, dict) else {}
+
+    # Pickled as its directory and what was assigned since (datasets.map(num_proc=N), Ray, Dask,
+    # spawn DataLoader workers send the tokenizer to other processes); the C++ state is reloaded.
+    def __reduce__(self):
+        state = {"overrides": dict(self._overrides), "template": self._template_override,
+                 "padding_side": self.padding_side, "truncation_side": self.truncation_side,
+                 "model_max_length": self.model_max_length}
+        if hasattr(self, "_response_template"):
+            state["response_template"] = self._response_template
+        return (_restore_auto_tokenizer, (self.name_or_path, self._now, self._validate, state))
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *, now=None, validate=True, **kwargs):
         # Arguments that only matter for downloads or for choosing the Python class: accepted
         # so that existing calls keep working; they change nothing for a local directory.
-        unknown = sorted(set(kwargs) - _IGNORED_FROM_PRETRAINED)
+        unknown = sorted(set(kwargs) - _IGNORED_FROM_PRETRAINED - set(_SETTABLE_FROM_PRETRAINED))
         if unknown:
             raise errors.make("TypeError", "from_pretrained() got unsupported arguments: "
                               + ", ".join(unknown))
-        return cls(pretrained_model_name_or_path, now=now, validate=validate)
+        tok = cls(pretrained_model_name_or_path, now=now, validate=validate)
+        for name in _SETTABLE_FROM_PRETRAINED:  # transformers sets these from its kwargs too
+            if name in kwargs:
+                setattr(tok, name, kwargs[name])
+        return tok
 
     # ----- special tokens ---------------------------------------------------------------
 
@@ -125,13 +167,43 @@ class AutoTokenizer:
     @property
     def chat_template(self):
         """The template source (str), a dict of name -> source for a directory with several
-        templates, or None."""
+        templates, or None; assignable (a str), as in transformers: apply_chat_template then
+        uses it unless given another."""
+        if self._template_override is not None:
+            return self._template_override
         if not self._model.has_template:
             return None
         names = self._model.template_names
         if names:
             return {name: self._model.template_source(name) for name in names}
         return self._model.template_source("")
+
+    @chat_template.setter
+    def chat_template(self, value):
+        if value is not None and not isinstance(value, str):
+            raise errors.make("TypeError", "chat_template must be a str (template source)")
+        self._template_override = value
+
+    @property
+    def all_special_tokens(self):
+        """The special tokens (those of special_tokens_map, then the additional ones), each once."""
+        out = []
+        for name in SPECIAL_TOKEN_NAMES:
+            token = getattr(self, "_" + name)
+            if token is not None and token not in out:
+                out.append(token)
+        for token in self._additional:
+            if token not in out:
+                out.append(token)
+        return out
+
+    @property
+    def all_special_ids(self):
+        return self.convert_tokens_to_ids(self.all_special_tokens)
+
+    @property
+    def is_fast(self):
+        return True
 
     @property
     def tokenizer(self):
@@ -140,20 +212,49 @@ class AutoTokenizer:
 
     @property
     def vocab_size(self):
-        return self._model.tokenizer.get_vocab_size()
+        """The model's vocabulary without the added tokens (transformers' ``vocab_size``)."""
+        return self._model.tokenizer.get_vocab_size(with_added_tokens=False)
 
     def __len__(self):
-        return self._model.tokenizer.get_vocab_size()
+        return self._model.tokenizer.get_vocab_size(with_added_tokens=True)
+
+    def get_vocab(self):
+        """token -> id for the vocabulary and the added tokens."""
+        tok = self._model.tokenizer
+        vocab, total, i = {}, len(self), 0
+        while len(vocab) < total and i < 2 * total + 4096:  # ids may have gaps
+            token = tok.id_to_token(i)
+            if token is not None:
+                vocab[token] = i
+            i += 1
+        return vocab
+
+    def _token_to_id_or_unk(self, token):
+        if token is None:
+            return None
+        found = self._model.tokenizer.token_to_id(token)
+        return found if found is not None else self.unk_token_id
 
     def convert_tokens_to_ids(self, tokens):
+        """An unknown token is the unk token's id (None when there is none), as transformers."""
+        if tokens is None:
+            return None
         if isinstance(tokens, str):
-            return self._model.tokenizer.token_to_id(tokens)
-        return [self._model.tokenizer.token_to_id(t) for t in tokens]
+            return self._token_to_id_or_unk(tokens)
+        return [self._token_to_id_or_unk(t) for t in tokens]
 
-    def convert_ids_to_tokens(self, ids):
-        if isinstance(ids, int):
-            return self._model.tokenizer.id_to_token(ids)
-        return [self._model.tokenizer.id_to_token(i) for i in ids]
+    def convert_ids_to_tokens(self, ids, skip_special_tokens=False):
+        ids = _as_list(ids)
+        tok = self._model.tokenizer
+        if not isinstance(ids, (list, tuple)):
+            return tok.id_to_token(operator.index(ids))
+        return [tok.id_to_token(operator.index(i)) for i in ids
+                if not (skip_special_tokens and tok.is_special(operator.index(i)))]
+
+    def tokenize(self, text, add_special_tokens=False):
+        """The token strings of ``text`` (transformers' ``tokenize``: without special tokens
+        unless asked)."""
+        return list(self._model.tokenizer.encode(text, add_special_tokens=add_special_tokens).tokens)
 
     # ----- tokenizing ---------------------------------------------------------------------
 
@@ -172,13 +273,18 @@ class AutoTokenizer:
         return BatchEncoding(input_ids=ids, attention_mask=[[1] * len(i) for i in ids])
 
     def decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None):
-        if isinstance(token_ids, int):
-            token_ids = [token_ids]
+        token_ids = _as_list(token_ids)  # numpy arrays and scalars, torch tensors
+        if not isinstance(token_ids, (list, tuple)):
+            token_ids = [operator.index(token_ids)]
         return self._model.tokenizer.decode(token_ids, skip_special_tokens,
                                             clean_up_tokenization_spaces)
 
     def batch_decode(self, sequences, skip_special_tokens=False,
                      clean_up_tokenization_spaces=None):
+        sequences = _as_list(sequences)
+        # A flat list of ids is a batch of one-token sequences, as transformers reads it.
+        sequences = [_as_list(s) if isinstance(_as_list(s), (list, tuple))
+                     else [operator.index(s)] for s in sequences]
         return self._model.tokenizer.decode_batch(sequences, skip_special_tokens,
                                                   clean_up_tokenization_spaces)
 
@@ -201,13 +307,23 @@ class AutoTokenizer:
         if return_assistant_tokens_mask and not return_dict:
             raise errors.make("ValueError", "`return_assistant_tokens_mask=True` is incompatible "
                               "with `return_dict=False`")
-        _check_unsupported(padding=padding, truncation=truncation, max_length=max_length,
-                           return_tensors=return_tensors, tokenizer_kwargs=tokenizer_kwargs or None)
         if isinstance(conversation, (list, tuple)) and conversation and (
                 isinstance(conversation[0], (list, tuple)) or hasattr(conversation[0], "messages")):
             conversations, batched = list(conversation), True
         else:
             conversations, batched = [conversation], False
+        # No-ops in transformers, so accepted: max_length without truncation or padding to it,
+        # and padding one conversation to its own length.
+        if not truncation and padding != "max_length":
+            max_length = None
+        if not batched and padding in (True, "longest"):
+            padding = False
+        _check_unsupported(padding=padding, truncation=truncation, max_length=max_length,
+                           return_tensors=return_tensors, tokenizer_kwargs=tokenizer_kwargs or None)
+        if chat_template is None:
+            chat_template = self._template_override
+        if self._overrides:  # assigned special tokens reach the template; kwargs still win
+            kwargs = {**self._overrides, **kwargs}
         if continue_final_message:
             if add_generation_prompt:
                 raise errors.make(
@@ -307,16 +423,41 @@ def _special_property(name):
     def get(self):
         return getattr(self, "_" + name)
 
+    def set_token(self, value):  # tok.pad_token = tok.eos_token, as SFT scripts do
+        if value is not None and not isinstance(value, str):
+            raise errors.make("TypeError", f"{name} must be a str or None")
+        setattr(self, "_" + name, value)
+        self._overrides[name] = value
+
     def get_id(self):
         return self._token_id(getattr(self, "_" + name))
 
-    setattr(AutoTokenizer, name, property(get))
-    setattr(AutoTokenizer, name + "_id", property(get_id))
+    def set_id(self, value):
+        token = None if value is None else self._model.tokenizer.id_to_token(operator.index(value))
+        if value is not None and token is None:
+            raise errors.make("ValueError", f"{name}_id {value} is not in the vocabulary")
+        set_token(self, token)
+
+    setattr(AutoTokenizer, name, property(get, set_token))
+    setattr(AutoTokenizer, name + "_id", property(get_id, set_id))
 
 
 for _n in SPECIAL_TOKEN_NAMES:
     _special_property(_n)
 del _n
+
+
+def _restore_auto_tokenizer(path, now, validate, state):
+    tok = AutoTokenizer(path, now=now, validate=validate)
+    for name, value in state["overrides"].items():
+        setattr(tok, name, value)
+    tok._template_override = state["template"]
+    tok.padding_side = state["padding_side"]
+    tok.truncation_side = state["truncation_side"]
+    tok.model_max_length = state["model_max_length"]
+    if "response_template" in state:
+        tok._response_template = state["response_template"]
+    return tok
 
 
 def _as_list(x):

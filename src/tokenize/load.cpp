@@ -13,6 +13,7 @@
 #endif
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "tokenize/json.hpp"
@@ -957,6 +958,18 @@ class Loader {
     if (!d_.byte_level && d_.model == ModelKind::kBpe && d_.simple_bpe && !d_.ignore_merges) {
       find_metaspace_glue();
       enable_split_words();
+    }
+    d_.vocab_with_added = d_.vocab.size();
+    {
+      std::set<std::string_view> counted;
+      std::string raw;
+      std::uint32_t unused;
+      for (const AddedToken& t : d_.added) {
+        const bool in_vocab = d_.byte_level && alphabet().to_bytes(t.content, raw)
+                                  ? d_.vocab.get(raw, unused)
+                                  : d_.vocab.get(t.content, unused);
+        if (!in_vocab && counted.insert(t.content).second) ++d_.vocab_with_added;
+      }
     }
     for (std::uint32_t i = 0; i < d_.added.size(); ++i) {
       const AddedToken& t = d_.added[i];

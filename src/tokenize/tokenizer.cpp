@@ -572,6 +572,14 @@ std::size_t Tokenizer::vocab_size() const {
   return data_->id_text.size();
 }
 
+std::size_t Tokenizer::model_vocab_size() const {
+  return data_->vocab.size();
+}
+
+std::size_t Tokenizer::distinct_vocab_size() const {
+  return data_->vocab_with_added;
+}
+
 std::optional<std::uint32_t> Tokenizer::token_to_id(std::string_view token) const {
   std::uint32_t id;
   if (data_->added_content.get(token, id)) return id;

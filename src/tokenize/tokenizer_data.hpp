@@ -136,7 +136,10 @@ struct TokenizerData {
   ModelKind model = ModelKind::kBpe;
   bool byte_level = false;  // vocab keys are raw bytes (a ByteLevel pre-tokenizer is present)
   StringIdMap vocab;        // token bytes (raw for byte-level) -> id
-  MergeTable merges;        // (left, right) -> (rank, merged id)
+  // Distinct tokens of the vocabulary and the added tokens together (tokenizers'
+  // get_vocab_size(true): an added token whose content is a vocabulary key counts once).
+  std::size_t vocab_with_added = 0;
+  MergeTable merges;  // (left, right) -> (rank, merged id)
   std::uint32_t unk_id = kNoId;
   bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
   std::string continuing_subword_prefix, end_of_word_suffix;

@@ -112,7 +112,9 @@ def test_transformers_argument_checks(tok, options, message):
 
 def test_unsupported_transformers_options_are_refused(tok):
     with pytest.raises(NotImplementedError, match="padding"):
-        tok.apply_chat_template(HELLO, padding=True)
+        tok.apply_chat_template([HELLO, HELLO], padding=True)  # a batch would be padded
+    with pytest.raises(NotImplementedError, match="padding"):
+        tok.apply_chat_template(HELLO, padding="max_length", max_length=64)
     with pytest.raises(NotImplementedError, match="return_tensors"):
         tok.apply_chat_template(HELLO, return_tensors="pt")
 
@@ -130,8 +132,11 @@ def test_continue_final_message_rules(tok):
 def test_directory_problems():
     # Download-only arguments change nothing for a local directory; others are refused.
     assert chatwire.AutoTokenizer.from_pretrained(MODEL, use_fast=True, trust_remote_code=False)
-    with pytest.raises(TypeError, match="padding_side"):
-        chatwire.AutoTokenizer.from_pretrained(MODEL, padding_side="left")
+    # transformers' attributes may be set as it sets them; an unknown argument is refused.
+    left = chatwire.AutoTokenizer.from_pretrained(MODEL, padding_side="left", model_max_length=8)
+    assert left.padding_side == "left" and left.model_max_length == 8
+    with pytest.raises(TypeError, match="pading_side"):
+        chatwire.AutoTokenizer.from_pretrained(MODEL, pading_side="left")
     with pytest.raises(ValueError):  # the oracle's type (data/goldens/chat: missing-dir)
         chatwire.AutoTokenizer.from_pretrained(DATA / "models/does-not-exist")
     with pytest.raises(ValueError, match="Invalid isoformat string"):
