@@ -137,6 +137,10 @@ struct Prompt {
   // parallel_tool_calls false: 1, the generation ends where a second call begins (its text is
   // not part of the message); 0 = no limit.
   std::size_t max_tool_calls = 0;
+  // tool_choice "none": the output is read without tool calls (parse::Syntax::without_calls),
+  // so a call the model writes anyway is the content it wrote, as vLLM returns it; where the
+  // format's calls are its messages (Harmony), they are still read.
+  bool tool_calls_allowed = true;
 };
 
 struct ToolCall {

@@ -153,6 +153,11 @@ class Syntax {
   // opener and dropped tokens): the parser for a template that writes no calls of its own when
   // the prompt teaches the model a call syntax (adapt's calls_as_text, definitions_into_system).
   static Syntax with_calls(const Syntax& text, const Syntax& calls);
+  // `text` reading no calls: its reasoning, answer framing and turn ends, call markup left as
+  // the content the model wrote (tool_choice "none", as vLLM runs no tool parser then). nullopt
+  // where calls are messages of the format itself (Harmony's, Glimmer's recipients), whose
+  // reading the reasoning depends on.
+  static std::optional<Syntax> without_calls(const Syntax& text);
 
   const std::string& name() const noexcept;     // the table row, or "derived"
   const std::string& summary() const noexcept;  // family and markers, one line

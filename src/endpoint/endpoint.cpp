@@ -839,6 +839,9 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
   const parse::Syntax* syntax = taught                 ? &*taught
                                 : impl_->parser.syntax ? &*impl_->parser.syntax
                                                        : nullptr;
+  std::optional<parse::Syntax> without;
+  if (syntax && !prompt.tool_calls_allowed)
+    if ((without = parse::Syntax::without_calls(*syntax))) syntax = &*without;
   if (syntax && prompt.forced_calls == ForcedCalls::none) {
     json tools = json::array();
     if (!prompt.tools_json.empty()) {

@@ -55,7 +55,8 @@ json to_json(const Prompt& prompt) {
                        : prompt.forced_calls == ForcedCalls::required ? json("required")
                                                                       : json(nullptr)},
       {"forced_name", prompt.forced_name.empty() ? json(nullptr) : json(prompt.forced_name)},
-      {"max_tool_calls", prompt.max_tool_calls}};
+      {"max_tool_calls", prompt.max_tool_calls},
+      {"tool_calls_allowed", prompt.tool_calls_allowed}};
   // The schema the engine must constrain the generation to (it came from the request's tools,
   // already parsed once: it is valid JSON).
   j["constraint_schema"] = prompt.constraint_schema.empty()

@@ -46,6 +46,7 @@ Status read_tool_choice(const json& request, Prompt& prompt) {
   const std::vector<const json*> functions = functions_of(request);
   if (choice->is_string()) {
     const std::string& c = choice->get_ref<const std::string&>();
+    if (c == "none") prompt.tool_calls_allowed = false;
     if (c == "none" || c == "auto") return std::monostate{};
     if (c != "required")
       return request_error("tool_choice",

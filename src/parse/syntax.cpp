@@ -193,6 +193,14 @@ Syntax make_syntax(const Dialect& dialect, std::string name, std::string summary
   return Syntax(std::move(data));
 }
 
+std::optional<Syntax> Syntax::without_calls(const Syntax& text) {
+  Dialect d = text.data().dialect;
+  if (d.syntax == CallSyntax::kNone) return text;
+  if (d.syntax == CallSyntax::kHarmony || !d.recipient_open.empty()) return std::nullopt;
+  d.syntax = CallSyntax::kNone;
+  return make_syntax(d, text.name(), text.summary() + "; no tool calls read");
+}
+
 Syntax Syntax::with_calls(const Syntax& text, const Syntax& calls) {
   Dialect d = calls.data().dialect;
   const Dialect& t = text.data().dialect;

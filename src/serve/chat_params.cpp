@@ -79,7 +79,10 @@ std::optional<Error> check_sampling(const SamplingField& f, const json& value) {
 
 std::optional<Error> check_default_sampling(const json& sampling, const std::string& path) {
   if (!sampling.is_object()) return Error{"ConfigError", "must be an object", 0, 0, path};
-  for (const auto& [key, value] : sampling.items()) {
+  for (const auto& item : sampling.items()) {
+    // (Not a structured binding: clang 14 does not let the lambda below capture one.)
+    const std::string& key = item.key();
+    const json& value = item.value();
     std::optional<Error> problem;
     const auto f = std::find_if(std::begin(kSamplingFields), std::end(kSamplingFields),
                                 [&](const SamplingField& s) { return key == s.name; });
@@ -228,6 +231,7 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
         return bad("tools", "must be a list of tools");
       request.erase("tools");  // the model is not offered tools: it cannot call one
       request.erase("tool_choice");
+      p.tool_choice_none = true;
     } else if (forced && !model.backend_structured_output) {
       return bad("tool_choice",
                  "\"required\" and a named function need a backend that constrains output "

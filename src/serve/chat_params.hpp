@@ -26,6 +26,8 @@ struct ChatParams {
   json response_format;  // null = none
   // logprobs true: the sampled tokens' log probabilities with this many alternatives each.
   std::optional<std::size_t> top_logprobs;
+  // tool_choice "none": the tools are not offered, and the reply is read without tool calls.
+  bool tool_choice_none = false;
 };
 
 // tool_choice "none" removes `tool_choice` and the `tools`; nothing else is changed (the

@@ -60,6 +60,8 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   auto prompt = endpoint::prepare(model->endpoint, request);
   if (!prompt) return prompt.error();
   prompt->call_ids = model->call_ids;
+  // A call the model writes anyway (its history holds calls) is the content it wrote.
+  if (params->tool_choice_none) prompt->tool_calls_allowed = false;
   // The client's stop strings end the message too, where the gateway reads the output: a backend
   // that stops at one still sends the ids of the tokens that hold it (llama.cpp sends each
   // token's id when it withholds the token's text), and the message is decoded from those ids.

@@ -530,6 +530,33 @@ TEST(EndpointGeneration, ANamedCallsArgumentsAreAnObjectOrSaidNotToBe) {
   EXPECT_EQ(warnings[0].code, "invalid_arguments");
 }
 
+// tool_choice "none": a call the model writes anyway is the content it wrote (vLLM runs no tool
+// parser then); the reasoning is still read. "auto" reads the same output as a call.
+TEST(EndpointGeneration, ToolChoiceNoneReadsNoCalls) {
+  json r = user("Weather?");
+  r["tools"] = kTools;
+  const std::string out =
+      "<think>hm</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+      "\"Paris\"}}\n</tool_call>";
+  for (const char* choice : {"none", "auto"}) {
+    r["tool_choice"] = choice;
+    auto prompt = qwen3().prepare(r.dump());
+    ASSERT_TRUE(prompt) << prompt.error().to_string();
+    EXPECT_EQ(prompt->tool_calls_allowed, std::string(choice) == "auto");
+    auto gen = qwen3().start(*prompt);
+    ASSERT_TRUE(gen->push_text(out));
+    ASSERT_TRUE(gen->finish());
+    EXPECT_EQ(gen->message().reasoning_content, "hm") << choice;
+    if (std::string(choice) == "none") {
+      EXPECT_TRUE(gen->message().tool_calls.empty());
+      EXPECT_NE(gen->message().content.find("<tool_call>"), std::string::npos);
+      EXPECT_EQ(gen->finish_reason(), "length");  // no stop pushed, no calls
+    } else {
+      EXPECT_EQ(gen->message().tool_calls.size(), 1u);
+    }
+  }
+}
+
 // parallel_tool_calls false: the delta that began the cut call is not sent empty, and a
 // `required` list longer than one call (an engine ignoring maxItems) keeps its first call and
 // says so.

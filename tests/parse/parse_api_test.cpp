@@ -554,6 +554,39 @@ TEST(ParseApi, AnswerOpenerAndTaughtCalls) {
   EXPECT_EQ(plain->message().content, "Hello");
 }
 
+// tool_choice "none": the same syntax reading no calls keeps the reasoning and leaves call markup
+// as the content the model wrote (one-shot and streamed); where calls are the format's messages
+// (Harmony, Glimmer) there is no such syntax.
+TEST(ParseApi, WithoutCallsCallMarkupIsContent) {
+  for (const char* name : {"hermes", "qwen3_coder", "deepseek_r1", "kimi_k3"}) {
+    auto syntax = parse::Syntax::named(name);
+    ASSERT_TRUE(syntax) << name;
+    auto none = parse::Syntax::without_calls(*syntax);
+    ASSERT_TRUE(none) << name;
+    EXPECT_FALSE(none->has_tool_calls()) << name;
+  }
+  auto hermes = parse::Syntax::named("hermes");
+  auto none = parse::Syntax::without_calls(*hermes);
+  const std::string call =
+      "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>";
+  const std::string out = "<think>hm</think>Sure. " + call;
+  auto whole = parse::parse(out, *none);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->message.reasoning_content, "hm");
+  EXPECT_EQ(whole->message.content, "Sure. " + call);
+  EXPECT_TRUE(whole->message.tool_calls.empty());
+  auto streamed = parse::StreamParser::create(*none);
+  ASSERT_TRUE(streamed);
+  for (char c : out) streamed->feed(std::string_view(&c, 1));
+  streamed->finish();
+  EXPECT_EQ(streamed->message().content, whole->message.content);
+  for (const char* name : {"harmony", "glimmer"}) {
+    auto messages = parse::Syntax::named(name);
+    ASSERT_TRUE(messages);
+    EXPECT_FALSE(parse::Syntax::without_calls(*messages)) << name;
+  }
+}
+
 }  // namespace
 
 namespace {

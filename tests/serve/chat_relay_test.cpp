@@ -545,6 +545,27 @@ TEST(ChatRelay, TheClientsStopStringIsNotInTheReply) {
   EXPECT_EQ(content, "Thought: ok\n");
 }
 
+// tool_choice "none": the tools are not offered, and a call the model writes anyway comes back
+// as the content it wrote, finish_reason stop (as vLLM, which runs no tool parser then).
+TEST(ChatRelay, ToolChoiceNoneGivesCallMarkupAsContent) {
+  auto models = qwen3();
+  auto job = cs::plan_chat(
+      models,
+      request(R"(, "tool_choice": "none", "chat_template_kwargs": {"enable_thinking": false})"));
+  ASSERT_TRUE(job) << job.error().to_string();
+  EXPECT_EQ(job->prompt.text.find("get_weather"), std::string::npos);  // no tools offered
+  const std::string call =
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+      "\"Paris\"}}\n</tool_call>";
+  auto out = relay(*job, llama_text_events({call}));
+  ASSERT_FALSE(out.error) << out.error->message;
+  const json choice = json::parse(out.text)["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "stop");
+  EXPECT_FALSE(choice["message"].contains("tool_calls") && !choice["message"]["tool_calls"].empty())
+      << choice.dump();
+  EXPECT_EQ(choice["message"]["content"], call);
+}
+
 // A call whose value quotes the turn-end marker in ordinary tokens is read whole; the stop id
 // after it ends the reply.
 TEST(ChatRelay, AQuotedTurnEndMarkerInACallIsNotTheEnd) {
