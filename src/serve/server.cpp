@@ -193,32 +193,29 @@ class WriteDeadline {
 net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, unsigned version,
                                                bool keep_alive, const HeaderList* extra,
                                                bool head_only) {
-  if (head_only) {
-    http::response<http::empty_body> res{static_cast<http::status>(r.status), version};
+  // The same head for both bodies: HEAD's answer is GET's without the body.
+  const auto head = [&](auto& res) {
     res.set(http::field::server, "chatwire");
     res.set(http::field::content_type, r.content_type);
     set_answer_headers(res, s, config);
     if (extra != nullptr)
       for (const auto& [name, value] : *extra) res.set(name, value);
     res.keep_alive(keep_alive);
+  };
+  beast::error_code ec;
+  WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
+  if (head_only) {
+    http::response<http::empty_body> res{static_cast<http::status>(r.status), version};
+    head(res);
     res.content_length(r.body.size());
-    beast::error_code ec;
-    WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
     http::response_serializer<http::empty_body> sr{res};
     co_await http::async_write_header(s.stream, sr, net::redirect_error(kAwait, ec));
     co_return !ec;
   }
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
-  res.set(http::field::server, "chatwire");
-  res.set(http::field::content_type, r.content_type);
-  set_answer_headers(res, s, config);
-  if (extra != nullptr)
-    for (const auto& [name, value] : *extra) res.set(name, value);
-  res.keep_alive(keep_alive);
+  head(res);
   res.body() = r.body;
   res.prepare_payload();
-  beast::error_code ec;
-  WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
   co_await http::async_write(s.stream, res, net::redirect_error(kAwait, ec));
   co_return !ec;
 }
