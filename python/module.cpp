@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -86,15 +87,31 @@ class PyTokenizer {
   static PyTokenizer from_file(const std::string& path) {
     std::string json = read_file(path);
     py::gil_scoped_release release;
-    return PyTokenizer(unwrap(tokenize::Tokenizer::load_json(json)), true);
+    PyTokenizer t(unwrap(tokenize::Tokenizer::load_json(json)), true);
+    t.origin_ = {"file", std::filesystem::absolute(path).string()};
+    return t;
   }
   static PyTokenizer from_str(const std::string& json) {
     py::gil_scoped_release release;
-    return PyTokenizer(unwrap(tokenize::Tokenizer::load_json(json)), true);
+    PyTokenizer t(unwrap(tokenize::Tokenizer::load_json(json)), true);
+    t.origin_ = {"str", json};
+    return t;
   }
   static PyTokenizer from_dir(const std::string& dir) {
     py::gil_scoped_release release;
-    return PyTokenizer(unwrap(tokenize::Tokenizer::load_dir(dir)), false);
+    PyTokenizer t(unwrap(tokenize::Tokenizer::load_dir(dir)), false);
+    t.origin_ = {"dir", std::filesystem::absolute(dir).string()};
+    return t;
+  }
+
+  // Pickled as where it came from (a file or directory path, or the JSON text of from_str); the
+  // other process loads it again (tokenizers pickles its JSON).
+  std::pair<std::string, std::string> origin() const { return origin_; }
+  static PyTokenizer from_origin(const std::pair<std::string, std::string>& o) {
+    if (o.first == "file") return from_file(o.second);
+    if (o.first == "str") return from_str(o.second);
+    if (o.first == "dir") return from_dir(o.second);
+    fail("ValueError", "not a pickled chatwire.Tokenizer");
   }
 
   PyEncoding encode_one(const std::string& text, bool add_special_tokens) const {
@@ -224,6 +241,7 @@ class PyTokenizer {
   }
   std::shared_ptr<const tokenize::Tokenizer> tok_;
   bool raw_ = true;
+  std::pair<std::string, std::string> origin_;  // (file|str|dir, path or JSON text)
 };
 
 // tokenizers.decoders.DecodeStream: the tokenizer is given to each step(), as in tokenizers;
@@ -644,7 +662,11 @@ PYBIND11_MODULE(_chatwire, m) {
           "get_vocab_size",
           [](const PyTokenizer& t, bool with_added) { return t.vocab_size(with_added); },
           py::arg("with_added_tokens") = true)
-      .def("is_special", &PyTokenizer::is_special, py::arg("id"));
+      .def("is_special", &PyTokenizer::is_special, py::arg("id"))
+      .def(py::pickle([](const PyTokenizer& t) { return t.origin(); },
+                      [](const std::pair<std::string, std::string>& o) {
+                        return PyTokenizer::from_origin(o);
+                      }));
 
   py::class_<PyDecodeStream>(m, "DecodeStream")
       .def(py::init<bool>(), py::arg("skip_special_tokens") = false)

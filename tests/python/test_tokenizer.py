@@ -192,8 +192,16 @@ def test_auto_tokenizer_members_a_training_script_uses():
     with pytest.raises(NotImplementedError):
         auto.apply_chat_template([{"role": "user", "content": "hi"}], truncation=True,
                                  max_length=4)
-    # tokenizers' encode(sequence, pair=None, ...): None is no pair, not add_special_tokens.
+    # chatwire.Tokenizer pickles too (its file, directory or JSON text; tokenizers pickles its
+    # JSON), whichever way it was made.
     raw = auto.tokenizer
+    for made in (raw, chatwire.Tokenizer.from_file(str(DATA / "tokenizers/gpt2/tokenizer.json")),
+                 chatwire.Tokenizer.from_str(
+                     (DATA / "tokenizers/gpt2/tokenizer.json").read_text(encoding="utf-8"))):
+        copy = pickle.loads(pickle.dumps(made))
+        assert copy.encode("Hello world").ids == made.encode("Hello world").ids
+        assert copy.get_vocab_size() == made.get_vocab_size()
+    # tokenizers' encode(sequence, pair=None, ...): None is no pair, not add_special_tokens.
     assert raw.encode("hi", None).ids == raw.encode("hi").ids
     with pytest.raises(NotImplementedError):
         raw.encode("hi", "there")
