@@ -159,6 +159,10 @@ Result<Config> Config::from_json_text(std::string_view text, const std::filesyst
   CW_READ(j, "max_idle_backend_connections", "", c.max_idle_backend_connections);
   CW_READ(j, "api_keys", "", c.api_keys);
   CW_READ(j, "access_log", "", c.access_log);
+  // Read against the file's directory, as model_dir is ("-" is standard error).
+  if (!c.access_log.empty() && c.access_log != "-" &&
+      !std::filesystem::path(c.access_log).is_absolute())
+    c.access_log = (base / c.access_log).string();
   CW_READ(j, "cors_origins", "", c.cors_origins);
   for (std::size_t i = 0; i < c.api_keys.size(); ++i)
     if (auto e = check_api_key(c.api_keys[i], "api_keys[" + std::to_string(i) + "]")) return *e;

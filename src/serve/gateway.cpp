@@ -207,7 +207,8 @@ constexpr std::array<Route, 11> kRoutes = {{
      stored_response},
     {"POST", "/v1/chat/render", false, "render", true, false, Relayed::none, render},
     {"POST", "/tokenize", false, "tokenize", true, false, Relayed::none, tokenize},
-    {"POST", "/detokenize", false, "detokenize", false, false, Relayed::none, detokenize},
+    // Limited too: a body of max_body_bytes of ids is as much work as a render.
+    {"POST", "/detokenize", false, "detokenize", true, false, Relayed::none, detokenize},
     {"GET", "/v1/models", false, "models", false, false, Relayed::none, list_models},
     {"GET", "/v1/models/", true, "model", false, false, Relayed::none, model_info},
     {"GET", "/health", false, "health", false, true, Relayed::none, health},

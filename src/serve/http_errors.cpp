@@ -20,6 +20,7 @@ constexpr ErrorRow kErrorRows[] = {
     {"RouteNotFound", 404, "invalid_request_error", "not_found"},
     {"MethodNotAllowed", 405, "invalid_request_error", "method_not_allowed"},
     {"BodyTooLarge", 413, "invalid_request_error", "request_too_large"},
+    {"HeaderTooLarge", 431, "invalid_request_error", "request_header_too_large"},
     {"Overloaded", 429, "rate_limit_error", "too_many_requests"},
     {"InternalError", 500, "server_error", "internal_error"},
     {"BackendError", 502, "server_error", "backend_error"},

@@ -599,11 +599,13 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     if (stopping && ec) co_return;
     if (ec == http::error::body_limit || ec == http::error::header_limit) {
       const bool body = ec == http::error::body_limit;
-      const HttpReply r = g.error_reply(gateway_error(
-          "BodyTooLarge", body ? "the request body exceeds limits.max_body_bytes (" +
-                                     std::to_string(config.limits.max_body_bytes) + ")"
-                               : "the request head exceeds limits.max_header_bytes (" +
-                                     std::to_string(config.limits.max_header_bytes) + ")"));
+      // 413 for the body, 431 for the head (RFC 6585).
+      const HttpReply r = g.error_reply(
+          gateway_error(body ? "BodyTooLarge" : "HeaderTooLarge",
+                        body ? "the request body exceeds limits.max_body_bytes (" +
+                                   std::to_string(config.limits.max_body_bytes) + ")"
+                             : "the request head exceeds limits.max_header_bytes (" +
+                                   std::to_string(config.limits.max_header_bytes) + ")"));
       g.metrics().request(record.route.empty() ? "unknown" : record.route, r.status,
                           seconds_since(started));
       log_access(record, started, &r);
@@ -700,7 +702,15 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       std::string body = std::move(req.body());
       const RouteRequest route_request = Gateway::route_request(
           rt, std::string_view(req.target().data(), req.target().size()), body);
-      auto answer = [&]() { return rt.answer(g, route_request); };
+      // A route that throws (it should not) is a 500, not a connection dropped without a word.
+      auto answer = [&]() -> HttpReply {
+        try {
+          return rt.answer(g, route_request);
+        } catch (const std::exception& e) {
+          return g.error_reply(
+              gateway_error("InternalError", std::string("the route failed: ") + e.what()));
+        }
+      };
       HttpReply r = co_await on_worker(answer);
       g.metrics().request(rt.name, r.status, seconds_since(started));
       log_access(record, started, &r);

@@ -228,6 +228,10 @@ TEST(ServeConfig, UnknownKeysZeroLimitsAndBadDefaultsAreRefused) {
   ASSERT_TRUE(c) << c.error().to_string();
   EXPECT_EQ(c->models[0].name, "qwen3");
   EXPECT_EQ(c->models[0].max_model_len, 32768u);
+  auto logged = cs::Config::from_json_text(
+      R"({"access_log": "logs/access.jsonl", "models": [)" + model + "}]}", "/base");
+  ASSERT_TRUE(logged) << logged.error().to_string();
+  EXPECT_EQ(logged->access_log, "/base/logs/access.jsonl");  // as model_dir: the file's directory
 }
 
 TEST(ServeConfig, ApiKeysAreReadAndCheckedForAHeader) {

@@ -771,8 +771,8 @@ TEST(HttpErrors, OneStatusPerErrorType) {
   const std::pair<const char*, int> rows[] = {
       {"RequestError", 400},   {"TypeError", 400},        {"ModelNotFound", 404},
       {"RouteNotFound", 404},  {"MethodNotAllowed", 405}, {"BodyTooLarge", 413},
-      {"Overloaded", 429},     {"BackendError", 502},     {"ShuttingDown", 503},
-      {"BackendTimeout", 504},
+      {"HeaderTooLarge", 431}, {"Overloaded", 429},       {"BackendError", 502},
+      {"ShuttingDown", 503},   {"BackendTimeout", 504},
   };
   for (const auto& [type, status] : rows) {
     const cs::HttpError e = cs::http_error(cs::gateway_error(type, "m", "p"));

@@ -572,6 +572,10 @@ TEST(Server, BodiesOverTheLimitAre413AndRequestsOverTheConcurrencyLimit429) {
                   chat(false, R"(, "user": ")" + std::string(3 << 20, 'x') + "\""));
   EXPECT_EQ(big.status, 413) << big.body;
   EXPECT_EQ(json::parse(big.body)["error"]["code"], "request_too_large");
+  // A head over limits.max_header_bytes is 431 (RFC 6585).
+  auto long_head = http(server.port(), "GET", "/health", "",
+                        "X-Padding: " + std::string(80 << 10, 'x') + "\r\n");
+  EXPECT_EQ(long_head.status, 431) << long_head.head;
 
   const int fd = connect_to(server.port());  // holds the one slot
   ASSERT_GE(fd, 0);
