@@ -530,9 +530,20 @@ struct Generation::Impl {
     std::string buffer = std::move(held);
     held.clear();
     buffer.append(text);
-    std::size_t cut = std::string::npos;
-    for (std::size_t i = 0; i < stop_strings.size(); ++i)
-      if (!(ids && by_id[i])) cut = std::min(cut, buffer.find(stop_strings[i]));
+    // The stop string that is complete first, as text arriving piece by piece meets it (the
+    // match that ends first; "c" before "abcd" in "zabcd"), so the cut is the same whatever the
+    // chunking; its start is where the message ends.
+    std::size_t cut = std::string::npos, cut_end = std::string::npos;
+    for (std::size_t i = 0; i < stop_strings.size(); ++i) {
+      if (ids && by_id[i]) continue;
+      const std::size_t at = buffer.find(stop_strings[i]);
+      if (at == std::string::npos) continue;
+      const std::size_t end = at + stop_strings[i].size();
+      if (end < cut_end || (end == cut_end && at < cut)) {
+        cut = at;
+        cut_end = end;
+      }
+    }
     if (cut != std::string::npos) {
       stopped = true;
       buffer.resize(cut);

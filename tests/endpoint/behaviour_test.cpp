@@ -435,6 +435,32 @@ TEST(EndpointGeneration, HostileOutput) {
   EXPECT_FALSE(gen->push(std::vector<std::uint32_t>{4000000000u}));
 }
 
+// Stop strings that overlap end the message where the first of them is complete, as text
+// arriving piece by piece meets them: the same message whatever the chunking.
+TEST(EndpointGeneration, OverlappingStopStringsCutWhereTheFirstEnds) {
+  json r = user("x");
+  r["chat_template_kwargs"] = {{"enable_thinking", false}};
+  auto prompt = qwen3().prepare(r.dump());
+  ASSERT_TRUE(prompt);
+  prompt->stop_strings = {"abcd", "c"};
+  for (std::size_t chunk : {1u, 2u, 3u, 100u}) {
+    auto gen = qwen3().start(*prompt);
+    const std::string text = "zabcd and more";
+    std::string streamed;
+    for (std::size_t at = 0; at < text.size(); at += chunk) {
+      auto deltas = gen->push_text(std::string_view(text).substr(at, chunk));
+      ASSERT_TRUE(deltas);
+      for (const auto& d : *deltas) streamed += d.content;
+    }
+    auto rest = gen->finish();
+    ASSERT_TRUE(rest);
+    for (const auto& d : *rest) streamed += d.content;
+    EXPECT_EQ(gen->message().content, "zab") << chunk;
+    EXPECT_EQ(streamed, "zab") << chunk;
+    EXPECT_TRUE(gen->stopped());
+  }
+}
+
 // An id the tokenizer cannot decode is an error for its whole chunk, which leaves the
 // generation as it was: the ids pushed with it are not lost, and the generation goes on.
 TEST(EndpointGeneration, AnUnknownIdLeavesTheGenerationUsable) {
