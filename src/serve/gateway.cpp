@@ -215,6 +215,12 @@ constexpr std::array<Route, 11> kRoutes = {{
     {"GET", "/metrics", false, "metrics", false, true, Relayed::none, metrics_text},
 }};
 
+// Whether `r` serves `path` (whatever the method): its path, or for an item route its path and
+// an id after it.
+bool serves(const Route& r, std::string_view path) {
+  return r.item ? path.size() > r.path.size() && path.starts_with(r.path) : path == r.path;
+}
+
 // %XX decoded; a % not followed by two hex digits stays as it is.
 std::string percent_decoded(std::string_view s) {
   std::string out;
@@ -249,9 +255,7 @@ Result<const Route*> Gateway::route(std::string_view method, std::string_view ta
   const std::string_view path = request_path(target);
   bool path_known = false;
   for (const auto& r : kRoutes) {
-    const bool match =
-        r.item ? path.size() > r.path.size() && path.starts_with(r.path) : path == r.path;
-    if (!match) continue;
+    if (!serves(r, path)) continue;
     if (r.method == method) return &r;
     path_known = true;
   }
@@ -265,9 +269,7 @@ std::string Gateway::methods_of(std::string_view target) const {
   const std::string_view path = request_path(target);
   std::string methods;
   for (const auto& r : kRoutes) {
-    const bool match =
-        r.item ? path.size() > r.path.size() && path.starts_with(r.path) : path == r.path;
-    if (!match) continue;
+    if (!serves(r, path)) continue;
     methods += (methods.empty() ? "" : ", ") + std::string(r.method);
     if (r.method == "GET") methods += ", HEAD";
   }

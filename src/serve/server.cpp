@@ -222,7 +222,6 @@ net::awaitable<bool> Server::Impl::write_reply(Session& s, const HttpReply& r, u
 
 auto Server::Impl::refused_by_head(const http::request<http::string_body>& head) const
     -> std::optional<Refusal> {
-  if (head.method() == http::verb::options) return std::nullopt;  // a preflight: answered later
   const std::string_view target(head.target().data(), head.target().size());
   auto route = route_of(head);
   if (!route) {
@@ -576,7 +575,8 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
     // take in max_body_bytes, nor get a 100 Continue.
     // Also for a body over the limit, which the head announces (the request line is read).
     if (auto known = route_of(parser.get())) record.route = std::string((*known)->name);
-    if (!ec && !parser.is_done()) {
+    // (A preflight is answered after its head and body, below.)
+    if (!ec && !parser.is_done() && parser.get().method() != http::verb::options) {
       if (auto refusal = refused_by_head(parser.get())) {
         record.route = refusal->route;
         g.metrics().request(refusal->route.empty() ? "unknown" : refusal->route,
@@ -642,40 +642,22 @@ net::awaitable<void> Server::Impl::serve(Session& s) {
       }
     }
     const bool head_only = req.method() == http::verb::head;
-    const std::string_view target(req.target().data(), req.target().size());
-    auto route = route_of(req);
-    if (!route) {
-      HttpReply r = g.error_reply(route.error());
-      // A 405 lists what the path serves (RFC 9110: it must).
-      const HeaderList allow{{"Allow", g.methods_of(target)}};
-      g.metrics().request("unknown", r.status, seconds_since(started));
-      log_access(record, started, &r);
-      if (!co_await write_reply(s, r, version, keep_alive, r.status == 405 ? &allow : nullptr,
+    // The same refusals as before the body (a body that came with its head, a preflight that
+    // was none); the connection stays open for the next request (keep_alive is false once the
+    // server is stopping).
+    if (auto refusal = refused_by_head(req)) {
+      record.route = refusal->route;
+      g.metrics().request(refusal->route.empty() ? "unknown" : refusal->route,
+                          refusal->reply.status, seconds_since(started));
+      log_access(record, started, &refusal->reply);
+      if (!co_await write_reply(s, refusal->reply, version, keep_alive, &refusal->headers,
                                 head_only) ||
           !keep_alive)
         co_return;
       continue;
     }
-    const Route& rt = **route;
+    const Route& rt = **route_of(req);  // refused_by_head found it
     record.route = std::string(rt.name);
-    const auto authorization = req[http::field::authorization];
-    if (auto allowed =
-            g.authorize(rt, std::string_view(authorization.data(), authorization.size()));
-        !allowed) {
-      HttpReply r = g.error_reply(allowed.error());
-      g.metrics().request(rt.name, r.status, seconds_since(started));
-      log_access(record, started, &r);
-      if (!co_await write_reply(s, r, version, keep_alive, nullptr, head_only) || !keep_alive)
-        co_return;
-      continue;
-    }
-    if (stopping && rt.limited) {
-      HttpReply r = g.error_reply(gateway_error("ShuttingDown", "the server is shutting down"));
-      g.metrics().request(rt.name, r.status, seconds_since(started));
-      log_access(record, started, &r);
-      co_await write_reply(s, r, version, false);
-      co_return;
-    }
     if (rt.limited && in_flight >= config.limits.max_concurrent_requests) {
       HttpReply r = g.error_reply(
           gateway_error("Overloaded", "more than limits.max_concurrent_requests (" +
