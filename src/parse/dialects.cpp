@@ -309,7 +309,9 @@ std::vector<Dialect> build_table() {
     d.summary =
         "<tool_call>name\\n<arg_key>k</arg_key>\\n<arg_value>v</arg_value></tool_call> "
         "(GLM-4.5/4.6/4.7)";
-    d.name_end = {"\n"};
+    // A literal backslash-n ends the name too: a block written JSON-escaped (escaped_layout).
+    d.name_end = {"\n", "\\n"};
+    d.escaped_layout = true;
     // GLM's templates write a string value as it is, so a value may quote the markers: an
     // </arg_value> ends it only where an <arg_key> (of any name), </tool_call> or the end
     // follows (as vLLM's GLM-4.7 parser engine decides).

@@ -151,6 +151,8 @@ std::size_t matching_close(std::string_view text, std::size_t from, const std::s
 
 // Dialect::cdata_values: a value's CDATA section markers.
 constexpr std::string_view kCdataOpen = "<![CDATA[", kCdataClose = "]]>";
+// A line break written escaped (the two bytes backslash, n): Dialect::escaped_layout.
+constexpr std::string_view kEscapedNewline = "\\n";
 
 // An element written empty whose schema is a container only: that container, empty.
 std::optional<Json> empty_container(const ParamTypes& types) {
@@ -389,6 +391,9 @@ class XmlFamily final : public SectionFamily {
   // to a function the request lists (the XML call and its JSON body alike).
   bool may_call_outside_section(const std::string& name) const;
   void close_xml_call();
+  // Skips whitespace and, with Dialect::escaped_layout, literal backslash-n pairs; false when
+  // more input is needed.
+  bool skip_layout();
   bool xp_params();
   bool xp_garbage();
   bool xp_param_name();
@@ -698,8 +703,19 @@ void XmlFamily::close_xml_call() {
   c_.close_call(false);  // built by us from escaped values: valid by construction
 }
 
+bool XmlFamily::skip_layout() {
+  for (;;) {
+    if (!c_.skip_ws()) return false;
+    if (!c_.d.escaped_layout) return true;
+    const Tri escaped_newline = c_.at(kEscapedNewline);
+    if (escaped_newline == Tri::kMore) return false;
+    if (escaped_newline == Tri::kNo) return true;
+    c_.pos += kEscapedNewline.size();
+  }
+}
+
 bool XmlFamily::xp_params() {
-  if (!c_.skip_ws()) return false;
+  if (!skip_layout()) return false;
   if (c_.pos == c_.buf.size()) {
     c_.truncated("a tool call");
     close_xml_call();
@@ -900,7 +916,7 @@ bool XmlFamily::xp_value_open() {
                  wire_type_at);
     types_ = narrowed_types(types_, named);
   };
-  if (!c_.skip_ws()) return false;
+  if (!skip_layout()) return false;
   if (!c_.d.type_open.empty()) {
     // An element naming the value's type (`<ifm|arg_type>integer</ifm|arg_type>`) is markup:
     // read whole, or waited for.
@@ -1252,7 +1268,13 @@ auto XmlFamily::ahead(std::size_t p, bool param_of_schema, bool call_close, bool
                       bool section_open, bool call_open) const -> Ahead {
   const Dialect& d = c_.d;
   const std::size_t start = p;
-  while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+  for (;;) {
+    while (p < c_.buf.size() && is_ws(c_.buf[p])) ++p;
+    const Tri escaped_newline = d.escaped_layout ? at_pos(p, kEscapedNewline) : Tri::kNo;
+    if (escaped_newline == Tri::kMore) return Ahead::kMore;
+    if (escaped_newline == Tri::kNo) break;
+    p += kEscapedNewline.size();
+  }
   if (p - start >= kLookahead) return Ahead::kText;
   if (p == c_.buf.size()) return c_.eof ? Ahead::kEnd : Ahead::kMore;
   bool more = false;

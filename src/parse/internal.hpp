@@ -285,6 +285,12 @@ struct Dialect {
   // template, so the reader unescapes them (Kimi K3's XTML, as vLLM's and SGLang's kimi_k3
   // parsers read `tool="a&amp;b"` as `a&b`).
   bool attr_entities = false;
+  // The model may write a call block JSON-escaped, as the block would stand inside a JSON string
+  // (`<tool_call>f\n<arg_key>k</arg_key>\n<arg_value>[{\"a\": 1}]</arg_value>`): a literal
+  // backslash-n after the name and around the parameters is layout (GLM-4.5 as SGLang's detector
+  // reads it; the value's escapes are undone by coerce_value, as for every schema-typed value no
+  // type takes as written). A name holds no backslash, so a name line never loses text to it.
+  bool escaped_layout = false;
 
   // kPythonic: wrappers ("" close = to the end); bare '[' at the start of the content.
   std::vector<Section> pythonic_sections;

@@ -95,6 +95,7 @@ constexpr FlagField kFlagFields[] = {
     {"namespaced_names", &Dialect::namespaced_names},
     {"attr_headers", &Dialect::attr_headers},
     {"attr_entities", &Dialect::attr_entities},
+    {"escaped_layout", &Dialect::escaped_layout},
     {"loose_bare", &Dialect::loose_bare},
 };
 
