@@ -1,10 +1,10 @@
 // `chatwire adapt`: an OpenAI request → the template variables that make one template render
 // all of it, with the adaptations applied and the probe findings behind them.
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "chatwire/adapt_json.hpp"
+#include "chatwire/chat.hpp"
 #include "chatwire/value_json.hpp"
 #include "commands.hpp"
 
@@ -18,56 +18,48 @@ struct AdaptArgs {
   bool render = false;  // print the rendered prompt instead of the context
 };
 
+// A failure as the command promises it: {"error": {type, path, message}} on standard output (an
+// OpenAI-style error body a caller can read) and the message on standard error.
+int fail(const Error& error) {
+  const nlohmann::ordered_json err = {
+      {"error", {{"type", error.type}, {"path", error.path}, {"message", error.message}}}};
+  std::cout << err.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  std::cerr << "chatwire adapt: " << error.to_string() << "\n";
+  return 1;
+}
+
 int run_adapt(const AdaptArgs& args) {
   using json = nlohmann::ordered_json;
   auto target = !args.model_dir.empty() ? adapt::load_model_dir(args.model_dir)
                                         : adapt::load_template_file(args.template_file);
-  if (!target) {
-    std::cerr << "chatwire adapt: " << target.error().to_string() << "\n";
-    return 1;
-  }
+  if (!target) return fail(target.error());
   std::string text;
   if (args.request_file == "-") {
     std::ostringstream buffer;
     buffer << std::cin.rdbuf();
     text = buffer.str();
   } else {
-    std::ifstream in(args.request_file, std::ios::binary);
-    if (!in) {
-      std::cerr << "chatwire adapt: cannot read " << args.request_file << "\n";
-      return 1;
-    }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
+    auto read = chat::read_text_file(args.request_file);
+    if (!read) return fail(read.error());
+    text = std::move(*read);
   }
   // Parsed with chatwire's JSON reader first: invalid UTF-8 and syntax errors get a position.
   auto parsed = parse_json(text);
   if (!parsed) {
-    std::cerr << "chatwire adapt: " << args.request_file << ": " << parsed.error().to_string()
-              << "\n";
-    return 1;
+    Error error = parsed.error();
+    error.message = (args.request_file == "-" ? std::string("standard input") : args.request_file) +
+                    ": " + error.message;
+    return fail(error);
   }
   auto request = to_json(*parsed);
-  if (!request) {
-    std::cerr << "chatwire adapt: " << request.error().to_string() << "\n";
-    return 1;
-  }
+  if (!request) return fail(request.error());
   adapt::Options options;
   options.call_syntax = args.call_syntax;
   options.special_tokens = target->special_tokens;
   // --render prints the verification render, so it always verifies.
   options.verify = !args.no_verify || args.render;
   auto adapted = adapt::adapt(*request, target->profile, *target->tmpl, options);
-  if (!adapted) {
-    json err = {{"error",
-                 {{"type", adapted.error().type},
-                  {"path", adapted.error().path},
-                  {"message", adapted.error().message}}}};
-    std::cout << err.dump(1) << "\n";
-    std::cerr << "chatwire adapt: " << adapted.error().to_string() << "\n";
-    return 1;
-  }
+  if (!adapted) return fail(adapted.error());
   if (args.render) {
     // The adapted request rendered with chatwire's engine (the render render_chat would make
     // from the context); issue 7's `render --adapt`.
@@ -95,8 +87,9 @@ void add_adapt(CLI::App& root, int& exit_code) {
   cmd->add_option("--request", args->request_file, "OpenAI request JSON file ('-' = stdin)")
       ->required();
   cmd->add_option(
-      "--call-syntax", args->call_syntax,
-      "text syntax for calls a template drops (default: the one its instructions teach)");
+         "--call-syntax", args->call_syntax,
+         "text syntax for calls a template drops (default: the one its instructions teach)")
+      ->check(CLI::IsMember(adapt::call_syntax_names()));
   cmd->add_flag("--no-verify", args->no_verify,
                 "do not render the result to check nothing is lost");
   cmd->add_flag("--render", args->render, "print the prompt the adapted request renders to");

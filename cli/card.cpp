@@ -3,11 +3,9 @@
 // from the profile or from a render.
 #include "card.hpp"
 
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,11 +46,9 @@ Result<Target> load_target(const std::filesystem::path& path, bool model) {
     t.special_tokens = m->special_tokens();
     return t;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"FileNotFoundError", "cannot read " + path.string(), 0, 0, path.string()};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  auto tmpl = jinja::Template::compile(buffer.str());
+  auto source = chat::read_text_file(path);
+  if (!source) return source.error();
+  auto tmpl = jinja::Template::compile(*source);
   if (!tmpl) return tmpl.error();
   t.with_tools = t.without_tools = std::make_shared<const jinja::Template>(std::move(*tmpl));
   t.special_tokens = Value::dict_unchecked(

@@ -154,7 +154,8 @@ void add_check(CLI::App& root, int& exit_code) {
   auto* a = cmd->add_option("--all", args->all_dir, "every .jinja file and model directory in DIR");
   t->excludes(m)->excludes(a);
   m->excludes(a);
-  cmd->add_option("--call-syntax", args->call_syntax, "text syntax for calls a template drops");
+  cmd->add_option("--call-syntax", args->call_syntax, "text syntax for calls a template drops")
+      ->check(CLI::IsMember(adapt::call_syntax_names()));
   cmd->add_flag("--json", args->json_output, "JSON output");
   cmd->add_flag("--print-request", args->print_request, "print the sentinel request and exit");
   auto* card = cmd->add_flag("--card", args->card,

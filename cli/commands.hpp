@@ -7,6 +7,19 @@
 
 namespace chatwire::cli {
 
+// For a count or limit read into an unsigned integer: CLI11 converts with strtoull, which takes
+// "-3" as 2^64-3 (a limit gone, a loop without end), so a leading minus is refused first.
+inline CLI::Validator non_negative() {
+  return CLI::Validator(
+      [](std::string& text) {
+        const auto first = text.find_first_not_of(" \t");
+        return first != std::string::npos && text[first] == '-'
+                   ? std::string("expected a non-negative integer, got " + text)
+                   : std::string();
+      },
+      "NONNEGATIVE", "non_negative");
+}
+
 // Each function registers one subcommand on `root`. Its callback runs the job and
 // stores the process exit code in `exit_code` (0 success, 1 failure, 2 usage).
 void add_render(CLI::App& root, int& exit_code);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace chatwire::cli::io {
@@ -82,7 +83,9 @@ bool LineReader::fill() {
       scanned_ -= begin_;
       begin_ = 0;
     } else {  // one line fills the block: grow it (the caller cuts lines past the limit)
-      std::size_t grown = std::min(capacity_ * 2, std::max(capacity_ + 1, max_line_bytes_ + 2));
+      // (Saturating: a limit near SIZE_MAX, `--max-line-bytes 18446744073709551615`, is no limit.)
+      const std::size_t wanted = max_line_bytes_ > SIZE_MAX - 2 ? SIZE_MAX : max_line_bytes_ + 2;
+      std::size_t grown = std::min(capacity_ * 2, std::max(capacity_ + 1, wanted));
       std::unique_ptr<char[]> bigger(new char[grown]);
       std::memcpy(bigger.get(), buffer_.get(), end_);
       buffer_ = std::move(bigger);
@@ -168,7 +171,9 @@ std::optional<std::string> read_all(int fd, std::size_t max_bytes, std::string& 
   while (true) {
     if (used == text.size())
       text.resize(std::max<std::size_t>(text.size() * 2, std::size_t{1} << 16));
-    std::size_t room = std::min(text.size() - used, max_bytes + 1 - used);
+    // Room for one byte past the limit, to see an input longer than it (saturating at SIZE_MAX).
+    const std::size_t cap = max_bytes == SIZE_MAX ? SIZE_MAX : max_bytes + 1;
+    std::size_t room = std::min(text.size() - used, cap - used);
     ssize_t n = ::read(fd, text.data() + used, room);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

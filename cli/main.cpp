@@ -29,10 +29,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   for (AddSubcommand add : kSubcommands) add(app, exit_code);
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);
+    if (!known) {
+      std::fprintf(stderr, "chatwire: unknown command '%s' (see chatwire --help)\n", argv[1]);
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11's own codes (105, 106, 109, ...) are usage errors: 2, as every command documents.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chatwire: %s\n", e.what());
     return 1;

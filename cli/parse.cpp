@@ -51,9 +51,12 @@ Result<Json> read_json_file(const std::string& path, std::size_t max_bytes) {
   std::string error;
   auto text = io::read_file(path, max_bytes, error);
   if (!text) return Error{"OSError", error, 0, 0, path};
-  Json j = Json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return Error{"ValueError", "not valid JSON", 0, 0, path};
-  return j;
+  try {
+    return Json::parse(*text);
+  } catch (const Json::parse_error& e) {
+    // nlohmann's message names the line and column.
+    return Error{"ValueError", std::string("not valid JSON: ") + e.what(), 0, 0, path};
+  }
 }
 
 Json batch_line(std::string_view line) {
@@ -78,6 +81,16 @@ Json batch_line(std::string_view line) {
     return fail(parsed_options.error().type,
                 parsed_options.error().path + ": " + parsed_options.error().message);
   const parse::Options& options = *parsed_options;
+  // chunk_sizes is checked before anything is parsed: a bad one fails the line, not half of it.
+  const auto chunk_sizes = req.find("chunk_sizes");
+  if (chunk_sizes != req.end() && !chunk_sizes->is_null()) {
+    if (!chunk_sizes->is_array())
+      return fail("ValueError", "chunk_sizes: expected a list of positive integers");
+    for (std::size_t i = 0; i < chunk_sizes->size(); ++i)
+      if (!(*chunk_sizes)[i].is_number_unsigned() || (*chunk_sizes)[i].get<std::size_t>() == 0)
+        return fail("ValueError",
+                    "chunk_sizes[" + std::to_string(i) + "]: expected a positive integer");
+  }
   Json tools = req.value("tools", Json());
   std::string dialect = req["dialect"].get<std::string>();
   const std::string& input = req["input"].get_ref<const std::string&>();
@@ -88,10 +101,8 @@ Json batch_line(std::string_view line) {
   out["message"] = parse::message_to_json(result->message);
   out["warnings"] = parse::warnings_to_json(result->warnings);
   bool consistent = true;
-  if (auto it = req.find("chunk_sizes"); it != req.end() && it->is_array()) {
-    for (const auto& size_json : *it) {
-      if (!size_json.is_number_unsigned() || size_json.get<std::size_t>() == 0)
-        return fail("ValueError", "chunk_sizes: each must be a positive integer");
+  if (chunk_sizes != req.end() && chunk_sizes->is_array()) {
+    for (const auto& size_json : *chunk_sizes) {
       std::size_t size = size_json.get<std::size_t>();
       auto stream = parse::stream_parser(dialect, tools, options);
       std::vector<parse::Delta> deltas;
@@ -112,6 +123,45 @@ Json batch_line(std::string_view line) {
 }
 
 }  // namespace
+
+// The first of `names` given on the command line, or "".
+std::string first_given(const CLI::App& cmd, std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (cmd.count(name) > 0) return name;
+  return {};
+}
+
+// The options a parser (a dialect, or one derived from a template) reads and a transformers
+// response template does not.
+constexpr std::initializer_list<const char*> kParserOnly = {"--dialect",
+                                                            "--template",
+                                                            "--explain",
+                                                            "--strict",
+                                                            "--thinking",
+                                                            "--unknown-tools",
+                                                            "--reasoning-prefilled",
+                                                            "--no-separate-reasoning"};
+
+// An option given where the way parse runs does not read it (refused, not ignored).
+std::string refused_option(const CLI::App& cmd, bool list, bool batch, bool response_template,
+                           bool derived) {
+  if (list || batch) {
+    for (const CLI::Option* option : cmd.get_options()) {
+      const std::string name = option->get_name();
+      if (option->count() > 0 && name != "--list" && name != "--batch" &&
+          !(batch && name == "--max-line-bytes"))
+        return name + " is not used with " + (list ? "--list" : "--batch");
+    }
+    return {};
+  }
+  if (response_template) {
+    if (auto given = first_given(cmd, kParserOnly); !given.empty())
+      return given + " is not used with a response template (--response-template)";
+    return {};
+  }
+  if (cmd.count("--explain") > 0 && !derived) return "--explain needs --template or --model";
+  return {};
+}
 
 void add_parse(CLI::App& root, int& exit_code) {
   auto* cmd = root.add_subcommand(
@@ -157,19 +207,29 @@ void add_parse(CLI::App& root, int& exit_code) {
                   "forward|drop: calls to functions --tools does not declare are returned, or "
                   "reported in an unknown_tool warning instead (default: the dialect's)")
       ->check(CLI::IsMember({"forward", "drop"}));
-  cmd->add_option("--stream", args->stream,
-                  "feed N-byte chunks and print the deltas as JSON lines");
+  cmd->add_option("--stream", args->stream, "feed N-byte chunks and print the deltas as JSON lines")
+      ->check(non_negative());
   cmd->add_flag(
       "--batch", args->batch,
       "JSON lines in: {id, dialect, input, tools?, options?, chunk_sizes?}; one result per line");
   cmd->add_flag("--list", args->list, "print the dialect table");
   cmd->add_option("--max-input-bytes", args->max_input_bytes,
                   "longest model output read from standard input (and --tools file)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->add_option("--max-line-bytes", args->max_line_bytes,
                   "with --batch: longest request line; a longer one gets {\"ok\": false}")
-      ->capture_default_str();
-  cmd->callback([args, &exit_code] {
+      ->capture_default_str()
+      ->check(non_negative());
+  cmd->callback([args, cmd, &exit_code] {
+    const bool derived = !args->template_path.empty() || !args->model_dir.empty();
+    if (const std::string refused = refused_option(*cmd, args->list, args->batch,
+                                                   !args->response_template_path.empty(), derived);
+        !refused.empty()) {
+      std::fprintf(stderr, "chatwire parse: %s\n", refused.c_str());
+      exit_code = 2;
+      return;
+    }
     if (args->list) {
       for (const auto& d : parse::dialects()) {
         std::string name(d.name);
@@ -183,7 +243,8 @@ void add_parse(CLI::App& root, int& exit_code) {
       io::LineReader lines(0, args->max_line_bytes);
       io::Writer& out = io::out();
       while (auto line = lines.next()) {
-        if (line->text.empty()) continue;
+        if (!line->too_long && line->text.find_first_not_of(" \t\r") == std::string_view::npos)
+          continue;  // a blank line (as render --batch and tokenize --batch skip it)
         if (line->too_long) {
           Json result = {{"id", nullptr},
                          {"ok", false},
@@ -220,11 +281,27 @@ void add_parse(CLI::App& root, int& exit_code) {
         return;
       }
       if (tmpl) {
+        // The model directory's response template is used: the parser's options are not.
+        if (auto given = first_given(*cmd, kParserOnly); !given.empty()) {
+          std::fprintf(stderr,
+                       "chatwire parse: %s is not used with the response template of %s (give "
+                       "--dialect to parse with a dialect instead)\n",
+                       given.c_str(), args->model_dir.c_str());
+          exit_code = 2;
+          return;
+        }
         exit_code =
             run_response_template(*tmpl, ResponseTemplateRun{args->prefix_path, args->tools_path,
                                                              args->stream, args->max_input_bytes});
         return;
       }
+    }
+    if (!args->prefix_path.empty()) {
+      std::fprintf(stderr,
+                   "chatwire parse: --prefix is read with a response template "
+                   "(--response-template, or --model with one)\n");
+      exit_code = 2;
+      return;
     }
     // The parser: a dialect row by name, or the one derived from the template.
     std::optional<parse::Syntax> syntax;

@@ -114,7 +114,8 @@ void add_probe(CLI::App& root, int& exit_code) {
   cmd->add_option("--now", args->now, "strftime_now's clock (ISO 8601)");
   cmd->add_option("--max-steps", args->max_steps,
                   "step limit of each render the probe and the parser derivation make")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->callback([args, &exit_code] {
     const std::string* template_file = &args->template_file;
     const std::string* model_dir = &args->model_dir;

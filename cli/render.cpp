@@ -2,10 +2,12 @@
 // (or a loose template), or a stream of oracle-protocol request lines (--batch). With
 // --tokenize a chat request is also encoded (apply_chat_template(tokenize=True, return_dict=True,
 // return_assistant_tokens_mask=True)).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,11 @@ void print_error(const Error& error) {
   std::fprintf(stderr, "chatwire render: %s\n", error.to_string().c_str());
 }
 
+// An error in a file's contents, named with the file (its line and column are the file's).
+void print_error(const std::string& file, const Error& error) {
+  std::fprintf(stderr, "chatwire render: %s: %s\n", file.c_str(), error.to_string().c_str());
+}
+
 std::optional<std::string> read_all(const std::string& path) {
   std::string error;
   auto text = io::read_file(path, chat::InputLimits{}.max_file_bytes, error);
@@ -60,19 +67,19 @@ std::optional<Value> read_json(const std::string& path) {
   if (!text) return std::nullopt;
   auto parsed = parse_json(*text);
   if (!parsed) {
-    print_error(parsed.error());
+    print_error(path, parsed.error());
     return std::nullopt;
   }
   return std::move(*parsed);
 }
 
-std::optional<jinja::Template> compile_template(const std::string& source,
+std::optional<jinja::Template> compile_template(const std::string& file, const std::string& source,
                                                 const jinja::Limits& limits) {
   jinja::CompileOptions compile;
   compile.limits = limits;
   auto tmpl = jinja::Template::compile(source, compile);
   if (!tmpl) {
-    print_error(tmpl.error());
+    print_error(file, tmpl.error());
     return std::nullopt;
   }
   return std::move(*tmpl);
@@ -191,7 +198,7 @@ int run_chat(const RenderArgs& args) {
   if (!text) return 1;
   auto request = chat::parse_request_json(*text, {}, !args.no_validate);
   if (!request) {
-    print_error(request.error());
+    print_error(args.request_file, request.error());
     return 1;
   }
   if (!args.chat_template.empty()) request->chat_template = args.chat_template;
@@ -230,9 +237,20 @@ int run_chat(const RenderArgs& args) {
   } else {
     auto source = read_all(args.template_file);
     if (!source) return 1;
-    auto tmpl = compile_template(*source, args.limits);
+    auto tmpl = compile_template(args.template_file, *source, args.limits);
     if (!tmpl) return 1;
-    result = chat::render(*tmpl, *request, Value::empty_dict(), options);
+    // With a tokenizer directory the template sees its special tokens, as transformers'
+    // apply_chat_template(chat_template=...) passes the tokenizer's (bos_token, eos_token, ...).
+    Value special_tokens = Value::empty_dict();
+    if (tokenizer) {
+      auto tokens = chat::Model::load(args.tokenizer_dir);
+      if (!tokens) {
+        print_error(tokens.error());
+        return 1;
+      }
+      special_tokens = tokens->special_tokens();
+    }
+    result = chat::render(*tmpl, *request, special_tokens, options);
   }
   if (!result) {
     print_error(result.error());
@@ -270,7 +288,7 @@ int run_template(const RenderArgs& args) {
     }
     context = std::move(*parsed);
   }
-  auto tmpl = compile_template(*source, args.limits);
+  auto tmpl = compile_template(args.template_file, *source, args.limits);
   if (!tmpl) return 1;
   jinja::RenderOptions options;
   options.limits = args.limits;
@@ -323,6 +341,41 @@ int run_adapted(const RenderArgs& args) {
   return 0;
 }
 
+// The options each way of running render reads (the --max-* limits are read by all); an option
+// given to a way that does not read it is refused rather than ignored: `--batch --now`, a
+// `--context` beside `--request`, `--repeat` without `--batch`.
+struct RenderWay {
+  const char* name;
+  std::vector<std::string_view> reads;
+};
+const RenderWay kBatchWay{"--batch", {"--batch", "--base-dir", "--repeat", "--no-validate"}};
+const RenderWay kAdaptWay{"--adapt", {"--adapt", "--request", "--model", "--template", "--now"}};
+const RenderWay kChatWay{
+    "a chat request (--request)",
+    {"--request", "--model", "--template", "--mode", "--chat-template", "--now", "--json",
+     "--no-validate", "--assistant-mask", "--tokenize", "--tokenizer"}};
+const RenderWay kTemplateWay{"a template and its variables (--template without --request)",
+                             {"--template", "--context", "--now", "--json"}};
+
+std::string refused_option(const CLI::App& cmd, const RenderArgs& args) {
+  const RenderWay& way = args.batch                   ? kBatchWay
+                         : args.adapt                 ? kAdaptWay
+                         : !args.request_file.empty() ? kChatWay
+                                                      : kTemplateWay;
+  for (const CLI::Option* option : cmd.get_options()) {
+    const std::string name = option->get_name();
+    if (option->count() == 0 || !name.starts_with("--") || name.starts_with("--max-") ||
+        name == "--help")
+      continue;
+    if (std::find(way.reads.begin(), way.reads.end(), name) == way.reads.end())
+      return name + " is not used with " + way.name;
+  }
+  if (!args.model_dir.empty() && !args.template_file.empty())
+    return "give one of --model DIR and --template FILE";
+  if (!args.tokenizer_dir.empty() && !args.tokenize) return "--tokenizer is read with --tokenize";
+  return {};
+}
+
 void add_render(CLI::App& root, int& exit_code) {
   auto args = std::make_shared<RenderArgs>();
   auto* cmd = root.add_subcommand("render",
@@ -351,7 +404,8 @@ void add_render(CLI::App& root, int& exit_code) {
                   "with --batch: resolve relative paths against this directory");
   cmd->add_option("--repeat", args->repeat,
                   "with --batch: render each request N more times and report \"us\" per render (as "
-                  "the oracle)");
+                  "the oracle)")
+      ->check(non_negative());
   cmd->add_flag("--adapt", args->adapt,
                 "the request is an OpenAI request: adapt it to what the template can render "
                 "(see chatwire adapt) and print the prompt");
@@ -371,21 +425,34 @@ void add_render(CLI::App& root, int& exit_code) {
   cmd->add_flag("--no-validate", args->no_validate,
                 "skip request validation (render what transformers would)");
   cmd->add_option("--max-steps", args->limits.max_steps, "evaluation steps per render")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->add_option("--max-recursion", args->limits.max_recursion, "macro / recursive loop depth")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->add_option("--max-parse-depth", args->limits.max_parse_depth, "nesting depth in the parser")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->add_option("--max-output-bytes", args->limits.max_output_bytes, "rendered output size")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->add_option("--max-string-bytes", args->limits.max_string_bytes,
                   "any string built while rendering")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->add_option("--max-container-items", args->limits.max_container_items,
                   "any list/dict built while rendering")
-      ->capture_default_str();
-  cmd->add_option("--max-range", args->limits.max_range, "range() size")->capture_default_str();
-  cmd->callback([args, &exit_code] {
+      ->capture_default_str()
+      ->check(non_negative());
+  cmd->add_option("--max-range", args->limits.max_range, "range() size")
+      ->capture_default_str()
+      ->check(non_negative());
+  cmd->callback([args, cmd, &exit_code] {
+    if (const std::string refused = refused_option(*cmd, *args); !refused.empty()) {
+      std::fprintf(stderr, "chatwire render: %s\n", refused.c_str());
+      exit_code = 2;
+      return;
+    }
     if (args->tokenize && (args->batch || args->request_file.empty())) {
       std::fprintf(stderr,
                    "chatwire render: --tokenize works on a chat request: --model DIR "

@@ -197,6 +197,12 @@ void add_survey(CLI::App& root, int& exit_code) {
       ->check(CLI::IsMember({"md", "json"}));
   cmd->add_flag("--quiet", args->quiet, "no progress line on stderr");
   cmd->callback([args, &exit_code] {
+    // A path that is neither a directory nor a file is refused before anything is surveyed.
+    if (std::error_code ec; !std::filesystem::exists(args->dir, ec)) {
+      std::fprintf(stderr, "chatwire survey: %s: no such file or directory\n", args->dir.c_str());
+      exit_code = 1;
+      return;
+    }
     const std::string* dir = &args->dir;
     const std::string* format = &args->format;
     const bool* quiet = &args->quiet;
@@ -235,6 +241,11 @@ void add_survey(CLI::App& root, int& exit_code) {
       std::fprintf(stderr, "chatwire survey: %zu templates in %.2f s\n", entries.size(), seconds);
     bool any_probed = false;
     for (const auto& e : entries) any_probed |= e.profile.ok();
+    // Each template that could not be probed is named on stderr too, not only in the tables.
+    for (const auto& e : entries)
+      if (!e.profile.ok())
+        std::fprintf(stderr, "chatwire survey: %s: %s\n", e.name.c_str(),
+                     e.profile.error().to_string().c_str());
     exit_code = entries.empty() || !any_probed ? 1 : 0;
   });
 }

@@ -8,7 +8,12 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include "commands.hpp"
 #include "ids_json.hpp"
@@ -38,6 +43,46 @@ void write_line(io::Writer& out, const nlohmann::json& j) {
   out.put('\n');
 }
 
+// Token ids from JSON: an array of integers in 0..2^32-1, as tokenizers' decode takes them
+// (`[1.7]`, `[-1]` and `[4294967297]` are refused, naming the element, not converted).
+std::optional<std::vector<std::uint32_t>> ids_from_json(const nlohmann::json& j,
+                                                        std::string_view field,
+                                                        std::string& error) {
+  if (!j.is_array()) {
+    error = std::string(field) + ": expected a JSON array of token ids, got " + j.type_name();
+    return std::nullopt;
+  }
+  std::vector<std::uint32_t> ids;
+  ids.reserve(j.size());
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const nlohmann::json& id = j[i];
+    const bool in_range = (id.is_number_unsigned() && id.get<std::uint64_t>() <= UINT32_MAX) ||
+                          (id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
+                           id.get<std::int64_t>() <= std::int64_t{UINT32_MAX});
+    if (!in_range) {
+      error = std::string(field) + "[" + std::to_string(i) + "]: " + dump(id) +
+              " is not a token id (an integer from 0 to 4294967295)";
+      return std::nullopt;
+    }
+    ids.push_back(static_cast<std::uint32_t>(id.get<std::uint64_t>()));
+  }
+  return ids;
+}
+
+// A request line's optional field of one JSON type: its value, `fallback` when absent or null;
+// a value of another type is an error naming the field.
+template <typename T>
+T field_or(const nlohmann::json& req, const char* key, T fallback) {
+  auto it = req.find(key);
+  if (it == req.end() || it->is_null()) return fallback;
+  const bool fits = std::is_same_v<T, bool> ? it->is_boolean() : it->is_string();
+  if (!fits)
+    throw std::invalid_argument(std::string(key) + ": expected " +
+                                (std::is_same_v<T, bool> ? "a boolean" : "a string") + ", got " +
+                                it->type_name());
+  return it->get<T>();
+}
+
 int run_batch(const TokenizeArgs& args) {
   std::map<std::string, Result<tokenize::Tokenizer>> loaded;
   io::LineReader lines(0, args.max_line_bytes);
@@ -53,28 +98,41 @@ int run_batch(const TokenizeArgs& args) {
       write_line(io::out(), out);
       continue;
     }
+    out["id"] = nullptr;  // every result line has an id, null where the line gives none
     try {
       nlohmann::json req = nlohmann::json::parse(line);
-      out["id"] = req.contains("id") ? req["id"] : nlohmann::json();
-      std::string dir = req.at("tokenizer").get<std::string>();
+      if (!req.is_object())
+        throw std::invalid_argument(std::string("expected a JSON object, got ") + req.type_name());
+      if (req.contains("id")) out["id"] = req["id"];
+      // The command's --tokenizer, --special and --skip-special are each line's defaults.
+      std::string dir = field_or<std::string>(req, "tokenizer", args.dir);
+      if (dir.empty())
+        throw std::invalid_argument("tokenizer: missing (give it on the line or --tokenizer)");
       auto it = loaded.find(dir);
       if (it == loaded.end()) it = loaded.emplace(dir, tokenize::Tokenizer::load_dir(dir)).first;
       if (!it->second) {
         out["ok"] = false;
         out["message"] = it->second.error().to_string();
       } else if (req.contains("ids")) {
-        std::vector<std::uint32_t> ids = req["ids"].get<std::vector<std::uint32_t>>();
+        std::string error;
+        auto ids = ids_from_json(req["ids"], "ids", error);
+        if (!ids) throw std::invalid_argument(error);
         tokenize::DecodeOptions options;
-        options.skip_special_tokens = req.value("skip_special_tokens", false);
-        auto text = it->second->decode(ids, options);
+        options.skip_special_tokens = field_or<bool>(req, "skip_special_tokens", args.skip_special);
+        auto text = it->second->decode(*ids, options);
         out["ok"] = text.ok();
         if (text)
           out["text"] = *text;
         else
           out["message"] = text.error().to_string();
       } else {
-        auto ids = it->second->encode_ids(req.at("text").get<std::string>(),
-                                          req.value("add_special_tokens", false));
+        auto text = req.find("text");
+        if (text == req.end() || !text->is_string())
+          throw std::invalid_argument(
+              text == req.end() ? std::string("text: missing (or ids, to decode)")
+                                : std::string("text: expected a string, got ") + text->type_name());
+        auto ids = it->second->encode_ids(text->get<std::string>(),
+                                          field_or<bool>(req, "add_special_tokens", args.special));
         out["ok"] = ids.ok();
         if (ids)
           out["ids"] = *ids;
@@ -110,12 +168,20 @@ int run_single(const TokenizeArgs& args) {
   io::Writer& out = io::out();
   if (args.decode) {
     std::vector<std::uint32_t> ids;
-    try {
-      ids = nlohmann::json::parse(input).get<std::vector<std::uint32_t>>();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "chatwire tokenize: --decode expects a JSON array of ids: %s\n",
-                   e.what());
-      return 2;
+    {
+      std::string error;
+      std::optional<std::vector<std::uint32_t>> parsed;
+      try {
+        parsed = ids_from_json(nlohmann::json::parse(input), "standard input", error);
+      } catch (const std::exception& e) {
+        error = std::string("standard input: not JSON: ") + e.what();
+      }
+      if (!parsed) {
+        std::fprintf(stderr, "chatwire tokenize: --decode expects a JSON array of ids: %s\n",
+                     error.c_str());
+        return 1;
+      }
+      ids = std::move(*parsed);
     }
     tokenize::DecodeOptions options;
     options.skip_special_tokens = args.skip_special;
@@ -181,11 +247,28 @@ void add_tokenize(CLI::App& root, int& exit_code) {
                 "JSON Lines protocol of scripts/oracle/tok_batch.mjs on stdin/stdout");
   cmd->add_option("--max-input-bytes", args->max_input_bytes,
                   "longest standard input read whole (the text, or the ids of --decode)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->add_option("--max-line-bytes", args->max_line_bytes,
                   "with --batch: longest request line; a longer one gets {\"ok\": false}")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative());
   cmd->callback([args, &exit_code] {
+    // Flags that mean nothing where they are given are refused, not ignored.
+    const char* refused = nullptr;
+    if (args->batch && args->offsets)
+      refused = "--offsets is not available with --batch";
+    else if (args->batch && args->stream)
+      refused = "--stream is not available with --batch";
+    else if (!args->batch && !args->decode && (args->stream || args->skip_special))
+      refused = "--stream and --skip-special need --decode";
+    else if (args->decode && (args->special || args->offsets))
+      refused = "--special and --offsets are for encoding, not with --decode";
+    if (refused != nullptr) {
+      std::fprintf(stderr, "chatwire tokenize: %s\n", refused);
+      exit_code = 2;
+      return;
+    }
     if (args->batch) {
       exit_code = run_batch(*args);
       return;

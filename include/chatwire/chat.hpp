@@ -104,6 +104,12 @@ Result<ChatResult> render(const jinja::Template& tmpl, const ChatRequest& reques
 // add_generation_prompt; a later duplicate key wins.
 Value template_variables(const ChatRequest& request, const Value& special_tokens);
 
+// A text file (a chat template's source, a request), read as transformers reads a template
+// (UTF-8): a directory, a missing or unreadable file, more than limits.max_file_bytes (a pipe or
+// device included) or bytes that are not UTF-8 are errors naming the file.
+Result<std::string> read_text_file(const std::filesystem::path& file,
+                                   const InputLimits& limits = {});
+
 // A checkpoint directory's chat templates and special tokens, loaded once.
 class Model {
  public:

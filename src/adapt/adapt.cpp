@@ -455,7 +455,20 @@ Status content_shapes(Work& w) {
   std::string joined, nulled;
   for (std::size_t i = 0; i < w.messages.size(); ++i) {
     json& m = w.messages[i];
-    if (!m.contains("content")) continue;
+    // An assistant turn may leave content out (OpenAI: optional beside tool_calls); that is
+    // null content, passed so, since a template reading message.content of a dict without it
+    // raises (or tests `is none`) where null renders.
+    if (!m.contains("content")) {
+      if (!m.is_object() || m.value("role", "") != "assistant") continue;
+      // Placed after the role, where a client writing `"content": null` puts it (a template
+      // iterating the message's items sees the same order).
+      json with_content = json::object();
+      for (auto& item : m.items()) {
+        with_content[item.key()] = std::move(item.value());
+        if (item.key() == "role") with_content["content"] = nullptr;
+      }
+      m = std::move(with_content);
+    }
     if (m["content"].is_array() && !parts_ok) {
       auto text = content_as_text(m, msg_path(i));
       if (!text) return text.error();
@@ -903,6 +916,14 @@ Result<AdaptedRequest> plain_text_fallback(const json& request, const probe::Pro
 Result<AdaptedRequest> adapt_request(const json& request, const probe::Profile& profile,
                                      const jinja::Template& tmpl, const Options& options) {
   if (auto st = check_request(request); !st) return st.error();
+  // A call syntax the table does not name is refused, not replaced by the taught one.
+  if (!options.call_syntax.empty() && find_syntax(options.call_syntax) == nullptr) {
+    std::string known;
+    for (const auto& name : call_syntax_names()) known += (known.empty() ? "" : ", ") + name;
+    return Error{"ValueError",
+                 "unknown call syntax '" + options.call_syntax + "' (known: " + known + ")", 0, 0,
+                 "call_syntax"};
+  }
   if (!profile.renders) return plain_text_fallback(request, profile, tmpl, options);
   return adapt_impl(request, profile, tmpl, options, nullptr);
 }

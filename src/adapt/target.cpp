@@ -1,6 +1,4 @@
 // Loading a template (file or checkpoint directory) with its special tokens and its profile.
-#include <fstream>
-#include <sstream>
 
 #include "chatwire/adapt.hpp"
 #include "chatwire/chat.hpp"
@@ -8,11 +6,9 @@
 namespace chatwire::adapt {
 
 Result<Target> load_template_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error{"FileNotFoundError", "cannot read " + file.string(), 0, 0, file.string()};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  auto tmpl = jinja::Template::compile(buffer.str());
+  auto source = chat::read_text_file(file);
+  if (!source) return source.error();
+  auto tmpl = jinja::Template::compile(*source);
   if (!tmpl) return tmpl.error();
   Target target;
   target.tmpl = std::make_shared<const jinja::Template>(std::move(tmpl).value());

@@ -25,8 +25,9 @@ struct Utf8Problem {
 // True when `text` is valid UTF-8; otherwise fills `problem`.
 bool valid_utf8(std::string_view text, Utf8Problem& problem) noexcept;
 
-// Reads a whole file as bytes. Errors: FileNotFoundError with Python's message
-// ("[Errno 2] No such file or directory: '<shown>'"), LimitError above max_bytes,
+// Reads a whole file as bytes (a pipe or device too, up to max_bytes). Errors: FileNotFoundError
+// with Python's message ("[Errno 2] No such file or directory: '<shown>'"), IsADirectoryError,
+// PermissionError, LimitError above max_bytes,
 // UnicodeDecodeError when `require_utf8` and the bytes are not UTF-8.
 Result<std::string> read_file(const std::filesystem::path& path, std::string_view shown,
                               std::size_t max_bytes, bool require_utf8);

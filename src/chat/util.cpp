@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "chat/internal.hpp"
+#include "chatwire/chat.hpp"
 #include "util/utf8.hpp"
 
 namespace chatwire::chat::detail {
@@ -54,21 +55,34 @@ Result<std::string> read_file(const std::filesystem::path& path, std::string_vie
     return make_error("IsADirectoryError",
                       "[Errno 21] Is a directory: '" + std::string(shown) + "'");
   }
-  auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > max_bytes) {
-    Error e = limit_error("max_file_bytes", max_bytes);
-    e.message = std::string(shown) + ": " + e.message;
-    return e;
-  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return make_error("PermissionError",
                       "[Errno 13] Permission denied: '" + std::string(shown) + "'");
   }
+  // Read in blocks up to the limit rather than by the size stat() gives: a pipe or a device
+  // (`--template <(..)`, /dev/zero) has none, and a file may grow while it is read.
   std::string bytes;
-  bytes.resize(static_cast<std::size_t>(size));
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  const auto regular_size = std::filesystem::is_regular_file(status)
+                                ? std::filesystem::file_size(path, ec)
+                                : std::uintmax_t{0};
+  auto too_large = [&] {
+    Error e = limit_error("max_file_bytes", max_bytes);
+    e.message = std::string(shown) + ": " + e.message;
+    return e;
+  };
+  if (!ec && regular_size > max_bytes) return too_large();
+  if (!ec) bytes.reserve(static_cast<std::size_t>(regular_size));
+  char block[1 << 16];
+  while (in) {
+    in.read(block, sizeof block);
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got > max_bytes - bytes.size()) return too_large();
+    bytes.append(block, got);
+  }
+  if (in.bad()) {
+    return make_error("OSError", "[Errno 5] Input/output error: '" + std::string(shown) + "'");
+  }
   if (require_utf8) {
     Utf8Problem problem;
     if (!valid_utf8(bytes, problem)) {
@@ -147,3 +161,11 @@ std::string json_kind(const Value& v) {
 }
 
 }  // namespace chatwire::chat::detail
+
+namespace chatwire::chat {
+
+Result<std::string> read_text_file(const std::filesystem::path& file, const InputLimits& limits) {
+  return detail::read_file(file, file.string(), limits.max_file_bytes, /*require_utf8=*/true);
+}
+
+}  // namespace chatwire::chat

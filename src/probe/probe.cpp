@@ -3,11 +3,9 @@
 // reference renderer; keep the two in step (tests/probe/ compares them on every template).
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -1604,11 +1602,9 @@ Result<Profile> probe_source(std::string_view source, const Options& options) {
 }
 
 Result<Profile> probe_file(const std::filesystem::path& file, const Options& options) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error{"FileNotFoundError", "cannot read " + file.string(), 0, 0, file.string()};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  auto profile = probe_source(buffer.str(), options);
+  auto source = chat::read_text_file(file);
+  if (!source) return source.error();
+  auto profile = probe_source(*source, options);
   if (profile) profile->name = file.filename().string();
   return profile;
 }

@@ -1,6 +1,4 @@
 // The parser choice for a template file or a model directory: compile, probe, choose.
-#include <fstream>
-#include <sstream>
 
 #include "chatwire/chat.hpp"
 #include "readback/internal.hpp"
@@ -27,13 +25,11 @@ Result<LoadedChoice> choose(const jinja::Template& tmpl, const Value& tokens,
 
 Result<LoadedChoice> choose_parser_file(const std::filesystem::path& file,
                                         const probe::Options& options) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error{"FileNotFoundError", "cannot read " + file.string(), 0, 0, file.string()};
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  auto source = chat::read_text_file(file);
+  if (!source) return source.error();
   jinja::CompileOptions compile;
   compile.limits = options.limits;
-  auto tmpl = jinja::Template::compile(buffer.str(), compile);
+  auto tmpl = jinja::Template::compile(*source, compile);
   if (!tmpl) return tmpl.error();
   Value tokens = Value::dict_unchecked(
       {{Value("bos_token"), Value("<s>")}, {Value("eos_token"), Value("</s>")}});

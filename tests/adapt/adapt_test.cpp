@@ -418,6 +418,47 @@ TEST(Adapt, RequestErrorsWithFieldPaths) {
   }
 }
 
+// An assistant turn may leave content out beside its tool_calls (OpenAI's schema): adapted as
+// null content, on every bundled template, with the same context and render as `"content":
+// null` (a template reading message.content of a dict without it raised before).
+TEST(Adapt, AbsentAssistantContentIsNullContent) {
+  json with_null = adapt::sentinel_request(), absent = with_null;
+  std::size_t turns = 0;
+  for (std::size_t i = 0; i < with_null["messages"].size(); ++i) {
+    json& m = with_null["messages"][i];
+    if (m["role"] != "assistant" || !m.contains("tool_calls")) continue;
+    m["content"] = nullptr;
+    absent["messages"][i].erase("content");
+    ++turns;
+  }
+  ASSERT_GT(turns, 0u);
+  std::size_t compared = 0;
+  for (const auto& l : templates()) {
+    auto expected = run(l, with_null);
+    auto got = run(l, absent);
+    ASSERT_EQ(expected.ok(), got.ok())
+        << l.name << ": " << (got ? expected.error() : got.error()).to_string();
+    if (!expected) continue;
+    EXPECT_EQ(got->context.dump(), expected->context.dump()) << l.name;
+    EXPECT_EQ(got->rendered, expected->rendered) << l.name;
+    ++compared;
+  }
+  EXPECT_GT(compared, templates().size() / 2);
+}
+
+// A call syntax the table does not name is a ValueError naming the option, not the taught one.
+TEST(Adapt, UnknownCallSyntaxIsRefused) {
+  const Loaded* l = pick([](const auto&) { return true; });
+  ASSERT_NE(l, nullptr);
+  adapt::Options options = options_for(l->target);
+  options.call_syntax = "nosuch";
+  auto a = adapt::adapt(adapt::sentinel_request(), l->target.profile, *l->target.tmpl, options);
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().type, "ValueError");
+  EXPECT_EQ(a.error().path, "call_syntax");
+  EXPECT_NE(a.error().message.find("hermes"), std::string::npos) << a.error().message;
+}
+
 // The request as JSON text (chatwire/adapt.hpp, no nlohmann): the same request path as the
 // JSON object, and text that is not JSON, too large or too deep is a RequestError.
 TEST(Adapt, RequestAsJsonText) {

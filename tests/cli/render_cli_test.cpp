@@ -13,58 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_run.hpp"
+
 namespace {
 
+using namespace chatwire_test;  // NOLINT(google-build-using-namespace): the fixture's helpers
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-const std::string kData = CHATWIRE_DATA_DIR;
-const std::string kCli = CHATWIRE_CLI;
-
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class RenderCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("chatwire-render-cli-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-
-  // Runs `chatwire <args>` from `cwd` with stdin from `input` (a file path or empty).
-  CliRun run(const std::string& args, const std::string& input = "", const std::string& cwd = "") {
-    fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    std::string cmd;
-    if (!cwd.empty()) cmd += "cd '" + cwd + "' && ";
-    cmd += "'" + kCli + "' " + args + " <" +
-           (input.empty() ? std::string("/dev/null") : "'" + input + "'") + " >'" + out.string() +
-           "' 2>'" + err.string() + "'";
-    int raw = std::system(cmd.c_str());
-    CliRun r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-
-  fs::path dir_;
-};
+class RenderCli : public CliTest {};
 
 TEST_F(RenderCli, TemplateAndContext) {
   auto tpl = write(

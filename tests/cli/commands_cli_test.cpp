@@ -1,0 +1,233 @@
+// End-to-end tests of the commands' handling of what a user gets wrong: files that are not what
+// an option asks for, numbers out of range, options that mean nothing where they are given, and
+// errors that must name the field or file. Each refusal is exit status 2 (usage) or 1 (input).
+#include <string>
+#include <vector>
+
+#include "cli/cli_run.hpp"
+
+namespace {
+
+using namespace chatwire_test;  // NOLINT(google-build-using-namespace): the fixture's helpers
+
+class CommandsCli : public CliTest {
+ protected:
+  const std::string qwen3_ = kData + "/models/endpoint/qwen3";
+};
+
+// A path quoted for the shell (built by appending: GCC 12 at -O3 warns of a bogus overflow on
+// `"'" + path + "'"`).
+std::string quoted(const std::string& path) {
+  std::string out(1, '\'');
+  out += path;
+  out += '\'';
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A directory given as a template file is an error naming it, in every command that reads one
+// (it had been read as an empty template, and probe, check and parse succeeded on it).
+TEST_F(CommandsCli, ADirectoryIsNoTemplateFile) {
+  const std::string dir = quoted(dir_.string());
+  auto output = write("o.txt", "hello");
+  auto request = write("r.json", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  for (const std::string& args :
+       {"probe --template " + dir, "check --template " + dir + " --card", "parse --template " + dir,
+        "adapt --template " + dir + " --request '" + request.string() + "'",
+        "render --template " + dir}) {
+    CliRun r = run(args, output.string());
+    EXPECT_EQ(r.status, 1) << args << "\n" << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "Is a directory")) << args << "\n" << r.err;
+  }
+}
+
+// A template that never ends (a device) stops at the file limit with an error naming the file.
+TEST_F(CommandsCli, AnEndlessTemplateStopsAtTheFileLimit) {
+  CliRun r = run("probe --template /dev/zero");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, "/dev/zero: max_file_bytes")) << r.err;
+}
+
+// Ids are taken as tokenizers takes them: integers in 0..2^32-1; the others are refused with the
+// element named, not converted (4294967297 had become 1, 1.7 had become 1).
+TEST_F(CommandsCli, DecodeRefusesWhatIsNoTokenId) {
+  for (const char* ids : {"[4294967297]", "[5, 1.7]", "[-1]", "{\"a\": 1}"}) {
+    auto input = write("ids.json", ids);
+    CliRun r = run("tokenize --tokenizer '" + qwen3_ + "' --decode", input.string());
+    EXPECT_EQ(r.status, 1) << ids;
+    EXPECT_TRUE(has(r.err, "standard input")) << ids << ": " << r.err;
+    EXPECT_EQ(r.out, "") << ids;
+  }
+  auto second = write("ids.json", "[5, 1.7]");
+  EXPECT_TRUE(has(run("tokenize --tokenizer '" + qwen3_ + "' --decode", second.string()).err,
+                  "standard input[1]: 1.7 is not a token id"));
+  auto good = write("ids.json", "[14990, 1879]");
+  CliRun ok = run("tokenize --tokenizer '" + qwen3_ + "' --decode", good.string());
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_EQ(ok.out, "\"hello world\"\n");
+}
+
+// Each batch line's result has an id (null where the line gives none), a field of the wrong type
+// is named, and the command's --tokenizer and --special are the lines' defaults.
+TEST_F(CommandsCli, TokenizeBatchLinesNameWhatIsWrong) {
+  auto input = write("in.jsonl",
+                     "{\"id\": 1, \"text\": \"hello world\", \"add_special_tokens\": \"yes\"}\n"
+                     "not json\n"
+                     "{\"id\": 3, \"ids\": [14990, -2]}\n"
+                     "{\"id\": 4, \"text\": \"hello world\"}\n"
+                     "{\"id\": 5, \"ids\": [14990, 1879]}\n");
+  CliRun r = run("tokenize --batch --tokenizer '" + qwen3_ + "'", input.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<ordered_json> lines;
+  std::istringstream s(r.out);
+  for (std::string line; std::getline(s, line);) lines.push_back(ordered_json::parse(line));
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  for (const auto& line : lines) EXPECT_TRUE(line.contains("id")) << line.dump();
+  EXPECT_EQ(lines[0]["id"], 1);
+  EXPECT_FALSE(lines[0]["ok"].get<bool>());
+  EXPECT_TRUE(has(lines[0]["message"].get<std::string>(), "add_special_tokens: expected a boolean"))
+      << lines[0].dump();
+  EXPECT_TRUE(lines[1]["id"].is_null());
+  EXPECT_FALSE(lines[1]["ok"].get<bool>());
+  EXPECT_TRUE(has(lines[2]["message"].get<std::string>(), "ids[1]: -2 is not a token id"));
+  EXPECT_EQ(lines[3]["ids"], ordered_json::parse("[14990, 1879]"));
+  EXPECT_EQ(lines[4]["text"], "hello world");
+}
+
+// A count or limit cannot be negative: CLI11 had read -3 as 2^64-3 (`--repeat -3` never ended,
+// `--max-output-bytes -1` removed the limit).
+TEST_F(CommandsCli, NegativeCountsAreUsageErrors) {
+  auto tpl = write("t.jinja", "x");
+  for (const std::string& args : {std::string("render --batch --repeat -3"),
+                                  "render --template '" + tpl.string() + "' --max-output-bytes -1",
+                                  std::string("tokenize --batch --max-line-bytes -1"),
+                                  std::string("parse --dialect hermes --stream -1")}) {
+    CliRun r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_TRUE(has(r.err, "expected a non-negative integer")) << args << "\n" << r.err;
+  }
+}
+
+// Usage errors are status 2 whatever CLI11 reports (105, 106, 109 before), and an unknown
+// command is named.
+TEST_F(CommandsCli, UsageErrorsAreStatusTwo) {
+  CliRun unknown = run("nosuchcmd");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_TRUE(has(unknown.err, "unknown command 'nosuchcmd'")) << unknown.err;
+  EXPECT_EQ(run("adapt --model '" + qwen3_ + "'").status, 2);         // --request missing
+  EXPECT_EQ(run("render --template x --mode sideways").status, 2);    // not a mode
+  EXPECT_EQ(run("tokenize --tokenizer x --no-such-flag").status, 2);  // unknown flag
+  EXPECT_EQ(run("adapt --model x --request y --call-syntax nosuch").status, 2);
+  EXPECT_EQ(run("--help").status, 0);
+}
+
+// An option the way a command runs does not read is refused, not ignored.
+TEST_F(CommandsCli, OptionsThatWouldBeIgnoredAreRefused) {
+  auto tpl = write("t.jinja", "{{ strftime_now('%Y') }}");
+  auto request = write("r.json", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  auto context = write("c.json", "{}");
+  const std::string t = quoted(tpl.string()), r = quoted(request.string());
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"render --batch --now 2020-01-01T00:00:00", "--now is not used with --batch"},
+      {"render --template " + t + " --repeat 2", "--repeat is not used with"},
+      {"render --template " + t + " --request " + r + " --context '" + context.string() + "'",
+       "--context is not used with a chat request"},
+      {"render --model '" + qwen3_ + "' --template " + t + " --request " + r,
+       "give one of --model DIR and --template FILE"},
+      {"render --template " + t + " --request " + r + " --tokenizer '" + qwen3_ + "'",
+       "--tokenizer is read with --tokenize"},
+      {"parse --explain --dialect hermes", "--explain needs --template or --model"},
+      {"parse --batch --dialect hermes", "--dialect is not used with --batch"},
+      {"parse --dialect hermes --prefix " + r, "--prefix is read with a response template"},
+      {"tokenize --tokenizer '" + qwen3_ + "' --stream",
+       "--stream and --skip-special need --decode"},
+      {"tokenize --batch --offsets", "--offsets is not available with --batch"},
+  };
+  for (const auto& [args, message] : refused) {
+    CliRun run_result = run(args);
+    EXPECT_EQ(run_result.status, 2) << args << "\n" << run_result.err;
+    EXPECT_TRUE(has(run_result.err, message)) << args << "\n" << run_result.err;
+  }
+}
+
+// A template given with --template and --tokenize sees the tokenizer directory's special tokens,
+// as apply_chat_template(chat_template=...) passes the tokenizer's (zephyr's eos_token was
+// undefined).
+TEST_F(CommandsCli, TokenizeWithATemplateFileSeesTheTokenizersSpecialTokens) {
+  auto request = write("r.json", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  CliRun r = run("render --template '" + kData +
+                 "/templates/HuggingFaceH4--zephyr-7b-beta.jinja' --request '" + request.string() +
+                 "' --tokenizer '" + qwen3_ + "' --tokenize --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto out = ordered_json::parse(r.out);
+  EXPECT_EQ(out["output"], "<|user|>\nhi<|im_end|>\n") << r.out;
+}
+
+// adapt answers every failure with an {"error"} object on standard output, naming the file of a
+// request that is not JSON; an assistant turn without content (OpenAI allows it beside
+// tool_calls) is null content, not a failure; an unknown call syntax is refused.
+TEST_F(CommandsCli, AdaptErrorsAreJsonAndAbsentContentIsNull) {
+  auto bad = write("bad.json", "{\"model\":");
+  CliRun r = run("adapt --model '" + qwen3_ + "' --request '" + bad.string() + "'");
+  EXPECT_EQ(r.status, 1);
+  const auto error = ordered_json::parse(r.out);
+  EXPECT_EQ(error["error"]["type"], "JSONDecodeError");
+  EXPECT_TRUE(has(error["error"]["message"].get<std::string>(), bad.string()));
+  auto no_content = write("nc.json", R"({"messages": [
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+      "function": {"name": "f", "arguments": "{\"a\": 1}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "ok"}],
+    "tools": [{"type": "function", "function": {"name": "f",
+      "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}}]})");
+  CliRun adapted =
+      run("adapt --model '" + qwen3_ + "' --request '" + no_content.string() + "' --render");
+  ASSERT_EQ(adapted.status, 0) << adapted.out << adapted.err;
+  EXPECT_TRUE(has(adapted.out, "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}"))
+      << adapted.out;
+}
+
+// parse --batch checks chunk_sizes before parsing (a bad one fails the line whole) and skips a
+// blank line; a tools file that is not JSON is named with the place of the error.
+TEST_F(CommandsCli, ParseBatchAndToolsErrors) {
+  auto input =
+      write("in.jsonl",
+            "{\"id\": 1, \"dialect\": \"hermes\", \"input\": \"x\", \"chunk_sizes\": 2}\n"
+            "   \n"
+            "{\"id\": 2, \"dialect\": \"hermes\", \"input\": \"x\", \"chunk_sizes\": [0]}\n"
+            "{\"id\": 3, \"dialect\": \"hermes\", \"input\": \"x\", \"chunk_sizes\": [1]}\n");
+  CliRun r = run("parse --batch", input.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<ordered_json> lines;
+  std::istringstream s(r.out);
+  for (std::string line; std::getline(s, line);) lines.push_back(ordered_json::parse(line));
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0]["error"]["message"], "chunk_sizes: expected a list of positive integers");
+  EXPECT_FALSE(lines[1].contains("message")) << lines[1].dump();
+  EXPECT_EQ(lines[1]["error"]["message"], "chunk_sizes[0]: expected a positive integer");
+  EXPECT_TRUE(lines[2]["ok"].get<bool>());
+  EXPECT_TRUE(lines[2]["stream_consistent"].get<bool>());
+  auto tools = write("tools.json", "[1,");
+  auto output = write("o.txt", "hi");
+  CliRun bad = run("parse --dialect hermes --tools '" + tools.string() + "'", output.string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_TRUE(has(bad.err, tools.string() + ": not valid JSON")) << bad.err;
+  EXPECT_TRUE(has(bad.err, "line 1, column 4")) << bad.err;
+}
+
+// A file's errors name the file: a context that is not JSON, a survey of a path that is none.
+TEST_F(CommandsCli, ErrorsNameTheirFile) {
+  auto tpl = write("t.jinja", "{{ x }}");
+  auto context = write("c.json", "{\"x\":");
+  CliRun r = run("render --template '" + tpl.string() + "' --context '" + context.string() + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.err, context.string() + ": JSONDecodeError")) << r.err;
+  CliRun survey = run("survey '" + (dir_ / "nothing").string() + "'");
+  EXPECT_EQ(survey.status, 1);
+  EXPECT_TRUE(has(survey.err, "nothing: no such file or directory")) << survey.err;
+}
+
+}  // namespace
