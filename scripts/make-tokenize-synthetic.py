@@ -64,6 +64,10 @@ def flags_tokenizer():
         added(n + 5, "Hello", special=False, normalized=True),
         added(n + 6, "<think>", special=False),
         added(n + 7, "<th", special=False),
+        # Whitespace added tokens (CodeGen's and phi-2's space runs): "\n" is not the vocab's
+        # "Ċ", though both are the byte 0x0A, so HF gives it an id of its own.
+        added(n + 8, "\n", special=False),
+        added(n + 9, "    ", special=False),
     ]
     tok = {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": tokens,
@@ -148,7 +152,26 @@ def wordlevel_tokenizer():
     write("synthetic_wordlevel", tok, {"clean_up_tokenization_spaces": False})
 
 
+def no_unk_tokenizer():
+    # BPE without unk_token and without byte_fallback: an unknown character is dropped, and the
+    # characters around it merge as if adjacent (HF), across any word cut a reader might make.
+    vocab = {c: i for i, c in enumerate("abcdef ")}
+    merges = []
+    for a, b in [("a", "b"), ("c", "d"), ("ab", "cd"), ("a", "a"), ("e", "f")]:
+        vocab.setdefault(a + b, len(vocab))
+        merges.append(f"{a} {b}")
+    tok = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": vocab, "merges": merges},
+    }
+    write("synthetic_nounk", tok, {"clean_up_tokenization_spaces": False})
+
+
 flags_tokenizer()
+no_unk_tokenizer()
 metaspace_tokenizer()
 wordlevel_tokenizer()
 print("wrote synthetic tokenizers under data/tokenizers/")

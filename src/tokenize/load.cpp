@@ -682,12 +682,18 @@ class Loader {
     d_.join_bits[bit >> 6] |= std::uint64_t{1} << (bit & 63);
   }
 
-  void enable_split_words() {
-    if (merges_join_special_) return;
+  // Whether a word may be cut (at a U+2581, or where no merge joins) without changing its
+  // tokens: an unknown character must stay a token of its own. It does with byte_fallback over
+  // all 256 bytes, or as unk without fuse_unk; fuse_unk would join two unks across a cut, and
+  // without an unk token it is dropped, so its neighbours merge as if adjacent (HF).
+  bool unknowns_keep_their_place() const {
     bool every_byte = d_.byte_fallback;
     for (std::uint32_t id : d_.byte_fallback_id) every_byte = every_byte && id != kNoId;
-    // An unknown character becomes unk, and fuse_unk would join two of them across a cut.
-    if (d_.fuse_unk && !every_byte) return;
+    return every_byte || (!d_.fuse_unk && d_.unk_id != kNoId);
+  }
+
+  void enable_split_words() {
+    if (merges_join_special_) return;
     d_.split_words = true;
   }
 
@@ -921,8 +927,13 @@ class Loader {
       }
       std::uint32_t id;
       if (content->text.empty() || d_.added_content.get(content->text, id)) continue;
-      if (!d_.vocab.get(key_of(content->text, key), id)) {
+      // In the vocab only as the file spells it: a byte-level vocab is keyed by raw bytes, and
+      // the content "\n" (no alphabet character, kept as written) has the key of "Ċ", the
+      // byte 0x0A, yet is not that token (HF gives it a new id).
+      if (!d_.vocab.get(key_of(content->text, key), id) || id >= d_.id_text.size() ||
+          d_.id_text[id] != content->text) {
         id = !max_added ? vocab_len : (*max_added >= vocab_len ? *max_added + 1 : vocab_len);
+        ++added_outside_vocab_;
       }
       if (id >= opt_.max_vocab + opt_.max_added_tokens) {
         return Error{"LimitError", "added token id beyond max_vocab + max_added_tokens", 0, 0,
@@ -955,22 +966,12 @@ class Loader {
       text = std::string_view(at, text.size());
       at += text.size();
     }
-    if (!d_.byte_level && d_.model == ModelKind::kBpe && d_.simple_bpe && !d_.ignore_merges) {
+    if (!d_.byte_level && d_.model == ModelKind::kBpe && d_.simple_bpe && !d_.ignore_merges &&
+        unknowns_keep_their_place()) {
       find_metaspace_glue();
       enable_split_words();
     }
-    d_.vocab_with_added = d_.vocab.size();
-    {
-      std::set<std::string_view> counted;
-      std::string raw;
-      std::uint32_t unused;
-      for (const AddedToken& t : d_.added) {
-        const bool in_vocab = d_.byte_level && alphabet().to_bytes(t.content, raw)
-                                  ? d_.vocab.get(raw, unused)
-                                  : d_.vocab.get(t.content, unused);
-        if (!in_vocab && counted.insert(t.content).second) ++d_.vocab_with_added;
-      }
-    }
+    d_.vocab_with_added = d_.vocab.size() + added_outside_vocab_;
     for (std::uint32_t i = 0; i < d_.added.size(); ++i) {
       const AddedToken& t = d_.added[i];
       d_.id_flags[t.id] |= 2;
@@ -992,7 +993,8 @@ class Loader {
   const Document& doc_;
   const LoadOptions& opt_;
   TokenizerData& d_;
-  bool merges_join_special_ = false;  // a merge involves unk or a byte-fallback token
+  std::size_t added_outside_vocab_ = 0;  // added tokens given ids of their own (len() counts them)
+  bool merges_join_special_ = false;     // a merge involves unk or a byte-fallback token
   std::size_t steps_ = 0;
 };
 

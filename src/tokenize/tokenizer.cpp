@@ -80,10 +80,11 @@ void split_added(const TokenizerData& d, const AddedTrie& trie, std::string_view
       if (!start_space || !stop_space) continue;
     }
     if (t.lstrip) start = std::max(trailing_space_start(s, from, start), start_offset);
-    if (t.rstrip) {
-      stop = leading_space_end(s.substr(0, to), stop);
-      pos = stop;
-    }
+    // The search goes on from the match's end, not from the whitespace rstrip took: HF's matches
+    // come from one pass over the text, so an added token inside that whitespace (`<R>\n\n b`
+    // with "\n" added) is still a token, and the text after it starts where it ends (the span
+    // rstrip took is covered twice, as HF's offsets show).
+    if (t.rstrip) stop = leading_space_end(s.substr(0, to), stop);
     if (start_offset < start)
       out.push_back(
           {kNoId, static_cast<std::uint32_t>(start_offset), static_cast<std::uint32_t>(start)});

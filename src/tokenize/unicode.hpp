@@ -81,10 +81,13 @@ inline bool is_punctuation(char32_t cp) {
 inline bool is_symbol(char32_t cp) {
   return in_categories(category(cp), kSm, kSo);
 }
-// Rust's char::is_alphanumeric (Alphabetic || Numeric) plus '_': the "word character" test of HF's
-// single_word added tokens.
+// The "word character" test of HF's single_word added tokens: the Rust regex crate's Unicode
+// `\w` (its `\b` decides), that is Alphabetic, a mark (Mn, Mc, Me), a decimal digit (Nd), a
+// connector (Pc, '_' among them) or Join_Control (ZWNJ, ZWJ); not other numbers (², ½).
 inline bool is_word_char(char32_t cp) {
-  return cp == '_' || is_alphabetic(cp) || is_number(cp);
+  const unsigned c = category(cp);
+  return is_alphabetic(cp) || in_categories(c, kMn, kMe) || c == kNd || c == kPc || cp == 0x200C ||
+         cp == 0x200D;
 }
 
 // Decodes one UTF-8 character at s[i] (i < n). Invalid bytes decode as themselves (as U+FFFD would
