@@ -34,7 +34,12 @@ struct Limits {
   std::size_t max_pattern_bytes = 16384;                  // one regex, before translation
   std::size_t max_output_bytes = std::size_t{256} << 20;  // prefix + everything fed
   std::uint32_t regex_match_limit = 10'000'000;           // PCRE2 match limit per search
-  std::uint32_t regex_depth_limit = 100'000;              // PCRE2 backtracking depth limit
+  // PCRE2's backtracking depth per search: at least this, and at least twice the bytes searched,
+  // since a repeated group keeps one backtracking frame per repetition (`(?:(?!</h>).)*` over
+  // 150,000 characters needs 150,000; Python's re has no such bound). Memory is bounded by
+  // regex_heap_limit_kib.
+  std::uint32_t regex_depth_limit = 100'000;
+  std::uint32_t regex_heap_limit_kib = 256 * 1024;  // PCRE2's heap for one search (256 MiB)
 };
 
 // One streaming event, as transformers' ResponseParser yields them (dicts with a "type").

@@ -69,10 +69,14 @@ struct RegexCode;  // the compiled PCRE2 pattern
 
 class Regex {
  public:
-  // A Python pattern, compiled as re.compile(pattern, re.DOTALL); constructs whose Python
-  // meaning PCRE2 cannot give exactly are refused (ValueError naming the construct).
+  // Which Python engine's syntax a pattern is written for: transformers compiles a template's
+  // delimiters (open_pattern, close_pattern, start_anchor_pattern) with the `regex` module, which
+  // its partial matching needs, and a content parser's tag_pattern with `re`.
+  enum class Syntax { kRe, kRegexModule };
+  // A Python pattern, compiled as re.compile(pattern, re.DOTALL) (or regex.compile); constructs
+  // whose Python meaning PCRE2 cannot give exactly are refused (ValueError naming the construct).
   static Result<Regex> python(std::string_view pattern, const std::string& path,
-                              const Limits& limits);
+                              const Limits& limits, Syntax syntax = Syntax::kRe);
   // "|".join(re.escape(s) for s in literals): the literals in the given order.
   static Result<Regex> literals(const std::vector<std::string>& literals, const std::string& path,
                                 const Limits& limits);

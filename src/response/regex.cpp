@@ -1,11 +1,15 @@
-// Python regexes (the `re` syntax transformers' templates are written in) translated to PCRE2,
-// construct by construct. Where the two engines read the same text differently the construct is
-// rewritten (\Z, \v, \uXXXX, octal escapes, {,n}, a '[' inside a class, \s); constructs PCRE2
-// would accept with another meaning, or that Python's `re` rejects, are refused by name.
+// Python regexes translated to PCRE2, construct by construct: the `re` syntax, and the extensions
+// of the `regex` module that transformers compiles a template's patterns with and that PCRE2
+// reads the same way ((?<name>...), \p{..} general categories, \m, \M, \G). Where the two
+// engines read the same text differently the construct is rewritten (\Z, \v, \uXXXX, octal
+// escapes, {,n}, a '[' inside a class, \s); constructs PCRE2 would accept with another meaning, or
+// that it cannot express (POSIX classes, fuzzy matching, \N{..}), are refused by name.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <set>
 
 #include "response/internal.hpp"
@@ -39,12 +43,26 @@ std::string hex_escape(unsigned long v) {
   return buf;
 }
 
-// Python's \s also holds U+001C..U+001F, which PCRE2's Unicode \s does not.
+// re's \s also holds U+001C..U+001F, which PCRE2's Unicode \s does not (nor does the regex
+// module's).
 constexpr const char* kSpaceItems = "\\s\\x{1c}-\\x{1f}";
+
+// The regex module's \s: the White_Space property. PCRE2's \s also holds U+180E (its \h list).
+constexpr const char* kRegexSpaceItems =
+    "\\x{9}-\\x{d}\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}"
+    "\\x{205f}\\x{3000}";
+
+// The regex module's \w (Unicode TR18): Alphabetic (letters, Nl, and the circled and squared
+// letters of category So), marks, decimal digits, connectors and the joiners; not `²` or `½`,
+// which re's \w (and PCRE2's) hold. Its \b, \B, \m and \M are read with it.
+constexpr const char* kRegexWordItems =
+    "\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{200c}\\x{200d}\\x{24b6}-\\x{24e9}\\x{1f130}-\\x{1f149}"
+    "\\x{1f150}-\\x{1f169}\\x{1f170}-\\x{1f189}";
 
 class Translator {
  public:
-  Translator(std::string_view p, const std::string& path) : p_(p), path_(path) {}
+  Translator(std::string_view p, const std::string& path, Regex::Syntax syntax)
+      : p_(p), path_(path), regex_module_(syntax == Regex::Syntax::kRegexModule) {}
 
   Result<std::string> run() {
     while (i_ < p_.size()) {
@@ -127,6 +145,19 @@ class Translator {
       ++j;
       while (j < p_.size() && is_digit(p_[j])) hi += p_[j++];
     }
+    if (regex_module_) {
+      // `{e<=1}`, `{i<=1,d<=2}`, `{2i+2d+1s<=4}`, `{e}`: the regex module's fuzzy matching, which
+      // PCRE2 has no form of (re reads the braces as text).
+      const std::size_t close = p_.find('}', i_);
+      if (close != std::string_view::npos) {
+        const std::string_view body = p_.substr(i_ + 1, close - i_ - 1);
+        const bool cost = body.find_first_of("<=") != std::string_view::npos &&
+                          body.find_first_of("eids") != std::string_view::npos;
+        if (cost || body == "e" || body == "i" || body == "d" || body == "s")
+          return fail_bool("fuzzy matching {" + std::string(body) +
+                           "} is not supported at position " + pos());
+      }
+    }
     if (j < p_.size() && p_[j] == '}' && (!lo.empty() || comma)) {
       if (!last_repeatable_) return fail_bool("nothing to repeat at position " + pos());
       out_ += '{';
@@ -152,20 +183,31 @@ class Translator {
     i_ += 2;
     last_repeatable_ = true;
     switch (e) {
-      case 'd':
-      case 'D':
       case 'w':
       case 'W':
+        if (regex_module_) {
+          if (e == 'W' && in_class)
+            return fail_bool("\\W inside a character class is not supported" + where);
+          out_ += in_class ? std::string(kRegexWordItems)
+                           : std::string(e == 'w' ? "[" : "[^") + kRegexWordItems + "]";
+          return true;
+        }
+        out_ += '\\';
+        out_ += e;
+        return true;
+      case 'd':
+      case 'D':
         out_ += '\\';
         out_ += e;
         return true;
       case 's':
-        out_ += in_class ? kSpaceItems : std::string("[") + kSpaceItems + "]";
+      case 'S': {
+        const char* items = regex_module_ ? kRegexSpaceItems : kSpaceItems;
+        if (e == 'S' && in_class)
+          return fail_bool("\\S inside a character class is not supported" + where);
+        out_ += in_class ? std::string(items) : std::string(e == 's' ? "[" : "[^") + items + "]";
         return true;
-      case 'S':
-        if (in_class) return fail_bool("\\S inside a character class is not supported" + where);
-        out_ += std::string("[^") + kSpaceItems + "]";
-        return true;
+      }
       case 'A':
       case 'b':
       case 'B':
@@ -173,6 +215,12 @@ class Translator {
         if (in_class) {
           if (e == 'b') return out_ += "\\x{8}", true;
           return fail_bool(std::string("bad escape \\") + e + where);
+        }
+        if (regex_module_ && (e == 'b' || e == 'B')) {
+          out_ += e == 'b' ? word_boundary("(?<=W)(?!W)|(?<!W)(?=W)")
+                           : word_boundary("(?<=W)(?=W)|(?<!W)(?!W)");
+          last_repeatable_ = false;
+          return true;
         }
         out_ += e == 'Z' ? "\\z" : std::string("\\") + e;  // Python's \Z is the very end
         last_repeatable_ = false;
@@ -203,6 +251,21 @@ class Translator {
         return hex(8, where);
       case 'N':
         return fail_bool("named character escapes \\N{...} are not supported" + where);
+      case 'm':
+      case 'M':
+      case 'G':
+        // The regex module's word start and end, and the search's start position (where every
+        // search of ours starts, as PCRE2's \G).
+        if (in_class || !regex_module_) return fail_bool(std::string("bad escape \\") + e + where);
+        out_ += e == 'm'   ? word_boundary("(?<!W)(?=W)")
+                : e == 'M' ? word_boundary("(?<=W)(?!W)")
+                           : std::string("\\G");
+        last_repeatable_ = false;
+        return true;
+      case 'p':
+      case 'P':
+        if (!regex_module_) return fail_bool(std::string("bad escape \\") + e + where);
+        return property(e == 'P', where);
       default:
         break;
     }
@@ -219,6 +282,90 @@ class Translator {
       copy_char();
     }
     return true;
+  }
+
+  // A word-boundary assertion of the regex module: `shape`'s W is its word class.
+  static std::string word_boundary(std::string_view shape) {
+    std::string out = "(?:";
+    for (char c : shape) {
+      if (c == 'W')
+        out += std::string("[") + kRegexWordItems + "]";
+      else
+        out += c;
+    }
+    return out + ")";
+  }
+
+  // \pL, \p{Lu}, \p{Letter}, \p{^L}, \P{..}: a general category, as the regex module reads it
+  // (names loosely: case, spaces, '_' and '-' ignored). Scripts and binary properties are
+  // refused: the two engines' Unicode versions and script rules differ.
+  bool property(bool negated, const std::string& where) {
+    std::string raw;
+    if (i_ < p_.size() && p_[i_] == '{') {
+      const std::size_t close = p_.find('}', i_);
+      if (close == std::string_view::npos) return fail_bool("missing }" + where);
+      raw = std::string(p_.substr(i_ + 1, close - i_ - 1));
+      i_ = close + 1;
+    } else if (i_ < p_.size() && is_alpha(p_[i_])) {
+      raw = std::string(1, p_[i_++]);
+    } else {
+      return fail_bool("bad property escape" + where);
+    }
+    if (!raw.empty() && raw[0] == '^') {
+      negated = !negated;
+      raw.erase(0, 1);
+    }
+    std::string key;
+    for (char c : raw)
+      if (c != ' ' && c != '_' && c != '-') key += static_cast<char>(c | 0x20);
+    static const std::pair<const char*, const char*> kCategories[] = {
+        {"l", "L"},   {"letter", "L"},
+        {"lu", "Lu"}, {"uppercaseletter", "Lu"},
+        {"ll", "Ll"}, {"lowercaseletter", "Ll"},
+        {"lt", "Lt"}, {"titlecaseletter", "Lt"},
+        {"lm", "Lm"}, {"modifierletter", "Lm"},
+        {"lo", "Lo"}, {"otherletter", "Lo"},
+        {"m", "M"},   {"mark", "M"},
+        {"mn", "Mn"}, {"nonspacingmark", "Mn"},
+        {"mc", "Mc"}, {"spacingmark", "Mc"},
+        {"me", "Me"}, {"enclosingmark", "Me"},
+        {"n", "N"},   {"number", "N"},
+        {"nd", "Nd"}, {"decimalnumber", "Nd"},
+        {"nl", "Nl"}, {"letternumber", "Nl"},
+        {"no", "No"}, {"othernumber", "No"},
+        {"p", "P"},   {"punctuation", "P"},
+        {"pc", "Pc"}, {"connectorpunctuation", "Pc"},
+        {"pd", "Pd"}, {"dashpunctuation", "Pd"},
+        {"ps", "Ps"}, {"openpunctuation", "Ps"},
+        {"pe", "Pe"}, {"closepunctuation", "Pe"},
+        {"pi", "Pi"}, {"initialpunctuation", "Pi"},
+        {"pf", "Pf"}, {"finalpunctuation", "Pf"},
+        {"po", "Po"}, {"otherpunctuation", "Po"},
+        {"s", "S"},   {"symbol", "S"},
+        {"sm", "Sm"}, {"mathsymbol", "Sm"},
+        {"sc", "Sc"}, {"currencysymbol", "Sc"},
+        {"sk", "Sk"}, {"modifiersymbol", "Sk"},
+        {"so", "So"}, {"othersymbol", "So"},
+        {"z", "Z"},   {"separator", "Z"},
+        {"zs", "Zs"}, {"spaceseparator", "Zs"},
+        {"zl", "Zl"}, {"lineseparator", "Zl"},
+        {"zp", "Zp"}, {"paragraphseparator", "Zp"},
+        {"c", "C"},   {"other", "C"},
+        {"cc", "Cc"}, {"control", "Cc"},
+        {"cf", "Cf"}, {"format", "Cf"},
+        {"co", "Co"}, {"privateuse", "Co"},
+        {"cn", "Cn"}, {"unassigned", "Cn"},
+        {"cs", "Cs"}, {"surrogate", "Cs"},
+    };
+    for (const auto& [name, category] : kCategories) {
+      if (key != name) continue;
+      out_ += negated ? "\\P{" : "\\p{";
+      out_ += category;
+      out_ += '}';
+      return true;
+    }
+    return fail_bool("property \\p{" + raw +
+                     "} is not supported (general categories only: L, Lu, Letter, ...)" + where);
   }
 
   bool hex(std::size_t digits, const std::string& where) {
@@ -287,6 +434,20 @@ class Translator {
         continue;
       }
       if (c == '[') {  // literal in Python; PCRE2 would read [: as a POSIX class
+        // The regex module reads `[:alpha:]` (a known name) as a POSIX class, with its own
+        // definitions (digit is ASCII, alpha is Alphabetic): refused rather than read as text.
+        static constexpr std::string_view kPosix[] = {"alnum", "alpha", "ascii", "blank", "cntrl",
+                                                      "digit", "graph", "lower", "print", "punct",
+                                                      "space", "upper", "word",  "xdigit"};
+        if (regex_module_ && i_ + 1 < p_.size() && p_[i_ + 1] == ':') {
+          std::size_t j = i_ + 2;
+          if (j < p_.size() && p_[j] == '^') ++j;
+          const std::size_t end = p_.find(":]", j);
+          if (end != std::string_view::npos && std::find(std::begin(kPosix), std::end(kPosix),
+                                                         p_.substr(j, end - j)) != std::end(kPosix))
+            return fail_bool("POSIX class [" + std::string(p_.substr(i_ + 1, end + 1 - i_)) +
+                             "] is not supported at position " + pos());
+        }
         out_ += "\\[";
         ++i_;
         continue;
@@ -354,7 +515,13 @@ class Translator {
       return fail_bool("unknown extension ?P" + where);
     }
     if (k == '<' && j + 1 < p_.size() && p_[j + 1] != '=' && p_[j + 1] != '!') {
-      return fail_bool("(?<name>...) is not Python re syntax; use (?P<name>...)" + where);
+      // (?<name>...): the regex module's spelling of (?P<name>...).
+      if (!regex_module_)
+        return fail_bool("(?<name>...) is not Python re syntax; use (?P<name>...)" + where);
+      ++j;
+      if (!name(j, '>', n)) return false;
+      i_ = j;
+      return open_capture(n);
     }
     if (k == ':' || k == '=' || k == '!' || k == '>' ||
         (k == '<' && j + 1 < p_.size() && (p_[j + 1] == '=' || p_[j + 1] == '!'))) {
@@ -455,6 +622,7 @@ class Translator {
   std::set<int> closed_groups_;
   std::set<std::string> names_;
   bool last_repeatable_ = false;
+  bool regex_module_ = false;  // the regex module's syntax (else re's)
 };
 
 Result<std::shared_ptr<const RegexCode>> compile(const std::string& pcre, const std::string& path) {
@@ -490,8 +658,8 @@ std::vector<std::string> group_names_of(const pcre2_code* re) {
 
 }  // namespace
 
-Result<Regex> Regex::python(std::string_view pattern, const std::string& path,
-                            const Limits& limits) {
+Result<Regex> Regex::python(std::string_view pattern, const std::string& path, const Limits& limits,
+                            Syntax syntax) {
   if (pattern.size() > limits.max_pattern_bytes)
     return Error{
         "LimitError",
@@ -499,7 +667,7 @@ Result<Regex> Regex::python(std::string_view pattern, const std::string& path,
         path};
   if (util::utf8::first_invalid(pattern) != pattern.size())
     return Error{"ValueError", "pattern is not valid UTF-8", 0, 0, path};
-  auto translated = Translator(pattern, path).run();
+  auto translated = Translator(pattern, path, syntax).run();
   if (!translated) return translated.error();
   auto code = compile(*translated, path);
   if (!code) return code.error();
@@ -548,7 +716,11 @@ Result<Regex::Match> Regex::search(std::string_view subject, std::size_t pos, bo
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_->code, nullptr);
   pcre2_match_context* mc = pcre2_match_context_create(nullptr);
   pcre2_set_match_limit(mc, limits_.regex_match_limit);
-  pcre2_set_depth_limit(mc, limits_.regex_depth_limit);
+  const std::uint64_t searched = subject.size() - std::min(pos, subject.size());
+  pcre2_set_depth_limit(
+      mc, static_cast<std::uint32_t>(std::min<std::uint64_t>(
+              UINT32_MAX, std::max<std::uint64_t>(limits_.regex_depth_limit, 2 * searched + 64))));
+  pcre2_set_heap_limit(mc, limits_.regex_heap_limit_kib);
   std::uint32_t options = partial ? PCRE2_PARTIAL_HARD : 0;
   if (not_empty_at_start) options |= PCRE2_NOTEMPTY_ATSTART;
   // The subject was checked as UTF-8 when it was fed, and pos is always a character boundary.
@@ -583,8 +755,8 @@ Result<Regex::Match> Regex::search(std::string_view subject, std::size_t pos, bo
   } else if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
              rc == PCRE2_ERROR_HEAPLIMIT) {
     out = error_of("LimitError",
-                   "regex search hit the PCRE2 match/depth limit (regex_match_limit, "
-                   "regex_depth_limit)");
+                   "regex search hit the PCRE2 match/depth/heap limit (regex_match_limit, "
+                   "regex_depth_limit, regex_heap_limit_kib)");
   } else {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(rc, buf, sizeof buf);

@@ -114,7 +114,9 @@ Result<std::optional<Delimiter>> delimiter(const Json& obj, const std::string& s
       return invalid(at, scope + ": invalid " + pattern_key +
                              " regex: first argument must be "
                              "string or compiled pattern");
-    auto re = Regex::python(raw.get_ref<const std::string&>(), at, limits);
+    // Delimiter patterns are compiled with the regex module (transformers' partial matching).
+    auto re =
+        Regex::python(raw.get_ref<const std::string&>(), at, limits, Regex::Syntax::kRegexModule);
     if (!re) {
       Error e = re.error();
       if (e.type == "ValueError")

@@ -160,6 +160,22 @@ TEST(ResponseParser, SplitUtf8AndEmptyLoopsAreHandled) {
   EXPECT_FALSE(parse_response("abc", *loop, std::nullopt).ok());  // prefix is required
 }
 
+// A repeated group keeps one PCRE2 backtracking frame per repetition; Python's engines have no
+// such bound, so a long region between delimiters must not hit the depth limit (it did from
+// 100,000 characters).
+TEST(ResponseParser, LongRepeatedGroupsMatch) {
+  auto t = Template::from_json_text(
+      R"({"start_anchor": "a", "fields": {"x": {"open_pattern": "<h>(?:(?!</h>).)*</h>",
+          "close": "</x>"}}})");
+  ASSERT_TRUE(t.ok());
+  std::string output = "<h>";  // (appended: GCC 12 warns of a bogus bound on `"<h>" + string`)
+  output.append(300000, 'y');
+  output += "</h>body</x>";
+  auto r = parse_response(output, *t, "");
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->dump(), R"({"x":"body"})");
+}
+
 TEST(ResponseParser, ErrorsComeInStreamOrder) {
   // The region before the invalid byte closes first, so its error is the one reported, fed
   // whole or byte by byte (found by fuzz_response_template).
