@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -193,6 +194,31 @@ int run_batch(const RenderArgs& args) {
   return 0;
 }
 
+// A request key render does not read is named on stderr (the render ignores it, as the oracle
+// does): a vLLM-style `chat_template_kwargs` or a top-level `enable_thinking` would otherwise
+// leave the template's default without a word.
+void warn_unread_keys(const std::string& file, std::string_view text) {
+  static constexpr std::string_view kRead[] = {"messages",
+                                               "tools",
+                                               "documents",
+                                               "add_generation_prompt",
+                                               "continue_final_message",
+                                               "chat_template",
+                                               "special_tokens_map",
+                                               "kwargs"};
+  auto parsed = parse_json(text);
+  if (!parsed || !parsed->is_dict()) return;
+  for (const auto& entry : parsed->dict_entries()) {
+    if (!entry.first.is_string()) continue;
+    const std::string_view name = entry.first.as_string();
+    if (std::find(std::begin(kRead), std::end(kRead), name) == std::end(kRead))
+      std::fprintf(stderr,
+                   "chatwire render: warning: %s: key \"%.*s\" is not read (template variables go "
+                   "in \"kwargs\")\n",
+                   file.c_str(), static_cast<int>(name.size()), name.data());
+  }
+}
+
 int run_chat(const RenderArgs& args) {
   auto text = read_all(args.request_file);
   if (!text) return 1;
@@ -201,6 +227,7 @@ int run_chat(const RenderArgs& args) {
     print_error(args.request_file, request.error());
     return 1;
   }
+  warn_unread_keys(args.request_file, *text);
   if (!args.chat_template.empty()) request->chat_template = args.chat_template;
   chat::RenderOptions options;
   options.limits = args.limits;

@@ -218,6 +218,17 @@ TEST_F(CommandsCli, ParseBatchAndToolsErrors) {
   EXPECT_TRUE(has(bad.err, "line 1, column 4")) << bad.err;
 }
 
+// A request key render does not read is named (a vLLM-style chat_template_kwargs left thinking on
+// without a word); the render is the oracle's, which ignores it.
+TEST_F(CommandsCli, UnreadRequestKeysAreNamed) {
+  auto request = write("r.json", R"({"messages": [{"role": "user", "content": "hi"}],
+      "chat_template_kwargs": {"enable_thinking": false}, "kwargs": {}})");
+  CliRun r = run("render --model '" + qwen3_ + "' --request '" + request.string() + "'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(has(r.err, "key \"chat_template_kwargs\" is not read")) << r.err;
+  EXPECT_FALSE(has(r.err, "\"kwargs\" is not read")) << r.err;
+}
+
 // A file's errors name the file: a context that is not JSON, a survey of a path that is none.
 TEST_F(CommandsCli, ErrorsNameTheirFile) {
   auto tpl = write("t.jinja", "{{ x }}");
