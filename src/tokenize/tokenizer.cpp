@@ -4,6 +4,7 @@
 
 #include "tokenize/pipeline.hpp"
 #include "tokenize/unicode.hpp"
+#include "util/utf8.hpp"
 
 namespace chatwire::tokenize {
 namespace {
@@ -469,7 +470,10 @@ Result<Encoding> Tokenizer::encode(std::string_view text, const EncodeOptions& o
   if (text.size() >= 0xFFFFFFF0u)
     return Error{"LimitError", "input text is larger than 4 GiB", 0, 0, {}};
   if (!unicode::is_valid_utf8(text))
-    return Error{"ValueError", "input text is not valid UTF-8", 0, 0, {}};
+    return Error{"ValueError",
+                 "input text is not valid UTF-8 at byte " +
+                     std::to_string(util::utf8::first_invalid(text)),
+                 0, 0, {}};
   thread_local EncodeScratch es;
   Encoding enc;
   enc.ids.reserve(text.size() / 3 + 8);

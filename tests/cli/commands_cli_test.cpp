@@ -236,6 +236,12 @@ TEST_F(CommandsCli, ErrorsNameTheirFile) {
   CliRun r = run("render --template '" + tpl.string() + "' --context '" + context.string() + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(has(r.err, context.string() + ": JSONDecodeError")) << r.err;
+  auto bad_text = write("t.txt",
+                        "ab\xff"
+                        "cd");
+  CliRun bad = run("tokenize --tokenizer '" + qwen3_ + "'", bad_text.string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_TRUE(has(bad.err, "not valid UTF-8 at byte 2")) << bad.err;
   CliRun survey = run("survey '" + (dir_ / "nothing").string() + "'");
   EXPECT_EQ(survey.status, 1);
   EXPECT_TRUE(has(survey.err, "nothing: no such file or directory")) << survey.err;
