@@ -470,10 +470,12 @@ Result<Encoding> Tokenizer::encode(std::string_view text, const EncodeOptions& o
   if (text.size() >= 0xFFFFFFF0u)
     return Error{"LimitError", "input text is larger than 4 GiB", 0, 0, {}};
   if (!unicode::is_valid_utf8(text))
-    return Error{"ValueError",
-                 "input text is not valid UTF-8 at byte " +
-                     std::to_string(util::utf8::first_invalid(text)),
-                 0, 0, {}};
+    return Error{
+        "ValueError",
+        "input text is not valid UTF-8 at byte " + std::to_string(util::utf8::first_invalid(text)),
+        0,
+        0,
+        {}};
   thread_local EncodeScratch es;
   Encoding enc;
   enc.ids.reserve(text.size() / 3 + 8);
@@ -639,6 +641,8 @@ std::size_t cleanup_holdback(std::string_view s) {
   if (last_space != std::string_view::npos && s.size() - last_space <= 4) {
     cut = last_space;
     while (cut > 0 && (s[cut - 1] == ' ' || s[cut - 1] == '\'')) --cut;
+    // " ' " -> "'" can join an " n" before it to a "t" after it: " n ' t" -> " n't" -> "n't".
+    if (cut >= 2 && s[cut - 1] == 'n' && s[cut - 2] == ' ') cut -= 2;
   }
   // And no pattern may straddle the cut, nor a space precede it.
   for (bool moved = true; moved;) {
