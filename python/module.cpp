@@ -405,8 +405,11 @@ class ChatModel {
         if (!collect_errors) throw;
         rows[i] = std::move(f.error);
       } catch (py::error_already_set& e) {
-        if (!collect_errors) throw;
-        rows[i] = Error{"TypeError", e.what(), 0, 0, "messages"};
+        // KeyboardInterrupt and SystemExit stop the batch; an exception a row's objects raise
+        // (a Mapping, a tolist()) is that row's error, under its own type.
+        if (!collect_errors || !e.matches(PyExc_Exception)) throw;
+        rows[i] = Error{py::str(e.type().attr("__name__")).cast<std::string>(),
+                        py::str(e.value()).cast<std::string>(), 0, 0, "messages"};
       }
     }
     {

@@ -75,13 +75,14 @@ class BatchEncoding(dict):
 _VERY_LARGE_INTEGER = int(1e30)
 
 
-def _check_unsupported(**options):
+def _check_unsupported(caller="apply_chat_template", **options):
     # transformers' padding/truncation/tensor options: refused rather than silently ignored
-    # (values that change nothing, such as padding="do_not_pad", pass).
+    # (values that change nothing, padding="do_not_pad" and truncation="do_not_truncate", pass).
+    no_ops = {"padding": "do_not_pad", "truncation": "do_not_truncate"}
     for name, value in options.items():
-        if value not in (None, False) and not (name == "padding" and value == "do_not_pad"):
+        if value not in (None, False) and no_ops.get(name) != value:
             raise errors.make("NotImplementedError",
-                              f"chatwire's apply_chat_template does not implement {name}={value!r}"
+                              f"chatwire's {caller} does not implement {name}={value!r}"
                               " (returns unpadded Python lists)")
 
 
@@ -97,6 +98,8 @@ class AutoTokenizer:
 
     def __init__(self, model_dir, *, now=None, validate=True):
         self.name_or_path = os.fspath(model_dir)
+        # Where it was loaded from, whatever the working directory of a process it is sent to.
+        self._load_dir = os.path.abspath(self.name_or_path)
         self._now, self._validate = now, validate
         self._model = _ChatModel(self.name_or_path, now or "", validate)
         self._warned = set()
@@ -129,7 +132,8 @@ class AutoTokenizer:
                  "model_max_length": self.model_max_length}
         if hasattr(self, "_response_template"):
             state["response_template"] = self._response_template
-        return (_restore_auto_tokenizer, (self.name_or_path, self._now, self._validate, state))
+        state["name_or_path"] = self.name_or_path
+        return (_restore_auto_tokenizer, (self._load_dir, self._now, self._validate, state))
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *, now=None, validate=True, **kwargs):
@@ -262,15 +266,23 @@ class AutoTokenizer:
         return self._model.tokenizer.encode_ids(text, add_special_tokens)
 
     def __call__(self, text, add_special_tokens=True, padding=False, truncation=None,
-                 max_length=None, return_tensors=None):
-        _check_unsupported(padding=padding, truncation=truncation, max_length=max_length,
-                           return_tensors=return_tensors)
+                 max_length=None, return_tensors=None, return_attention_mask=None,
+                 return_token_type_ids=None, verbose=True):
+        # As in transformers: max_length without truncation or padding truncates nothing.
+        if not truncation and padding != "max_length":
+            max_length = None
+        _check_unsupported("tokenizer call", padding=padding, truncation=truncation,
+                           max_length=max_length, return_tensors=return_tensors,
+                           return_token_type_ids=return_token_type_ids)
         tok = self._model.tokenizer
+        with_mask = return_attention_mask is not False
         if isinstance(text, str):
             ids = tok.encode_ids(text, add_special_tokens)
-            return BatchEncoding(input_ids=ids, attention_mask=[1] * len(ids))
+            return (BatchEncoding(input_ids=ids, attention_mask=[1] * len(ids)) if with_mask
+                    else BatchEncoding(input_ids=ids))
         ids = tok.encode_ids_batch(list(text), add_special_tokens)
-        return BatchEncoding(input_ids=ids, attention_mask=[[1] * len(i) for i in ids])
+        return (BatchEncoding(input_ids=ids, attention_mask=[[1] * len(i) for i in ids])
+                if with_mask else BatchEncoding(input_ids=ids))
 
     def decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None):
         token_ids = _as_list(token_ids)  # numpy arrays and scalars, torch tensors
@@ -457,6 +469,7 @@ def _restore_auto_tokenizer(path, now, validate, state):
     tok.model_max_length = state["model_max_length"]
     if "response_template" in state:
         tok._response_template = state["response_template"]
+    tok.name_or_path = state.get("name_or_path", path)  # as given, as transformers keeps it
     return tok
 
 

@@ -36,7 +36,7 @@ def tokenize_lines(lines, model_dir, options):
     for i, line in enumerate(lines):
         try:
             row = json.loads(line)
-        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
+        except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, nested too deep
             bad[i] = f"{type(e).__name__}: {e}"
             rows.append(None)
             continue

@@ -8,8 +8,14 @@ from Spark ``mapInPandas`` / Dask ``map_partitions``) and returns, per row, ``in
 
 Bad rows never stop the batch (the CLI batch's rule): a row that does not render or tokenize
 gets empty lists and its error, ``"Type: message"`` with the template line or field path, in
-the ``error_column`` (None for good rows).
+the ``error_column`` (None for good rows). With ``labels=True`` a row whose assistant mask is all
+zeros (the template has no ``{% generation %}`` blocks, or drops the row's assistant turns) has
+nothing to train on and is such an error too, as TRL's ``assistant_only_loss`` refuses it. The
+render's warnings (a template without generation blocks) are issued once per batch through
+Python's ``warnings``.
 """
+
+import warnings
 
 from . import AutoTokenizer
 
@@ -65,24 +71,37 @@ def tokenize_batch(batch, model_dir, messages_key="messages", *, tools_key=None,
                                     mode == "prefill", kwargs, output, True)
 
     input_ids, attention_mask, assistant_masks, label_col, errors_col = [], [], [], [], []
+    seen_warnings = {}
+
+    def error_row(message):
+        input_ids.append([])
+        attention_mask.append([])
+        assistant_masks.append([])
+        label_col.append([])
+        errors_col.append(message)
+
     for ok, value, info in results:
         if not ok:
-            input_ids.append([])
-            attention_mask.append([])
-            assistant_masks.append([])
-            label_col.append([])
-            errors_col.append(value)
+            error_row(value)
             continue
+        for warning in info or ():
+            seen_warnings.setdefault(warning, None)
         if output == "dict_mask":
             ids, mask = value
         else:
             ids, mask = value, [0] * len(value)
+        if labels and not any(mask):
+            why = info[0] if info else "the row's assistant turns are not in the masks"
+            error_row(f"ValueError: no assistant tokens to train on ({why})")
+            continue
         input_ids.append(ids)
         attention_mask.append([1] * len(ids))
         assistant_masks.append(mask)
         if labels:
             label_col.append([t if m else -100 for t, m in zip(ids, mask)])
         errors_col.append(None)
+    for warning in seen_warnings:
+        warnings.warn(f"chatwire: {model_dir}: {warning}", stacklevel=2)
     columns = {"input_ids": input_ids, "attention_mask": attention_mask,
                "assistant_masks": assistant_masks}
     if labels:

@@ -1,6 +1,8 @@
 """chatwire.sft.tokenize_batch: the same ids and masks as apply_chat_template (itself checked
 against the goldens), labels, the bad-row policy, and the batch shapes the engines pass
 (dict of lists as datasets/Ray, numpy columns as Ray's default, pandas as Spark/Dask)."""
+import collections.abc
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -48,8 +50,13 @@ def test_prefill_mode_has_ids_and_zero_masks():
 def test_labels():
     out = sft.tokenize_batch({"messages": [c["chat"]["messages"] for c in TRAINING]}, MODEL,
                              labels=True, now=NOW)
-    for c, labels in zip(TRAINING, out["labels"]):
-        assert labels == [t if m else -100 for t, m in zip(c["input_ids"], c["assistant_masks"])]
+    for c, labels, error in zip(TRAINING, out["labels"], out["chatwire_error"]):
+        if any(c["assistant_masks"]):
+            assert error is None
+            assert labels == [t if m else -100
+                              for t, m in zip(c["input_ids"], c["assistant_masks"])]
+        else:  # nothing to train on: the row's error (see the test below)
+            assert labels == [] and error.startswith("ValueError: no assistant tokens")
     assert any(l != -100 for row in out["labels"] for l in row)
 
 
@@ -103,3 +110,66 @@ def test_numpy_and_pandas_batches():
 def test_bad_mode_is_refused():
     with pytest.raises(ValueError):
         sft.tokenize_batch({"messages": []}, MODEL, mode="nope")
+
+
+def test_labels_refuse_rows_with_nothing_to_train_on():
+    # A template without {% generation %} blocks leaves every mask zero: with labels, each row is
+    # an error (TRL's assistant_only_loss refuses such rows), not all -100 reported as fine, and
+    # the render's warning is issued once.
+    plain = str(DATA / "models/endpoint/qwen3")
+    conversation = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+    with pytest.warns(UserWarning, match="no {% generation %} blocks"):
+        out = sft.tokenize_batch({"messages": [conversation] * 3}, plain, labels=True)
+    assert out["labels"] == [[], [], []]
+    assert all(e.startswith("ValueError: no assistant tokens to train on") for e in
+               out["chatwire_error"])
+    # Without labels the rows stay (the masks are what the template gives), the warning issued.
+    with pytest.warns(UserWarning, match="no {% generation %} blocks"):
+        kept = sft.tokenize_batch({"messages": [conversation]}, plain)
+    assert kept["chatwire_error"] == [None] and kept["input_ids"][0]
+    # A row of a template with generation blocks whose assistant turn is absent: an error too.
+    out = sft.tokenize_batch({"messages": [[{"role": "user", "content": "Hi"}]]}, MODEL,
+                             labels=True, now=NOW)
+    assert out["chatwire_error"][0].startswith("ValueError: no assistant tokens to train on")
+
+
+def test_preprocess_line_nested_too_deep_is_its_rows_error():
+    # json.loads raises RecursionError (not a ValueError) on deep nesting: that line's error,
+    # and the partition goes on.
+    import json
+    from chatwire.preprocess import tokenize_lines
+    good = json.dumps({"messages": TRAINING[0]["chat"]["messages"]}).encode()
+    deep = b'{"messages": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+    out = tokenize_lines([good, deep, good], MODEL, {"now": NOW}).decode().splitlines()
+    rows = [json.loads(line) for line in out]
+    assert len(rows) == 3
+    assert rows[0]["error"] is None and rows[2]["error"] is None
+    assert rows[1]["error"].startswith("RecursionError") and rows[1]["input_ids"] == []
+
+
+class _Raising(collections.abc.Mapping):
+    """A message whose items raise, as a misbehaving Mapping or Arrow scalar can."""
+
+    def __init__(self, error):
+        self._error = error
+
+    def __getitem__(self, key):
+        raise self._error
+
+    def __iter__(self):
+        raise self._error
+
+    def __len__(self):
+        return 2
+
+
+def test_an_exception_of_a_rows_objects_is_its_error_under_its_type():
+    good = TRAINING[0]["chat"]["messages"]
+    out = sft.tokenize_batch({"messages": [good, [_Raising(RuntimeError("boom"))], good]}, MODEL,
+                             now=NOW)
+    assert out["chatwire_error"][0] is None and out["chatwire_error"][2] is None
+    assert out["chatwire_error"][1].startswith("RuntimeError: ")
+    assert "boom" in out["chatwire_error"][1]
+    # An interrupt is not a row's error: it stops the batch.
+    with pytest.raises(KeyboardInterrupt):
+        sft.tokenize_batch({"messages": [good, [_Raising(KeyboardInterrupt())]]}, MODEL, now=NOW)

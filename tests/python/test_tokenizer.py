@@ -205,3 +205,27 @@ def test_auto_tokenizer_members_a_training_script_uses():
     assert raw.encode("hi", None).ids == raw.encode("hi").ids
     with pytest.raises(NotImplementedError):
         raw.encode("hi", "there")
+
+
+def test_pickled_auto_tokenizer_loads_from_another_working_directory(tmp_path, monkeypatch):
+    # A relative directory is pickled as the directory it was loaded from (a Dask or Ray worker
+    # runs elsewhere); name_or_path stays as given.
+    import pickle
+    model = DATA / "models/tokenized"
+    monkeypatch.chdir(model)
+    auto = chatwire.AutoTokenizer.from_pretrained("qwen3-training")
+    data = pickle.dumps(auto)
+    monkeypatch.chdir(tmp_path)
+    again = pickle.loads(data)
+    assert again.name_or_path == "qwen3-training"
+    assert again("hello").input_ids == auto("hello").input_ids
+
+
+def test_call_accepts_transformers_no_ops():
+    auto = chatwire.AutoTokenizer.from_pretrained(str(DATA / "models/tokenized/qwen3-training"))
+    ids = auto("hello world").input_ids
+    assert auto("hello world", truncation="do_not_truncate").input_ids == ids
+    assert auto("hello world", max_length=1).input_ids == ids  # no truncation asked: none done
+    assert "attention_mask" not in auto("hello world", return_attention_mask=False)
+    with pytest.raises(NotImplementedError, match="tokenizer call does not implement truncation"):
+        auto("hello world", truncation=True, max_length=1)
