@@ -215,9 +215,10 @@ std::optional<Dialect> fit_json(std::string_view s, const std::vector<Known>& kn
     std::string_view close = open.empty() ? std::string_view() : leading_closer(rest);
     // Name-keyed objects only inside markers: bare, any JSON answer would look like a call.
     if (open.empty() && d.name_as_key) return std::nullopt;
-    if (open.empty())
+    if (open.empty()) {
       d.bare_json = true;
-    else
+      d.args_required = true;  // bare: see below
+    } else
       d.sections = {{b.keep(open), b.keep(close)}};
     add_dropped(b, rest.substr(rest.find(close) + close.size()));
     return d;
@@ -253,6 +254,10 @@ std::optional<Dialect> fit_json(std::string_view s, const std::vector<Known>& kn
   if (f.call_open.empty()) {
     if (d.name_as_key) return std::nullopt;  // bare name-keyed objects: see above
     d.bare_json = true;
+    // A bare object is a call only with its arguments key, as the llama3_json row and vLLM's
+    // parser read it: an answer that is JSON with a "name" (`{"name": "Bob", "age": 3}`) is not
+    // a call to Bob.
+    d.args_required = true;
     if (trim(f.call_close) == ";")
       d.bare_separators = true;
     else if (!f.call_close.empty())

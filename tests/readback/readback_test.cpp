@@ -200,6 +200,36 @@ TEST(Readback, EveryTemplateReadsBackWhatItWrites) {
   EXPECT_GT(reasoning, 0u);
 }
 
+// An answer that is a JSON object with a "name" is the answer, not a call to that name: the
+// answer round trip's text with its answer replaced by such an object (as the template would
+// write it) gives the object back as content on every template whose answer reads back (the
+// parsers derived for bare JSON calls read `{"name": "Bob", "age": 3}` as a call to Bob).
+TEST(Readback, AJsonAnswerIsNoCall) {
+  const std::string json_answer = R"({"name": "Bob", "age": 3})";
+  std::size_t checked = 0;
+  for (const auto& [name, o] : outcomes()) {
+    const auto* at = find_trip(o.choice, "answer");
+    if (!at || !at->applicable || !o.choice.answer_read_back || !o.choice.syntax) continue;
+    const std::size_t where = at->generated.find(at->expected.content);
+    if (at->expected.content.empty() || where == std::string::npos) continue;
+    std::string text = at->generated;
+    text.replace(where, at->expected.content.size(), json_answer);
+    auto r = read_trip(text, *at, *o.choice.syntax, o.choice.options);
+    ASSERT_TRUE(r) << name;
+    EXPECT_TRUE(r->message.tool_calls.empty()) << name << ": " << text;
+    // Compared without surrounding whitespace, as the answer round trip compares it.
+    const std::string& content = r->message.content;
+    const auto first = content.find_first_not_of(" \n\r\t");
+    const auto last = content.find_last_not_of(" \n\r\t");
+    EXPECT_EQ(first == std::string::npos ? "" : content.substr(first, last - first + 1),
+              json_answer)
+        << name;
+    ++checked;
+  }
+  std::printf("a JSON answer read back as the answer: %zu templates\n", checked);
+  EXPECT_GT(checked, 100u);
+}
+
 // The round trips compare content trimmed; the content is also read exactly where the only
 // difference is newlines the template writes after the reasoning close or before the calls: the
 // chosen parser then frames them as layout (newlines_after_think_close, layout_before_calls), or
