@@ -429,7 +429,14 @@ class ChatModel {
     py::list out;
     for (std::size_t i = 0; i < n; ++i) {
       if (auto* e = std::get_if<Error>(&rows[i])) {
-        if (!collect_errors) fail(std::move(*e));
+        if (!collect_errors) {
+          // Of a batch, the path starts at the conversation argument: messages[1].content
+          // alone does not say which conversation.
+          if (n > 1)
+            e->path =
+                "conversation[" + std::to_string(i) + "]" + (e->path.empty() ? "" : ".") + e->path;
+          fail(std::move(*e));
+        }
         out.append(py::make_tuple(false, make_str(e->to_string()), py::str(e->type)));
         continue;
       }
