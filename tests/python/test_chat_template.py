@@ -132,7 +132,8 @@ def test_batched_form_raises_the_first_bad_conversation():
     good = case["chat"]["messages"]
     with pytest.raises(chatwire.RequestError) as info:
         tok.apply_chat_template([good, [{"role": "user", "content": 5}]], tokenize=False)
-    assert info.value.path == "messages[0].content"
+    # The path starts at the conversation argument: messages[0].content alone names no row.
+    assert info.value.path == "conversation[1].messages[0].content"
 
 
 def test_conversation_objects_with_messages_are_accepted():

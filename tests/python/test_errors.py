@@ -182,10 +182,3 @@ def test_tokenizer_errors():
         chatwire.Tokenizer.from_file(str(DATA / "tokenizers/nope.json"))
     with pytest.raises(chatwire.TokenizerError):
         chatwire.Tokenizer.from_str('{"model": {"type": "Nope"}}')
-
-
-def test_a_batch_error_names_its_conversation(tok):
-    bad = [{"role": "user", "content": 5}]
-    with pytest.raises(Exception, match=r"conversation\[2\]\.messages\[0\]\.content") as raised:
-        tok.apply_chat_template([HELLO, HELLO, bad], tokenize=False)
-    assert raised.value.path == "conversation[2].messages[0].content"
