@@ -68,8 +68,12 @@ def trip(source, profile, kind, turn):
     if conv in ("full", "no_tool_messages"):
         messages.append({"role": "system", "content": SYSTEM})
     messages.append({"role": "user", "content": QUESTION})
-    prompt, e1 = render(source, {"messages": messages, "tools": TOOLS, "add_generation_prompt": True})
-    full, e2 = render(source, {"messages": messages + [turn], "tools": TOOLS,
+    # The tools in the shape the baseline conversation renders with (flat where the template reads
+    # no "function" wrapper), as roundtrip.cpp passes them.
+    flat = profile["baseline"].get("conventions", {}).get("tools", "nested") == "flat"
+    tools = [t["function"] for t in TOOLS] if flat else TOOLS
+    prompt, e1 = render(source, {"messages": messages, "tools": tools, "add_generation_prompt": True})
+    full, e2 = render(source, {"messages": messages + [turn], "tools": tools,
                                "add_generation_prompt": False})
     return {"kind": kind, "prompt": prompt, "full": full, "error": e1 or e2}
 

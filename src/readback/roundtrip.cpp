@@ -181,7 +181,11 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   RoundTrip trip;
   trip.kind = std::move(kind);
   Json messages = base_messages(p);
+  // The tools in the shape the probe's baseline conversation renders with: flat function
+  // objects where the template reads no `function` wrapper (Apertus), as adapt passes them.
   Json tools = round_trip_tools_json();
+  if (convention(p, "tools", "nested") == "flat")
+    for (auto& tool : tools) tool = Json(tool["function"]);
   auto prompt = render({{"messages", messages}, {"tools", tools}, {"add_generation_prompt", true}});
   Json with_turn = messages;
   with_turn.push_back(turn);
