@@ -7,8 +7,9 @@ Each input line is a JSON object holding a conversation (``messages`` by default
 is cut into partitions of ``--partition-rows`` lines; each partition is tokenized on a worker by
 chatwire.sft (the same code as the single-process path), and the result rows are written in
 input order, one JSON line per non-blank input line:
-``{"input_ids": [...], "attention_mask": [...], "assistant_masks": [...], "error": null}``
-(plus ``labels`` with ``--labels``). A bad line (not JSON, no conversation, a template error)
+``{"line": N, "input_ids": [...], "attention_mask": [...], "assistant_masks": [...],
+"error": null}`` (plus ``labels`` with ``--labels``); ``line`` is the input line's number
+(1-based), so rows join to their input although blank lines give none. A bad line (not JSON, no conversation, a template error)
 gets empty lists and its error, and the job goes on.
 
 ``--scheduler`` connects to a running cluster (its workers must be able to import chatwire and
@@ -24,9 +25,10 @@ import sys
 import time
 
 
-def tokenize_lines(lines, model_dir, options):
+def tokenize_lines(lines, model_dir, options, line_numbers=None):
     """One partition: raw input lines (bytes) -> the output lines (one bytes string).
-    Runs on the workers; every failure stays inside its row."""
+    Runs on the workers; every failure stays inside its row. ``line_numbers`` (the input line
+    of each, 1-based) are written first in each row as ``line``."""
     from . import set_num_threads, sft
 
     set_num_threads(options.get("threads", 1))
@@ -61,25 +63,28 @@ def tokenize_lines(lines, model_dir, options):
     for i, message in bad.items():
         result[i] = {n: [] for n in names}
         result[i]["error"] = message
+    if line_numbers is not None:
+        result = [{"line": number, **row} for number, row in zip(line_numbers, result)]
     text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
                    for r in result)
     return text.encode("utf-8")
 
 
 def partitions(path, rows):
-    """Non-blank lines of `path` in lists of `rows` (blank lines are skipped, as the CLI batch
-    skips them)."""
-    part = []
+    """Non-blank lines of `path` in lists of `rows`, each with the lines' numbers (1-based):
+    (numbers, lines). Blank lines are skipped, as the CLI batch skips them."""
+    numbers, part = [], []
     with open(path, "rb") as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
+            numbers.append(number)
             part.append(line)
             if len(part) == rows:
-                yield part
-                part = []
+                yield numbers, part
+                numbers, part = [], []
     if part:
-        yield part
+        yield numbers, part
 
 
 def run(args, log=sys.stderr):
@@ -101,9 +106,9 @@ def run(args, log=sys.stderr):
     cluster = client = None
     with open(args.output, "wb") as out:
         if args.single_process:
-            for part in partitions(args.input, args.partition_rows):
+            for numbers, part in partitions(args.input, args.partition_rows):
                 n_parts += 1
-                write(out, tokenize_lines(part, model_dir, options))
+                write(out, tokenize_lines(part, model_dir, options, numbers))
         else:
             from distributed import Client, LocalCluster
 
@@ -118,10 +123,10 @@ def run(args, log=sys.stderr):
                 workers = max(1, len(client.scheduler_info().get("workers", {})))
                 window = args.window or 4 * workers  # partitions in flight: bounded memory
                 pending = collections.deque()
-                for part in partitions(args.input, args.partition_rows):
+                for numbers, part in partitions(args.input, args.partition_rows):
                     n_parts += 1
                     pending.append(client.submit(tokenize_lines, part, model_dir, options,
-                                                 pure=False))
+                                                 numbers, pure=False))
                     while len(pending) >= window:
                         write(out, pending.popleft().result())
                 while pending:

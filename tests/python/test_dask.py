@@ -85,6 +85,8 @@ def test_dask_run_equals_single_process(tmp_path, cluster):
         assert row["labels"] == [t if m else -100
                                  for t, m in zip(want["input_ids"], want["assistant_masks"])]
         assert row["error"] is None
+    # Each row names its input line (1-based; write_jsonl writes no blank lines).
+    assert [json.loads(r)["line"] for r in dask_rows[:3]] == [1, 2, 3]
     assert json.loads(dask_rows[7])["error"].startswith("JSONDecodeError: ")
     assert json.loads(dask_rows[4321])["error"].startswith("KeyError: ")
     assert json.loads(dask_rows[19999])["error"].startswith("RequestError: messages[0].role")
@@ -101,3 +103,17 @@ def test_local_workers_option(tmp_path):
     assert int(d.group(1)) == 500 and int(d.group(3)) == 5
     assert single.read_bytes() == distributed.read_bytes()
 
+
+
+def test_rows_name_their_input_lines_past_blank_ones(tmp_path):
+    # Blank lines give no row, so rows are joined to the input by their "line", not their place.
+    good = json.dumps({"messages": conversations(1)[0]})
+    data = tmp_path / "blanks.jsonl"
+    data.write_text("\n".join(["", good, "", "", good, "{bad", ""]) + "\n")
+    out = tmp_path / "out.jsonl"
+    summary = preprocess("--input", data, "--output", out, "--single-process",
+                         "--partition-rows", 2)
+    assert int(summary.group(1)) == 3
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["line"] for r in rows] == [2, 5, 6]
+    assert rows[0]["error"] is None and rows[2]["error"].startswith("JSONDecodeError")
