@@ -236,6 +236,103 @@ bool is_stable_boundary(char32_t cp) {
   }
 }
 
+namespace {
+
+// A chunk normalized with each output character aligned as HF's NormalizedString aligns it
+// (tokenizers' unicode-normalization-alignments, measured against npm tokenizers): each input
+// character decomposes into its first character, which stands for it (change 0), and inserted
+// ones (change +1); canonical ordering moves each character with its change; a character
+// composed into the starter before it folds its change into the composite's (one it stood for
+// becomes one the composite skips). The output is then aligned in order: a change 0 or -n
+// character takes the next input character and skips n more, an inserted one shares the
+// alignment of the last taken. So `e` U+0301 composed is aligned to the `e`, and the text after
+// it keeps its own offsets. Appends to `out` and returns true when the result is `expected`
+// (the chunk as unicode_normalize writes it, which also knows HF's older tables); false
+// (nothing appended) otherwise.
+bool append_aligned(NormalizerKind kind, const Text& in, std::size_t b, std::size_t e,
+                    std::string_view expected, Text& out) {
+  const bool compose = kind == NormalizerKind::kNfc || kind == NormalizerKind::kNfkc;
+  const bool compat = kind == NormalizerKind::kNfkc || kind == NormalizerKind::kNfkd;
+  const auto options = static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE |
+                                                      (compat ? UTF8PROC_COMPAT : 0));
+  struct Unit {
+    utf8proc_int32_t cp;
+    int change;
+  };
+  std::vector<Unit> units;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> sources;  // the input characters
+  for (std::size_t i = b; i < e;) {
+    std::size_t len;
+    const char32_t cp = unicode::decode_utf8(in.s, i, len);
+    utf8proc_int32_t decomposed[32];  // the longest decomposition is 18 code points
+    const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp),
+                                                       decomposed, 32, options, nullptr);
+    if (n <= 0 || n > 32) return false;
+    for (utf8proc_ssize_t k = 0; k < n; ++k) units.push_back({decomposed[k], k == 0 ? 0 : 1});
+    sources.emplace_back(in.begin[i], in.end[i + len - 1]);
+    i += len;
+  }
+  auto ccc = [](utf8proc_int32_t cp) { return utf8proc_get_property(cp)->combining_class; };
+  for (std::size_t i = 0; i < units.size();) {  // canonical ordering
+    std::size_t end = i;
+    while (end < units.size() && ccc(units[end].cp) != 0) ++end;
+    if (end - i > 1)
+      std::stable_sort(units.begin() + static_cast<std::ptrdiff_t>(i),
+                       units.begin() + static_cast<std::ptrdiff_t>(end),
+                       [&](const Unit& x, const Unit& y) { return ccc(x.cp) < ccc(y.cp); });
+    i = end == i ? i + 1 : end;
+  }
+  if (compose && !units.empty()) {
+    // Canonical composition (UAX #15): a character composes into the last starter unless a
+    // character between them is a starter or has a class at least its own.
+    auto composite = [](utf8proc_int32_t starter, utf8proc_int32_t ch) -> utf8proc_int32_t {
+      utf8proc_int32_t pair[2] = {starter, ch};
+      const utf8proc_ssize_t n =
+          utf8proc_normalize_utf32(pair, 2, static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE));
+      return n == 1 ? pair[0] : -1;
+    };
+    bool has_starter = ccc(units[0].cp) == 0;
+    std::size_t starter = 0, kept = 1;
+    int last_class = has_starter ? 0 : 256;
+    for (std::size_t i = 1; i < units.size(); ++i) {
+      const Unit unit = units[i];
+      const int unit_class = ccc(unit.cp);
+      if (has_starter && (last_class < unit_class || last_class == 0)) {
+        if (const utf8proc_int32_t c = composite(units[starter].cp, unit.cp); c >= 0) {
+          units[starter].cp = c;
+          units[starter].change += unit.change - 1;
+          continue;
+        }
+      }
+      if (unit_class == 0) {
+        starter = kept;
+        has_starter = true;
+      }
+      last_class = unit_class;
+      units[kept++] = unit;
+    }
+    units.resize(kept);
+  }
+  std::string text;
+  for (const Unit& unit : units) unicode::append_utf8(text, static_cast<char32_t>(unit.cp));
+  if (text != expected) return false;
+  std::size_t at = 0, next = 0;  // next: the next input character to take
+  for (const Unit& unit : units) {
+    const std::size_t len = unicode::utf8_length(static_cast<unsigned char>(text[at]));
+    std::size_t source = next == 0 ? 0 : next - 1;  // an inserted character: the last taken
+    if (unit.change <= 0) {
+      source = std::min(next, sources.size() - 1);
+      next += 1 + static_cast<std::size_t>(-unit.change);
+    }
+    out.append(std::string_view(text).substr(at, len), sources[source].first,
+               sources[source].second);
+    at += len;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool apply_unicode_form(NormalizerKind kind, const Text& in, Text& out) {
   if (is_ascii(in.s)) {
     out = in;
@@ -280,8 +377,8 @@ bool apply_unicode_form(NormalizerKind kind, const Text& in, Text& out) {
       if (!unicode_normalize(chunk, kind, buffer)) return false;
       if (buffer == chunk) {
         out.append_from(in, i, j);
-      } else {
-        out.append(buffer, in.begin[i], in.end[j - 1]);
+      } else if (!append_aligned(kind, in, i, j, buffer, out)) {
+        out.append(buffer, in.begin[i], in.end[j - 1]);  // the chunk as one span
       }
     }
     i = j;
@@ -430,7 +527,12 @@ Result<bool> apply_replace(const NormalizerStep& step, const Text& in, Text& out
     out.append_from(in, last, b);
     if (e > b) {
       if (in.track) {
-        out.append(step.content, in.begin[b], in.end[e - 1]);
+        // HF aligns the replacement to the match's last character (the removed characters
+        // are dropped before it is inserted after the last of them).
+        std::size_t last_char = e - 1;
+        while (last_char > b && (static_cast<unsigned char>(in.s[last_char]) & 0xC0) == 0x80)
+          --last_char;
+        out.append(step.content, in.begin[last_char], in.end[e - 1]);
       } else {
         out.s += step.content;
       }

@@ -229,3 +229,23 @@ def test_call_accepts_transformers_no_ops():
     assert "attention_mask" not in auto("hello world", return_attention_mask=False)
     with pytest.raises(NotImplementedError, match="tokenizer call does not implement truncation"):
         auto("hello world", truncation=True, max_length=1)
+
+
+def test_offsets_through_normalization_equal_the_oracle():
+    # npm tokenizers' offsets (code points) where normalization decomposes, reorders, composes or
+    # replaces characters (data/goldens/offsets/, scripts/regen-offset-goldens): each output
+    # character keeps the alignment HF's NormalizedString gives it, not its chunk's whole span.
+    path = DATA / "goldens/offsets/offsets.jsonl"
+    cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    tokenizers = {}
+    for case in cases:
+        name = case["tokenizer"]
+        if name not in tokenizers:
+            tokenizers[name] = chatwire.Tokenizer.from_file(
+                str(DATA / "tokenizers" / name / "tokenizer.json"))
+        encoding = tokenizers[name].encode(case["text"], add_special_tokens=False)
+        same = (list(encoding.ids) == case["ids"] and
+                [list(o) for o in encoding.offsets] == case["offsets"])
+        count("tokenizer offsets through normalization (10 tokenizers)", same)
+        assert same, (name, case["text"], [list(o) for o in encoding.offsets], case["offsets"])
+    assert len(tokenizers) == 10
