@@ -32,7 +32,13 @@ int run_adapt(const AdaptArgs& args) {
   using json = nlohmann::ordered_json;
   auto target = !args.model_dir.empty() ? adapt::load_model_dir(args.model_dir)
                                         : adapt::load_template_file(args.template_file);
-  if (!target) return fail(target.error());
+  if (!target) {
+    // A file's error names the file in its path too (the body's "path" field).
+    Error error = target.error();
+    if (error.path.empty())
+      error.path = !args.model_dir.empty() ? args.model_dir : args.template_file;
+    return fail(error);
+  }
   std::string text;
   if (args.request_file == "-") {
     std::ostringstream buffer;
@@ -40,7 +46,11 @@ int run_adapt(const AdaptArgs& args) {
     text = buffer.str();
   } else {
     auto read = chat::read_text_file(args.request_file);
-    if (!read) return fail(read.error());
+    if (!read) {
+      Error error = read.error();
+      error.path = args.request_file;
+      return fail(error);
+    }
     text = std::move(*read);
   }
   // Parsed with chatwire's JSON reader first: invalid UTF-8 and syntax errors get a position.

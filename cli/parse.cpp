@@ -157,9 +157,11 @@ std::string refused_option(const CLI::App& cmd, bool list, bool batch, bool resp
   if (response_template) {
     if (auto given = first_given(cmd, kParserOnly); !given.empty())
       return given + " is not used with a response template (--response-template)";
+    if (cmd.count("--max-line-bytes") > 0) return "--max-line-bytes is read with --batch";
     return {};
   }
   if (cmd.count("--explain") > 0 && !derived) return "--explain needs --template or --model";
+  if (cmd.count("--max-line-bytes") > 0) return "--max-line-bytes is read with --batch";
   return {};
 }
 

@@ -253,17 +253,26 @@ void add_tokenize(CLI::App& root, int& exit_code) {
                   "with --batch: longest request line; a longer one gets {\"ok\": false}")
       ->capture_default_str()
       ->check(non_negative());
-  cmd->callback([args, &exit_code] {
-    // Flags that mean nothing where they are given are refused, not ignored.
+  cmd->callback([args, cmd, &exit_code] {
+    // Flags that mean nothing where they are given are refused, not ignored. In --batch each line
+    // says what it does (text or ids): --special and --skip-special are its defaults.
     const char* refused = nullptr;
-    if (args->batch && args->offsets)
-      refused = "--offsets is not available with --batch";
-    else if (args->batch && args->stream)
-      refused = "--stream is not available with --batch";
-    else if (!args->batch && !args->decode && (args->stream || args->skip_special))
+    if (args->batch) {
+      if (args->decode)
+        refused = "--decode is not used with --batch (a line with \"ids\" decodes)";
+      else if (args->offsets)
+        refused = "--offsets is not available with --batch";
+      else if (args->stream)
+        refused = "--stream is not available with --batch";
+      else if (cmd->count("--max-input-bytes") > 0)
+        refused = "--max-input-bytes is not used with --batch (its limit is --max-line-bytes)";
+    } else if (cmd->count("--max-line-bytes") > 0) {
+      refused = "--max-line-bytes is read with --batch";
+    } else if (!args->decode && (args->stream || args->skip_special)) {
       refused = "--stream and --skip-special need --decode";
-    else if (args->decode && (args->special || args->offsets))
+    } else if (args->decode && (args->special || args->offsets)) {
       refused = "--special and --offsets are for encoding, not with --decode";
+    }
     if (refused != nullptr) {
       std::fprintf(stderr, "chatwire tokenize: %s\n", refused);
       exit_code = 2;

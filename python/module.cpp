@@ -346,10 +346,12 @@ class ChatModel {
   // "Type: message" string (sft.tokenize_batch's bad-row policy), including a row that cannot
   // be converted from Python.
   // With per_row, `tools` and `documents` are sequences holding one value per conversation.
+  // With batched (the caller passed a list of conversations), a raised error's path starts at
+  // the conversation: messages[1].content alone does not say which.
   py::list render(const py::sequence& conversations, py::handle tools, py::handle documents,
                   std::optional<std::string> chat_template, bool add_generation_prompt,
                   bool continue_final_message, py::handle kwargs, const std::string& output,
-                  bool collect_errors, bool per_row) const {
+                  bool collect_errors, bool per_row, bool batched) const {
     RenderArgs args;
     if (!per_row) {
       args.tools = to_value_root(tools, "tools");
@@ -430,9 +432,7 @@ class ChatModel {
     for (std::size_t i = 0; i < n; ++i) {
       if (auto* e = std::get_if<Error>(&rows[i])) {
         if (!collect_errors) {
-          // Of a batch, the path starts at the conversation argument: messages[1].content
-          // alone does not say which conversation.
-          if (n > 1)
+          if (batched)
             e->path =
                 "conversation[" + std::to_string(i) + "]" + (e->path.empty() ? "" : ".") + e->path;
           fail(std::move(*e));
@@ -696,7 +696,7 @@ PYBIND11_MODULE(_chatwire, m) {
       .def("render", &ChatModel::render, py::arg("conversations"), py::arg("tools"),
            py::arg("documents"), py::arg("chat_template"), py::arg("add_generation_prompt"),
            py::arg("continue_final_message"), py::arg("kwargs"), py::arg("output"),
-           py::arg("collect_errors"), py::arg("per_row") = false);
+           py::arg("collect_errors"), py::arg("per_row") = false, py::arg("batched") = false);
 
   m.def("probe", &probe_path, py::arg("template_or_dir"), py::kw_only(),
         py::arg("max_steps") = py::none());

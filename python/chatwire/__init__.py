@@ -268,8 +268,9 @@ class AutoTokenizer:
     def __call__(self, text, add_special_tokens=True, padding=False, truncation=None,
                  max_length=None, return_tensors=None, return_attention_mask=None,
                  return_token_type_ids=None, verbose=True):
-        # As in transformers: max_length without truncation or padding truncates nothing.
-        if not truncation and padding != "max_length":
+        # As in transformers: max_length truncates unless truncation=False says not to (the
+        # default None turns it on, which chatwire does not implement: refused below).
+        if truncation in (False, "do_not_truncate") and padding != "max_length":
             max_length = None
         _check_unsupported("tokenizer call", padding=padding, truncation=truncation,
                            max_length=max_length, return_tensors=return_tensors,
@@ -358,7 +359,7 @@ class AutoTokenizer:
             output = "dict_mask" if return_assistant_tokens_mask else "dict"
         rows = self._model.render(conversations, tools, documents, chat_template,
                                   bool(add_generation_prompt), bool(continue_final_message),
-                                  kwargs, output, False)
+                                  kwargs, output, False, batched=batched)
         values = []
         for _ok, value, warnings in rows:
             for w in warnings:

@@ -90,8 +90,10 @@ def tokenize_batch(batch, model_dir, messages_key="messages", *, tools_key=None,
             ids, mask = value
         else:
             ids, mask = value, [0] * len(value)
-        if labels and not any(mask):
-            why = info[0] if info else "the row's assistant turns are not in the masks"
+        # (Prefill masks are all zeros by design: transformers gives none.)
+        if labels and mode != "prefill" and not any(mask):
+            why = next((w for w in info or () if "generation" in w),
+                       "the template leaves the row's assistant turns out of the masks")
             error_row(f"ValueError: no assistant tokens to train on ({why})")
             continue
         input_ids.append(ids)

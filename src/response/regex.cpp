@@ -146,15 +146,21 @@ class Translator {
       while (j < p_.size() && is_digit(p_[j])) hi += p_[j++];
     }
     if (regex_module_) {
-      // `{e<=1}`, `{i<=1,d<=2}`, `{2i+2d+1s<=4}`, `{e}`: the regex module's fuzzy matching, which
-      // PCRE2 has no form of (re reads the braces as text).
+      // `{e<=1}`, `{i<=1,d<=2}`, `{2i+2d+1s<=4}`, `{e}`, `{e<=1:[a-z]}`: the regex module's fuzzy
+      // matching, which PCRE2 has no form of (re reads the braces as text). Only a brace whose
+      // text up to its `}` (or a `:` constraint) is cost syntax: errors, counts and comparisons.
       const std::size_t close = p_.find('}', i_);
       if (close != std::string_view::npos) {
-        const std::string_view body = p_.substr(i_ + 1, close - i_ - 1);
-        const bool cost = body.find_first_of("<=") != std::string_view::npos &&
-                          body.find_first_of("eids") != std::string_view::npos;
-        if (cost || body == "e" || body == "i" || body == "d" || body == "s")
-          return fail_bool("fuzzy matching {" + std::string(body) +
+        std::string_view body = p_.substr(i_ + 1, close - i_ - 1);
+        if (const std::size_t colon = body.find(':'); colon != std::string_view::npos)
+          body = body.substr(0, colon);
+        const bool cost_syntax =
+            !body.empty() &&
+            body.find_first_not_of("eids0123456789<=+*, ") == std::string_view::npos &&
+            body.find_first_of("eids") != std::string_view::npos &&
+            (body.find_first_of("<=") != std::string_view::npos || body.size() == 1);
+        if (cost_syntax)
+          return fail_bool("fuzzy matching {" + std::string(p_.substr(i_ + 1, close - i_ - 1)) +
                            "} is not supported at position " + pos());
       }
     }

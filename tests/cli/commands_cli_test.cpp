@@ -145,6 +145,11 @@ TEST_F(CommandsCli, OptionsThatWouldBeIgnoredAreRefused) {
       {"tokenize --tokenizer '" + qwen3_ + "' --stream",
        "--stream and --skip-special need --decode"},
       {"tokenize --batch --offsets", "--offsets is not available with --batch"},
+      {"tokenize --batch --decode", "--decode is not used with --batch"},
+      {"tokenize --batch --max-input-bytes 3", "--max-input-bytes is not used with --batch"},
+      {"tokenize --tokenizer '" + qwen3_ + "' --max-line-bytes 9",
+       "--max-line-bytes is read with --batch"},
+      {"parse --dialect hermes --max-line-bytes 9", "--max-line-bytes is read with --batch"},
   };
   for (const auto& [args, message] : refused) {
     CliRun run_result = run(args);
@@ -175,6 +180,10 @@ TEST_F(CommandsCli, AdaptErrorsAreJsonAndAbsentContentIsNull) {
   EXPECT_EQ(r.status, 1);
   const auto error = ordered_json::parse(r.out);
   EXPECT_EQ(error["error"]["type"], "JSONDecodeError");
+  CliRun missing =
+      run("adapt --model '" + qwen3_ + "' --request '" + (dir_ / "none.json").string() + "'");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_EQ(ordered_json::parse(missing.out)["error"]["path"], (dir_ / "none.json").string());
   EXPECT_TRUE(has(error["error"]["message"].get<std::string>(), bad.string()));
   auto no_content = write("nc.json", R"({"messages": [
     {"role": "user", "content": "hi"},

@@ -134,6 +134,10 @@ def test_batched_form_raises_the_first_bad_conversation():
         tok.apply_chat_template([good, [{"role": "user", "content": 5}]], tokenize=False)
     # The path starts at the conversation argument: messages[0].content alone names no row.
     assert info.value.path == "conversation[1].messages[0].content"
+    # A batch of one is a batch: the path names its conversation too.
+    with pytest.raises(chatwire.RequestError) as one:
+        tok.apply_chat_template([[{"role": "user", "content": 5}]], tokenize=False)
+    assert one.value.path == "conversation[0].messages[0].content"
 
 
 def test_conversation_objects_with_messages_are_accepted():

@@ -127,6 +127,10 @@ def test_labels_refuse_rows_with_nothing_to_train_on():
     with pytest.warns(UserWarning, match="no {% generation %} blocks"):
         kept = sft.tokenize_batch({"messages": [conversation]}, plain)
     assert kept["chatwire_error"] == [None] and kept["input_ids"][0]
+    # Prefill masks are zeros by design: labels there are all -100, no error.
+    prefill = sft.tokenize_batch({"messages": [conversation]}, MODEL, labels=True, mode="prefill",
+                                 now=NOW)
+    assert prefill["chatwire_error"] == [None] and set(prefill["labels"][0]) == {-100}
     # A row of a template with generation blocks whose assistant turn is absent: an error too.
     out = sft.tokenize_batch({"messages": [[{"role": "user", "content": "Hi"}]]}, MODEL,
                              labels=True, now=NOW)

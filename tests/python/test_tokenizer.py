@@ -225,7 +225,9 @@ def test_call_accepts_transformers_no_ops():
     auto = chatwire.AutoTokenizer.from_pretrained(str(DATA / "models/tokenized/qwen3-training"))
     ids = auto("hello world").input_ids
     assert auto("hello world", truncation="do_not_truncate").input_ids == ids
-    assert auto("hello world", max_length=1).input_ids == ids  # no truncation asked: none done
+    assert auto("hello world", truncation=False, max_length=1).input_ids == ids  # truncation off
+    with pytest.raises(NotImplementedError, match="max_length=1"):
+        auto("hello world", max_length=1)  # transformers truncates here: refused, not ignored
     assert "attention_mask" not in auto("hello world", return_attention_mask=False)
     with pytest.raises(NotImplementedError, match="tokenizer call does not implement truncation"):
         auto("hello world", truncation=True, max_length=1)
