@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace chatwire_test {
 
@@ -25,6 +26,14 @@ struct CliRun {
   int status = -1;
   std::string out, err;
 };
+
+// A command's JSON Lines output, one value per line.
+inline std::vector<ordered_json> json_lines(const std::string& text) {
+  std::vector<ordered_json> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(ordered_json::parse(line));
+  return out;
+}
 
 inline std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -81,9 +81,7 @@ TEST_F(CommandsCli, TokenizeBatchLinesNameWhatIsWrong) {
                      "{\"id\": 5, \"ids\": [14990, 1879]}\n");
   CliRun r = run("tokenize --batch --tokenizer '" + qwen3_ + "'", input.string());
   ASSERT_EQ(r.status, 0) << r.err;
-  std::vector<ordered_json> lines;
-  std::istringstream s(r.out);
-  for (std::string line; std::getline(s, line);) lines.push_back(ordered_json::parse(line));
+  const std::vector<ordered_json> lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 5u) << r.out;
   for (const auto& line : lines) EXPECT_TRUE(line.contains("id")) << line.dump();
   EXPECT_EQ(lines[0]["id"], 1);
@@ -210,9 +208,7 @@ TEST_F(CommandsCli, ParseBatchAndToolsErrors) {
             "{\"id\": 3, \"dialect\": \"hermes\", \"input\": \"x\", \"chunk_sizes\": [1]}\n");
   CliRun r = run("parse --batch", input.string());
   ASSERT_EQ(r.status, 0) << r.err;
-  std::vector<ordered_json> lines;
-  std::istringstream s(r.out);
-  for (std::string line; std::getline(s, line);) lines.push_back(ordered_json::parse(line));
+  const std::vector<ordered_json> lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 3u) << r.out;
   EXPECT_EQ(lines[0]["error"]["message"], "chunk_sizes: expected a list of positive integers");
   EXPECT_FALSE(lines[1].contains("message")) << lines[1].dump();
