@@ -478,7 +478,9 @@ def measure_frame(r):
 
     alternation = {"required": False}
     uu, err = r.render_plain(plain(("user", "question"), ("user", "question2")))
-    if uu is None:
+    # Two user turns that fail say alternation is required only where one user turn renders
+    # (a template that renders no plain conversation fails for another reason).
+    if uu is None and u is not None:
         alternation["required"] = True
         alternation["error"] = err
     return frame, system, alternation

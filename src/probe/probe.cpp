@@ -597,7 +597,10 @@ void measure_frame(Renderer& r, Profile& p) {
   }
   Rendered uu =
       r.render_plain(plain({{"user", Sentinel::question}, {"user", Sentinel::question2}}));
-  if (!uu.output) {
+  // Two user turns that fail say alternation is required only where one user turn renders (a
+  // template that renders no plain conversation fails for another reason: Command R v01's
+  // `'NoneType' object is not iterable`).
+  if (!uu.output && u.output) {
     p.alternation.required = true;
     p.alternation.error = uu.error;
   }
