@@ -24,6 +24,37 @@ bool is_ascii(std::string_view s) {
   return true;
 }
 
+int combining_class(utf8proc_int32_t cp) {
+  return utf8proc_get_property(cp)->combining_class;
+}
+
+// The code points `cp` decomposes into under `options` (a decomposition is at most 18), in
+// `out`; their count, or 0 where utf8proc refuses the code point.
+std::size_t decompose(char32_t cp, utf8proc_option_t options, utf8proc_int32_t (&out)[32]) {
+  const utf8proc_ssize_t n =
+      utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), out, 32, options, nullptr);
+  return n > 0 && n <= 32 ? static_cast<std::size_t>(n) : 0;
+}
+
+// Canonical ordering of decomposed text, each run of non-starters sorted stably by combining
+// class (`code_point` reads an element's). utf8proc orders a run by exchanging neighbours,
+// quadratic on a long run of alternating classes (256 KB of U+0301 U+0323 took 34 s); the stable
+// sort is the same order (marks of one class keep theirs, a starter is a barrier) in n log n.
+template <typename T, typename CodePoint>
+void canonical_order(std::vector<T>& text, CodePoint code_point) {
+  auto less = [&](const T& x, const T& y) {
+    return combining_class(code_point(x)) < combining_class(code_point(y));
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t end = i;
+    while (end < text.size() && combining_class(code_point(text[end])) != 0) ++end;
+    if (end - i > 1)
+      std::stable_sort(text.begin() + static_cast<std::ptrdiff_t>(i),
+                       text.begin() + static_cast<std::ptrdiff_t>(end), less);
+    i = end == i ? i + 1 : end;
+  }
+}
+
 #include "tokenize/nfc_legacy_marks.inc"
 
 // Marks that utf8proc gives a combining class but HF's older tables do not (so HF never reorders
@@ -32,8 +63,7 @@ const std::vector<char32_t>& legacy_marks() {
   static const std::vector<char32_t> marks = [] {
     std::vector<char32_t> v;
     for (char32_t cp : kNfcLegacyMarks) {
-      if (utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class != 0)
-        v.push_back(cp);
+      if (combining_class(static_cast<utf8proc_int32_t>(cp)) != 0) v.push_back(cp);
     }
     std::sort(v.begin(), v.end());
     return v;
@@ -144,10 +174,7 @@ bool utf8proc_normalize(std::string_view in, NormalizerKind kind, std::string& o
       options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
       break;
   }
-  // utf8proc_map's steps, with the canonical ordering done here: utf8proc orders a run of marks
-  // by exchanging neighbours, quadratic on a long run of alternating classes (256 KB of
-  // U+0301 U+0323 took 34 s); a stable sort by class is the same order (marks of one class keep
-  // theirs, a starter is a barrier) in n log n.
+  // utf8proc_map's steps, with the canonical ordering done here (canonical_order).
   std::vector<utf8proc_int32_t> cps;
   cps.reserve(in.size());
   const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(in.data());
@@ -157,26 +184,13 @@ bool utf8proc_normalize(std::string_view in, NormalizerKind kind, std::string& o
     const utf8proc_ssize_t len = utf8proc_iterate(bytes + pos, size - pos, &cp);
     if (len <= 0 || cp < 0) return false;
     pos += len;
-    utf8proc_int32_t decomposed[32];  // the longest decomposition is 18 code points
-    const utf8proc_ssize_t n = utf8proc_decompose_char(
-        cp, decomposed, 32, static_cast<utf8proc_option_t>(options), nullptr);
-    if (n < 0 || n > 32) return false;
+    utf8proc_int32_t decomposed[32];
+    const std::size_t n =
+        decompose(static_cast<char32_t>(cp), static_cast<utf8proc_option_t>(options), decomposed);
+    if (n == 0) return false;
     cps.insert(cps.end(), decomposed, decomposed + n);
   }
-  auto ccc = [](utf8proc_int32_t cp) { return utf8proc_get_property(cp)->combining_class; };
-  for (std::size_t i = 0; i < cps.size();) {
-    if (ccc(cps[i]) == 0) {
-      ++i;
-      continue;
-    }
-    std::size_t end = i + 1;
-    while (end < cps.size() && ccc(cps[end]) != 0) ++end;
-    if (end - i > 1)
-      std::stable_sort(cps.begin() + static_cast<std::ptrdiff_t>(i),
-                       cps.begin() + static_cast<std::ptrdiff_t>(end),
-                       [&](utf8proc_int32_t a, utf8proc_int32_t b) { return ccc(a) < ccc(b); });
-    i = end;
-  }
+  canonical_order(cps, [](utf8proc_int32_t cp) { return cp; });
   const utf8proc_ssize_t n =
       utf8proc_normalize_utf32(cps.data(), static_cast<utf8proc_ssize_t>(cps.size()),
                                static_cast<utf8proc_option_t>(options));
@@ -201,10 +215,9 @@ bool is_stable_boundary(char32_t cp) {
   // U+0F71 first) is reordered with the marks before it, so it is no boundary either.
   if (property->decomp_seqindex != UINT16_MAX) {
     utf8proc_int32_t decomposed[32];
-    const utf8proc_ssize_t n = utf8proc_decompose_char(
-        static_cast<utf8proc_int32_t>(cp), decomposed, 32,
-        static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT), nullptr);
-    if (n > 0 && n <= 32 && utf8proc_get_property(decomposed[0])->combining_class != 0)
+    if (decompose(cp, static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT),
+                  decomposed) > 0 &&
+        combining_class(decomposed[0]) != 0)
       return false;
   }
   switch (cp) {
@@ -264,24 +277,14 @@ bool append_aligned(NormalizerKind kind, const Text& in, std::size_t b, std::siz
   for (std::size_t i = b; i < e;) {
     std::size_t len;
     const char32_t cp = unicode::decode_utf8(in.s, i, len);
-    utf8proc_int32_t decomposed[32];  // the longest decomposition is 18 code points
-    const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp),
-                                                       decomposed, 32, options, nullptr);
-    if (n <= 0 || n > 32) return false;
-    for (utf8proc_ssize_t k = 0; k < n; ++k) units.push_back({decomposed[k], k == 0 ? 0 : 1});
+    utf8proc_int32_t decomposed[32];
+    const std::size_t n = decompose(cp, options, decomposed);
+    if (n == 0) return false;
+    for (std::size_t k = 0; k < n; ++k) units.push_back({decomposed[k], k == 0 ? 0 : 1});
     sources.emplace_back(in.begin[i], in.end[i + len - 1]);
     i += len;
   }
-  auto ccc = [](utf8proc_int32_t cp) { return utf8proc_get_property(cp)->combining_class; };
-  for (std::size_t i = 0; i < units.size();) {  // canonical ordering
-    std::size_t end = i;
-    while (end < units.size() && ccc(units[end].cp) != 0) ++end;
-    if (end - i > 1)
-      std::stable_sort(units.begin() + static_cast<std::ptrdiff_t>(i),
-                       units.begin() + static_cast<std::ptrdiff_t>(end),
-                       [&](const Unit& x, const Unit& y) { return ccc(x.cp) < ccc(y.cp); });
-    i = end == i ? i + 1 : end;
-  }
+  canonical_order(units, [](const Unit& unit) { return unit.cp; });
   if (compose && !units.empty()) {
     // Canonical composition (UAX #15): a character composes into the last starter unless a
     // character between them is a starter or has a class at least its own.
@@ -291,12 +294,12 @@ bool append_aligned(NormalizerKind kind, const Text& in, std::size_t b, std::siz
           utf8proc_normalize_utf32(pair, 2, static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE));
       return n == 1 ? pair[0] : -1;
     };
-    bool has_starter = ccc(units[0].cp) == 0;
+    bool has_starter = combining_class(units[0].cp) == 0;
     std::size_t starter = 0, kept = 1;
     int last_class = has_starter ? 0 : 256;
     for (std::size_t i = 1; i < units.size(); ++i) {
       const Unit unit = units[i];
-      const int unit_class = ccc(unit.cp);
+      const int unit_class = combining_class(unit.cp);
       if (has_starter && (last_class < unit_class || last_class == 0)) {
         if (const utf8proc_int32_t c = composite(units[starter].cp, unit.cp); c >= 0) {
           units[starter].cp = c;
