@@ -4,6 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace chatwire::cli {
 
@@ -18,6 +22,21 @@ inline CLI::Validator non_negative() {
                    : std::string();
       },
       "NONNEGATIVE", "non_negative");
+}
+
+// The first option given on `cmd`'s command line that the way it runs does not read, or "":
+// `reads` names the options read, and every option whose name starts with `read_prefix` is read
+// too (render's --max-* limits). Such an option is refused rather than ignored.
+inline std::string first_unread_option(const CLI::App& cmd,
+                                       const std::vector<std::string_view>& reads,
+                                       std::string_view read_prefix = {}) {
+  for (const CLI::Option* option : cmd.get_options()) {
+    const std::string name = option->get_name();
+    if (option->count() == 0 || !name.starts_with("--") || name == "--help") continue;
+    if (!read_prefix.empty() && name.starts_with(read_prefix)) continue;
+    if (std::find(reads.begin(), reads.end(), name) == reads.end()) return name;
+  }
+  return {};
 }
 
 // Each function registers one subcommand on `root`. Its callback runs the job and

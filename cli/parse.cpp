@@ -146,13 +146,10 @@ constexpr std::initializer_list<const char*> kParserOnly = {"--dialect",
 std::string refused_option(const CLI::App& cmd, bool list, bool batch, bool response_template,
                            bool derived) {
   if (list || batch) {
-    for (const CLI::Option* option : cmd.get_options()) {
-      const std::string name = option->get_name();
-      if (option->count() > 0 && name != "--list" && name != "--batch" &&
-          !(batch && name == "--max-line-bytes"))
-        return name + " is not used with " + (list ? "--list" : "--batch");
-    }
-    return {};
+    std::vector<std::string_view> reads = {"--list", "--batch"};
+    if (batch) reads.push_back("--max-line-bytes");
+    const std::string unread = first_unread_option(cmd, reads);
+    return unread.empty() ? unread : unread + " is not used with " + (list ? "--list" : "--batch");
   }
   if (response_template) {
     if (auto given = first_given(cmd, kParserOnly); !given.empty())

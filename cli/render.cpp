@@ -389,14 +389,8 @@ std::string refused_option(const CLI::App& cmd, const RenderArgs& args) {
                          : args.adapt                 ? kAdaptWay
                          : !args.request_file.empty() ? kChatWay
                                                       : kTemplateWay;
-  for (const CLI::Option* option : cmd.get_options()) {
-    const std::string name = option->get_name();
-    if (option->count() == 0 || !name.starts_with("--") || name.starts_with("--max-") ||
-        name == "--help")
-      continue;
-    if (std::find(way.reads.begin(), way.reads.end(), name) == way.reads.end())
-      return name + " is not used with " + way.name;
-  }
+  if (const std::string unread = first_unread_option(cmd, way.reads, "--max-"); !unread.empty())
+    return unread + " is not used with " + way.name;
   if (!args.model_dir.empty() && !args.template_file.empty())
     return "give one of --model DIR and --template FILE";
   if (!args.tokenizer_dir.empty() && !args.tokenize) return "--tokenizer is read with --tokenize";
