@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "ids_json.hpp"
 #include "io.hpp"
+#include "util/token_ids.hpp"
 
 namespace chatwire::cli {
 namespace {
@@ -43,30 +44,18 @@ void write_line(io::Writer& out, const nlohmann::json& j) {
   out.put('\n');
 }
 
-// Token ids from JSON: an array of integers in 0..2^32-1, as tokenizers' decode takes them
-// (`[1.7]`, `[-1]` and `[4294967297]` are refused, naming the element, not converted).
+// Token ids from JSON (util::token_ids), or the error naming the element that is none.
 std::optional<std::vector<std::uint32_t>> ids_from_json(const nlohmann::json& j,
                                                         std::string_view field,
                                                         std::string& error) {
-  if (!j.is_array()) {
-    error = std::string(field) + ": expected a JSON array of token ids, got " + j.type_name();
-    return std::nullopt;
-  }
-  std::vector<std::uint32_t> ids;
-  ids.reserve(j.size());
-  for (std::size_t i = 0; i < j.size(); ++i) {
-    const nlohmann::json& id = j[i];
-    const bool in_range = (id.is_number_unsigned() && id.get<std::uint64_t>() <= UINT32_MAX) ||
-                          (id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
-                           id.get<std::int64_t>() <= std::int64_t{UINT32_MAX});
-    if (!in_range) {
-      error = std::string(field) + "[" + std::to_string(i) + "]: " + dump(id) +
-              " is not a token id (an integer from 0 to 4294967295)";
-      return std::nullopt;
-    }
-    ids.push_back(static_cast<std::uint32_t>(id.get<std::uint64_t>()));
-  }
-  return ids;
+  std::size_t bad = 0;
+  auto ids = util::token_ids(j, bad);
+  if (ids) return ids;
+  error = !j.is_array()
+              ? std::string(field) + ": expected a JSON array of token ids, got " + j.type_name()
+              : std::string(field) + "[" + std::to_string(bad) + "]: " + dump(j[bad]) +
+                    " is not a token id (an integer from 0 to 4294967295)";
+  return std::nullopt;
 }
 
 // A request line's optional field of one JSON type: its value, `fallback` when absent or null;

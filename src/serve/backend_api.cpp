@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 
+#include "util/token_ids.hpp"
+
 namespace chatwire::serve {
 
 namespace {
@@ -114,13 +116,12 @@ Result<json> parse_event(std::string_view data) {
   return j;
 }
 
-// token ids from a JSON array; false when it is not an array of non-negative 32-bit integers.
+// token ids from a JSON array, appended to `out`; false when it is not an array of token ids.
 bool read_ids(const json& a, std::vector<std::uint32_t>& out) {
-  if (!a.is_array()) return false;
-  for (const auto& v : a) {
-    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > 0xffffffffu) return false;
-    out.push_back(static_cast<std::uint32_t>(v.get<std::uint64_t>()));
-  }
+  std::size_t bad = 0;
+  auto ids = util::token_ids(a, bad);
+  if (!ids) return false;
+  out.insert(out.end(), ids->begin(), ids->end());
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include "serve/http_errors.hpp"
 #include "util/hex.hpp"
 #include "util/json_text.hpp"
+#include "util/token_ids.hpp"
 
 namespace chatwire::serve {
 
@@ -161,15 +162,12 @@ HttpReply detokenize(const Gateway& g, const RouteRequest& route_request) {
   auto tokens = request->find("tokens");
   if (tokens == request->end() || !tokens->is_array())
     return g.error_reply(gateway_error("RequestError", "must be a list of token ids", "tokens"));
-  std::vector<std::uint32_t> ids;
-  for (std::size_t i = 0; i < tokens->size(); ++i) {
-    const json& t = (*tokens)[i];
-    if (!t.is_number_unsigned() || t.get<std::uint64_t>() > 0xffffffffu)
-      return g.error_reply(
-          gateway_error("RequestError", "must be a token id", "tokens[" + std::to_string(i) + "]"));
-    ids.push_back(static_cast<std::uint32_t>(t.get<std::uint64_t>()));
-  }
-  auto text = (*model)->endpoint.tokenizer()->decode(ids);
+  std::size_t bad = 0;
+  const auto ids = util::token_ids(*tokens, bad);
+  if (!ids)
+    return g.error_reply(
+        gateway_error("RequestError", "must be a token id", "tokens[" + std::to_string(bad) + "]"));
+  auto text = (*model)->endpoint.tokenizer()->decode(*ids);
   if (!text) {
     Error e = text.error();
     e.path = "tokens";
