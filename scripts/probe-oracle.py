@@ -486,28 +486,20 @@ def measure_frame(r):
     return frame, system, alternation
 
 
-def measure_reasoning_markers(r, frame):
-    """Markers around the reasoning of the current (final) assistant turn."""
-    chat = {"messages": [
-        {"role": "user", "content": S["question"]},
-        {"role": "assistant", "content": S["answer"],
-         "reasoning_content": S["reasoning_content"], "thinking": S["thinking"]}],
-        "tools": None, "add_generation_prompt": False}
-    out, _ = r.render_plain(chat)
-    result = {"style": "none", "field": None, "open": None, "close": None}
-    if out is None:
-        return result
+def read_reasoning_markers(out, frame, example, result):
+    """Whether the rendered `out` shows a reasoning field's text between the assistant header
+    (after the question) and the answer, and with which markers around it (into `result`)."""
     for field in ("reasoning_content", "thinking"):
         if S[field] in out:
             result["field"] = field
             break
     if result["field"] is None or S["answer"] not in out:
-        return result
+        return result["field"] is not None
     q_end = out.index(S["question"]) + len(S["question"]) if S["question"] in out else 0
     r_pos = out.index(S[result["field"]], q_end)
     a_pos = out.find(S["answer"], r_pos)
     if a_pos < 0:
-        return result
+        return True
     # The reasoning opens after the assistant header: the history prefix, else the prompt's.
     open_from, header = q_end, ""
     for candidate in ((frame["assistant_prefix"] or "").strip(WHITESPACE),
@@ -538,10 +530,63 @@ def measure_reasoning_markers(r, frame):
             header = prefix[:common].strip(WHITESPACE)
     opener = out[open_from:r_pos]
     closer = out[r_pos + len(S[result["field"]]):a_pos]
+    # A tool loop's turn may write its calls before its text (Gemma 4): the reasoning closes
+    # before the call.
+    if example and example in closer:
+        closer = closer[:closer.index(example)]
     result["open"] = opener.strip(WHITESPACE)
     result["close"] = closer.strip(WHITESPACE)
     # A new assistant header between reasoning and answer: reasoning is a message of its own.
     result["style"] = "channel" if header and header in closer else "tags"
+    return True
+
+
+def tool_loop(chat):
+    """The baseline conversation cut after its tool result, as a tool loop renders it for the
+    next step: the question bare, the call turn with the answer as its text and both reasoning
+    fields."""
+    messages = []
+    for m in chat["messages"]:
+        m = dict(m)
+        if m["role"] == "user":
+            m["content"] = text(S["question"], "parts" if isinstance(m["content"], list) else "string")
+        elif m["role"] == "assistant":
+            m.update(content=S["answer"], reasoning_content=S["reasoning_content"], thinking=S["thinking"])
+        messages.append(m)
+        if m["role"] == "tool":
+            break
+    return dict(chat, messages=messages)
+
+
+def measure_reasoning_markers(r, frame, example, tool_chat):
+    """Markers around the reasoning of an assistant turn: on the final answer (its reasoning
+    field), on a tool loop's turn, and, where no field renders, on reasoning written in a past
+    turn's content between known markers, which the template takes out."""
+    chat = {"messages": [
+        {"role": "user", "content": S["question"]},
+        {"role": "assistant", "content": S["answer"],
+         "reasoning_content": S["reasoning_content"], "thinking": S["thinking"]}],
+        "tools": None, "add_generation_prompt": False}
+    out, _ = r.render_plain(chat)
+    result = {"style": "none", "field": None, "open": None, "close": None}
+    if out is None:
+        return result
+    if read_reasoning_markers(out, frame, example, result):
+        return result
+    if tool_chat is not None:
+        loop, _ = r.render(tool_loop(tool_chat))
+        if loop is not None and read_reasoning_markers(loop, frame, example, result):
+            return result
+    for opener, closer in zip(REASONING_OPENERS, REASONING_CLOSERS):
+        past = plain(("user", "question"), ("assistant", "answer"), ("user", "question2"),
+                     generation_prompt=True)
+        past["messages"][1]["content"] = opener + S["reasoning_content"] + closer + S["answer"]
+        # As given, not through the variants, which take a text the template removes for a
+        # failure.
+        taken, _ = r.render(past)
+        if taken is not None and S["answer"] in taken and S["reasoning_content"] not in taken:
+            result.update(style="content", open=opener, close=closer)
+            return result
     return result
 
 
@@ -1105,7 +1150,8 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     profile["tool_calls"] = calls
     profile["tool_results"] = results_
 
-    reasoning = measure_reasoning_markers(r, frame)
+    tool_chat = conversation(conv, shape) if out is not None and shape["tool_messages"] else None
+    reasoning = measure_reasoning_markers(r, frame, calls["example"], tool_chat)
     reasoning["history_kept"] = bool(out is not None and shape["tool_messages"] and
                                      (S["reasoning_content"] in out or S["thinking"] in out))
     gp = frame["generation_prompt"] or ""

@@ -88,7 +88,7 @@ def calls_turn(profile, calls, rule):
                                          "arguments": ARGUMENT_TEXTS[i] if string_args
                                          else json.loads(ARGUMENT_TEXTS[i])}}
                            for i in range(calls)]}
-    if profile["reasoning"]["style"] != "none":
+    if profile["reasoning"]["style"] not in ("none", "content"):
         turn[profile["reasoning"].get("field") or "reasoning_content"] = REASONING
     return turn
 
@@ -137,8 +137,14 @@ def round_trips(source, profile):
             if g is not None or calls == 1:
                 break
         out.append(t)
-    if profile["reasoning"]["style"] != "none":
-        field = profile["reasoning"].get("field") or "reasoning_content"
+    reasoning = profile["reasoning"]
+    if reasoning["style"] == "content":
+        # The template takes reasoning from the content: written there between its markers.
+        out.append(trip(source, profile, "reasoning",
+                        {"role": "assistant",
+                         "content": (reasoning["open"] or "") + REASONING + (reasoning["close"] or "") + ANSWER}))
+    elif reasoning["style"] != "none":
+        field = reasoning.get("field") or "reasoning_content"
         out.append(trip(source, profile, "reasoning",
                         {"role": "assistant", "content": ANSWER, field: REASONING}))
     # A plain answer, no reasoning and no calls.

@@ -205,6 +205,8 @@ constexpr std::string_view kReasoningOpeners[] = {"<think>", "<seed:think>", "[T
 // ... and the closers, for the same purpose.
 constexpr std::string_view kReasoningClosers[] = {"</think>", "</seed:think>", "[/THINK]",
                                                   "<|end|>", "<|END_THINKING|>"};
+static_assert(std::size(kReasoningOpeners) == std::size(kReasoningClosers),
+              "each opener has its closer (the reasoning-in-content measurement pairs them)");
 
 // Names the thinking-control measurement never flips: what the renderer passes anyway and
 // the environment's own globals.
@@ -320,6 +322,28 @@ Chat conversation(const Combo& combo, const Shape& shape) {
       message("user", text(std::string(S(Sentinel::question2)) + " And tomorrow?", content)));
   chat.tools = json::array({tool_definition(value_of(combo, "tools"))});
   chat.add_generation_prompt = true;
+  return chat;
+}
+
+// The baseline conversation cut after its tool result, as a tool loop renders it for the next
+// step: the question bare (the reasoning markers are read after it), the call turn with the
+// answer as its text and both reasoning fields.
+Chat tool_loop(Chat chat) {
+  json messages = json::array();
+  for (json& m : chat.messages) {
+    const std::string role = m.value("role", "");
+    if (role == "user") {
+      json& content = m["content"];
+      (content.is_array() ? content[0]["text"] : content) = S(Sentinel::question);
+    } else if (role == "assistant") {
+      m["content"] = S(Sentinel::answer);
+      m["reasoning_content"] = S(Sentinel::reasoning_content);
+      m["thinking"] = S(Sentinel::thinking);
+    }
+    messages.push_back(std::move(m));
+    if (role == "tool") break;
+  }
+  chat.messages = std::move(messages);
   return chat;
 }
 
@@ -606,18 +630,9 @@ void measure_frame(Renderer& r, Profile& p) {
   }
 }
 
-// Markers around the reasoning of the current (final) assistant turn.
-void measure_reasoning_markers(Renderer& r, Profile& p) {
-  Chat chat;
-  chat.messages = json::array({message("user", S(Sentinel::question)),
-                               json{{"role", "assistant"},
-                                    {"content", S(Sentinel::answer)},
-                                    {"reasoning_content", S(Sentinel::reasoning_content)},
-                                    {"thinking", S(Sentinel::thinking)}}});
-  Rendered rendered = r.render_plain(chat);
-  Reasoning& result = p.reasoning;
-  if (!rendered.output) return;
-  const std::string& out = *rendered.output;
+// Whether the rendered `out` shows a reasoning field's text between the assistant header (after
+// the question) and the answer, and with which markers around it.
+bool read_reasoning_markers(const std::string& out, const Profile& p, Reasoning& result) {
   Sentinel field_sentinel = Sentinel::reasoning_content;
   for (Sentinel field : {Sentinel::reasoning_content, Sentinel::thinking}) {
     if (has(out, field)) {
@@ -626,12 +641,12 @@ void measure_reasoning_markers(Renderer& r, Profile& p) {
       break;
     }
   }
-  if (!result.field || !has(out, Sentinel::answer)) return;
+  if (!result.field || !has(out, Sentinel::answer)) return result.field.has_value();
   std::size_t q_end = has(out, Sentinel::question) ? end_of(out, Sentinel::question) : 0;
   std::size_t r_pos = out.find(S(field_sentinel), q_end);
-  if (r_pos == std::string::npos) return;
+  if (r_pos == std::string::npos) return true;
   std::size_t a_pos = out.find(S(Sentinel::answer), r_pos);
-  if (a_pos == std::string::npos) return;
+  if (a_pos == std::string::npos) return true;
   // The reasoning opens after the assistant header: the history prefix, else the prompt's.
   std::size_t open_from = q_end;
   std::string header;
@@ -672,10 +687,54 @@ void measure_reasoning_markers(Renderer& r, Profile& p) {
   std::string_view opener = std::string_view(out).substr(open_from, r_pos - open_from);
   std::size_t close_from = r_pos + S(field_sentinel).size();
   std::string_view closer = std::string_view(out).substr(close_from, a_pos - close_from);
+  // A tool loop's turn may write its calls before its text (Gemma 4): the reasoning closes
+  // before the call.
+  if (p.tool_calls.example && !p.tool_calls.example->empty())
+    closer = closer.substr(0, closer.find(*p.tool_calls.example));
   result.open = std::string(text::strip(opener));
   result.close = std::string(text::strip(closer));
   // A new assistant header between reasoning and answer: reasoning is a message of its own.
   result.style = !header.empty() && text::contains(closer, header) ? "channel" : "tags";
+  return true;
+}
+
+// Markers around the reasoning of an assistant turn. Measured, in turn, on the final answer (its
+// reasoning field), on a tool loop's turn (Kimi K2 Thinking renders reasoning only for the calls
+// after the last answer) and, where no field renders, on reasoning written in a past turn's
+// content between known markers, which the template takes out (DeepSeek R1, QwQ and EXAONE 4
+// keep only what follows `</think>`): the markers the model writes and a parser must read.
+void measure_reasoning_markers(Renderer& r, Profile& p, const std::optional<Chat>& tool_chat) {
+  Chat chat;
+  chat.messages = json::array({message("user", S(Sentinel::question)),
+                               json{{"role", "assistant"},
+                                    {"content", S(Sentinel::answer)},
+                                    {"reasoning_content", S(Sentinel::reasoning_content)},
+                                    {"thinking", S(Sentinel::thinking)}}});
+  Rendered rendered = r.render_plain(chat);
+  if (!rendered.output) return;
+  if (read_reasoning_markers(*rendered.output, p, p.reasoning)) return;
+  if (tool_chat) {
+    Rendered loop = r.render(tool_loop(*tool_chat));
+    if (loop.output && read_reasoning_markers(*loop.output, p, p.reasoning)) return;
+  }
+  for (std::size_t i = 0; i < std::size(kReasoningOpeners); ++i) {
+    Chat past = plain({{"user", Sentinel::question},
+                       {"assistant", Sentinel::answer},
+                       {"user", Sentinel::question2}},
+                      true);
+    past.messages[1]["content"] =
+        std::string(kReasoningOpeners[i]) + std::string(S(Sentinel::reasoning_content)) +
+        std::string(kReasoningClosers[i]) + std::string(S(Sentinel::answer));
+    // As given, not through the variants, which take a text the template removes for a failure.
+    Rendered taken = r.render(past);
+    if (taken.output && has(*taken.output, Sentinel::answer) &&
+        !has(*taken.output, Sentinel::reasoning_content)) {
+      p.reasoning.style = "content";
+      p.reasoning.open = std::string(kReasoningOpeners[i]);
+      p.reasoning.close = std::string(kReasoningClosers[i]);
+      return;
+    }
+  }
 }
 
 // Whether continue_final_message leaves a final assistant message open, what precedes its text
@@ -1503,7 +1562,9 @@ Profile probe_with(const SpanRenderFunction& render, const std::vector<std::stri
     if (p.tool_results.rendered) measure_result_role(out, pattern.get(), p.frame, p.tool_results);
   }
 
-  measure_reasoning_markers(r, p);
+  std::optional<Chat> tool_chat;
+  if (p.renders && shape->tool_messages) tool_chat = conversation(*search.combo, *shape);
+  measure_reasoning_markers(r, p, tool_chat);
   p.prefill = measure_prefill(r, p.frame);
   p.reasoning.history_kept =
       p.renders && shape->tool_messages &&
@@ -1514,8 +1575,6 @@ Profile probe_with(const SpanRenderFunction& render, const std::vector<std::stri
   } else {
     for (std::string_view o : kReasoningOpeners) p.reasoning.prompt_opens |= text::contains(gp, o);
   }
-  std::optional<Chat> tool_chat;
-  if (p.renders && shape->tool_messages) tool_chat = conversation(*search.combo, *shape);
   const Measured measured{pattern.get(), names, tool_chat};
   for (const auto& axis : kCapabilityAxes) axis.measure(r, measured, p);
 

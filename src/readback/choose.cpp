@@ -85,12 +85,9 @@ std::string answer_lead(const RoundTrip& answer, const parse::Syntax& syntax) {
   std::string_view g = answer.generated;
   std::size_t at = g.find(answer.expected.content);
   if (at == std::string_view::npos) return {};
-  std::string_view before = g.substr(0, at);
-  std::string_view close = syntax.data().dialect.think_close;
-  if (!close.empty())
-    if (auto c = before.rfind(close); c != std::string_view::npos)
-      before = before.substr(c + close.size());
-  before = trim(before);
+  const auto& dialect = syntax.data().dialect;
+  std::string_view before = trim(after_empty_block(
+      g.substr(0, at), dialect.think_open, dialect.think_close, answer.reasoning_prefilled));
   if (before.empty() || before.size() > 64) return {};
   for (std::string_view text : conversation_texts())
     if (before.find(text.substr(0, 12)) != std::string_view::npos) return {};
@@ -255,7 +252,8 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
   choice.trips = round_trips(render, profile, end_markers);
   // The prompt leaves reasoning open when its generation prompt ends with the opener (not when
   // it opens and closes an empty block, as a thinking-off generation prompt does).
-  choice.options.reasoning_prefilled = profile.reasoning.prompt_opens;
+  choice.options.reasoning_prefilled =
+      leaves_reasoning_open(profile, profile.frame.generation_prompt.value_or(""));
   for (const auto& t : choice.trips)
     if (t.applicable && t.prefix) {
       choice.options.reasoning_prefilled = t.reasoning_prefilled;

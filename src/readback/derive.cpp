@@ -755,8 +755,8 @@ std::vector<parse::Syntax> derive_candidates(const RoundTrip& trip, const probe:
       if (!close.empty())
         if (auto c = s.find(close); c != std::string_view::npos) s = s.substr(c + close.size());
     }
-  } else if (!close.empty()) {  // an empty reasoning block before the calls
-    if (auto c = s.find(close); c != std::string_view::npos) s = s.substr(c + close.size());
+  } else {  // an empty reasoning block before the calls
+    s = after_empty_block(s, open, close, trip.reasoning_prefilled);
   }
   // A recipient header before the calls (`to=get_weather<|message|>`): a plain word, the first
   // call's name, then a marker.

@@ -33,4 +33,14 @@ std::vector<std::string> turn_end_markers(const probe::Profile& p,
 // The literal marker at the start of s (after whitespace: `<tag>`, `[TAG]`), or "".
 std::string_view leading_marker(std::string_view s);
 
+// The text after an empty reasoning block that starts `s` (`<think></think>`, or only the closer
+// where the prompt opened it: `prefilled`); `s` itself when there is none. A closer after other
+// text is that text's (vLLM's DeepSeek V3.1 example starts its turn `<｜Assistant｜></think>`).
+std::string_view after_empty_block(std::string_view s, std::string_view open,
+                                   std::string_view close, bool prefilled);
+
+// Whether a prompt ending in `prompt` leaves the reasoning block open (not when it writes an
+// empty closed block): the probe's prompt_opens, read with the measured or known markers.
+bool leaves_reasoning_open(const probe::Profile& p, std::string_view prompt);
+
 }  // namespace chatwire::readback

@@ -36,6 +36,12 @@ Json base_messages(const probe::Profile& p) {
   return messages;
 }
 
+// Whether the template renders a turn's reasoning from a message field (the probe's styles "tags"
+// and "channel"), not from markers in the content.
+bool reasoning_in_field(const probe::Profile& p) {
+  return p.reasoning.style != "none" && p.reasoning.style != "content";
+}
+
 std::string reasoning_field(const probe::Profile& p) {
   return p.reasoning.field.value_or("reasoning_content");
 }
@@ -61,13 +67,20 @@ Json calls_turn(const probe::Profile& p, std::size_t calls, const std::string& i
           {{"name", kCallNames[i]}, {"arguments", string_args ? Json(kArgumentTexts[i]) : args}}}});
   }
   turn["tool_calls"] = std::move(list);
-  if (p.reasoning.style != "none") turn[reasoning_field(p)] = kReasoning;
+  if (reasoning_in_field(p)) turn[reasoning_field(p)] = kReasoning;
   return turn;
 }
 
+// The answer with its reasoning: in the field the template renders, or, where the template
+// takes reasoning from the content (style "content": DeepSeek R1, QwQ), written there between
+// its markers as the model writes it.
 Json reasoning_turn(const probe::Profile& p) {
   Json turn = {{"role", "assistant"}, {"content", kAnswer}};
-  turn[reasoning_field(p)] = kReasoning;
+  if (reasoning_in_field(p))
+    turn[reasoning_field(p)] = kReasoning;
+  else
+    turn["content"] =
+        p.reasoning.open.value_or("") + kReasoning + p.reasoning.close.value_or("") + kAnswer;
   return turn;
 }
 
@@ -115,6 +128,28 @@ std::vector<std::string> suffix_markers(const probe::Profile& p) {
   return out;
 }
 }  // namespace
+
+// Whether a prompt leaves a reasoning block open: only when the prompt itself ends with the
+// opener, since a generation prompt that opens and closes an empty block
+// (`<think>\n\n</think>\n\n`, thinking off) leaves nothing open. Where the template measured
+// no opener of its own, the probe's reading of the prompt's reasoning state with the known
+// openers and closers says whether it closes what it opens (DeepSeek V3.2's llama.cpp template
+// writes `<｜Assistant｜><think></think>`).
+bool leaves_reasoning_open(const probe::Profile& p, std::string_view prompt) {
+  const std::string_view open = trim(p.reasoning.open ? *p.reasoning.open : std::string_view());
+  return p.reasoning.prompt_opens &&
+         (open.empty() ? p.thinking_controls.prompt != "closed" : trim(prompt).ends_with(open));
+}
+
+std::string_view after_empty_block(std::string_view s, std::string_view open,
+                                   std::string_view close, bool prefilled) {
+  if (close.empty()) return s;
+  const std::size_t c = s.find(close);
+  if (c == std::string_view::npos) return s;
+  const std::string_view before = trim(s.substr(0, c));
+  if (before.empty() || before == open || prefilled) return s.substr(c + close.size());
+  return s;
+}
 
 std::vector<std::string> turn_end_markers(const probe::Profile& p,
                                           const std::vector<std::string>& extra) {
@@ -252,18 +287,9 @@ RoundTrip render_trip(const probe::RenderFunction& render, const probe::Profile&
   trip.end_marker = marker;
   trip.generated = std::string(generated.substr(0, cut));
   trip.turn_ends = ends;
-  // Whether the prompt leaves a reasoning block open: only when the prompt itself ends with the
-  // opener, since a generation prompt that opens and closes an empty block
-  // (`<think>\n\n</think>\n\n`, thinking off) leaves nothing open. Where the template measured
-  // no opener of its own, the probe's reading of the prompt's reasoning state with the known
-  // openers and closers says whether it closes what it opens (EXAONE 4's thinking-off prompt
-  // writes `<think>\n\n</think>\n\n`).
   const std::string open_marker = p.reasoning.open.value_or("");  // `open` views it
   const std::string_view open = trim(open_marker);
-  const std::string_view prompt_text = trim(trip.prompt);
-  const bool prompt_leaves_open =
-      p.reasoning.prompt_opens &&
-      (open.empty() ? p.thinking_controls.prompt != "closed" : prompt_text.ends_with(open));
+  const bool prompt_leaves_open = leaves_reasoning_open(p, trip.prompt);
   // A prefix that holds the whole prompt but its trailing whitespace (Nemotron 3's prompt ends
   // `<think>\n`, its history writes `<think></think>` before an answer) leaves the text in the
   // state the prompt leaves it.
@@ -334,6 +360,15 @@ std::vector<RoundTrip> round_trips(const probe::RenderFunction& render,
     if (trip.applicable && trip.generated.find(kAnswer) == std::string::npos) {
       trip.applicable = false;
       trip.why_not = "the answer is not in the generated text";
+    }
+    // A template whose prompt opens reasoning and whose answer turn writes the answer on, with no
+    // closer (Nemotron Nano 9B v2 expects the content to hold `..</think>`): the text says the
+    // model is still reasoning, and a parser reads it so, as vLLM's reasoning parsers do.
+    const std::string close = std::string(trim(profile.reasoning.close.value_or("")));
+    if (trip.applicable && trip.reasoning_prefilled && !close.empty() &&
+        trip.generated.find(close) == std::string::npos) {
+      trip.applicable = false;
+      trip.why_not = "the template writes the answer inside the reasoning its prompt opens";
     }
     trip.expected.content = kAnswer;
     out.push_back(std::move(trip));

@@ -437,22 +437,61 @@ TEST(Readback, DialectRowsReadTheirModelsTemplates) {
   EXPECT_GT(rows, 0u);
 }
 
+// Reasoning a template renders from no message field is still read: DeepSeek R1 takes
+// `<think>..</think>` out of every turn's content (the probe's style "content"), so a model's
+// output in those markers is parsed into reasoning, as vLLM's deepseek_r1 reasoning parser reads
+// it; QwQ keeps the final turn's content as written, so its own render of a turn with reasoning
+// reads back; Kimi K2 Thinking renders reasoning only in a tool loop's turn (after the last
+// answer), so its calls round trip carries reasoning and reads it back.
+TEST(Readback, ReasoningWithoutAFieldIsRead) {
+  const auto& r1 = outcomes().at("deepseek-ai--DeepSeek-R1");
+  EXPECT_EQ(r1.profile.reasoning.style, "content");
+  ASSERT_TRUE(r1.choice.syntax);
+  auto m =
+      cw::parse::parse("<think>\nLet me think.\n</think>\n\nThe answer is 4.", *r1.choice.syntax,
+                       cw::readback::round_trip_tools_json(), r1.choice.options);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->message.reasoning_content, "\nLet me think.\n");
+  EXPECT_EQ(m->message.content, "\n\nThe answer is 4.");
+
+  const auto& qwq = outcomes().at("Qwen--QwQ-32B");
+  EXPECT_EQ(qwq.profile.reasoning.style, "content");
+  EXPECT_TRUE(qwq.choice.reasoning_read_back);
+  const auto* reasoning = find_trip(qwq.choice, "reasoning");
+  ASSERT_TRUE(reasoning && reasoning->applicable);
+  EXPECT_TRUE(reasoning->reasoning_prefilled);
+
+  const auto& kimi = outcomes().at("moonshotai--Kimi-K2-Thinking--rev-hfjs");
+  EXPECT_EQ(kimi.profile.reasoning.field, "reasoning_content");
+  EXPECT_TRUE(kimi.choice.calls_read_back);
+  const auto* calls = find_trip(kimi.choice, "calls");
+  ASSERT_TRUE(calls && calls->applicable);
+  EXPECT_FALSE(calls->expected.reasoning_content.empty());
+}
+
 // A generation prompt that opens and closes an empty block with markers the template shows
-// nowhere else (EXAONE 4, thinking off: `<think>\n\n</think>\n\n`) leaves nothing open: its
-// turns are read from the content, so the `hermes` row reads its plain answer back too.
-TEST(Readback, PromptClosingAnUnmeasuredBlockLeavesNothingOpen) {
-  auto it = outcomes().find("LGAI-EXAONE--EXAONE-4.0-1.2B");
-  ASSERT_NE(it, outcomes().end());
-  ASSERT_FALSE(it->second.profile.reasoning.open.has_value());
-  EXPECT_TRUE(it->second.profile.reasoning.prompt_opens);
-  EXPECT_FALSE(it->second.choice.options.reasoning_prefilled);
-  const auto* answer = find_trip(it->second.choice, "answer");
-  ASSERT_TRUE(answer && answer->applicable && answer->prefix);
-  EXPECT_FALSE(answer->reasoning_prefilled);
-  auto r = read_trip(answer->generated, *answer, *cw::parse::Syntax::named("hermes"),
-                     it->second.choice.options);
-  ASSERT_TRUE(r);
-  EXPECT_EQ(cw::readback::compare(r->message, *answer), "");
+// nowhere else (DeepSeek V3.2's llama.cpp template, thinking off: `<｜Assistant｜><think></think>`)
+// leaves nothing open: its turns are read from the content, so the `deepseek_v32` row reads its
+// plain answer back too. With markers the template shows (EXAONE 4 takes `<think>..</think>`
+// out of past turns; its prompt writes `<think>\n\n</think>\n\n`) nothing is open either.
+TEST(Readback, PromptClosingAnEmptyBlockLeavesNothingOpen) {
+  for (const auto& [name, row, measured] :
+       {std::tuple{"deepseek-ai--DeepSeek-V3.2--llamacpp", "deepseek_v32", false},
+        std::tuple{"LGAI-EXAONE--EXAONE-4.0-1.2B", "hermes", true}}) {
+    SCOPED_TRACE(name);
+    auto it = outcomes().find(name);
+    ASSERT_NE(it, outcomes().end());
+    EXPECT_EQ(it->second.profile.reasoning.open.has_value(), measured);
+    EXPECT_TRUE(it->second.profile.reasoning.prompt_opens);
+    EXPECT_FALSE(it->second.choice.options.reasoning_prefilled);
+    const auto* answer = find_trip(it->second.choice, "answer");
+    ASSERT_TRUE(answer && answer->applicable);
+    EXPECT_FALSE(answer->reasoning_prefilled);
+    auto r = read_trip(answer->generated, *answer, *cw::parse::Syntax::named(row),
+                       it->second.choice.options);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(cw::readback::compare(r->message, *answer), "");
+  }
 }
 
 // A derived parser ends the output at a marker the template writes only at a turn's end: text a
