@@ -346,6 +346,29 @@ TEST(Adapt, PastReasoningDroppedWhereTheTemplateReplaysIt) {
   expect_adaptation([](const auto& p) { return p.reasoning.history_kept; }, "drop_past_reasoning");
 }
 
+// A tool loop's reasoning sent as `reasoning` (vLLM's and OpenRouter's field) reaches a template
+// that renders it only for the calls after the last answer (Kimi K2 Thinking): the probe measures
+// that turn, so adapt passes it in the field the template reads.
+TEST(Adapt, ToolLoopReasoningReachesATemplateThatRendersItOnlyThere) {
+  const auto it = std::find_if(templates().begin(), templates().end(), [](const Loaded& l) {
+    return l.name == "moonshotai--Kimi-K2-Thinking--rev-hfjs.jinja";
+  });
+  ASSERT_NE(it, templates().end());
+  const json request = json::parse(R"({
+    "messages": [
+      {"role": "user", "content": "Weather in Paris?"},
+      {"role": "assistant", "content": "", "reasoning": "RXLOOPRX",
+       "tool_calls": [{"id": "functions.get_w:0", "type": "function",
+                       "function": {"name": "get_w", "arguments": "{\"city\": \"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "functions.get_w:0", "content": "22C"}],
+    "tools": [{"type": "function", "function": {"name": "get_w", "parameters": {"type": "object",
+               "properties": {"city": {"type": "string"}}}}}]})");
+  auto a = run(*it, request);
+  ASSERT_TRUE(a) << a.error().to_string();
+  EXPECT_TRUE(has_code(*a, "reasoning_field"));
+  EXPECT_NE(a->rendered.find("<think>RXLOOPRX</think>"), std::string::npos) << a->rendered;
+}
+
 TEST(Adapt, ToolResultNamesFromTheAnsweredCall) {
   json context;
   expect_adaptation([](const auto& p) { return p.tool_results.rendered; }, "tool_result_names",
