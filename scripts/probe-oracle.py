@@ -133,9 +133,11 @@ OTHER_FAMILY = "other"
 
 # Reasoning openers looked for in the generation prompt when the template shows no
 # reasoning markers of its own.
-REASONING_OPENERS = ["<think>", "<seed:think>", "[THINK]", "<|channel|>analysis", "<|START_THINKING|>"]
+REASONING_OPENERS = ["<think>", "<seed:think>", "[THINK]", "<|channel|>analysis", "<|START_THINKING|>",
+                     "<|channel>thought"]
 # ... and the closers, for the same purpose.
-REASONING_CLOSERS = ["</think>", "</seed:think>", "[/THINK]", "<|end|>", "<|END_THINKING|>"]
+REASONING_CLOSERS = ["</think>", "</seed:think>", "[/THINK]", "<|end|>", "<|END_THINKING|>",
+                     "<channel|>"]
 
 # Names the thinking-control measurement never flips: what the renderer passes anyway and
 # the environment's own globals.

@@ -200,11 +200,12 @@ constexpr std::string_view kOtherFamily = "other";
 
 // Reasoning openers looked for in the generation prompt when the template shows no
 // reasoning markers of its own.
-constexpr std::string_view kReasoningOpeners[] = {"<think>", "<seed:think>", "[THINK]",
-                                                  "<|channel|>analysis", "<|START_THINKING|>"};
+constexpr std::string_view kReasoningOpeners[] = {
+    "<think>",          "<seed:think>", "[THINK]", "<|channel|>analysis", "<|START_THINKING|>",
+    "<|channel>thought"};
 // ... and the closers, for the same purpose.
-constexpr std::string_view kReasoningClosers[] = {"</think>", "</seed:think>", "[/THINK]",
-                                                  "<|end|>", "<|END_THINKING|>"};
+constexpr std::string_view kReasoningClosers[] = {"</think>", "</seed:think>",    "[/THINK]",
+                                                  "<|end|>",  "<|END_THINKING|>", "<channel|>"};
 static_assert(std::size(kReasoningOpeners) == std::size(kReasoningClosers),
               "each opener has its closer (the reasoning-in-content measurement pairs them)");
 
