@@ -354,7 +354,12 @@ void add_parse(CLI::App& root, int& exit_code) {
     }
     if (args->reasoning_prefilled) options.reasoning_prefilled = true;
     if (args->strict) options.strict = true;
-    if (!args->thinking.empty()) options.enable_thinking = args->thinking == "on";
+    if (!args->thinking.empty()) {
+      options.enable_thinking = args->thinking == "on";
+      // A choice made here replaces the state the template's default prompt leaves (Nemotron
+      // Nano 9B v2's opens reasoning; rendered with thinking off, it closes the block).
+      if (!args->reasoning_prefilled) options.reasoning_prefilled = false;
+    }
     if (args->no_separate_reasoning) options.separate_reasoning = false;
     if (!args->unknown_tools.empty())
       options.forward_unknown_tools = args->unknown_tools == "forward";

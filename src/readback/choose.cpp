@@ -137,6 +137,24 @@ void read_answer(ParserChoice& choice, const RoundTrip* answer,
   choice.answer_verdict = std::move(verdict);
 }
 
+// A template that takes reasoning out of the content (the probe's style "content": DeepSeek R1,
+// QwQ) is a thinking model's, whose output may begin inside a block it never opened (R1 often
+// skips `<think>`): a close before any other marker ends reasoning, as vLLM's deepseek_r1 parser
+// reads it, and output with no close is content (dialect field reasoning_until_close; the text is
+// held until that is known). Kept only when every proven round trip still reads back.
+void read_unopened_reasoning(ParserChoice& choice, const probe::Profile& profile,
+                             const std::vector<const RoundTrip*>& proven) {
+  if (!choice.syntax || profile.reasoning.style != "content") return;
+  parse::Dialect d = choice.syntax->data().dialect;
+  if (d.think_close.empty() || d.starts_in_reasoning || d.reasoning_until_close) return;
+  d.reasoning_until_close = true;
+  parse::Syntax framed = parse::make_syntax(d, choice.syntax->name(),
+                                            choice.syntax->summary() + " reasoning_until_close");
+  std::string verdict = check_all(framed, proven, choice.options);
+  choice.tried.push_back({"derived", framed, verdict});
+  if (verdict.empty()) choice.syntax = std::move(framed);
+}
+
 // Newlines a template writes around a turn's content are layout where the chosen parser leaves
 // them in the content (round trips compare content trimmed, so it reads the turn back anyway):
 // - between the content and its calls (Qwen3's "\n", Qwen3-Coder's and Seed-OSS's "\n\n"):
@@ -277,6 +295,12 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
   std::string open, close;
   if (calls) reasoning_markers(*calls, profile, open, close);
   if (close.empty() && reasoning) reasoning_markers(*reasoning, profile, open, close);
+  // No round trip to read them from (llama.cpp's DeepSeek R1 template renders no turn of the
+  // conversation): the markers the probe measured.
+  if (close.empty() && profile.reasoning.style != "none") {
+    open = std::string(trim(profile.reasoning.open.value_or("")));
+    close = std::string(trim(profile.reasoning.close.value_or("")));
+  }
 
   std::vector<const RoundTrip*> all;
   for (const RoundTrip* t : {calls, reasoning})
@@ -316,6 +340,7 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
       if (reasoning) frame_layout(choice, Layout::kAfterReasoning, *reasoning, proven);
       if (choice.content_calls_read_back)
         frame_layout(choice, Layout::kBeforeCalls, *content_calls, proven);
+      read_unopened_reasoning(choice, profile, proven);
       return choice;
     }
   }
@@ -356,11 +381,10 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
   choice.verdict = why.empty() ? "read back" : why;
   if (text_ok) {
     read_answer(choice, answer, text_trips);
-    if (reasoning) {
-      std::vector<const RoundTrip*> proven = text_trips;
-      if (choice.answer_read_back && answer) proven.push_back(answer);
-      frame_layout(choice, Layout::kAfterReasoning, *reasoning, proven);
-    }
+    std::vector<const RoundTrip*> proven = text_trips;
+    if (choice.answer_read_back && answer) proven.push_back(answer);
+    if (reasoning) frame_layout(choice, Layout::kAfterReasoning, *reasoning, proven);
+    read_unopened_reasoning(choice, profile, proven);
   }
   return choice;
 }

@@ -147,7 +147,7 @@ std::string_view after_empty_block(std::string_view s, std::string_view open,
   const std::size_t c = s.find(close);
   if (c == std::string_view::npos) return s;
   const std::string_view before = trim(s.substr(0, c));
-  if (before.empty() || before == open || prefilled) return s.substr(c + close.size());
+  if (before.empty() || before == trim(open) || prefilled) return s.substr(c + close.size());
   return s;
 }
 

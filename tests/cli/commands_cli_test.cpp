@@ -252,4 +252,20 @@ TEST_F(CommandsCli, ErrorsNameTheirFile) {
   EXPECT_TRUE(has(survey.err, "nothing: no such file or directory")) << survey.err;
 }
 
+// `--thinking` replaces the reasoning state the template's default prompt leaves: Nemotron Nano
+// 9B v2's prompt opens reasoning (`<think>\n`), and with thinking off an answer is content (it had
+// been read as reasoning, the template's default taking precedence).
+TEST_F(CommandsCli, ThinkingOffReplacesThePromptsOpenBlock) {
+  const std::string tpl =
+      "--template '" + kData + "/templates/nvidia--NVIDIA-Nemotron-Nano-9B-v2.jinja'";
+  auto output = write("o.txt", "The answer is 4.");
+  CliRun def = run("parse " + tpl, output.string());
+  ASSERT_EQ(def.status, 0) << def.err;
+  EXPECT_EQ(json_lines(def.out).at(0).value("reasoning_content", ""), "The answer is 4.");
+  CliRun off = run("parse " + tpl + " --thinking off", output.string());
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_EQ(json_lines(off.out).at(0).value("content", ""), "The answer is 4.") << off.out;
+  EXPECT_FALSE(json_lines(off.out).at(0).contains("reasoning_content")) << off.out;
+}
+
 }  // namespace

@@ -453,6 +453,27 @@ TEST(Readback, ReasoningWithoutAFieldIsRead) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m->message.reasoning_content, "\nLet me think.\n");
   EXPECT_EQ(m->message.content, "\n\nThe answer is 4.");
+  // R1 often skips `<think>`: a close before any other marker ends reasoning (vLLM's deepseek_r1
+  // reading); an answer with no close is content.
+  for (const auto& [text, reasoning, content] :
+       {std::tuple{"Let me think.\n</think>\n\nThe answer is 4.", "Let me think.\n",
+                   "\n\nThe answer is 4."},
+        std::tuple{"Just an answer.", "", "Just an answer."}}) {
+    auto u = cw::parse::parse(text, *r1.choice.syntax, cw::readback::round_trip_tools_json(),
+                              r1.choice.options);
+    ASSERT_TRUE(u) << text;
+    EXPECT_EQ(u->message.reasoning_content, reasoning) << text;
+    EXPECT_EQ(u->message.content, content) << text;
+  }
+  // A template none of whose turns render (llama.cpp's R1 template raises on the conversation's
+  // tool call) still gets the markers the probe measured; its prompt opens the block.
+  const auto& lcpp = outcomes().at("llama-cpp--deepseek-r1");
+  ASSERT_TRUE(lcpp.choice.syntax);
+  EXPECT_TRUE(lcpp.choice.options.reasoning_prefilled);
+  auto l = cw::parse::parse("Let me think.\n</think>\n\nThe answer is 4.", *lcpp.choice.syntax,
+                            cw::readback::round_trip_tools_json(), lcpp.choice.options);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->message.reasoning_content, "Let me think.\n");
 
   const auto& qwq = outcomes().at("Qwen--QwQ-32B");
   EXPECT_EQ(qwq.profile.reasoning.style, "content");
