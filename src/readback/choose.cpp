@@ -137,16 +137,25 @@ void read_answer(ParserChoice& choice, const RoundTrip* answer,
   choice.answer_verdict = std::move(verdict);
 }
 
-// A template that takes reasoning out of the content (the probe's style "content": DeepSeek R1,
-// QwQ) is a thinking model's, whose output may begin inside a block it never opened (R1 often
-// skips `<think>`): a close before any other marker ends reasoning, as vLLM's deepseek_r1 parser
-// reads it, and output with no close is content (dialect field reasoning_until_close; the text is
-// held until that is known). Kept only when every proven round trip still reads back.
+// A template that takes reasoning out of the content (the probe's style "content": DeepSeek R1)
+// and whose generation prompt writes neither marker leaves it to the model to open the block, and
+// a thinking model may skip the opener (R1 often does): a close before any other marker ends
+// reasoning, as vLLM's deepseek_r1 parser reads it, and output with no close is content (dialect
+// field reasoning_until_close; the text is held until that is known, so an answer without
+// reasoning streams at its end). Not where the prompt opens the block (then it is prefilled) or
+// closes it (thinking off: EXAONE 4, DeepSeek V3.1, Gemma 4 write an empty block or a lone close,
+// and their answers stream as they come). Kept only when every proven round trip still reads
+// back.
 void read_unopened_reasoning(ParserChoice& choice, const probe::Profile& profile,
                              const std::vector<const RoundTrip*>& proven) {
   if (!choice.syntax || profile.reasoning.style != "content") return;
   parse::Dialect d = choice.syntax->data().dialect;
   if (d.think_close.empty() || d.starts_in_reasoning || d.reasoning_until_close) return;
+  const std::string prompt = profile.frame.generation_prompt.value_or("");
+  const std::string_view open = trim(d.think_open), close = trim(d.think_close);
+  if ((!open.empty() && prompt.find(open) != std::string::npos) ||
+      prompt.find(close) != std::string::npos)
+    return;
   d.reasoning_until_close = true;
   parse::Syntax framed = parse::make_syntax(d, choice.syntax->name(),
                                             choice.syntax->summary() + " reasoning_until_close");

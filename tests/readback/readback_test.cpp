@@ -465,6 +465,17 @@ TEST(Readback, ReasoningWithoutAFieldIsRead) {
     EXPECT_EQ(u->message.reasoning_content, reasoning) << text;
     EXPECT_EQ(u->message.content, content) << text;
   }
+  // Held until a close decides it only where the prompt leaves the opening to the model: where
+  // it closes the block (thinking off: EXAONE 4's `<think>\n\n</think>`, DeepSeek V3.1's lone
+  // `</think>`), an answer streams as it comes.
+  EXPECT_TRUE(cw::parse::to_json(*r1.choice.syntax).value("reasoning_until_close", false));
+  for (const char* name : {"LGAI-EXAONE--EXAONE-4.0-1.2B", "deepseek-ai--DeepSeek-V3.1"}) {
+    const auto& o = outcomes().at(name);
+    EXPECT_EQ(o.profile.reasoning.style, "content") << name;
+    ASSERT_TRUE(o.choice.syntax) << name;
+    EXPECT_FALSE(cw::parse::to_json(*o.choice.syntax).value("reasoning_until_close", false))
+        << name;
+  }
   // A template none of whose turns render (llama.cpp's R1 template raises on the conversation's
   // tool call) still gets the markers the probe measured; its prompt opens the block.
   const auto& lcpp = outcomes().at("llama-cpp--deepseek-r1");
