@@ -244,7 +244,11 @@ Row reasoning(const Input& in) {
                             ? "no reasoning markers"
                             : r.style + " " + r.open.value_or("") + " ... " + r.close.value_or("") +
                                   "; past reasoning " + (r.history_kept ? "KEPT" : "dropped") +
-                                  "; the prompt opens reasoning: " + yes_no(r.prompt_opens);
+                                  "; the prompt opens reasoning: " + yes_no(r.prompt_opens) +
+                                  // and closes it again (thinking off: `<think>\n\n</think>`)
+                                  (r.prompt_opens && in.p.thinking_controls.prompt == "closed"
+                                       ? " (and closes it: an empty block)"
+                                       : "");
   return {{},
           verdict,
           !r.history_kept,

@@ -268,4 +268,17 @@ TEST_F(CommandsCli, ThinkingOffReplacesThePromptsOpenBlock) {
   EXPECT_FALSE(json_lines(off.out).at(0).contains("reasoning_content")) << off.out;
 }
 
+// The card says where a prompt that opens reasoning closes it again (EXAONE 4, thinking off:
+// `<think>\n\n</think>`): such a prompt leaves nothing open, and the parser reads it so.
+TEST_F(CommandsCli, CardSaysThePromptClosesTheBlockItOpens) {
+  const std::string tpl = "--template '" + kData + "/templates/";
+  CliRun exaone = run("check " + tpl + "LGAI-EXAONE--EXAONE-4.0-1.2B.jinja' --card");
+  ASSERT_EQ(exaone.status, 0) << exaone.err;
+  EXPECT_TRUE(has(exaone.out, "the prompt opens reasoning: yes (and closes it: an empty block)"))
+      << exaone.out;
+  CliRun qwq = run("check " + tpl + "Qwen--QwQ-32B.jinja' --card");
+  ASSERT_EQ(qwq.status, 0) << qwq.err;
+  EXPECT_TRUE(has(qwq.out, "the prompt opens reasoning: yes |")) << qwq.out;
+}
+
 }  // namespace
