@@ -139,6 +139,9 @@ class PyGeneration {
   std::string finish_reason() const {
     return locked([&] { return std::string(generation_.finish_reason()); });
   }
+  std::size_t reasoning_tokens() const {
+    return locked([&] { return generation_.reasoning_tokens(); });
+  }
 
  private:
   Endpoint endpoint_;  // keeps the loaded state the generation reads alive
@@ -314,7 +317,8 @@ void bind_endpoint(py::module_& m) {
       .def_property_readonly("warnings", &PyGeneration::warnings)
       .def_property_readonly("stopped", &PyGeneration::stopped)
       .def_property_readonly("call_limit_reached", &PyGeneration::call_limit_reached)
-      .def_property_readonly("finish_reason", &PyGeneration::finish_reason);
+      .def_property_readonly("finish_reason", &PyGeneration::finish_reason)
+      .def_property_readonly("reasoning_tokens", &PyGeneration::reasoning_tokens);
 
   py::class_<PyEndpoint>(m, "Endpoint")
       .def(py::init<py::handle, const std::string&, std::optional<std::string>, py::handle,

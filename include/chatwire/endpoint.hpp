@@ -201,6 +201,12 @@ class Generation {
   bool call_limit_reached() const;
   // "tool_calls" when the message has calls, else "stop" when stopped, else "length".
   std::string_view finish_reason() const;
+  // The pushed ids inside reasoning blocks, counted as vLLM's reasoning parsers count them
+  // (OpenAI's usage reasoning_tokens): from after a run of the opener's ids (from the start where
+  // the prompt opened the block) up to the next run of the close's first marker's ids (or the
+  // end), markers excluded; every block (gpt-oss writes an analysis message before each call). 0
+  // where the message has no reasoning (an empty block is none) or only text was pushed.
+  std::size_t reasoning_tokens() const;
 
   struct Impl;
 

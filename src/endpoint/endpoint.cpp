@@ -498,6 +498,11 @@ struct Generation::Impl {
   std::size_t max_tool_calls = 0;
   bool cut = false;
   std::size_t emitted_content = 0, emitted_reasoning = 0;
+  // For reasoning_tokens(): the reasoning markers (an empty close: the parser has no reasoning
+  // block) and the ids pushed before a stop id.
+  const tokenize::Tokenizer* tokenizer = nullptr;
+  std::string think_open, think_close;
+  std::vector<std::uint32_t> pushed;
   // Content only and a named call's arguments: a character cut by the end of a piece, held so no
   // delta splits it (the parser holds its own).
   std::string partial_char;
@@ -733,6 +738,7 @@ Result<std::vector<Delta>> Generation::push(std::span<const std::uint32_t> ids) 
     text += *rest;
   }
   g.ids_pushed = true;
+  if (!g.think_close.empty()) g.pushed.insert(g.pushed.end(), ids.begin(), stop);
   auto deltas = g.take(text, stop_id, true);
   if (stop_id) g.stopped = true;
   return deltas;
@@ -812,6 +818,51 @@ bool Generation::stopped() const {
   return impl_->stopped;
 }
 
+std::size_t Generation::reasoning_tokens() const {
+  const Impl& g = *impl_;
+  if (g.think_close.empty() || g.pushed.empty() || !g.tokenizer) return 0;
+  // An empty block (`<think>\n\n</think>`, thinking off) is no reasoning: the message has none.
+  if (impl_->parsed().reasoning_content.empty()) return 0;
+  // Each id's place in the text, decoded again as the generation decoded it.
+  tokenize::DecodeStream decoder(*g.tokenizer);
+  std::string text;
+  std::vector<std::size_t> starts;
+  starts.reserve(g.pushed.size());
+  for (const std::uint32_t id : g.pushed) {
+    starts.push_back(text.size());
+    auto piece = decoder.push(id);
+    if (!piece) return 0;  // cannot happen: the generation decoded the same ids
+    text += *piece;
+  }
+  // The blocks: [after the opener, before the close's first marker).
+  std::vector<std::pair<std::size_t, std::size_t>> blocks;
+  const std::size_t first_open = g.think_open.empty() ? std::string::npos : text.find(g.think_open);
+  const std::size_t first_close = text.find(g.think_close);
+  std::size_t at = 0;
+  if (first_open == std::string::npos || first_close < first_open) {
+    // A block the prompt opened, or one whose opener the model skipped and the parser still read
+    // (Dialect::reasoning_until_close).
+    blocks.emplace_back(0, std::min(first_close, text.size()));
+    at = first_close == std::string::npos ? text.size() : first_close + g.think_close.size();
+  }
+  while (!g.think_open.empty() && at < text.size()) {  // gpt-oss: an analysis message per step
+    const std::size_t open = text.find(g.think_open, at);
+    if (open == std::string::npos) break;
+    const std::size_t start = open + g.think_open.size();
+    const std::size_t close = text.find(g.think_close, start);
+    blocks.emplace_back(start, std::min(close, text.size()));
+    at = close == std::string::npos ? text.size() : close + g.think_close.size();
+  }
+  std::size_t count = 0;
+  for (const std::size_t s : starts)
+    for (const auto& [begin, end] : blocks)
+      if (s >= begin && s < end) {
+        ++count;
+        break;
+      }
+  return count;
+}
+
 bool Generation::call_limit_reached() const {
   return impl_->cut;
 }
@@ -871,6 +922,21 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
     auto parser = parse::stream_parser(*syntax, tools, options);
     if (!parser) return parser.error();
     g->parser.emplace(std::move(*parser));
+    // The reasoning markers, to count reasoning tokens as vLLM does.
+    const auto fields = parse::to_json(*syntax);
+    const std::string open(strip(fields.value("think_open", std::string())));
+    // The close's first marker: what ends the block whatever follows it (a derived gpt-oss
+    // parser's close is `<|end|><|start|>assistant<|channel|>final<|message|>`, and an analysis
+    // message may end before a call instead).
+    std::string close(strip(fields.value("think_close", std::string())));
+    if (!close.empty() && (close[0] == '<' || close[0] == '['))
+      if (const auto end = close.find(close[0] == '<' ? '>' : ']'); end != std::string::npos)
+        close.resize(end + 1);
+    if (impl_->tokenizer && !close.empty()) {
+      g->tokenizer = &*impl_->tokenizer;
+      g->think_open = open;
+      g->think_close = std::move(close);
+    }
   }
   return Generation(std::move(g));
 }

@@ -194,6 +194,7 @@ Result<BackendChunk> llama_read(std::string_view data, StreamState&) {
       c.finish = "length";
     c.prompt_tokens = count(*j, "tokens_evaluated");
     c.completion_tokens = count(*j, "tokens_predicted");
+    c.cached_tokens = count(*j, "tokens_cached");
   }
   return c;
 }
@@ -230,6 +231,8 @@ Result<BackendChunk> completions_read(std::string_view data, StreamState&) {
   if (auto u = j->find("usage"); u != j->end() && u->is_object()) {
     c.prompt_tokens = count(*u, "prompt_tokens");
     c.completion_tokens = count(*u, "completion_tokens");
+    if (auto d = u->find("prompt_tokens_details"); d != u->end() && d->is_object())
+      c.cached_tokens = count(*d, "cached_tokens");
   }
   auto choices = j->find("choices");
   if (choices == j->end() || !choices->is_array())
@@ -347,6 +350,7 @@ Result<BackendChunk> sglang_read(std::string_view data, StreamState& state) {
     }
     c.prompt_tokens = count(*m, "prompt_tokens");
     c.completion_tokens = count(*m, "completion_tokens");
+    c.cached_tokens = count(*m, "cached_tokens");
     if (auto f = m->find("finish_reason"); f != m->end() && !f->is_null()) {
       c.done = true;
       const auto type = f->is_object()   ? string_field(*f, "type")

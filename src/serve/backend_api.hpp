@@ -48,7 +48,8 @@ struct BackendChunk {
   bool done = false;   // the last event of the reply
   std::string finish;  // "stop", "length" or "" (not said)
   std::optional<std::size_t> prompt_tokens, completion_tokens;
-  std::vector<TokenLogprob> logprobs;  // of the tokens this event generated
+  std::optional<std::size_t> cached_tokens;  // of the prompt, served from the backend's cache
+  std::vector<TokenLogprob> logprobs;        // of the tokens this event generated
 };
 
 // What a cumulative API (SGLang's /generate) has sent so far.

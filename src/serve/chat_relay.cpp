@@ -219,6 +219,7 @@ Result<std::string> ChatRelay::on_event(std::string_view data) {
   if (chunk->prompt_tokens && job_->prompt.ids.empty())
     usage_.prompt_tokens = *chunk->prompt_tokens;
   if (chunk->completion_tokens) backend_completion_tokens_ = chunk->completion_tokens;
+  if (chunk->cached_tokens) usage_.cached_tokens = chunk->cached_tokens;
   if (backend_finish_) return std::string();  // after the last event (usage): nothing generated
   if (chunk->done) backend_finish_ = chunk->finish;
   if (auto taken = take_logprobs(chunk->logprobs); !taken) return taken.error();
@@ -247,6 +248,7 @@ Result<std::string> ChatRelay::finish() {
   std::string out = std::move(*tail);
   const endpoint::Message& message = generation_.message();
   usage_.completion_tokens = ids_seen_ ? generated_ids_ : backend_completion_tokens_.value_or(0);
+  usage_.reasoning_tokens = generation_.reasoning_tokens();
   const std::string_view reason = finish_reason(!message.tool_calls.empty(), *backend_finish_);
   const json warnings = warnings_json(generation_.warnings());
   if (!streaming())
@@ -270,7 +272,8 @@ Result<std::string> ChatRelay::finish() {
   out += sse(finish_chunk_body(head_, reason, take_pending_logprobs(), warnings));
   if (!last_choice()) return out;  // the next choice's chunks follow
   Usage total = usage_;
-  total.completion_tokens += earlier_completion_tokens_;
+  total.completion_tokens += earlier_.completion_tokens;
+  total.reasoning_tokens += earlier_.reasoning_tokens;
   if (job_->params.include_usage) out += sse(usage_chunk_body(head_, total));
   out += "data: [DONE]\n\n";
   return out;

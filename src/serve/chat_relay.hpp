@@ -46,7 +46,10 @@ class ChatRelay {
   // stream (usage chunk, [DONE]).
   static Result<ChatRelay> start(const ChatJob& job, const Limits& limits, std::size_t choice = 0);
   // The completion tokens of the earlier choices, counted in the usage the last one reports.
-  void add_earlier_completion_tokens(std::size_t tokens) { earlier_completion_tokens_ += tokens; }
+  void add_earlier_completion_tokens(const Usage& earlier) {
+    earlier_.completion_tokens += earlier.completion_tokens;
+    earlier_.reasoning_tokens += earlier.reasoning_tokens;
+  }
 
   // One `data:` payload of the backend's reply. Returns the text to send the client now:
   // SSE events when streaming (the first call starts with the role chunk), "" otherwise.
@@ -83,7 +86,7 @@ class ChatRelay {
 
   const ChatJob* job_;
   ResponseHead head_;  // the job's, with this choice's index
-  std::size_t earlier_completion_tokens_ = 0;
+  Usage earlier_;      // n > 1: the completion and reasoning tokens of the choices before this one
   endpoint::Generation generation_;
   std::size_t max_completion_bytes_;
   std::size_t completion_bytes_ = 0;

@@ -21,10 +21,15 @@ void put_reasoning(json& out, const ResponseHead& h, const std::string& reasonin
   for (const auto& field : *h.reasoning_fields) out[field] = reasoning;
 }
 
+// OpenAI's usage; completion_tokens_details as vLLM writes it where a reasoning parser counts,
+// prompt_tokens_details only where the backend reported its cache.
 json usage_json(const Usage& u) {
-  return json{{"prompt_tokens", u.prompt_tokens},
-              {"completion_tokens", u.completion_tokens},
-              {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+  json out{{"prompt_tokens", u.prompt_tokens},
+           {"completion_tokens", u.completion_tokens},
+           {"total_tokens", u.prompt_tokens + u.completion_tokens},
+           {"completion_tokens_details", {{"reasoning_tokens", u.reasoning_tokens}}}};
+  if (u.cached_tokens) out["prompt_tokens_details"] = {{"cached_tokens", *u.cached_tokens}};
+  return out;
 }
 
 }  // namespace

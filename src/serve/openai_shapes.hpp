@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,10 @@ struct ResponseHead {
 
 struct Usage {
   std::size_t prompt_tokens = 0, completion_tokens = 0;
+  // Of the completion tokens, those inside the reasoning block (Generation::reasoning_tokens);
+  // of the prompt tokens, those the backend reported served from its cache (unknown: not said).
+  std::size_t reasoning_tokens = 0;
+  std::optional<std::size_t> cached_tokens;
 };
 
 // What the output parser reported about a choice (a call cut off, text that looked like a call,

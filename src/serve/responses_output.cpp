@@ -47,10 +47,24 @@ json call_item(const std::string& id, const json& call_id, const json& name,
           {"name", name}, {"arguments", arguments},  {"status", "completed"}};
 }
 
+// The Responses usage of a chat usage: the details objects are required by the API's clients
+// (openai-python's and async-openai's types): cached_tokens 0 where the backend did not report
+// its cache.
 json usage_of(const json& usage) {
   const auto in = usage.value("prompt_tokens", std::size_t{0});
   const auto out = usage.value("completion_tokens", std::size_t{0});
-  return {{"input_tokens", in}, {"output_tokens", out}, {"total_tokens", in + out}};
+  const json none = json::object();
+  const json& prompt =
+      usage.contains("prompt_tokens_details") ? usage["prompt_tokens_details"] : none;
+  const json& completion =
+      usage.contains("completion_tokens_details") ? usage["completion_tokens_details"] : none;
+  return {
+      {"input_tokens", in},
+      {"input_tokens_details", {{"cached_tokens", prompt.value("cached_tokens", std::size_t{0})}}},
+      {"output_tokens", out},
+      {"output_tokens_details",
+       {{"reasoning_tokens", completion.value("reasoning_tokens", std::size_t{0})}}},
+      {"total_tokens", in + out}};
 }
 
 Error internal(std::string message) {

@@ -390,7 +390,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   // finish chunk, the last one with the usage chunk and [DONE]; non-streaming choices are
   // gathered into one chat.completion.
   const std::size_t choices = job->params.n;
-  std::size_t completion_tokens = 0;
+  Usage earlier;  // the completion and reasoning tokens of the choices so far
   json gathered;  // non-streaming, n > 1
   for (std::size_t choice = 0; choice < choices && !failure && client_ok && !active.client_gone;
        ++choice) {
@@ -401,7 +401,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
         break;
       }
       relay = std::move(next);
-      relay->add_earlier_completion_tokens(completion_tokens);
+      relay->add_earlier_completion_tokens(earlier);
     }
     call = pool.call(url);
     active.backend = call.get();
@@ -458,7 +458,8 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
           gathered["choices"].push_back(std::move(body["choices"][0]));
       }
     }
-    completion_tokens += relay->usage().completion_tokens;
+    earlier.completion_tokens += relay->usage().completion_tokens;
+    earlier.reasoning_tokens += relay->usage().reasoning_tokens;
     active.backend = nullptr;
     if (choice + 1 < choices) call.reset();  // the last one is reset after the watcher ends
   }
@@ -472,9 +473,10 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   if (!failure && choices > 1 && !relay->streaming() && !reply.empty()) {
     json last = json::parse(reply);
     gathered["choices"].push_back(std::move(last["choices"][0]));
-    gathered["usage"]["completion_tokens"] = completion_tokens;
+    gathered["usage"]["completion_tokens"] = earlier.completion_tokens;
     gathered["usage"]["total_tokens"] =
-        gathered["usage"]["prompt_tokens"].get<std::size_t>() + completion_tokens;
+        gathered["usage"]["prompt_tokens"].get<std::size_t>() + earlier.completion_tokens;
+    gathered["usage"]["completion_tokens_details"]["reasoning_tokens"] = earlier.reasoning_tokens;
     reply = gathered.dump(-1, ' ', false, json::error_handler_t::replace);
   }
   if (active.shutdown && failure)
@@ -522,12 +524,12 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
       client_ok = co_await write_reply(s, r, version, keep_alive);
     }
   }
-  if (!failure) g.metrics().tokens(relay->usage().prompt_tokens, completion_tokens);
+  if (!failure) g.metrics().tokens(relay->usage().prompt_tokens, earlier.completion_tokens);
   g.metrics().request(route_name, active.client_gone ? 499 : status, seconds_since(started));
   record.status = active.client_gone ? 499 : status;
   if (failure) record.error = failure->code;
   record.prompt_tokens = relay->usage().prompt_tokens;
-  record.completion_tokens = completion_tokens;
+  record.completion_tokens = earlier.completion_tokens;
   log_access(record, started);
   g.metrics().stream_closed();
 

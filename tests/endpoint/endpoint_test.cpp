@@ -158,6 +158,31 @@ TEST_P(EndpointEndToEnd, RequestToIdsToMessage) {
   ASSERT_TRUE(tail);
   whole.add(*tail);
   EXPECT_TRUE(gen->stopped());
+  // Reasoning tokens as vLLM counts them: the ids between each reasoning opener and its close,
+  // 0 without reasoning. Counted here from the reply's encoding with offsets: the tokens that
+  // begin inside a block of the text.
+  {
+    std::size_t expected = 0;
+    if (!g["expected"].value("reasoning_content", std::string()).empty()) {
+      const std::string text = g["generated"]["text"].get<std::string>();
+      chatwire::tokenize::EncodeOptions with_offsets;
+      with_offsets.with_offsets = true;
+      auto enc = ep.tokenizer()->encode(text, with_offsets);
+      ASSERT_TRUE(enc);
+      ASSERT_EQ(enc->ids, std::vector<std::uint32_t>(generated.begin(), generated.end() - 1));
+      for (const auto& [open, close] : {std::pair<std::string, std::string>{"<think>", "</think>"},
+                                        {"<|channel|>analysis<|message|>", "<|end|>"}}) {
+        for (std::size_t at = text.find(open); at != std::string::npos;
+             at = text.find(open, at + 1)) {
+          const std::size_t begin = at + open.size();
+          const std::size_t end = std::min(text.find(close, begin), text.size());
+          for (const auto& [b, e] : enc->offsets) expected += b >= begin && b < end;
+        }
+      }
+      EXPECT_GT(expected, 0u) << text;
+    }
+    EXPECT_EQ(gen->reasoning_tokens(), expected) << g["generated"]["text"];
+  }
   const Message one_shot = gen->message();
   expect_message(one_shot, g["expected"], "one shot");
   EXPECT_EQ(gen->finish_reason(), one_shot.tool_calls.empty() ? "stop" : "tool_calls");
@@ -196,6 +221,7 @@ TEST_P(EndpointEndToEnd, RequestToIdsToMessage) {
     ASSERT_TRUE(f);
     s.add(*f);
     check_stream(s, g2->message(), "ids in chunks of " + std::to_string(k));
+    EXPECT_EQ(g2->reasoning_tokens(), gen->reasoning_tokens()) << "ids in chunks of " << k;
     if (HasFailure()) return;
   }
   const std::string text = g["generated"]["text"].get<std::string>() +

@@ -115,6 +115,10 @@ def test_generated_ids_read_back(case):
     expect_stream(whole, one_shot)
     calls = one_shot.get("tool_calls", [])
     assert gen.finish_reason == ("tool_calls" if calls else "stop")
+    # Reasoning tokens (vLLM's count, as the gateway's usage reports it): some where the reply
+    # reasons, none where it does not, fewer than the reply's tokens.
+    assert (gen.reasoning_tokens > 0) == bool(case["expected"].get("reasoning_content"))
+    assert gen.reasoning_tokens < len(generated)
     assert len({c["id"] for c in calls}) == len(calls)
     for c, exp in zip(calls, case["expected"].get("tool_calls", [])):
         if "id" not in exp:

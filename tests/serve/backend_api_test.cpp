@@ -60,6 +60,37 @@ TEST(BackendApi, LlamaCppEventsGiveIdsAndFinish) {
   EXPECT_EQ(end->completion_tokens, 2u);
 }
 
+// The prompt tokens a backend served from its cache, where it says so (OpenAI's
+// prompt_tokens_details.cached_tokens in the gateway's usage); nothing where it does not.
+TEST(BackendApi, CachedPromptTokensAreReadWhereReported) {
+  cs::StreamState st;
+  auto llama = cs::backend_api_row(cs::BackendApi::llama_cpp)
+                   .read(R"({"content":"","stop":true,"stop_type":"eos","tokens_cached":5})", st);
+  ASSERT_TRUE(llama);
+  EXPECT_EQ(llama->cached_tokens, 5u);
+  cs::StreamState st2;
+  auto openai = cs::backend_api_row(cs::BackendApi::openai)
+                    .read(R"({"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 2,
+                              "prompt_tokens_details": {"cached_tokens": 8}}})",
+                          st2);
+  ASSERT_TRUE(openai);
+  EXPECT_EQ(openai->cached_tokens, 8u);
+  cs::StreamState st3;
+  auto bare =
+      cs::backend_api_row(cs::BackendApi::openai)
+          .read(R"({"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 2}})", st3);
+  ASSERT_TRUE(bare);
+  EXPECT_FALSE(bare->cached_tokens.has_value());
+  cs::StreamState st4;
+  auto sglang =
+      cs::backend_api_row(cs::BackendApi::sglang)
+          .read(R"({"text":"a","output_ids":[1],"meta_info":{"finish_reason":{"type":"stop"},
+                              "prompt_tokens":4,"completion_tokens":1,"cached_tokens":3}})",
+                st4);
+  ASSERT_TRUE(sglang);
+  EXPECT_EQ(sglang->cached_tokens, 3u);
+}
+
 TEST(BackendApi, SglangCumulativeEventsAreDifferenced) {
   const auto& row = cs::backend_api_row(cs::BackendApi::sglang);
   cs::StreamState st;

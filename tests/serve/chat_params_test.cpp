@@ -160,7 +160,11 @@ TEST(OpenAIShapes, CompletionWithCallsHasNullContentAndParameterlessArguments) {
   chatwire::endpoint::Message m;
   m.reasoning_content = "why";
   m.tool_calls.push_back({"call_1", "now", ""});
-  auto j = json::parse(cs::completion_body(head(), m, "tool_calls", {3, 4}));
+  cs::Usage usage;
+  usage.prompt_tokens = 3;
+  usage.completion_tokens = 4;
+  usage.reasoning_tokens = 2;
+  auto j = json::parse(cs::completion_body(head(), m, "tool_calls", usage));
   const auto& msg = j["choices"][0]["message"];
   EXPECT_EQ(msg["content"], nullptr);
   EXPECT_EQ(msg["reasoning_content"], "why");
@@ -168,6 +172,8 @@ TEST(OpenAIShapes, CompletionWithCallsHasNullContentAndParameterlessArguments) {
   EXPECT_EQ(msg["tool_calls"][0]["function"]["arguments"], "{}");
   EXPECT_EQ(j["choices"][0]["finish_reason"], "tool_calls");
   EXPECT_EQ(j["usage"]["total_tokens"], 7);
+  EXPECT_EQ(j["usage"]["completion_tokens_details"]["reasoning_tokens"], 2);
+  EXPECT_FALSE(j["usage"].contains("prompt_tokens_details"));  // the backend said nothing
   EXPECT_EQ(j["object"], "chat.completion");
 }
 
@@ -191,9 +197,15 @@ TEST(OpenAIShapes, ChunksFollowOpenAIsStreamingShape) {
   auto f = json::parse(cs::finish_chunk_body(head(), "stop"));
   EXPECT_EQ(f["choices"][0]["delta"], json::object());
   EXPECT_EQ(f["choices"][0]["finish_reason"], "stop");
-  auto u = json::parse(cs::usage_chunk_body(head(), {1, 2}));
+  cs::Usage usage;
+  usage.prompt_tokens = 1;
+  usage.completion_tokens = 2;
+  usage.cached_tokens = 1;
+  auto u = json::parse(cs::usage_chunk_body(head(), usage));
   EXPECT_EQ(u["choices"], json::array());
   EXPECT_EQ(u["usage"]["completion_tokens"], 2);
+  EXPECT_EQ(u["usage"]["prompt_tokens_details"]["cached_tokens"], 1);
+  EXPECT_EQ(u["usage"]["completion_tokens_details"]["reasoning_tokens"], 0);
   EXPECT_EQ(cs::sse("{}"), "data: {}\n\n");
 }
 

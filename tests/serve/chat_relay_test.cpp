@@ -634,7 +634,9 @@ TEST(ChatRelay, TheOtherBackendsStreamsAreRelayedToo) {
       {cs::BackendApi::openai,
        {R"({"choices": [{"index": 0, "text": "Hel", "finish_reason": null}]})",
         R"({"choices": [{"index": 0, "text": "lo", "finish_reason": "stop"}]})",
-        R"({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2}})", "[DONE]"}},
+        R"({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2,
+            "prompt_tokens_details": {"cached_tokens": 1}}})",
+        "[DONE]"}},
       {cs::BackendApi::sglang,  // cumulative text
        {R"({"text": "Hel", "meta_info": {"finish_reason": null}})",
         R"({"text": "Hello", "meta_info": {"finish_reason": {"type": "stop"},
@@ -659,6 +661,9 @@ TEST(ChatRelay, TheOtherBackendsStreamsAreRelayedToo) {
     EXPECT_EQ(content, "Hello");
     EXPECT_EQ(finish, "stop");
     EXPECT_EQ(out.usage.completion_tokens, 2u);
+    // The cache the backend reported reaches the usage; nothing where it reported none.
+    EXPECT_EQ(out.usage.cached_tokens,
+              c.api == cs::BackendApi::openai ? std::optional<std::size_t>(1) : std::nullopt);
   }
 }
 

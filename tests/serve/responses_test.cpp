@@ -227,6 +227,20 @@ json without_ids(json items) {
   return items;
 }
 
+// The chat usage's details carry over: reasoning tokens counted by the Endpoint, cached tokens
+// the backend reported.
+TEST(ResponsesWriter, UsageDetailsCarryOver) {
+  json completion = json::parse(kCompletion);
+  completion["usage"]["completion_tokens_details"] = {{"reasoning_tokens", 5}};
+  completion["usage"]["prompt_tokens_details"] = {{"cached_tokens", 4}};
+  cs::ResponsesWriter writer(mapped(R"({"input": "weather?"})"), "qwen3", 1700000000);
+  auto whole = writer.from_completion(completion.dump());
+  ASSERT_TRUE(whole) << whole.error().to_string();
+  const json usage = json::parse(*whole)["usage"];
+  EXPECT_EQ(usage["output_tokens_details"]["reasoning_tokens"], 5);
+  EXPECT_EQ(usage["input_tokens_details"]["cached_tokens"], 4);
+}
+
 TEST(ResponsesWriter, TheStreamReadBackIsTheWholeResponse) {
   auto request = mapped(R"({"input": "weather?", "metadata": {"k": "v"}})");
   cs::ResponsesWriter whole_writer(request, "qwen3", 1700000000);
@@ -238,8 +252,11 @@ TEST(ResponsesWriter, TheStreamReadBackIsTheWholeResponse) {
   EXPECT_EQ(response["model"], "qwen3");
   EXPECT_EQ(response["created_at"], 1700000000);
   EXPECT_EQ(response["metadata"]["k"], "v");
-  EXPECT_EQ(response["usage"],
-            json::parse(R"({"input_tokens": 10, "output_tokens": 7, "total_tokens": 17})"));
+  // The details objects are always there (openai-python's and async-openai's types require
+  // them); the chat usage here reports neither a cache nor reasoning counts.
+  EXPECT_EQ(response["usage"], json::parse(R"({"input_tokens": 10,
+      "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 7,
+      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 17})"));
   EXPECT_EQ(response["warnings"][0]["code"], "stray_marker");
   const json items = json::parse(R"([
       {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "Two calls."}], "status": "completed"},

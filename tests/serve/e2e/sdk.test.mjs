@@ -116,6 +116,10 @@ for (const model of MODELS) {
     test("answer (with reasoning where scripted), non-streaming and streamed", async () => {
       const r = await client.chat.completions.create(request(answer, model));
       assert.equal(r.choices[0].finish_reason, "stop");
+      // Reasoning tokens counted where the reply reasons (completion_tokens_details, as vLLM).
+      const counted = r.usage.completion_tokens_details.reasoning_tokens;
+      assert.equal(counted > 0, Boolean(answer.expected.reasoning_content), `${counted}`);
+      assert.ok(counted < r.usage.completion_tokens);
       checkMessage(model, r.choices[0].message, answer.expected, r.choices[0].message.reasoning_content);
       const { chunks, final, reasoning } = await streamed(request(answer, model));
       checkChunks(chunks, "stop");
@@ -359,6 +363,11 @@ describe("Responses API (POST /v1/responses, Qwen3 and gpt-oss)", () => {
         assert.equal(types.at(-1), "response.completed");
         assert.equal(final.usage.input_tokens, c.prompt.ids.length);
         for (const i of final.output) assert.equal(i.status, "completed");
+        // The usage details the API's typed clients require, the same whole and streamed.
+        assert.equal(whole.usage.input_tokens_details.cached_tokens, 0);  // not reported
+        const counted = whole.usage.output_tokens_details.reasoning_tokens;
+        assert.equal(counted > 0, Boolean(c.expected.reasoning_content), `${counted}`);
+        assert.deepEqual(final.usage, whole.usage);
       });
     }
   }
