@@ -823,8 +823,11 @@ std::size_t Generation::reasoning_tokens() const {
   if (g.think_close.empty() || g.pushed.empty() || !g.tokenizer) return 0;
   // An empty block (`<think>\n\n</think>`, thinking off) is no reasoning: the message has none.
   if (impl_->parsed().reasoning_content.empty()) return 0;
-  // Each id's place in the text, decoded again as the generation decoded it.
-  tokenize::DecodeStream decoder(*g.tokenizer);
+  // Each id's place in the text, decoded again one id at a time, without transformers' clean-up
+  // (which holds text back after a space, so a place would lag behind its id).
+  tokenize::DecodeOptions exact;
+  exact.clean_up_tokenization_spaces = false;
+  tokenize::DecodeStream decoder(*g.tokenizer, exact);
   std::string text;
   std::vector<std::size_t> starts;
   starts.reserve(g.pushed.size());
@@ -853,13 +856,13 @@ std::size_t Generation::reasoning_tokens() const {
     blocks.emplace_back(start, std::min(close, text.size()));
     at = close == std::string::npos ? text.size() : close + g.think_close.size();
   }
-  std::size_t count = 0;
-  for (const std::size_t s : starts)
-    for (const auto& [begin, end] : blocks)
-      if (s >= begin && s < end) {
-        ++count;
-        break;
-      }
+  // Both lists are in text order: one pass over the two.
+  std::size_t count = 0, b = 0;
+  for (const std::size_t s : starts) {
+    while (b < blocks.size() && blocks[b].second <= s) ++b;
+    if (b == blocks.size()) break;
+    count += s >= blocks[b].first;
+  }
   return count;
 }
 

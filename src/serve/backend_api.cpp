@@ -194,7 +194,6 @@ Result<BackendChunk> llama_read(std::string_view data, StreamState&) {
       c.finish = "length";
     c.prompt_tokens = count(*j, "tokens_evaluated");
     c.completion_tokens = count(*j, "tokens_predicted");
-    c.cached_tokens = count(*j, "tokens_cached");
   }
   return c;
 }

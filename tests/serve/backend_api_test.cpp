@@ -63,11 +63,13 @@ TEST(BackendApi, LlamaCppEventsGiveIdsAndFinish) {
 // The prompt tokens a backend served from its cache, where it says so (OpenAI's
 // prompt_tokens_details.cached_tokens in the gateway's usage); nothing where it does not.
 TEST(BackendApi, CachedPromptTokensAreReadWhereReported) {
+  // llama.cpp's tokens_cached is the whole KV cache (prompt and generated tokens), not the
+  // prompt tokens reused: not read.
   cs::StreamState st;
   auto llama = cs::backend_api_row(cs::BackendApi::llama_cpp)
                    .read(R"({"content":"","stop":true,"stop_type":"eos","tokens_cached":5})", st);
   ASSERT_TRUE(llama);
-  EXPECT_EQ(llama->cached_tokens, 5u);
+  EXPECT_FALSE(llama->cached_tokens.has_value());
   cs::StreamState st2;
   auto openai = cs::backend_api_row(cs::BackendApi::openai)
                     .read(R"({"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 2,
