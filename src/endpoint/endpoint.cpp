@@ -16,6 +16,7 @@
 #include "chatwire/readback_json.hpp"
 #include "chatwire/tokenized.hpp"
 #include "endpoint/internal.hpp"
+#include "parse/internal.hpp"
 #include "util/json_text.hpp"
 #include "util/utf8.hpp"
 
@@ -926,19 +927,18 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
     if (!parser) return parser.error();
     g->parser.emplace(std::move(*parser));
     // The reasoning markers, to count reasoning tokens as vLLM does.
-    const auto fields = parse::to_json(*syntax);
-    const std::string open(strip(fields.value("think_open", std::string())));
+    const parse::Dialect& dialect = syntax->data().dialect;
     // The close's first marker: what ends the block whatever follows it (a derived gpt-oss
     // parser's close is `<|end|><|start|>assistant<|channel|>final<|message|>`, and an analysis
     // message may end before a call instead).
-    std::string close(strip(fields.value("think_close", std::string())));
+    std::string_view close = strip(dialect.think_close);
     if (!close.empty() && (close[0] == '<' || close[0] == '['))
-      if (const auto end = close.find(close[0] == '<' ? '>' : ']'); end != std::string::npos)
-        close.resize(end + 1);
+      if (const auto end = close.find(close[0] == '<' ? '>' : ']'); end != std::string_view::npos)
+        close = close.substr(0, end + 1);
     if (impl_->tokenizer && !close.empty()) {
       g->tokenizer = &*impl_->tokenizer;
-      g->think_open = open;
-      g->think_close = std::move(close);
+      g->think_open = strip(dialect.think_open);
+      g->think_close = close;
     }
   }
   return Generation(std::move(g));
