@@ -95,14 +95,15 @@ std::string answer_lead(const RoundTrip& answer, const parse::Syntax& syntax) {
 }
 
 // The chosen parser with `d` in place of its dialect (`added` joins its summary), tried on every
-// round trip of `proven` and on `extra`, and recorded as tried: it becomes the choice when it
-// reads them all back and `also` (when given) finds nothing wrong with it. Returns the verdict.
+// round trip of `proven` and on `extra` (when given), and recorded as tried: it becomes the
+// choice when it reads them all back and `also` (when given) finds nothing wrong with it.
+// Returns the verdict.
 std::string try_framing(ParserChoice& choice, const parse::Dialect& d, const std::string& added,
-                        std::vector<const RoundTrip*> proven, const RoundTrip& extra,
+                        std::vector<const RoundTrip*> proven, const RoundTrip* extra,
                         const std::function<std::string(const parse::Syntax&)>& also = {}) {
   parse::Syntax framed =
       parse::make_syntax(d, choice.syntax->name(), choice.syntax->summary() + added);
-  proven.push_back(&extra);
+  if (extra != nullptr) proven.push_back(extra);
   std::string verdict = check_all(framed, proven, choice.options);
   if (verdict.empty() && also) verdict = also(framed);
   choice.tried.push_back({"derived", framed, verdict});
@@ -130,7 +131,7 @@ void read_answer(ParserChoice& choice, const RoundTrip* answer,
       (header ? d.content_name : d.answer_open) = lead;
       const std::string added =
           (header ? " content_name=" : " answer=") + nlohmann::json(lead).dump();
-      if (try_framing(choice, d, added, proven, *answer).empty()) verdict.clear();
+      if (try_framing(choice, d, added, proven, answer).empty()) verdict.clear();
     }
   }
   choice.answer_read_back = verdict.empty();
@@ -157,11 +158,7 @@ void read_unopened_reasoning(ParserChoice& choice, const probe::Profile& profile
       prompt.find(close) != std::string::npos)
     return;
   d.reasoning_until_close = true;
-  parse::Syntax framed = parse::make_syntax(d, choice.syntax->name(),
-                                            choice.syntax->summary() + " reasoning_until_close");
-  std::string verdict = check_all(framed, proven, choice.options);
-  choice.tried.push_back({"derived", framed, verdict});
-  if (verdict.empty()) choice.syntax = std::move(framed);
+  try_framing(choice, d, " reasoning_until_close", proven, nullptr);
 }
 
 // Newlines a template writes around a turn's content are layout where the chosen parser leaves
@@ -199,7 +196,7 @@ void frame_layout(ParserChoice& choice, Layout where, const RoundTrip& trip,
     d.newlines_after_think_close = true;
     added = " newlines_after_think_close";
   }
-  try_framing(choice, d, added, std::move(proven), trip, [&](const parse::Syntax& framed) {
+  try_framing(choice, d, added, std::move(proven), &trip, [&](const parse::Syntax& framed) {
     return exact(framed) == want ? std::string() : "the content keeps the layout";
   });
 }
@@ -214,7 +211,7 @@ void read_bare_calls_anywhere(ParserChoice& choice, const RoundTrip& trip,
   parse::Dialect d = choice.syntax->data().dialect;
   if (!d.bare_json || d.bare_anywhere) return;
   d.bare_anywhere = true;
-  if (!try_framing(choice, d, " bare_anywhere", std::move(proven), trip).empty()) return;
+  if (!try_framing(choice, d, " bare_anywhere", std::move(proven), &trip).empty()) return;
   choice.content_calls_read_back = true;
   choice.content_calls_verdict.clear();
 }
@@ -241,7 +238,7 @@ void read_turn_before_calls(ParserChoice& choice, const RoundTrip& trip,
   if (trim(layout) != trim(d.think_close)) return;
   d.layout_before_calls = layout;
   const std::string added = " layout_before_calls=" + nlohmann::json(layout).dump();
-  if (!try_framing(choice, d, added, std::move(proven), trip).empty()) return;
+  if (!try_framing(choice, d, added, std::move(proven), &trip).empty()) return;
   choice.content_calls_read_back = true;
   choice.content_calls_verdict.clear();
 }
