@@ -1159,6 +1159,18 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
     gp = frame["generation_prompt"] or ""
     openers = [reasoning["open"]] if reasoning["style"] == "tags" and reasoning["open"] else REASONING_OPENERS
     reasoning["prompt_opens"] = any(o in gp for o in openers)
+    # A template that writes no reasoning of any turn but whose generation prompt opens a block
+    # with a known opener (OLMo 3 Think): style "prompt", the prompt's last known opener and
+    # its pair's closer.
+    if reasoning["style"] == "none" and reasoning["prompt_opens"]:
+        last = None
+        for opener, closer in zip(REASONING_OPENERS, REASONING_CLOSERS):
+            at = gp.rfind(opener)
+            if at < 0 or (last is not None and at < last):
+                continue
+            last = at
+            reasoning["open"], reasoning["close"] = opener, closer
+        reasoning["style"] = "prompt"
     profile["reasoning"] = {k: reasoning[k] for k in
                             ("history_kept", "style", "field", "open", "close", "prompt_opens")}
     profile["system"] = system

@@ -88,7 +88,7 @@ def calls_turn(profile, calls, rule):
                                          "arguments": ARGUMENT_TEXTS[i] if string_args
                                          else json.loads(ARGUMENT_TEXTS[i])}}
                            for i in range(calls)]}
-    if profile["reasoning"]["style"] not in ("none", "content"):
+    if profile["reasoning"]["style"] in ("tags", "channel"):
         turn[profile["reasoning"].get("field") or "reasoning_content"] = REASONING
     return turn
 
@@ -138,8 +138,9 @@ def round_trips(source, profile):
                 break
         out.append(t)
     reasoning = profile["reasoning"]
-    if reasoning["style"] == "content":
-        # The template takes reasoning from the content: written there between its markers.
+    if reasoning["style"] in ("content", "prompt"):
+        # The template takes reasoning from the content, or renders none of its own (only its
+        # generation prompt opens a block): written in the content between its markers.
         out.append(trip(source, profile, "reasoning",
                         {"role": "assistant",
                          "content": (reasoning["open"] or "") + REASONING + (reasoning["close"] or "") + ANSWER}))

@@ -97,9 +97,11 @@ struct ToolResults {
 };
 
 struct Reasoning {
-  bool history_kept = false;         // a past turn's reasoning is rendered
-  std::string style = "none";        // "tags", "channel", "content" (taken from content), "none"
-  std::optional<std::string> field;  // "reasoning_content" or "thinking": which one renders
+  bool history_kept = false;  // a past turn's reasoning is rendered
+  // "tags", "channel", "content" (taken from content), "prompt" (only the generation prompt
+  // opens it, with a known opener), "none"
+  std::string style = "none";
+  std::optional<std::string> field;        // "reasoning_content" or "thinking": which one renders
   std::optional<std::string> open, close;  // the markers around the current turn's reasoning
   bool prompt_opens = false;               // the generation prompt already opens reasoning
 };

@@ -1576,6 +1576,21 @@ Profile probe_with(const SpanRenderFunction& render, const std::vector<std::stri
   } else {
     for (std::string_view o : kReasoningOpeners) p.reasoning.prompt_opens |= text::contains(gp, o);
   }
+  // A template that writes no reasoning of any turn but whose generation prompt opens a block
+  // with a known opener (OLMo 3 Think: `<|im_start|>assistant\n<think>`): the model closes it
+  // with that opener's closer, which a parser must read (style "prompt"; the prompt's last
+  // known opener, its pair's closer).
+  if (p.reasoning.style == "none" && p.reasoning.prompt_opens) {
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < std::size(kReasoningOpeners); ++i) {
+      const std::size_t at = gp.rfind(kReasoningOpeners[i]);
+      if (at == std::string::npos || (p.reasoning.open && at < last)) continue;
+      last = at;
+      p.reasoning.open = std::string(kReasoningOpeners[i]);
+      p.reasoning.close = std::string(kReasoningClosers[i]);
+    }
+    p.reasoning.style = "prompt";
+  }
   const Measured measured{pattern.get(), names, tool_chat};
   for (const auto& axis : kCapabilityAxes) axis.measure(r, measured, p);
 

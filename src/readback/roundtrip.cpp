@@ -39,7 +39,7 @@ Json base_messages(const probe::Profile& p) {
 // Whether the template renders a turn's reasoning from a message field (the probe's styles "tags"
 // and "channel"), not from markers in the content.
 bool reasoning_in_field(const probe::Profile& p) {
-  return p.reasoning.style != "none" && p.reasoning.style != "content";
+  return p.reasoning.style == "tags" || p.reasoning.style == "channel";
 }
 
 std::string reasoning_field(const probe::Profile& p) {
@@ -72,8 +72,8 @@ Json calls_turn(const probe::Profile& p, std::size_t calls, const std::string& i
 }
 
 // The answer with its reasoning: in the field the template renders, or, where the template
-// takes reasoning from the content (style "content": DeepSeek R1, QwQ), written there between
-// its markers as the model writes it.
+// takes reasoning from the content (style "content": DeepSeek R1, QwQ) or renders none of its
+// own (style "prompt": OLMo 3 Think), written there between its markers as the model writes it.
 Json reasoning_turn(const probe::Profile& p) {
   Json turn = {{"role", "assistant"}, {"content", kAnswer}};
   if (reasoning_in_field(p))

@@ -362,8 +362,13 @@ TEST(Readback, CraftedShapesReadBack) {
   EXPECT_TRUE(cc.calls_read_back) << cc.verdict;
   EXPECT_TRUE(cc.answer_read_back) << cc.answer_verdict;
   EXPECT_TRUE(cc.content_calls_read_back) << cc.content_calls_verdict;
+  // The reasoning round trip (style "prompt": its reasoning written in the content) begins
+  // with the block the model opens, not with the prompt's close.
   for (const auto& t : cc.trips)
-    EXPECT_EQ(t.generated.find("</think>"), std::string::npos) << t.kind << ": " << t.generated;
+    if (t.kind == "reasoning")
+      EXPECT_TRUE(t.generated.starts_with("<think>")) << t.generated;
+    else
+      EXPECT_EQ(t.generated.find("</think>"), std::string::npos) << t.kind << ": " << t.generated;
   // Content beside calls written as a turn of its own, ended by the text of the reasoning close
   // (HyperCLOVAX SEED Think 14B's shape): that text is layout before the calls, so the content
   // reads back exactly, without the turn boundary.
@@ -485,6 +490,19 @@ TEST(Readback, ReasoningWithoutAFieldIsRead) {
                             cw::readback::round_trip_tools_json(), lcpp.choice.options);
   ASSERT_TRUE(l);
   EXPECT_EQ(l->message.reasoning_content, "Let me think.\n");
+  // A template that writes no reasoning of any turn, whose generation prompt opens a block with
+  // a known opener (OLMo 3 Think's `<|im_start|>assistant\n<think>`): style "prompt", the
+  // opener's pair closes it, and reasoning written in a turn's content reads back.
+  const auto& olmo = outcomes().at("trl--olmo3");
+  EXPECT_EQ(olmo.profile.reasoning.style, "prompt");
+  EXPECT_EQ(olmo.profile.reasoning.close, "</think>");
+  EXPECT_TRUE(olmo.choice.reasoning_read_back) << olmo.choice.verdict;
+  EXPECT_TRUE(olmo.choice.options.reasoning_prefilled);
+  auto o = cw::parse::parse("Let me think.</think>The answer is 4.", *olmo.choice.syntax,
+                            cw::readback::round_trip_tools_json(), olmo.choice.options);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->message.reasoning_content, "Let me think.");
+  EXPECT_EQ(o->message.content, "The answer is 4.");
 
   const auto& qwq = outcomes().at("Qwen--QwQ-32B");
   EXPECT_EQ(qwq.profile.reasoning.style, "content");
@@ -502,18 +520,20 @@ TEST(Readback, ReasoningWithoutAFieldIsRead) {
 }
 
 // A generation prompt that opens and closes an empty block with markers the template shows
-// nowhere else (DeepSeek V3.2's llama.cpp template, thinking off: `<｜Assistant｜><think></think>`)
-// leaves nothing open: its turns are read from the content, so the `deepseek_v32` row reads its
-// plain answer back too. With markers the template shows (EXAONE 4 takes `<think>..</think>`
-// out of past turns; its prompt writes `<think>\n\n</think>\n\n`) nothing is open either.
+// nowhere else (DeepSeek V3.2's llama.cpp template, thinking off: `<｜Assistant｜><think></think>`;
+// style "prompt") leaves nothing open: its turns are read from the content, so the
+// `deepseek_v32` row reads its plain answer back too. With markers the template shows (EXAONE 4
+// takes `<think>..</think>` out of past turns; its prompt writes `<think>\n\n</think>\n\n`)
+// nothing is open either.
 TEST(Readback, PromptClosingAnEmptyBlockLeavesNothingOpen) {
-  for (const auto& [name, row, measured] :
-       {std::tuple{"deepseek-ai--DeepSeek-V3.2--llamacpp", "deepseek_v32", false},
-        std::tuple{"LGAI-EXAONE--EXAONE-4.0-1.2B", "hermes", true}}) {
+  for (const auto& [name, row, style] :
+       {std::tuple{"deepseek-ai--DeepSeek-V3.2--llamacpp", "deepseek_v32", "prompt"},
+        std::tuple{"LGAI-EXAONE--EXAONE-4.0-1.2B", "hermes", "content"}}) {
     SCOPED_TRACE(name);
     auto it = outcomes().find(name);
     ASSERT_NE(it, outcomes().end());
-    EXPECT_EQ(it->second.profile.reasoning.open.has_value(), measured);
+    EXPECT_EQ(it->second.profile.reasoning.style, style);
+    EXPECT_EQ(it->second.profile.reasoning.open, "<think>");
     EXPECT_TRUE(it->second.profile.reasoning.prompt_opens);
     EXPECT_FALSE(it->second.choice.options.reasoning_prefilled);
     const auto* answer = find_trip(it->second.choice, "answer");
