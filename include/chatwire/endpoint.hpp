@@ -155,6 +155,12 @@ struct Message {                  // the final assistant message
   std::vector<ToolCall> tool_calls;
 };
 
+// Whether the message has calls and every one is whole: its arguments a JSON object ("" counts as
+// "{}"). A call the output cut off, or whose arguments the model wrote malformed, is kept as
+// written (nothing is dropped) but is not one a client can run: its finish reason is not
+// "tool_calls".
+bool calls_are_whole(const Message& message);
+
 struct ToolCallDelta {
   std::size_t index = 0;  // the call's position in this response
   std::string id;         // on the call's first delta only
@@ -199,7 +205,8 @@ class Generation {
   // Prompt::max_tool_calls reached: a further call began and the generation ended there (the
   // engine can stop generating).
   bool call_limit_reached() const;
-  // "tool_calls" when the message has calls, else "stop" when stopped, else "length".
+  // "tool_calls" when the message's calls are whole (calls_are_whole), else "stop" when stopped,
+  // else "length".
   std::string_view finish_reason() const;
   // The pushed ids inside reasoning blocks, counted as vLLM's reasoning parsers count them
   // (OpenAI's usage reasoning_tokens): from after a run of the opener's ids (from the start where

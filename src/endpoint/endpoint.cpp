@@ -871,8 +871,18 @@ bool Generation::call_limit_reached() const {
   return impl_->cut;
 }
 
+bool calls_are_whole(const Message& message) {
+  if (message.tool_calls.empty()) return false;
+  for (const auto& call : message.tool_calls) {
+    if (call.arguments.empty()) continue;
+    const json arguments = json::parse(call.arguments, nullptr, false);
+    if (!arguments.is_object()) return false;
+  }
+  return true;
+}
+
 std::string_view Generation::finish_reason() const {
-  if (!impl_->parsed().tool_calls.empty()) return "tool_calls";
+  if (calls_are_whole(message())) return "tool_calls";
   return impl_->stopped ? "stop" : "length";
 }
 

@@ -29,11 +29,12 @@ Error backend_error(std::string message) {
 
 }  // namespace
 
-std::string_view finish_reason(bool has_tool_calls, std::string_view backend_finish) noexcept {
+std::string_view finish_reason(bool whole_calls, std::string_view backend_finish) noexcept {
   // The token limit first, as OpenAI reports it: a call it cut off is not whole, and a client
-  // that sees tool_calls runs the call (vLLM says tool_calls here).
+  // that sees tool_calls runs the call (vLLM says tool_calls here). For the same reason calls
+  // cut off by a stop, or written malformed, leave the reply "stop" (endpoint::calls_are_whole).
   if (backend_finish == "length") return "length";
-  if (has_tool_calls) return "tool_calls";
+  if (whole_calls) return "tool_calls";
   return "stop";
 }
 
@@ -249,7 +250,8 @@ Result<std::string> ChatRelay::finish() {
   const endpoint::Message& message = generation_.message();
   usage_.completion_tokens = ids_seen_ ? generated_ids_ : backend_completion_tokens_.value_or(0);
   usage_.reasoning_tokens = generation_.reasoning_tokens();
-  const std::string_view reason = finish_reason(!message.tool_calls.empty(), *backend_finish_);
+  const std::string_view reason =
+      finish_reason(endpoint::calls_are_whole(message), *backend_finish_);
   const json warnings = warnings_json(generation_.warnings());
   if (!streaming())
     return completion_body(head_, message, reason, usage_,

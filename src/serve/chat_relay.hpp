@@ -36,9 +36,9 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
                           std::size_t max_json_depth = 512,
                           std::size_t max_choices = Limits{}.max_choices);
 
-// tool_calls whenever calls were parsed, length when the backend stopped on its token limit,
-// else stop.
-std::string_view finish_reason(bool has_tool_calls, std::string_view backend_finish) noexcept;
+// length when the backend stopped on its token limit, else tool_calls when the message's calls
+// are whole (endpoint::calls_are_whole), else stop.
+std::string_view finish_reason(bool whole_calls, std::string_view backend_finish) noexcept;
 
 class ChatRelay {
  public:

@@ -41,10 +41,14 @@ json message_item(const std::string& id, const std::string& text) {
           {"status", "completed"},
           {"content", json::array({text_part(text)})}};
 }
+// A call whose arguments are no JSON object (cut off by the output's end, or malformed) is
+// "incomplete": kept as written, but not one a client can run (endpoint::calls_are_whole).
 json call_item(const std::string& id, const json& call_id, const json& name,
                const std::string& arguments) {
-  return {{"id", id},     {"type", "function_call"}, {"call_id", call_id},
-          {"name", name}, {"arguments", arguments},  {"status", "completed"}};
+  const bool whole = arguments.empty() || json::parse(arguments, nullptr, false).is_object();
+  return {
+      {"id", id},     {"type", "function_call"}, {"call_id", call_id},
+      {"name", name}, {"arguments", arguments},  {"status", whole ? "completed" : "incomplete"}};
 }
 
 // The Responses usage of a chat usage: the details objects are required by the API's clients

@@ -707,6 +707,46 @@ TEST(FinishReason, TheBackendsLengthWinsThenToolCallsThenStop) {
   EXPECT_EQ(cs::finish_reason(false, ""), "stop");
 }
 
+// A call the output cut off (the model's eos or a stop string inside its arguments) or wrote
+// malformed is kept as written with a warning, but the reply does not say tool_calls: a client
+// that sees tool_calls runs the call, and its arguments are no JSON (vLLM's hermes parser
+// returns such output as content, finish_reason stop).
+TEST(FinishReason, CallsThatAreNotWholeAreNotToolCalls) {
+  auto models = qwen3();
+  const std::vector<std::string> cut = {"<tool_call>\n",
+                                        R"({"name": "get_weather", "arguments": {"city": "Par)"};
+  const std::vector<std::string> whole = {
+      "<tool_call>\n", R"({"name": "get_weather", "arguments": {"city": "Paris", "days": 1}})",
+      "\n</tool_call>"};
+  for (bool stream : {false, true})
+    for (const auto& [pieces, want] : {std::pair{cut, "stop"}, std::pair{whole, "tool_calls"}}) {
+      auto job = cs::plan_chat(models, request(stream ? R"(, "stream": true)" : ""));
+      ASSERT_TRUE(job);
+      auto out = relay(*job, llama_text_events(pieces));
+      ASSERT_FALSE(out.error) << out.error->message;
+      json choice;
+      if (stream) {
+        for (const auto& e : sse_events(out.text))
+          if (e != "[DONE]" && !e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null())
+            choice = e["choices"][0];
+      } else {
+        choice = json::parse(out.text)["choices"][0];
+        ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << out.text;  // kept as written
+      }
+      EXPECT_EQ(choice["finish_reason"], want) << out.text;
+    }
+  chatwire::endpoint::Message m;
+  EXPECT_FALSE(chatwire::endpoint::calls_are_whole(m));
+  m.tool_calls.push_back({"call_1", "f", ""});  // a parameterless call
+  EXPECT_TRUE(chatwire::endpoint::calls_are_whole(m));
+  m.tool_calls.push_back({"call_2", "g", R"({"a": 1})"});
+  EXPECT_TRUE(chatwire::endpoint::calls_are_whole(m));
+  m.tool_calls.push_back({"call_3", "h", R"({"a": )"});
+  EXPECT_FALSE(chatwire::endpoint::calls_are_whole(m));
+  m.tool_calls.back().arguments = "[1]";
+  EXPECT_FALSE(chatwire::endpoint::calls_are_whole(m));
+}
+
 bool alphanumeric(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isalnum(c); });
 }

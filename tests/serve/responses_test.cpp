@@ -384,6 +384,34 @@ TEST(ResponsesWriter, ALengthStopIsIncompleteAndAFailureIsAnErrorThenFailed) {
   EXPECT_EQ(failed[1]["response"]["status"], "failed");
   EXPECT_EQ(failed[1]["response"]["error"]["message"], "the backend went away");
 
+  // A call cut off inside its arguments (by a stop, or malformed) is kept as written, in an
+  // item marked incomplete: a client runs completed calls only.
+  cs::ResponsesWriter cut(request, "m", 1);
+  auto cut_body = cut.from_completion(
+      R"({"choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls":
+          [{"id": "call_a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+           {"id": "call_b", "type": "function", "function": {"name": "g", "arguments": "{\"x\": "}}]},
+          "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}})");
+  ASSERT_TRUE(cut_body);
+  const json items = json::parse(*cut_body)["output"];
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0]["status"], "completed");
+  EXPECT_EQ(items[1]["status"], "incomplete");
+  EXPECT_EQ(items[1]["arguments"], "{\"x\": ");
+  cs::ResponsesWriter cut_streamed(request, "m", 1);
+  auto cut_sse = cut_streamed.on_chat_sse(
+      chunk(
+          R"({"tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"g","arguments":"{\"x\": "}}]})") +
+      chunk("{}", "\"stop\"") + "data: [DONE]\n\n");
+  ASSERT_TRUE(cut_sse);
+  bool done = false;
+  for (const auto& e : events_of(*cut_sse))
+    if (e["type"] == "response.output_item.done") {
+      EXPECT_EQ(e["item"]["status"], "incomplete") << e.dump();
+      done = true;
+    }
+  EXPECT_TRUE(done);
+
   // Text that is not the relay's chunks is the gateway's own bug, reported, never a crash.
   cs::ResponsesWriter confused(request, "m", 1);
   EXPECT_FALSE(confused.on_chat_sse("event: x\n\n"));
