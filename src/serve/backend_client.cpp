@@ -233,8 +233,16 @@ net::awaitable<Result<bool>> BackendCall::start(const std::string& path, const s
       if (!more || !*more) break;
     }
     body_done_ = false;  // the rest is not read: the connection is not reused
-    co_return backend_error("the backend answered HTTP " + std::to_string(status) + ": " +
-                            text.substr(0, kQuotedErrorBytes));
+    std::string message = "the backend answered HTTP " + std::to_string(status) + ": " +
+                          text.substr(0, kQuotedErrorBytes);
+    // The backend refusing the request itself (over its context length, a token id it does not
+    // have: 400, 413, 422) is the client's to fix, and a busy backend's 429 is the client's to
+    // retry later: passed on as such, since OpenAI's clients retry a 5xx as if it would pass.
+    // Anything else (401, 404: the gateway's configuration) is the backend failing: 502.
+    if (status == 400 || status == 413 || status == 422)
+      co_return gateway_error("BackendRefused", std::move(message));
+    if (status == 429) co_return gateway_error("Overloaded", std::move(message));
+    co_return backend_error(std::move(message));
   }
   co_return true;
 }

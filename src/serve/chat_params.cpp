@@ -129,7 +129,10 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
     if (it == request.end() || it->is_null()) continue;
     if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0)
       return bad(key, "must be a positive integer");
-    if (!p.max_tokens) p.max_tokens = it->get<std::size_t>();
+    if (!p.max_tokens) {
+      p.max_tokens = it->get<std::size_t>();
+      p.max_tokens_field = key;
+    }
   }
   if (!p.max_tokens && model.max_tokens_default != 0) p.max_tokens = model.max_tokens_default;
   if (auto s = request.find("stop"); s != request.end() && !s->is_null()) {

@@ -21,6 +21,7 @@ struct ChatParams {
   std::size_t n = 1;  // choices: one backend request each
   bool include_usage = false;
   std::optional<std::size_t> max_tokens;
+  std::string max_tokens_field;  // the request's field that set it ("" = the model's default)
   std::vector<std::string> stop;
   json sampling = json::object();
   json response_format;  // null = none

@@ -72,6 +72,33 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
                           prompt->stop_strings.end())
       prompt->stop_strings.push_back(s);
 
+  // The model's context (max_model_len, or config.json's max_position_embeddings): a prompt
+  // that fills it, or a client's token limit past it, is refused here as vLLM refuses it, not
+  // sent to a backend that fails on it; the model's default limit is cut to what is left.
+  if (const std::size_t context = model->config.max_model_len;
+      context != 0 && !prompt->ids.empty()) {
+    const std::size_t in = prompt->ids.size();
+    if (in >= context)
+      return gateway_error("RequestError",
+                           "the prompt is " + std::to_string(in) +
+                               " tokens; this model's context is " + std::to_string(context) +
+                               " tokens, which leaves none to generate",
+                           "messages");
+    if (params->max_tokens && *params->max_tokens > context - in) {
+      if (params->max_tokens_field.empty()) {
+        params->max_tokens = context - in;
+      } else {
+        return gateway_error(
+            "RequestError",
+            "the prompt is " + std::to_string(in) + " tokens and up to " +
+                std::to_string(*params->max_tokens) +
+                " more are asked for: " + std::to_string(in + *params->max_tokens) +
+                " tokens, over this model's context of " + std::to_string(context) + " tokens",
+            params->max_tokens_field);
+      }
+    }
+  }
+
   ChatJob job;
   job.model = model;
   job.params = std::move(*params);

@@ -21,6 +21,7 @@ constexpr ErrorRow kErrorRows[] = {
     {"MethodNotAllowed", 405, "invalid_request_error", "method_not_allowed"},
     {"BodyTooLarge", 413, "invalid_request_error", "request_too_large"},
     {"HeaderTooLarge", 431, "invalid_request_error", "request_header_too_large"},
+    {"BackendRefused", 400, "invalid_request_error", "backend_refused"},
     {"Overloaded", 429, "rate_limit_error", "too_many_requests"},
     {"InternalError", 500, "server_error", "internal_error"},
     {"BackendError", 502, "server_error", "backend_error"},

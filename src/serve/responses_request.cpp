@@ -467,6 +467,8 @@ Error responses_error_path(Error e, const ResponsesRequest& request) {
   } else if (e.path.starts_with("tools[")) {
     if (const auto f = e.path.find("].function"); f != std::string::npos)
       e.path = e.path.substr(0, f + 1) + e.path.substr(f + 10);
+  } else if (e.path == "messages") {
+    e.path = "input";
   } else if (e.path == "max_completion_tokens") {
     e.path = "max_output_tokens";
   } else if (e.path.starts_with("response_format")) {

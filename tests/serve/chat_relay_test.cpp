@@ -196,6 +196,45 @@ TEST(PlanChat, RefusalsNameTheStatusAndTheField) {
   }
 }
 
+// The model's context: a prompt that fills it, or a client's limit past it, is a 400 naming the
+// field (as vLLM refuses it); the model's own default limit is cut to what is left.
+TEST(PlanChat, TheContextLengthIsCheckedBeforeTheBackend) {
+  auto config = cs::testing::model_config("qwen3", "http://127.0.0.1:9");
+  auto fits = cs::plan_chat(cs::testing::models_with(config), request());
+  ASSERT_TRUE(fits) << fits.error().to_string();
+  const std::size_t in = fits->prompt.ids.size();
+  ASSERT_GT(in, 0u);
+  config.max_model_len = in + 10;
+  config.max_tokens_default = 100;
+  const auto models = cs::testing::models_with(config);
+  auto cut = cs::plan_chat(models, request());
+  ASSERT_TRUE(cut) << cut.error().to_string();
+  EXPECT_EQ(cut->params.max_tokens, 10u);
+  EXPECT_TRUE(cs::plan_chat(models, request(R"(, "max_tokens": 10)")));
+  for (const char* field : {"max_tokens", "max_completion_tokens"}) {
+    auto over = cs::plan_chat(models, request(std::string(R"(, ")") + field + R"(": 11)"));
+    ASSERT_FALSE(over);
+    const cs::HttpError e = cs::http_error(over.error());
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, field);
+    EXPECT_NE(e.message.find(std::to_string(in + 11)), std::string::npos) << e.message;
+  }
+  config.max_model_len = in;
+  auto full = cs::plan_chat(cs::testing::models_with(config), request());
+  ASSERT_FALSE(full);
+  EXPECT_EQ(cs::http_error(full.error()).status, 400);
+  EXPECT_EQ(cs::http_error(full.error()).param, "messages");
+}
+
+// A backend's refusal of the request is the client's (400) or a busy backend's (429), not a 502
+// the OpenAI clients retry.
+TEST(HttpErrors, ABackendsRefusalIsTheClients) {
+  EXPECT_EQ(cs::http_error(cs::gateway_error("BackendRefused", "m")).status, 400);
+  EXPECT_EQ(cs::http_error(cs::gateway_error("BackendRefused", "m")).type, "invalid_request_error");
+  EXPECT_EQ(cs::http_error(cs::gateway_error("Overloaded", "m")).status, 429);
+  EXPECT_EQ(cs::http_error(cs::gateway_error("BackendError", "m")).status, 502);
+}
+
 // tool_choice with a named function: the backend is asked for the function's parameters as JSON
 // (vLLM's way), and what it generates streams as that call's arguments.
 TEST(ChatRelay, ANamedToolChoiceConstrainsTheBackendAndStreamsTheArguments) {

@@ -33,6 +33,8 @@ enum class Fault {
   stall,    // one event, then nothing until the peer goes away (up to 10 s)
   drop,     // one event, then the connection closes without the stop event
   http500,  // HTTP 500 with an error body
+  http400,  // HTTP 400: the backend refuses the request (over its context)
+  http429,  // HTTP 429: the backend is busy
   garbage,  // an event that is not JSON
   flood,    // events of 64 KB each, as fast as they are taken, until the peer goes away (25 MB)
 };
@@ -194,6 +196,19 @@ class FakeBackend {
         send_all(fd,
                  "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
                  "Connection: close\r\nContent-Length: " +
+                     std::to_string(body.size()) + "\r\n\r\n" + body);
+        return true;
+      }
+      case Fault::http400:
+      case Fault::http429: {
+        const bool busy = fault_ == Fault::http429;
+        const std::string body =
+            busy
+                ? R"({"error": {"code": 429, "message": "busy"}})"
+                : R"({"error": {"code": 400, "message": "the request exceeds the available context size"}})";
+        send_all(fd,
+                 std::string(busy ? "HTTP/1.1 429 Too Many Requests" : "HTTP/1.1 400 Bad Request") +
+                     "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
                      std::to_string(body.size()) + "\r\n\r\n" + body);
         return true;
       }

@@ -272,6 +272,22 @@ TEST(Server, BackendFaultsGiveTheirStatusAndTheServerKeepsServing) {
     EXPECT_EQ(e["error"]["type"], "server_error");
     EXPECT_EQ(http(server.port(), "GET", "/health").status, 200);
   }
+  // The backend refusing the request (400) or busy (429): passed on with its message, so the
+  // OpenAI clients do not retry a refusal as a server error.
+  for (const auto& [fault, status, type] :
+       {std::tuple{ct::Fault::http400, 400, "invalid_request_error"},
+        std::tuple{ct::Fault::http429, 429, "rate_limit_error"}}) {
+    ct::FakeBackend backend(fault);
+    RunningServer server(config_for(backend));
+    auto r = http(server.port(), "POST", "/v1/chat/completions", chat(false));
+    EXPECT_EQ(r.status, status) << r.body;
+    const json e = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(e.is_object()) << r.body;
+    EXPECT_EQ(e["error"]["type"], type) << r.body;
+    EXPECT_NE(e["error"]["message"].get<std::string>().find(status == 400 ? "context" : "busy"),
+              std::string::npos)
+        << r.body;
+  }
   // No backend listening at all.
   cs::Config c;
   c.models.push_back(ct::model_config("qwen3", "http://127.0.0.1:1"));
