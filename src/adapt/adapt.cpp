@@ -706,6 +706,38 @@ constexpr AdaptationPass kAdaptations[] = {
     {"wrap_text_parts", wrap_text_parts},
 };
 
+// A tool definition as OpenAI's API and vLLM take it: {"type": "function", "function": {"name",
+// "description"?, "parameters"?}}; a definition without "type" and "function" is transformers'
+// flat shape ({"name", "parameters"}), taken as the template reads it. A tool no template can
+// render as a function (OpenAI's "custom" tools, a nameless one) is refused, naming the field,
+// rather than written into the prompt as it came.
+Status check_tool(const json& tool, const std::string& path) {
+  if (!tool.is_object()) return kOk;  // chat::validate names it
+  const auto type = tool.find("type");
+  if (type != tool.end() && (!type->is_string() || *type != "function"))
+    return request_error(path + ".type",
+                         "must be \"function\" (only function tools can be written into a prompt)");
+  const bool nested = type != tool.end() || tool.contains("function");
+  const std::string where = nested ? path + ".function" : path;
+  const json* function = &tool;
+  if (nested) {
+    auto f = tool.find("function");
+    if (f == tool.end() || !f->is_object())
+      return request_error(where, "must be an object with the function's name and parameters");
+    function = &*f;
+  }
+  auto name = function->find("name");
+  if (name == function->end() || !name->is_string() || name->get_ref<const std::string&>().empty())
+    return request_error(where + ".name", "must be the function's name (a non-empty string)");
+  if (auto d = function->find("description");
+      d != function->end() && !d->is_null() && !d->is_string())
+    return request_error(where + ".description", "must be a string");
+  if (auto p = function->find("parameters");
+      p != function->end() && !p->is_null() && !p->is_object())
+    return request_error(where + ".parameters", "must be a JSON Schema object");
+  return kOk;
+}
+
 // The request's checks, with field paths: chat::validate (the chat layer's one validator of
 // message, tool-call, tool and document shapes), after the few rules of the OpenAI wire shape
 // that the passes rely on (calls nested under "function") and the OpenAI-only fields.
@@ -732,6 +764,9 @@ Status check_request(const json& request) {
   auto kwargs = request.find("chat_template_kwargs");
   if (kwargs != request.end() && !kwargs->is_null() && !kwargs->is_object())
     return request_error("chat_template_kwargs", "must be an object");
+  if (auto tools = request.find("tools"); tools != request.end() && tools->is_array())
+    for (std::size_t k = 0; k < tools->size(); ++k)
+      if (auto st = check_tool((*tools)[k], "tools[" + std::to_string(k) + "]"); !st) return st;
   chat::ChatRequest shape;
   if (messages == request.end())
     return request_error("messages", "is required (a list of messages)");

@@ -432,6 +432,24 @@ TEST(Adapt, RequestErrorsWithFieldPaths) {
       {{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"tools", {1}}}, "tools[0]"},
       {{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"chat_template_kwargs", 1}},
        "chat_template_kwargs"},
+      // Tool definitions as OpenAI and vLLM take them: a function, named, its parameters an
+      // object (transformers' flat {"name", "parameters"} is taken too).
+      {{{"messages", {{{"role", "user"}, {"content", "x"}}}},
+        {"tools", {{{"type", "custom"}, {"custom", {{"name", "x"}}}}}}},
+       "tools[0].type"},
+      {{{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"tools", {{{"type", "function"}}}}},
+       "tools[0].function"},
+      {{{"messages", {{{"role", "user"}, {"content", "x"}}}},
+        {"tools", {{{"type", "function"}, {"function", {{"description", "d"}}}}}}},
+       "tools[0].function.name"},
+      {{{"messages", {{{"role", "user"}, {"content", "x"}}}},
+        {"tools",
+         {{{"type", "function"}, {"function", {{"name", "f"}}}},
+          {{"type", "function"}, {"function", {{"name", "g"}, {"parameters", "nope"}}}}}}},
+       "tools[1].function.parameters"},
+      {{{"messages", {{{"role", "user"}, {"content", "x"}}}},
+        {"tools", {{{"parameters", json::object()}}}}},
+       "tools[0].name"},
   };
   for (const auto& c : cases) {
     auto a = run(*l, c.request);
