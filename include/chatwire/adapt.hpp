@@ -83,6 +83,11 @@ struct AdaptedRequest {
 Result<AdaptedRequest> adapt_request(std::string_view request_json, const probe::Profile& profile,
                                      const jinja::Template& tmpl, const Options& options = {});
 
+// Whether a request field is an OpenAI parameter the adapter does not pass to the template
+// (model, messages, tools, sampling and transport fields, ...): every other field, and
+// chat_template_kwargs, are template variables, as apply_chat_template(**kwargs) takes them.
+bool is_openai_parameter(std::string_view key);
+
 // The names of the call-syntax table.
 std::vector<std::string> call_syntax_names();
 // The output parser's dialect that reads calls in the named call syntax ("" = unknown name).

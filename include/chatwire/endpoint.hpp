@@ -236,6 +236,7 @@ class Endpoint {
   Result<Generation> start(const Prompt& prompt) const;
 
   const chat::Model& model() const noexcept;
+  const jinja::Template& chat_template() const noexcept;  // the one template served
   const tokenize::Tokenizer* tokenizer() const noexcept;  // nullptr without tokenizer.json
   const probe::Profile& profile() const noexcept;         // include chatwire/probe.hpp
   std::string profile_json() const;                       // to cache: LoadOptions::profile_json

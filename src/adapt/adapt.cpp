@@ -71,10 +71,14 @@ constexpr std::string_view kOpenAIParameters[] = {
     "repetition_penalty",
 };
 
+}  // namespace
+
 bool is_openai_parameter(std::string_view key) {
   return std::find(std::begin(kOpenAIParameters), std::end(kOpenAIParameters), key) !=
          std::end(kOpenAIParameters);
 }
+
+namespace {
 
 // "conventions.arguments_string: error (TypeError: ...)"
 std::string convention_finding(const probe::Profile& profile, std::string_view key) {

@@ -298,6 +298,9 @@ Result<Endpoint> Endpoint::load(const fs::path& dir, const LoadOptions& options)
 const chat::Model& Endpoint::model() const noexcept {
   return *impl_->model;
 }
+const jinja::Template& Endpoint::chat_template() const noexcept {
+  return *impl_->tmpl;
+}
 const tokenize::Tokenizer* Endpoint::tokenizer() const noexcept {
   return impl_->tokenizer ? &*impl_->tokenizer : nullptr;
 }

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "chatwire/adapt.hpp"
+
 namespace chatwire::serve {
 
 namespace {
@@ -76,6 +78,24 @@ std::optional<Error> check_sampling(const SamplingField& f, const json& value) {
 }
 
 }  // namespace
+
+std::optional<Error> check_request_fields(const json& request,
+                                          const std::vector<std::string>& template_names) {
+  for (const auto& item : request.items()) {
+    const std::string& key = item.key();
+    if (adapt::is_openai_parameter(key) || key == "reasoning_effort" ||
+        std::binary_search(template_names.begin(), template_names.end(), key))
+      continue;
+    if (key == "functions" || key == "function_call")
+      return bad(key,
+                 "belongs to OpenAI's legacy functions API, which this gateway does not "
+                 "serve: send the functions as `tools` (and `function_call` as `tool_choice`)");
+    return bad(key,
+               "is not a request field this gateway reads, and the model's chat template reads no "
+               "variable of that name (a template variable may also go in chat_template_kwargs)");
+  }
+  return std::nullopt;
+}
 
 std::optional<Error> check_default_sampling(const json& sampling, const std::string& path) {
   if (!sampling.is_object()) return Error{"ConfigError", "must be an object", 0, 0, path};

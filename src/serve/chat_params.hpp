@@ -37,6 +37,15 @@ struct ChatParams {
 Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
                                     std::size_t max_choices = Limits{}.max_choices);
 
+// The request's fields that are neither OpenAI parameters (adapt::is_openai_parameter, and
+// reasoning_effort, which reasoning templates read and clients send to any model) nor names the
+// template mentions (`template_names`, sorted): a 400 naming the first, as OpenAI refuses an
+// unrecognised argument, rather than a typo (`max_tokenz`) or an unserved API (the legacy
+// `functions`) quietly passed to a template that never reads it. chat_template_kwargs is not
+// checked: it is addressed to the template.
+std::optional<Error> check_request_fields(const json& request,
+                                          const std::vector<std::string>& template_names);
+
 // A model's default_sampling (configuration): an object of the sampling fields a request may set,
 // each checked as in a request (type and range); an error names `path` and the key.
 std::optional<Error> check_default_sampling(const json& sampling, const std::string& path);

@@ -56,6 +56,7 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
     return gateway_error("ModelNotFound",
                          "the model '" + name->get<std::string>() + "' is not served here",
                          "model");
+  if (auto unread = check_request_fields(request, model->template_names)) return *unread;
   auto params = read_chat_params(request, model->config, max_choices);
   if (!params) return params.error();
   auto prompt = endpoint::prepare(model->endpoint, request);

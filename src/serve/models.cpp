@@ -87,7 +87,7 @@ Result<ServedModel> load_model(const ModelConfig& config) {
         "no tokenizer.json in " + config.dir.string() + ": the gateway sends backends token ids", 0,
         0, "model_dir"};
   ServedModel m{config, *ep, call_id_style(config.tool_call_ids, ep->call_ids()),
-                capabilities(*ep, config)};
+                capabilities(*ep, config), ep->chat_template().names()};
   if (m.config.max_model_len == 0) m.config.max_model_len = context_length(config.dir);
   return m;
 }

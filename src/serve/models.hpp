@@ -20,6 +20,9 @@ struct ServedModel {
   endpoint::CallIdStyle call_ids = endpoint::CallIdStyle::openai;
   // The capabilities /v1/models lists, from the probe profile (JSON object text).
   std::string capabilities_json;
+  // Every name the template mentions (jinja::Template::names, sorted): a request field that is
+  // no OpenAI parameter is a template variable only where the template may read it.
+  std::vector<std::string> template_names;
 };
 
 struct LoadedModels {

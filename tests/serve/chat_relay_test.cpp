@@ -150,6 +150,18 @@ TEST(PlanChat, TheOpenAiBodyAsksForNoSecondBosAndTheBackendModelName) {
   EXPECT_EQ(body["prompt"], json(job->prompt.ids));
 }
 
+// Fields the template reads are its variables (Qwen3's enable_thinking), as are
+// chat_template_kwargs whatever they hold; reasoning_effort is taken for any model.
+TEST(PlanChat, FieldsTheTemplateReadsAreTakenAndNoOthers) {
+  auto models = qwen3();
+  for (const char* extra : {R"(, "enable_thinking": false)", R"(, "reasoning_effort": "low")",
+                            R"(, "chat_template_kwargs": {"anything": 1})"})
+    EXPECT_TRUE(cs::plan_chat(models, request(extra))) << extra;
+  auto typo = cs::plan_chat(models, request(R"(, "enable_thinkin": false)"));
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().message.find("chat_template_kwargs"), std::string::npos);
+}
+
 TEST(PlanChat, ChatTemplateKwargsReachTheTemplate) {
   auto models = qwen3();
   auto thinking = cs::plan_chat(models, request());
@@ -179,6 +191,10 @@ TEST(PlanChat, RefusalsNameTheStatusAndTheField) {
       {request(R"(, "tool_choice": "always")"), 400, "tool_choice"},
       {request(R"(, "parallel_tool_calls": "no")"), 400, "parallel_tool_calls"},
       {request(R"(, "n": 17)"), 400, "n"},
+      // A field neither OpenAI's nor read by the template: a typo, an unserved API.
+      {request(R"(, "max_tokenz": 5)"), 400, "max_tokenz"},
+      {request(R"(, "functions": [{"name": "f", "parameters": {}}])"), 400, "functions"},
+      {request(R"(, "skip_special_tokens": false)"), 400, "skip_special_tokens"},
       {R"({"model": "qwen3", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant",
           "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f",
           "arguments": "{bad"}}]}]})",
