@@ -150,6 +150,31 @@ TEST(PlanChat, TheOpenAiBodyAsksForNoSecondBosAndTheBackendModelName) {
   EXPECT_EQ(body["prompt"], json(job->prompt.ids));
 }
 
+// response_format: the backend constrains the output to JSON from its first token, so the JSON
+// is the content even where the parser starts in reasoning (the deepseek_r1 row, as vLLM's
+// parser, takes output without a close for reasoning; DeepSeek's newer prompts open <think>).
+TEST(ChatRelay, ConstrainedJsonIsTheContentEvenWhereTheParserStartsInReasoning) {
+  auto config = cs::testing::model_config("deepseek-r1", "http://127.0.0.1:9");
+  config.dialect = "deepseek_r1";
+  auto loaded = cs::load_model(config);  // not the cached load: the dialect is the Endpoint's
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  cs::LoadedModels models;
+  models.models.push_back(std::make_unique<const cs::ServedModel>(std::move(*loaded)));
+  for (const char* format : {"", R"(, "response_format": {"type": "json_object"})"}) {
+    auto job = cs::plan_chat(models, request(format, "deepseek-r1"));
+    ASSERT_TRUE(job) << job.error().to_string();
+    auto out = relay(*job, llama_text_events({R"({"answer": )", "42}"}));
+    ASSERT_FALSE(out.error) << out.error->message;
+    const json message = json::parse(out.text)["choices"][0]["message"];
+    if (*format == '\0') {  // unconstrained: the model's text before a close is its reasoning
+      EXPECT_EQ(message.value("reasoning_content", ""), R"({"answer": 42})") << out.text;
+    } else {
+      EXPECT_EQ(message["content"], R"({"answer": 42})") << out.text;
+      EXPECT_FALSE(message.contains("reasoning_content")) << out.text;
+    }
+  }
+}
+
 // Fields the template reads are its variables (Qwen3's enable_thinking), as are
 // chat_template_kwargs whatever they hold; reasoning_effort is taken for any model.
 TEST(PlanChat, FieldsTheTemplateReadsAreTakenAndNoOthers) {
