@@ -60,7 +60,7 @@ HttpReply health(const Gateway& g, const RouteRequest&) {
 json model_object(const ServedModel& m) {
   return {{"id", m.config.name},
           {"object", "model"},
-          {"created", 0},
+          {"created", m.loaded_at},
           {"owned_by", "chatwire"},
           {"backend_api", backend_api_name(m.config.backend_api)},
           {"capabilities", json::parse(m.capabilities_json)}};

@@ -1,6 +1,7 @@
 // Loading the served models (see models.hpp).
 #include "serve/models.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,9 @@ Result<ServedModel> load_model(const ModelConfig& config) {
   ServedModel m{config, *ep, call_id_style(config.tool_call_ids, ep->call_ids()),
                 capabilities(*ep, config), ep->chat_template().names()};
   if (m.config.max_model_len == 0) m.config.max_model_len = context_length(config.dir);
+  m.loaded_at = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
   return m;
 }
 

@@ -3,6 +3,7 @@
 // reason and left out; the others are served.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@ struct ServedModel {
   // Every name the template mentions (jinja::Template::names, sorted): a request field that is
   // no OpenAI parameter is a template variable only where the template may read it.
   std::vector<std::string> template_names;
+  std::int64_t loaded_at = 0;  // Unix seconds: /v1/models' `created` (as vLLM, its start)
 };
 
 struct LoadedModels {

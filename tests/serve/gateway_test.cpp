@@ -111,6 +111,8 @@ TEST(Gateway, ModelsListsCapabilitiesFromTheProbe) {
   EXPECT_EQ(body["object"], "list");
   ASSERT_EQ(body["data"].size(), 1u);
   EXPECT_EQ(body["data"][0]["id"], "qwen3");
+  // When the model was loaded (Unix seconds), as vLLM gives its start: not 1970.
+  EXPECT_GT(body["data"][0]["created"].get<std::int64_t>(), 1700000000);
   EXPECT_EQ(body["data"][0]["capabilities"]["tools"], true);
   EXPECT_EQ(body["data"][0]["capabilities"]["reasoning"], true);
   EXPECT_EQ(body["data"][0]["capabilities"]["tool_call_ids"], "openai");
