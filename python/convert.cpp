@@ -211,14 +211,26 @@ py::object value_to_py(const Value& v) {
 }
 
 py::str make_str(std::string_view s) {
-  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  // A lone surrogate the caller's str held comes back as WTF-8 (py_str_bytes keeps it; a
+  // template copies it as jinja2 does): it is that surrogate again. Anything else invalid (not
+  // expected: decoded text is made valid as tokenizers makes it) is U+FFFD.
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogatepass");
+  if (o == nullptr && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+    PyErr_Clear();
+    o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  }
   if (o == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::str>(o);
 }
 
 std::vector<std::uint32_t> ids_from_py(py::handle h) {
   std::vector<std::uint32_t> ids;
-  if (py::hasattr(h, "tolist") && !PyList_Check(h.ptr())) return ids_from_py(h.attr("tolist")());
+  if (py::hasattr(h, "tolist") && !PyList_Check(h.ptr())) {
+    py::object list = h.attr("tolist")();
+    // A 0-d array or a scalar's tolist() is one int: that one id.
+    if (PyLong_Check(list.ptr())) return ids_from_py(py::make_tuple(list));
+    return ids_from_py(list);
+  }
   for (py::handle item : py::reinterpret_borrow<py::iterable>(h)) {
     // An int, or an integer scalar of numpy or torch (anything with __index__), as transformers
     // takes them after to_py_obj; never a bool.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -54,7 +55,15 @@ void parallel_for(std::size_t n, const Fn& fn) {
   };
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  for (std::size_t t = 1; t < threads; ++t) {
+    // A thread the system will not start (a pid or memory limit) leaves the work to those that
+    // did; an exception here would destroy the started ones unjoined (std::terminate).
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   worker();
   for (auto& t : pool) t.join();
 }
@@ -82,6 +91,11 @@ py::list int_list(const std::vector<Int>& values) {
 
 // Token ids from a list, tuple, any iterable of int, or an object with tolist() (numpy, torch).
 std::vector<std::uint32_t> ids_from_py(py::handle h);
+// One token id rather than a sequence of them: an int, or an integer scalar of numpy or torch
+// (not a sequence, has __index__; never a bool, which ids_from_py refuses).
+inline bool is_scalar_id(py::handle h) {
+  return PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !PySequence_Check(h.ptr()));
+}
 std::string read_file(const std::string& path);
 
 }  // namespace chatwire::python

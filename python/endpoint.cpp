@@ -106,7 +106,7 @@ class PyGeneration {
 
   py::list push(py::handle ids) {
     std::vector<std::uint32_t> v;
-    if (PyLong_Check(ids.ptr())) {
+    if (is_scalar_id(ids)) {
       v = ids_from_py(py::make_tuple(ids));
     } else {
       v = ids_from_py(ids);

@@ -258,7 +258,7 @@ class PyDecodeStream {
       stream_.emplace(*tokenizer.shared(), options);
     }
     std::vector<std::uint32_t> ids;
-    if (PyLong_Check(id.ptr())) {
+    if (is_scalar_id(id)) {
       ids = ids_from_py(py::make_tuple(id));
     } else {
       ids = ids_from_py(id);
@@ -291,6 +291,7 @@ struct RenderArgs {
   Value tools = Value::none();
   Value documents = Value::none();
   std::optional<std::string> chat_template;
+  bool chat_template_is_source = false;
   bool add_generation_prompt = false;
   bool continue_final_message = false;
   Value kwargs = Value::empty_dict();
@@ -351,13 +352,15 @@ class ChatModel {
   py::list render(const py::sequence& conversations, py::handle tools, py::handle documents,
                   std::optional<std::string> chat_template, bool add_generation_prompt,
                   bool continue_final_message, py::handle kwargs, const std::string& output,
-                  bool collect_errors, bool per_row, bool batched) const {
+                  bool collect_errors, bool per_row, bool batched,
+                  bool chat_template_is_source) const {
     RenderArgs args;
     if (!per_row) {
       args.tools = to_value_root(tools, "tools");
       args.documents = to_value_root(documents, "documents");
     }
     args.chat_template = std::move(chat_template);
+    args.chat_template_is_source = chat_template_is_source;
     args.add_generation_prompt = add_generation_prompt;
     args.continue_final_message = continue_final_message;
     args.kwargs = to_value_root(kwargs, "kwargs");
@@ -463,6 +466,7 @@ class ChatModel {
     request.tools = args.tools;
     request.documents = args.documents;
     request.chat_template = args.chat_template;
+    request.chat_template_is_source = args.chat_template_is_source;
     request.add_generation_prompt = args.add_generation_prompt;
     request.continue_final_message = args.continue_final_message;
     request.kwargs = args.kwargs;
@@ -696,7 +700,8 @@ PYBIND11_MODULE(_chatwire, m) {
       .def("render", &ChatModel::render, py::arg("conversations"), py::arg("tools"),
            py::arg("documents"), py::arg("chat_template"), py::arg("add_generation_prompt"),
            py::arg("continue_final_message"), py::arg("kwargs"), py::arg("output"),
-           py::arg("collect_errors"), py::arg("per_row") = false, py::arg("batched") = false);
+           py::arg("collect_errors"), py::arg("per_row") = false, py::arg("batched") = false,
+           py::arg("chat_template_is_source") = false);
 
   m.def("probe", &probe_path, py::arg("template_or_dir"), py::kw_only(),
         py::arg("max_steps") = py::none());

@@ -57,6 +57,10 @@ struct ChatRequest {
   bool continue_final_message = false;
   // A template name; for a model with one template transformers treats it as template source.
   std::optional<std::string> chat_template;
+  // chat_template is template source whatever the model's templates are named: transformers'
+  // get_chat_template takes a string that names no template of a dict as source (the oracle,
+  // hf_render.py, refuses it instead; the Python module follows transformers here).
+  bool chat_template_is_source = false;
   Value special_tokens_map = Value::empty_dict();  // overrides the model's special tokens
   Value kwargs = Value::empty_dict();              // extra template variables; they win over tokens
 };

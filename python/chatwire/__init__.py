@@ -248,12 +248,15 @@ class AutoTokenizer:
         return [self._token_to_id_or_unk(t) for t in tokens]
 
     def convert_ids_to_tokens(self, ids, skip_special_tokens=False):
+        """The token of each id; skip_special_tokens leaves out ``all_special_ids`` (the
+        special_tokens_map's tokens and the additional ones), as transformers does, not every
+        added token marked special (Llama 3's header tokens stay)."""
         ids = _as_list(ids)
         tok = self._model.tokenizer
         if not isinstance(ids, (list, tuple)):
             return tok.id_to_token(operator.index(ids))
-        return [tok.id_to_token(operator.index(i)) for i in ids
-                if not (skip_special_tokens and tok.is_special(operator.index(i)))]
+        skip = set(self.all_special_ids) if skip_special_tokens else ()
+        return [tok.id_to_token(operator.index(i)) for i in ids if operator.index(i) not in skip]
 
     def tokenize(self, text, add_special_tokens=False):
         """The token strings of ``text`` (transformers' ``tokenize``: without special tokens
@@ -333,6 +336,9 @@ class AutoTokenizer:
             padding = False
         _check_unsupported(padding=padding, truncation=truncation, max_length=max_length,
                            return_tensors=return_tensors, tokenizer_kwargs=tokenizer_kwargs or None)
+        # An assigned template replaces the model's (named) ones, as in transformers: then every
+        # chat_template string is template source, never a name.
+        is_source = self._template_override is not None
         if chat_template is None:
             chat_template = self._template_override
         if self._overrides:  # assigned special tokens reach the template; kwargs still win
@@ -359,7 +365,8 @@ class AutoTokenizer:
             output = "dict_mask" if return_assistant_tokens_mask else "dict"
         rows = self._model.render(conversations, tools, documents, chat_template,
                                   bool(add_generation_prompt), bool(continue_final_message),
-                                  kwargs, output, False, batched=batched)
+                                  kwargs, output, False, batched=batched,
+                                  chat_template_is_source=is_source)
         values = []
         for _ok, value, warnings in rows:
             for w in warnings:

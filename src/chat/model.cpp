@@ -421,7 +421,9 @@ Result<ChatResult> Model::render(const ChatRequest& request, const RenderOptions
   if (options.validate) {
     if (auto s = validate(request); !s) return s.error();
   }
-  auto tmpl = select(request.chat_template, !request.tools.is_none());
+  auto tmpl = request.chat_template && request.chat_template_is_source
+                  ? impl_->compile_source(*request.chat_template)
+                  : select(request.chat_template, !request.tools.is_none());
   if (!tmpl) return tmpl.error();
   RenderOptions inner = options;
   inner.validate = false;  // done above, before choosing

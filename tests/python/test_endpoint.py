@@ -346,6 +346,22 @@ def test_request_errors_name_the_field():
                     "tool_choice": {"type": "function", "function": {"name": "nope"}}})
 
 
+def test_generation_takes_numpy_scalars():
+    np = pytest.importorskip("numpy")
+    ep = endpoint("qwen3")
+    request = {"messages": [{"role": "user", "content": "x"}]}
+    tok = chatwire.AutoTokenizer.from_pretrained(MODELS / "qwen3")
+    ids = tok.encode("Hello there", add_special_tokens=False)
+    for one in (np.int64, np.array):
+        gen = ep.start(ep.prepare(request))
+        for i in ids:
+            gen.push(one(i))
+        gen.finish()
+        assert gen.message["content"] == "Hello there"
+    stream = chatwire.DecodeStream()
+    assert "".join(stream.step(tok.tokenizer, np.int64(i)) or "" for i in ids) == "Hello there"
+
+
 def test_generation_errors():
     ep = endpoint("qwen3")
     gen = ep.start(ep.prepare({"messages": [{"role": "user", "content": "x"}]}))

@@ -182,3 +182,22 @@ def test_tokenizer_errors():
         chatwire.Tokenizer.from_file(str(DATA / "tokenizers/nope.json"))
     with pytest.raises(chatwire.TokenizerError):
         chatwire.Tokenizer.from_str('{"model": {"type": "Nope"}}')
+
+
+def test_a_batch_the_system_gives_fewer_threads_still_completes():
+    """Threads the system will not start (here a 3 GB address-space limit against 2,000 thread
+    stacks) leave the batch to those that did, where the interpreter used to abort
+    (std::terminate on an unjoined thread)."""
+    import os
+    import subprocess
+    import sys
+    script = (
+        "import chatwire\n"
+        f"raw = chatwire.Tokenizer.from_file({str(DATA / 'tokenizers/qwen3/tokenizer.json')!r})\n"
+        "chatwire.set_num_threads(2000)\n"
+        "print(len(raw.encode_batch(['hello world'] * 2000)))\n")
+    run = subprocess.run(["bash", "-c", 'ulimit -v 3000000; exec "$0" -c "$1"', sys.executable,
+                          script], capture_output=True, text=True, env=dict(os.environ),
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "2000"

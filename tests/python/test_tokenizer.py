@@ -128,6 +128,12 @@ def test_named_templates_are_a_dict():
     templates = auto.chat_template
     assert isinstance(templates, dict) and len(templates) >= 2
     assert all(isinstance(v, str) for v in templates.values())
+    # An assigned template replaces the named ones, as in transformers (the setter replaces the
+    # dict): it renders, and so does any chat_template string then, as template source.
+    conv = [{"role": "user", "content": "hi"}]
+    auto.chat_template = "CUSTOM {{ messages[0].content }}"
+    assert auto.apply_chat_template(conv, tokenize=False) == "CUSTOM hi"
+    assert auto.apply_chat_template(conv, tokenize=False, chat_template="X{{ 1 }}") == "X1"
 
 
 VOCAB_SIZES = json.loads((DATA / "goldens/vocab_sizes/vocab_sizes.json").read_text())["sizes"]
@@ -171,6 +177,16 @@ def test_auto_tokenizer_members_a_training_script_uses():
     assert auto.convert_ids_to_tokens(np.int64(ids[0])) == "Hello"
     assert auto.convert_ids_to_tokens([128000] + ids, skip_special_tokens=True) == ["Hello",
                                                                                    "Ġworld"]
+    # skip_special_tokens leaves out all_special_ids only, as transformers: Llama 3's header
+    # tokens are added tokens marked special in tokenizer.json, not special tokens of the map.
+    header = auto.convert_tokens_to_ids(["<|start_header_id|>", "<|end_header_id|>"])
+    assert auto.convert_ids_to_tokens([128000, header[0]] + ids + [header[1]],
+                                      skip_special_tokens=True) == [
+        "<|start_header_id|>", "Hello", "Ġworld", "<|end_header_id|>"]
+    # A lone surrogate in a message comes back as that surrogate, as jinja2 renders it.
+    surrogate = auto.apply_chat_template([{"role": "user", "content": "a\udcffb"}],
+                                         tokenize=False)
+    assert "a\udcffb" in surrogate
     assert auto.tokenize("Hello world") == ["Hello", "Ġworld"]
     assert auto.is_fast and auto.padding_side == "right"
     assert auto.all_special_ids == auto.convert_tokens_to_ids(auto.all_special_tokens)
