@@ -7,7 +7,9 @@ reference would raise), ``message``, ``lineno``/``column`` (the template positio
 - jinja2's template errors keep jinja2's names and hierarchy under ``chatwire.TemplateError``:
   ``TemplateSyntaxError`` (and ``TemplateAssertionError``), ``TemplateRuntimeError``,
   ``UndefinedError``, ``SecurityError``. ``raise_exception(...)`` in a template raises
-  ``TemplateError`` itself, as transformers' environment does.
+  ``TemplateError`` itself, as transformers' environment does. Where jinja2 is installed (it is
+  wherever transformers is), each is also a subclass of jinja2's class of the same name, so
+  ``except jinja2.exceptions.TemplateError`` catches chatwire's as it catches transformers'.
 - Python's own exceptions raised inside a template or by transformers' checks (``TypeError``,
   ``ValueError``, ``KeyError``, ``OverflowError``, ...) are subclasses of those builtins, so
   ``except TypeError`` catches them as it would with transformers.
@@ -18,17 +20,32 @@ reference would raise), ``message``, ``lineno``/``column`` (the template positio
 
 import builtins
 
+try:  # optional: jinja2's classes as bases, where a transformers user has them
+    from jinja2 import exceptions as _jinja2
+except ImportError:  # pragma: no cover - chatwire itself does not need jinja2
+    _jinja2 = None
+
+
+def _jinja2_base(name):
+    return (getattr(_jinja2, name),) if _jinja2 is not None else ()
+
 
 class Error(Exception):
     """Base of every exception chatwire raises (a mixin next to the builtin it stands for)."""
 
     def __init__(self, message="", *, type=None, lineno=None, column=None, path=None):
         self.type = type or self.__class__.__name__
-        self.message = message
+        self._message = message
         self.lineno = lineno or None
         self.column = column or None
         self.path = path or None
-        super().__init__(self._text())
+        # Exception's own constructor: jinja2's TemplateSyntaxError, a base where jinja2 is
+        # installed, wants a line number as its second argument.
+        Exception.__init__(self, self._text())
+
+    @property
+    def message(self):  # a property too in jinja2's TemplateError (read-only there)
+        return self._message
 
     def _text(self):
         text = self.message
@@ -50,28 +67,32 @@ class Error(Exception):
                            self.path, self.type))
 
 
-# jinja2.exceptions, same names and hierarchy.
-class TemplateError(Error):
+# jinja2.exceptions, same names and hierarchy (and jinja2's classes as bases where installed).
+class TemplateError(Error, *_jinja2_base("TemplateError")):
     pass
 
 
-class TemplateSyntaxError(TemplateError):
+class TemplateSyntaxError(TemplateError, *_jinja2_base("TemplateSyntaxError")):
+    # jinja2's attributes; chatwire renders no template files.
+    name = None
+    filename = None
+    source = None
+    translated = False
+
+
+class TemplateAssertionError(TemplateSyntaxError, *_jinja2_base("TemplateAssertionError")):
     pass
 
 
-class TemplateAssertionError(TemplateSyntaxError):
+class TemplateRuntimeError(TemplateError, *_jinja2_base("TemplateRuntimeError")):
     pass
 
 
-class TemplateRuntimeError(TemplateError):
+class UndefinedError(TemplateRuntimeError, *_jinja2_base("UndefinedError")):
     pass
 
 
-class UndefinedError(TemplateRuntimeError):
-    pass
-
-
-class SecurityError(TemplateRuntimeError):
+class SecurityError(TemplateRuntimeError, *_jinja2_base("SecurityError")):
     pass
 
 

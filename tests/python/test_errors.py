@@ -201,3 +201,24 @@ def test_a_batch_the_system_gives_fewer_threads_still_completes():
                          timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "2000"
+
+
+def test_template_errors_are_jinja2s_classes_too():
+    """transformers raises jinja2's exceptions (raise_exception: TemplateError); code written for
+    it, such as lm-evaluation-harness's retry without the system role, catches those."""
+    import jinja2
+
+    tok = chatwire.AutoTokenizer.from_pretrained(DATA / "models/tokenized/llama3_1")
+    tok.chat_template = "{{ raise_exception('no system role') }}"
+    with pytest.raises(jinja2.exceptions.TemplateError) as info:
+        tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+    assert isinstance(info.value, chatwire.Error) and info.value.message == "no system role"
+    tok.chat_template = "{% if %}"
+    with pytest.raises(jinja2.exceptions.TemplateSyntaxError) as syntax:
+        tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+    assert syntax.value.lineno == 1 and syntax.value.filename is None
+    tok.chat_template = "{{ messages.nope.deeper }}"
+    with pytest.raises(jinja2.exceptions.UndefinedError):
+        tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+    again = pickle.loads(pickle.dumps(info.value))
+    assert isinstance(again, jinja2.exceptions.TemplateError) and again.message == "no system role"
