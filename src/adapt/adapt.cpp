@@ -751,6 +751,14 @@ Status check_request(const json& request) {
   if (messages != request.end() && messages->is_array())
     for (std::size_t i = 0; i < messages->size(); ++i) {
       const json& m = (*messages)[i];
+      // OpenAI's (and vLLM's) message types require content except on an assistant turn; a
+      // template reading message.content would fail on it with an engine error naming no field.
+      if (m.is_object() && !m.contains("content")) {
+        const auto role = m.find("role");
+        if (role != m.end() && role->is_string() && *role != "assistant")
+          return request_error(msg_path(i) + ".content",
+                               "is required in a " + role->get<std::string>() + " message");
+      }
       if (!m.is_object() || !m.contains("tool_calls") || !m["tool_calls"].is_array()) continue;
       for (std::size_t j = 0; j < m["tool_calls"].size(); ++j) {
         const json& call = m["tool_calls"][j];
