@@ -119,6 +119,11 @@ struct Prompt {
   // The parser state the prompt implies.
   bool reasoning_prefilled = false;     // the prompt ends inside an opened reasoning block
   std::optional<bool> enable_thinking;  // the request's enable_thinking (false: no reasoning)
+  // The engine constrains the output (response_format's JSON): it holds either a reasoning block
+  // first (vLLM and SGLang with a reasoning parser apply the grammar after the block's close) or
+  // none (an engine constraining from the first token). Read either way: a close before any
+  // other marker ends reasoning, and output without one is content.
+  bool output_constrained = false;
   std::string dialect;  // the output parser: a dialect or "derived"; "" = content only
   // The prompt teaches the model a call syntax the template does not write (the adapter's
   // taught_call_syntax, e.g. tools for Gemma 3): its calls are read with this dialect, inside

@@ -921,6 +921,14 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
   std::optional<parse::Syntax> without;
   if (syntax && !prompt.tool_calls_allowed)
     if ((without = parse::Syntax::without_calls(*syntax))) syntax = &*without;
+  std::optional<parse::Syntax> constrained;
+  if (syntax && prompt.output_constrained && !syntax->data().dialect.think_close.empty()) {
+    parse::Dialect d = syntax->data().dialect;
+    d.starts_in_reasoning = false;
+    d.reasoning_until_close = true;
+    constrained = parse::make_syntax(d, syntax->name(), syntax->summary() + " output_constrained");
+    syntax = &*constrained;
+  }
   if (syntax && prompt.forced_calls == ForcedCalls::none) {
     json tools = json::array();
     if (!prompt.tools_json.empty()) {
@@ -929,7 +937,7 @@ Result<Generation> Endpoint::start(const Prompt& prompt) const {
       tools = std::move(*parsed);
     }
     parse::Options options;
-    options.reasoning_prefilled = prompt.reasoning_prefilled;
+    options.reasoning_prefilled = prompt.reasoning_prefilled && !constrained;
     if (prompt.enable_thinking == false) options.enable_thinking = false;
     options.id_prefix = std::string(kParserIdPrefix);
     // A call to a function the request did not declare is returned, whatever the dialect's

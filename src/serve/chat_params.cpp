@@ -83,13 +83,20 @@ std::optional<Error> check_request_fields(const json& request,
                                           const std::vector<std::string>& template_names) {
   for (const auto& item : request.items()) {
     const std::string& key = item.key();
-    if (adapt::is_openai_parameter(key) || key == "reasoning_effort" ||
+    // null is absent, as for every field the gateway reads (wrappers forward every keyword).
+    if (item.value().is_null() || adapt::is_openai_parameter(key) || key == "reasoning_effort" ||
         std::binary_search(template_names.begin(), template_names.end(), key))
       continue;
     if (key == "functions" || key == "function_call")
       return bad(key,
                  "belongs to OpenAI's legacy functions API, which this gateway does not "
                  "serve: send the functions as `tools` (and `function_call` as `tool_choice`)");
+    if (key == "chat_template")
+      return bad(key, "a served model has one template, chosen when the gateway loads it");
+    if (key == "web_search_options" || key == "verbosity")
+      return bad(key,
+                 "is an OpenAI parameter this gateway cannot serve (no web search, no "
+                 "control of the model's verbosity)");
     return bad(key,
                "is not a request field this gateway reads, and the model's chat template reads no "
                "variable of that name (a template variable may also go in chat_template_kwargs)");
@@ -198,7 +205,8 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
         std::any_of(m->begin(), m->end(), [](const json& x) { return x != "text"; }))
       return bad("modalities", "only [\"text\"] is served by this gateway");
   }
-  for (const char* key : {"user", "safety_identifier", "prompt_cache_key"})
+  for (const char* key :
+       {"user", "safety_identifier", "prompt_cache_key", "prompt_cache_retention"})
     if (auto it = request.find(key); it != request.end() && !it->is_null() && !it->is_string())
       return bad(key, "must be a string");
   if (auto m = request.find("metadata"); m != request.end() && !m->is_null() && !m->is_object())

@@ -39,7 +39,7 @@ std::string_view finish_reason(bool whole_calls, std::string_view backend_finish
 }
 
 Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
-                          std::size_t max_json_depth, std::size_t max_choices) {
+                          std::size_t max_json_depth, std::size_t max_choices, bool check_context) {
   auto parsed = util::parse_bounded_json(body, max_json_depth);
   if (!parsed)
     return gateway_error("RequestError", parsed.failure == util::BoundedJson::Failure::kTooDeep
@@ -64,14 +64,11 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   prompt->call_ids = model->call_ids;
   // A call the model writes anyway (its history holds calls) is the content it wrote.
   if (params->tool_choice_none) prompt->tool_calls_allowed = false;
-  // The backend constrains the output to JSON from its first token, so it holds no reasoning,
-  // whatever block the prompt opened: it is read as content (DeepSeek R1's parser would take
-  // output without a close for reasoning). vLLM applies the grammar after the reasoning ends,
-  // which a raw-completion backend cannot be asked to do.
-  if (!params->response_format.is_null()) {
-    prompt->reasoning_prefilled = false;
-    prompt->enable_thinking = false;
-  }
+  // The backend constrains the output to JSON: from its first token (then it holds no
+  // reasoning, whatever block the prompt opened, and DeepSeek R1's parser would take it for
+  // reasoning), or after a reasoning block (vLLM and SGLang started with a reasoning parser).
+  // Prompt::output_constrained reads both.
+  if (!params->response_format.is_null()) prompt->output_constrained = true;
   // The client's stop strings end the message too, where the gateway reads the output: a backend
   // that stops at one still sends the ids of the tokens that hold it (llama.cpp sends each
   // token's id when it withholds the token's text), and the message is decoded from those ids.
@@ -81,11 +78,13 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
                           prompt->stop_strings.end())
       prompt->stop_strings.push_back(s);
 
-  // The model's context (max_model_len, or config.json's max_position_embeddings): a prompt
-  // that fills it, or a client's token limit past it, is refused here as vLLM refuses it, not
-  // sent to a backend that fails on it; the model's default limit is cut to what is left.
+  // The model's configured context (max_model_len; config.json's max_position_embeddings is
+  // not enforced, since rope scaling can extend it): a prompt that fills it, or a client's token
+  // limit past it, is refused here as vLLM refuses it, not sent to a backend that fails on it;
+  // without a client's limit the reply may take what is left, as vLLM's default. /v1/chat/render
+  // shows any prompt (check_context false).
   if (const std::size_t context = model->config.max_model_len;
-      context != 0 && !prompt->ids.empty()) {
+      check_context && context != 0 && !prompt->ids.empty()) {
     const std::size_t in = prompt->ids.size();
     if (in >= context)
       return gateway_error("RequestError",
@@ -93,7 +92,7 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
                                " tokens; this model's context is " + std::to_string(context) +
                                " tokens, which leaves none to generate",
                            "messages");
-    if (params->max_tokens && *params->max_tokens > context - in) {
+    if (!params->max_tokens || *params->max_tokens > context - in) {
       if (params->max_tokens_field.empty()) {
         params->max_tokens = context - in;
       } else {

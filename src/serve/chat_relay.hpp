@@ -32,9 +32,12 @@ struct ChatJob {
 };
 
 // Errors: RequestError and the template's errors (400, with the field path), ModelNotFound.
+// check_context: refuse a prompt or a token limit past the configured max_model_len (false for
+// /v1/chat/render, which shows any prompt).
 Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
                           std::size_t max_json_depth = 512,
-                          std::size_t max_choices = Limits{}.max_choices);
+                          std::size_t max_choices = Limits{}.max_choices,
+                          bool check_context = true);
 
 // length when the backend stopped on its token limit, else tool_calls when the message's calls
 // are whole (endpoint::calls_are_whole), else stop.

@@ -140,7 +140,9 @@ HttpReply tokenize(const Gateway& g, const RouteRequest& route_request) {
   } else {
     return g.error_reply(gateway_error("RequestError", "needs `prompt` or `messages`", "prompt"));
   }
-  const std::size_t max_model_len = (*model)->config.max_model_len;
+  const std::size_t max_model_len = (*model)->config.max_model_len != 0
+                                        ? (*model)->config.max_model_len
+                                        : (*model)->position_embeddings;
   json out{{"count", ids.size()},
            {"max_model_len", max_model_len != 0 ? json(max_model_len) : json(nullptr)},
            {"tokens", ids}};
@@ -179,7 +181,7 @@ HttpReply detokenize(const Gateway& g, const RouteRequest& route_request) {
 // The prompt a chat request renders to, with its ids and the adaptations, without generating.
 HttpReply render(const Gateway& g, const RouteRequest& route_request) {
   const std::string_view body = route_request.body;
-  auto job = plan_chat(g.models(), body, kMaxJsonDepth);
+  auto job = plan_chat(g.models(), body, kMaxJsonDepth, Limits{}.max_choices, false);
   if (!job) return g.error_reply(job.error());
   json adaptations = json::array();
   for (const auto& a : job->prompt.adaptations)

@@ -89,7 +89,7 @@ Result<ServedModel> load_model(const ModelConfig& config) {
         0, "model_dir"};
   ServedModel m{config, *ep, call_id_style(config.tool_call_ids, ep->call_ids()),
                 capabilities(*ep, config), ep->chat_template().names()};
-  if (m.config.max_model_len == 0) m.config.max_model_len = context_length(config.dir);
+  m.position_embeddings = context_length(config.dir);
   m.loaded_at = std::chrono::duration_cast<std::chrono::seconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();

@@ -24,6 +24,9 @@ struct ServedModel {
   // Every name the template mentions (jinja::Template::names, sorted): a request field that is
   // no OpenAI parameter is a template variable only where the template may read it.
   std::vector<std::string> template_names;
+  // config.json's max_position_embeddings, shown by /tokenize where max_model_len is not
+  // configured; not enforced (rope scaling can extend it, as vLLM derives it).
+  std::size_t position_embeddings = 0;
   std::int64_t loaded_at = 0;  // Unix seconds: /v1/models' `created` (as vLLM, its start)
 };
 

@@ -150,38 +150,70 @@ TEST(PlanChat, TheOpenAiBodyAsksForNoSecondBosAndTheBackendModelName) {
   EXPECT_EQ(body["prompt"], json(job->prompt.ids));
 }
 
-// response_format: the backend constrains the output to JSON from its first token, so the JSON
-// is the content even where the parser starts in reasoning (the deepseek_r1 row, as vLLM's
-// parser, takes output without a close for reasoning; DeepSeek's newer prompts open <think>).
-TEST(ChatRelay, ConstrainedJsonIsTheContentEvenWhereTheParserStartsInReasoning) {
+// response_format: the backend constrains the output to JSON, from its first token (then the
+// JSON is the content even where the parser starts in reasoning: the deepseek_r1 row, as vLLM's
+// parser, takes output without a close for reasoning) or after a reasoning block (vLLM and
+// SGLang started with a reasoning parser): both read.
+TEST(ChatRelay, ConstrainedJsonIsTheContentWithOrWithoutReasoningBeforeIt) {
   auto config = cs::testing::model_config("deepseek-r1", "http://127.0.0.1:9");
   config.dialect = "deepseek_r1";
   auto loaded = cs::load_model(config);  // not the cached load: the dialect is the Endpoint's
   ASSERT_TRUE(loaded) << loaded.error().to_string();
   cs::LoadedModels models;
   models.models.push_back(std::make_unique<const cs::ServedModel>(std::move(*loaded)));
-  for (const char* format : {"", R"(, "response_format": {"type": "json_object"})"}) {
-    auto job = cs::plan_chat(models, request(format, "deepseek-r1"));
-    ASSERT_TRUE(job) << job.error().to_string();
-    auto out = relay(*job, llama_text_events({R"({"answer": )", "42}"}));
-    ASSERT_FALSE(out.error) << out.error->message;
-    const json message = json::parse(out.text)["choices"][0]["message"];
-    if (*format == '\0') {  // unconstrained: the model's text before a close is its reasoning
-      EXPECT_EQ(message.value("reasoning_content", ""), R"({"answer": 42})") << out.text;
-    } else {
-      EXPECT_EQ(message["content"], R"({"answer": 42})") << out.text;
-      EXPECT_FALSE(message.contains("reasoning_content")) << out.text;
+  const std::string json_only = R"(, "response_format": {"type": "json_object"})";
+  for (bool stream : {false, true})
+    for (const auto& [format, pieces, reasoning] :
+         {std::tuple{std::string(), std::vector<std::string>{R"({"answer": )", "42}"},
+                     std::string(R"({"answer": 42})")},
+          std::tuple{json_only, std::vector<std::string>{R"({"answer": )", "42}"}, std::string()},
+          std::tuple{
+              json_only,
+              std::vector<std::string>{"The user wants ", "JSON.</think>", R"({"answer": 42})"},
+              std::string("The user wants JSON.")}}) {
+      auto job = cs::plan_chat(
+          models, request(format + (stream ? R"(, "stream": true)" : ""), "deepseek-r1"));
+      ASSERT_TRUE(job) << job.error().to_string();
+      auto out = relay(*job, llama_text_events(pieces));
+      ASSERT_FALSE(out.error) << out.error->message;
+      std::string content, thought;
+      if (stream) {
+        for (const auto& e : sse_events(out.text))
+          if (e != "[DONE]" && !e["choices"].empty()) {
+            const json& d = e["choices"][0]["delta"];
+            if (d.contains("content") && d["content"].is_string()) content += d["content"];
+            if (d.contains("reasoning_content")) thought += d["reasoning_content"];
+          }
+      } else {
+        const json message = json::parse(out.text)["choices"][0]["message"];
+        if (message["content"].is_string()) content = message["content"];
+        thought = message.value("reasoning_content", "");
+      }
+      EXPECT_EQ(thought, reasoning) << out.text;
+      if (format.empty())
+        EXPECT_EQ(content, "") << out.text;  // unconstrained: all of it was reasoning
+      else
+        EXPECT_EQ(content, R"({"answer": 42})") << out.text;
     }
-  }
 }
 
 // Fields the template reads are its variables (Qwen3's enable_thinking), as are
 // chat_template_kwargs whatever they hold; reasoning_effort is taken for any model.
 TEST(PlanChat, FieldsTheTemplateReadsAreTakenAndNoOthers) {
   auto models = qwen3();
+  // And OpenAI's fields the gateway takes without passing them on; null is absent.
   for (const char* extra : {R"(, "enable_thinking": false)", R"(, "reasoning_effort": "low")",
-                            R"(, "chat_template_kwargs": {"anything": 1})"})
+                            R"(, "chat_template_kwargs": {"anything": 1})", R"(, "user": "u")",
+                            R"(, "safety_identifier": "s")", R"(, "prompt_cache_key": "k")",
+                            R"(, "prompt_cache_retention": "24h")", R"(, "metadata": {"a": "b"})",
+                            R"(, "service_tier": "auto")", R"(, "functions": null)",
+                            R"(, "web_search_options": null)", R"(, "made_up": null)"})
     EXPECT_TRUE(cs::plan_chat(models, request(extra))) << extra;
+  for (const char* field : {"chat_template", "web_search_options", "verbosity"}) {
+    auto refused = cs::plan_chat(models, request(std::string(R"(, ")") + field + R"(": "x")"));
+    ASSERT_FALSE(refused) << field;
+    EXPECT_EQ(refused.error().path, field);
+  }
   auto typo = cs::plan_chat(models, request(R"(, "enable_thinkin": false)"));
   ASSERT_FALSE(typo);
   EXPECT_NE(typo.error().message.find("chat_template_kwargs"), std::string::npos);
@@ -246,11 +278,17 @@ TEST(PlanChat, TheContextLengthIsCheckedBeforeTheBackend) {
   const std::size_t in = fits->prompt.ids.size();
   ASSERT_GT(in, 0u);
   config.max_model_len = in + 10;
+  // Without a limit the reply may take what is left, as vLLM's default.
+  auto rest = cs::plan_chat(cs::testing::models_with(config), request());
+  ASSERT_TRUE(rest) << rest.error().to_string();
+  EXPECT_EQ(rest->params.max_tokens, 10u);
   config.max_tokens_default = 100;
   const auto models = cs::testing::models_with(config);
   auto cut = cs::plan_chat(models, request());
   ASSERT_TRUE(cut) << cut.error().to_string();
   EXPECT_EQ(cut->params.max_tokens, 10u);
+  // /v1/chat/render shows any prompt: no context check there.
+  EXPECT_TRUE(cs::plan_chat(models, request(R"(, "max_tokens": 11)"), 512, 16, false));
   EXPECT_TRUE(cs::plan_chat(models, request(R"(, "max_tokens": 10)")));
   for (const char* field : {"max_tokens", "max_completion_tokens"}) {
     auto over = cs::plan_chat(models, request(std::string(R"(, ")") + field + R"(": 11)"));
