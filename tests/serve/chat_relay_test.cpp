@@ -197,6 +197,24 @@ TEST(ChatRelay, ConstrainedJsonIsTheContentWithOrWithoutReasoningBeforeIt) {
     }
 }
 
+// gpt-oss's channels under response_format: the analysis message is still the reasoning and the
+// final message the content.
+TEST(ChatRelay, ConstrainedJsonAfterHarmonysAnalysisIsTheContent) {
+  const auto models =
+      cs::testing::models_with(cs::testing::model_config("gpt-oss", "http://127.0.0.1:9"));
+  auto job = cs::plan_chat(
+      models, R"({"model": "gpt-oss", "messages": [{"role": "user", "content": "json please"}],
+                  "response_format": {"type": "json_object"}})");
+  ASSERT_TRUE(job) << job.error().to_string();
+  auto out = relay(
+      *job, llama_text_events({"<|channel|>analysis<|message|>Think.<|end|>",
+                               "<|start|>assistant<|channel|>final<|message|>", R"({"a": 1})"}));
+  ASSERT_FALSE(out.error) << out.error->message;
+  const json message = json::parse(out.text)["choices"][0]["message"];
+  EXPECT_EQ(message["content"], R"({"a": 1})") << out.text;
+  EXPECT_EQ(message.value("reasoning_content", ""), "Think.") << out.text;
+}
+
 // Fields the template reads are its variables (Qwen3's enable_thinking), as are
 // chat_template_kwargs whatever they hold; reasoning_effort is taken for any model.
 TEST(PlanChat, FieldsTheTemplateReadsAreTakenAndNoOthers) {
