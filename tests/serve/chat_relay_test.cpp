@@ -112,6 +112,16 @@ std::vector<json> sse_events(const std::string& text) {
   return out;
 }
 
+// The choice of a relayed reply: the non-streaming body's, or a stream's finish chunk's.
+json final_choice(const Relayed& out, bool stream) {
+  if (!stream) return json::parse(out.text)["choices"][0];
+  json choice;
+  for (const auto& e : sse_events(out.text))
+    if (e != "[DONE]" && !e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null())
+      choice = e["choices"][0];
+  return choice;
+}
+
 TEST(PlanChat, TheLlamaCppBodyCarriesThePromptIdsTheStopsAndTheLimit) {
   auto models = qwen3();
   auto job = cs::plan_chat(models, request(R"(, "max_tokens": 7, "stop": ["END"])"));
@@ -587,14 +597,7 @@ TEST(ChatRelay, TheParsersWarningsAreOnTheChoice) {
     ASSERT_TRUE(job);
     auto out = relay(*job, llama_text_events(cut, "limit"));
     ASSERT_FALSE(out.error) << out.error->message;
-    json choice;
-    if (stream) {
-      for (const auto& e : sse_events(out.text))
-        if (e != "[DONE]" && !e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null())
-          choice = e["choices"][0];
-    } else {
-      choice = json::parse(out.text)["choices"][0];
-    }
+    const json choice = final_choice(out, stream);
     ASSERT_TRUE(choice.contains("warnings")) << out.text;
     ASSERT_FALSE(choice["warnings"].empty());
     EXPECT_EQ(choice["warnings"][0]["code"], "truncated") << choice.dump();
@@ -860,14 +863,9 @@ TEST(FinishReason, CallsThatAreNotWholeAreNotToolCalls) {
       ASSERT_TRUE(job);
       auto out = relay(*job, llama_text_events(pieces));
       ASSERT_FALSE(out.error) << out.error->message;
-      json choice;
-      if (stream) {
-        for (const auto& e : sse_events(out.text))
-          if (e != "[DONE]" && !e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null())
-            choice = e["choices"][0];
-      } else {
-        choice = json::parse(out.text)["choices"][0];
-        ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << out.text;  // kept as written
+      const json choice = final_choice(out, stream);
+      if (!stream) {  // kept as written
+        ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << out.text;
       }
       EXPECT_EQ(choice["finish_reason"], want) << out.text;
     }
