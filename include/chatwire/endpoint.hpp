@@ -122,7 +122,8 @@ struct Prompt {
   // The engine constrains the output (response_format's JSON): it holds either a reasoning block
   // first (vLLM and SGLang with a reasoning parser apply the grammar after the block's close) or
   // none (an engine constraining from the first token). Read either way: a close before any
-  // other marker ends reasoning, and output without one is content.
+  // other marker ends reasoning, and output without one is content. Set by prepare where the
+  // request's response_format asks for JSON (json_object, json_schema).
   bool output_constrained = false;
   std::string dialect;  // the output parser: a dialect or "derived"; "" = content only
   // The prompt teaches the model a call syntax the template does not write (the adapter's

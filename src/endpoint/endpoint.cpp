@@ -438,6 +438,11 @@ Result<Prompt> prepare_json(const Endpoint::Impl& impl, const json& request,
   if (auto tools = request.find("tools");
       tools != request.end() && tools->is_array() && !tools->empty())
     prompt.tools_json = tools->dump();
+  // response_format's JSON: the engine that honours it constrains the output.
+  if (auto rf = request.find("response_format"); rf != request.end() && rf->is_object())
+    if (auto type = rf->find("type");
+        type != rf->end() && (*type == "json_object" || *type == "json_schema"))
+      prompt.output_constrained = true;
   if (!impl.parser.warning.empty() && request.contains("tools"))
     prompt.warnings.push_back(impl.parser.warning);
   return prompt;

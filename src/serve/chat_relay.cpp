@@ -64,11 +64,6 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
   prompt->call_ids = model->call_ids;
   // A call the model writes anyway (its history holds calls) is the content it wrote.
   if (params->tool_choice_none) prompt->tool_calls_allowed = false;
-  // The backend constrains the output to JSON: from its first token (then it holds no
-  // reasoning, whatever block the prompt opened, and DeepSeek R1's parser would take it for
-  // reasoning), or after a reasoning block (vLLM and SGLang started with a reasoning parser).
-  // Prompt::output_constrained reads both.
-  if (!params->response_format.is_null()) prompt->output_constrained = true;
   // The client's stop strings end the message too, where the gateway reads the output: a backend
   // that stops at one still sends the ids of the tokens that hold it (llama.cpp sends each
   // token's id when it withholds the token's text), and the message is decoded from those ids.

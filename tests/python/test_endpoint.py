@@ -346,6 +346,25 @@ def test_request_errors_name_the_field():
                     "tool_choice": {"type": "function", "function": {"name": "nope"}}})
 
 
+def test_response_format_output_is_read_with_or_without_reasoning_before_it():
+    """An engine honouring response_format writes JSON from its first token, or after a
+    reasoning block (vLLM, SGLang with a reasoning parser): both read, where DeepSeek R1's
+    parser would take JSON without a close for reasoning."""
+    ep = endpoint("deepseek-r1", dialect="deepseek_r1")
+    base = {"messages": [{"role": "user", "content": "json please"}]}
+    constrained = dict(base, response_format={"type": "json_object"})
+    for request, text, want in (
+            (base, '{"a": 1}', {"reasoning_content": '{"a": 1}'}),
+            (constrained, '{"a": 1}', {"content": '{"a": 1}'}),
+            (constrained, 'R.</think>{"a": 1}', {"reasoning_content": "R.",
+                                                "content": '{"a": 1}'})):
+        gen = ep.start(ep.prepare(request))
+        gen.push_text(text)
+        gen.finish()
+        got = {k: v for k, v in gen.message.items() if k in ("content", "reasoning_content") and v}
+        assert got == want, (request, text, gen.message)
+
+
 def test_generation_takes_numpy_scalars():
     np = pytest.importorskip("numpy")
     ep = endpoint("qwen3")
