@@ -3,8 +3,10 @@
 
 #include <cstdio>
 #include <exception>
+#include <iostream>
 
 #include "commands.hpp"
+#include "io.hpp"
 
 namespace {
 
@@ -45,6 +47,15 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chatwire: %s\n", e.what());
     return 1;
+  }
+  // Output that never reached its file (a full disk, a closed descriptor) is a failure: a
+  // script reading the exit status must not take a truncated result for the whole one.
+  chatwire::cli::io::out().flush();
+  std::cout.flush();
+  if (!chatwire::cli::io::out().ok() || std::fflush(stdout) != 0 || std::ferror(stdout) ||
+      !std::cout) {
+    std::fprintf(stderr, "chatwire: could not write standard output\n");
+    return exit_code != 0 ? exit_code : 1;
   }
   return exit_code;
 }

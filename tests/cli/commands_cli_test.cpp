@@ -281,4 +281,24 @@ TEST_F(CommandsCli, CardSaysThePromptClosesTheBlockItOpens) {
   EXPECT_TRUE(has(qwq.out, "the prompt opens reasoning: yes |")) << qwq.out;
 }
 
+// Output that never reached its file (here /dev/full: no space) is a failure, exit 1 with a
+// message, for the buffered writer (render, parse, tokenize) and printf/iostream (probe) alike:
+// a script must not take a lost result for a whole one.
+TEST_F(CommandsCli, AFailedWriteToStandardOutputIsAFailure) {
+  const fs::path context =
+      write("ctx.json", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  const std::string tmpl = kData + "/templates/Qwen--Qwen3-0.6B.jinja";
+  for (const std::string& args :
+       {"render --template '" + tmpl + "' --context '" + context.string() + "'",
+        "probe --template '" + tmpl + "'"}) {
+    const fs::path err = dir_ / "stderr";
+    const int raw =
+        std::system(("'" + kCli + "' " + args + " >/dev/full 2>'" + err.string() + "'").c_str());
+    ASSERT_TRUE(WIFEXITED(raw)) << args;
+    EXPECT_EQ(WEXITSTATUS(raw), 1) << args;
+    EXPECT_NE(slurp(err).find("could not write standard output"), std::string::npos) << args;
+    EXPECT_EQ(run(args).status, 0) << args;  // the same command to a file succeeds
+  }
+}
+
 }  // namespace
