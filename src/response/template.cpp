@@ -3,9 +3,11 @@
 // transformers leaves to the first region that uses them. Errors name the key path.
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "response/internal.hpp"
+#include "util/json_text.hpp"
 #include "util/utf8.hpp"
 
 namespace chatwire::response {
@@ -390,7 +392,7 @@ Result<Template> Template::from_json_text(std::string_view text, const Limits& l
 
 namespace {
 
-Result<Json> read_json(const std::string& path, std::size_t max_bytes, const Limits& limits) {
+Result<std::string> read_text(const std::string& path, std::size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{"OSError", "cannot open file", 0, 0, path};
   std::string text;
@@ -403,6 +405,11 @@ Result<Json> read_json(const std::string& path, std::size_t max_bytes, const Lim
   }
   if (util::utf8::first_invalid(text) != text.size())
     return Error{"ValueError", "not valid UTF-8", 0, 0, path};
+  return text;
+}
+
+Result<Json> parse_python_json(std::string_view text, const std::string& path,
+                               const Limits& limits) {
   PyResult parsed = py_json_loads(text, limits.max_json_depth);
   if (parsed.kind != PyResult::Kind::kValue) {
     Error e = parsed.error;
@@ -410,6 +417,32 @@ Result<Json> read_json(const std::string& path, std::size_t max_bytes, const Lim
     return e;
   }
   return parsed.value;
+}
+
+// A tokenizer_config.json's response_template, read with Python's semantics; the rest of the
+// file only as JSON, since its other values are not the template's (transformers writes
+// model_max_length 1000000000000000019884624838656, an integer beyond 64 bits, which the strict
+// reading refuses). nullopt: the file is a JSON object without a response_template (or one
+// that is a spec itself, with "fields"); an error where it is no JSON at all.
+Result<std::optional<Json>> config_response_template(const std::string& text,
+                                                     const std::string& path,
+                                                     const Limits& limits) {
+  util::BoundedJson loose = util::parse_bounded_json(text, limits.max_json_depth);
+  if (!loose) {  // not JSON to nlohmann (a lone surrogate escape Python takes): read it all
+    auto strict = parse_python_json(text, path, limits);
+    if (!strict) return strict.error();
+    if (!strict->is_object() || strict->contains("fields") ||
+        !strict->contains("response_template") || strict->at("response_template").is_null())
+      return std::optional<Json>();
+    return std::optional<Json>(strict->at("response_template"));
+  }
+  const auto& config = loose.value;
+  if (!config.is_object() || config.contains("fields")) return std::optional<Json>();
+  const auto it = config.find("response_template");
+  if (it == config.end() || it->is_null()) return std::optional<Json>();
+  auto spec = parse_python_json(it->dump(), path, limits);
+  if (!spec) return spec.error();
+  return std::optional<Json>(std::move(*spec));
 }
 
 Result<Template> with_file(Result<Template> t, const std::string& file) {
@@ -424,23 +457,26 @@ Result<Template> with_file(Result<Template> t, const std::string& file) {
 }  // namespace
 
 Result<Template> Template::from_file(const std::string& path, const Limits& limits) {
-  auto json = read_json(path, limits.max_spec_bytes, limits);
-  if (!json) return json.error();
+  auto text = read_text(path, limits.max_spec_bytes);
+  if (!text) return text.error();
   // A tokenizer_config.json: its key (a spec itself has "fields", never "response_template").
-  if (json->is_object() && json->contains("response_template") && !json->contains("fields")) {
-    return with_file(from_json(json->at("response_template"), limits), path + " response_template");
-  }
+  auto in_config = config_response_template(*text, path, limits);
+  if (!in_config) return in_config.error();
+  if (*in_config) return with_file(from_json(**in_config, limits), path + " response_template");
+  auto json = parse_python_json(*text, path, limits);
+  if (!json) return json.error();
   return with_file(from_json(*json, limits), path);
 }
 
 Result<Template> Template::from_model_dir(const std::string& dir, const Limits& limits) {
   const std::string path = dir + "/tokenizer_config.json";
-  auto json = read_json(path, limits.max_config_bytes, limits);
-  if (!json) return json.error();
-  if (!json->is_object() || !json->contains("response_template") ||
-      json->at("response_template").is_null())
+  auto text = read_text(path, limits.max_config_bytes);
+  if (!text) return text.error();
+  auto in_config = config_response_template(*text, path, limits);
+  if (!in_config) return in_config.error();
+  if (!*in_config)
     return Error{"LookupError", "the tokenizer config has no response_template", 0, 0, path};
-  return with_file(from_json(json->at("response_template"), limits), path + " response_template");
+  return with_file(from_json(**in_config, limits), path + " response_template");
 }
 
 const Json& Template::spec() const {

@@ -301,4 +301,33 @@ TEST_F(CommandsCli, AFailedWriteToStandardOutputIsAFailure) {
   }
 }
 
+// A checkpoint's tokenizer_config.json holds values the response template is not concerned with:
+// transformers writes model_max_length 1000000000000000019884624838656, beyond 64 bits. `parse
+// --model` on such a directory without a response template falls through to the derived parser,
+// and one with a response template reads it, where the whole config was read strictly and
+// refused.
+TEST_F(CommandsCli, AResponseTemplateIsReadBesideAConfigsBigIntegers) {
+  const fs::path hello = write("hello.txt", "hello");
+  const auto plain = run("parse --model '" + kData + "/models/endpoint/llama3_1'", hello.string());
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(ordered_json::parse(plain.out)["content"], "hello");
+  const ordered_json spec =
+      ordered_json::parse(slurp(kData + "/goldens/response/templates.json"))["qwen3"];
+  const fs::path config =
+      write("tokenizer_config.json",
+            R"({"model_max_length": 1000000000000000019884624838656, "response_template": )" +
+                spec.dump() + "}");
+  const fs::path output = write("out.txt", "<think>\nR\n</think>\n\nA");
+  const auto read = run("parse --response-template '" + config.string() + "' --prefix /dev/null",
+                        output.string());
+  ASSERT_EQ(read.status, 0) << read.err;
+  // As the same template from a file of its own.
+  const fs::path alone = write("spec.json", spec.dump());
+  const auto same =
+      run("parse --response-template '" + alone.string() + "' --prefix /dev/null", output.string());
+  ASSERT_EQ(same.status, 0) << same.err;
+  EXPECT_EQ(read.out, same.out);
+  EXPECT_NE(read.out.find("\"thinking\":\"R\""), std::string::npos) << read.out;
+}
+
 }  // namespace
