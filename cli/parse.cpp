@@ -177,11 +177,15 @@ void add_parse(CLI::App& root, int& exit_code) {
     std::size_t max_line_bytes = std::size_t{64} << 20;       // one --batch request line
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("--dialect", args->dialect, "output dialect (see --list)");
-  cmd->add_option("--template", args->template_path,
-                  "the parser comes from this chat template (derived and proven by a round trip)");
-  cmd->add_option("--model", args->model_dir,
-                  "the parser comes from this model directory's chat template");
+  // One source of the parser: the others would be ignored or mixed (usage error, exit 2).
+  auto* dialect = cmd->add_option("--dialect", args->dialect, "output dialect (see --list)");
+  auto* tmpl = cmd->add_option(
+      "--template", args->template_path,
+      "the parser comes from this chat template (derived and proven by a round trip)");
+  auto* model = cmd->add_option("--model", args->model_dir,
+                                "the parser comes from this model directory's chat template");
+  dialect->excludes(tmpl)->excludes(model);
+  tmpl->excludes(model);
   cmd->add_option(
       "--response-template", args->response_template_path,
       "parse with this transformers response template (a JSON file: the spec, or a "

@@ -330,4 +330,18 @@ TEST_F(CommandsCli, AResponseTemplateIsReadBesideAConfigsBigIntegers) {
   EXPECT_NE(read.out.find("\"thinking\":\"R\""), std::string::npos) << read.out;
 }
 
+// The parser comes from one source: a dialect, a template or a model directory, never two
+// (one was ignored, or a dialect's syntax mixed with a template's options).
+TEST_F(CommandsCli, OneSourceOfTheParser) {
+  const std::string tmpl = "--template '" + kData + "/templates/Qwen--Qwen3-0.6B.jinja'";
+  const std::string model = "--model '" + kData + "/models/endpoint/gpt-oss'";
+  for (const std::string& args :
+       {"parse " + tmpl + " " + model, "parse " + tmpl + " --dialect hermes",
+        "parse --dialect hermes " + model}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
