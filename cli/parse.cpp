@@ -12,6 +12,7 @@
 #include "io.hpp"
 #include "json_writer.hpp"
 #include "parse_response.hpp"
+#include "util/utf8.hpp"
 
 namespace chatwire::cli {
 
@@ -69,6 +70,16 @@ Json batch_line(std::string_view line) {
   };
   if (req.is_discarded() || !req.is_object()) {
     out["id"] = nullptr;
+    // Where the line goes wrong, as the other batch modes say it.
+    if (const std::size_t bad = util::utf8::first_invalid(line); bad != line.size())
+      return fail("ValueError", "request line is not valid UTF-8 at byte " + std::to_string(bad));
+    if (req.is_discarded()) {
+      try {
+        const Json again = Json::parse(line);  // only for its error message
+      } catch (const Json::parse_error& e) {
+        return fail("ValueError", std::string("request line is not valid JSON: ") + e.what());
+      }
+    }
     return fail("ValueError", "request line is not a JSON object");
   }
   out["id"] = req.contains("id") ? req["id"] : Json(nullptr);

@@ -344,4 +344,22 @@ TEST_F(CommandsCli, OneSourceOfTheParser) {
   }
 }
 
+// parse --batch: a bad line gets an answer saying where it goes wrong, as render --batch and
+// tokenize --batch say it, and the batch goes on.
+TEST_F(CommandsCli, ParseBatchSaysWhereABadLineGoesWrong) {
+  const fs::path in = write("in.jsonl",
+                            "garbage\n{\"id\":13,\"dialect\":\"hermes\",\"input\":\"a\xff\"}\n[1]\n"
+                            "{\"id\":1,\"dialect\":\"hermes\",\"input\":\"hi\"}\n");
+  const auto r = run("parse --batch", in.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_NE(lines[0]["error"]["message"].get<std::string>().find("not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(lines[0]["error"]["message"].get<std::string>().find("column 1"), std::string::npos);
+  EXPECT_EQ(lines[1]["error"]["message"], "request line is not valid UTF-8 at byte 38");
+  EXPECT_EQ(lines[2]["error"]["message"], "request line is not a JSON object");
+  EXPECT_EQ(lines[3]["ok"], true);
+}
+
 }  // namespace
