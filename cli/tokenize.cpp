@@ -93,6 +93,19 @@ int run_batch(const TokenizeArgs& args) {
       if (!req.is_object())
         throw std::invalid_argument(std::string("expected a JSON object, got ") + req.type_name());
       if (req.contains("id")) out["id"] = req["id"];
+      // A key the protocol does not have is refused, not ignored (a misspelt option would
+      // change nothing silently); offsets are the single mode's (--offsets).
+      for (const auto& item : req.items()) {
+        static constexpr std::string_view kKeys[] = {
+            "id", "tokenizer", "text", "ids", "add_special_tokens", "skip_special_tokens"};
+        if (std::find(std::begin(kKeys), std::end(kKeys), item.key()) != std::end(kKeys)) continue;
+        throw std::invalid_argument(
+            item.key() == "offsets"
+                ? std::string("offsets: not available with --batch (tokenize --offsets)")
+                : item.key() +
+                      ": not a field of a request line (id, tokenizer, text or ids, "
+                      "add_special_tokens, skip_special_tokens)");
+      }
       // The command's --tokenizer, --special and --skip-special are each line's defaults.
       std::string dir = field_or<std::string>(req, "tokenizer", args.dir);
       if (dir.empty())

@@ -78,11 +78,16 @@ TEST_F(CommandsCli, TokenizeBatchLinesNameWhatIsWrong) {
                      "not json\n"
                      "{\"id\": 3, \"ids\": [14990, -2]}\n"
                      "{\"id\": 4, \"text\": \"hello world\"}\n"
-                     "{\"id\": 5, \"ids\": [14990, 1879]}\n");
+                     "{\"id\": 5, \"ids\": [14990, 1879]}\n"
+                     "{\"id\": 6, \"text\": \"hi\", \"offsets\": true}\n"
+                     "{\"id\": 7, \"text\": \"hi\", \"ad_special_tokens\": true}\n");
   CliRun r = run("tokenize --batch --tokenizer '" + qwen3_ + "'", input.string());
   ASSERT_EQ(r.status, 0) << r.err;
   const std::vector<ordered_json> lines = json_lines(r.out);
-  ASSERT_EQ(lines.size(), 5u) << r.out;
+  ASSERT_EQ(lines.size(), 7u) << r.out;
+  // A key the protocol does not have is refused, not ignored.
+  EXPECT_TRUE(has(lines[5]["message"].get<std::string>(), "offsets: not available with --batch"));
+  EXPECT_TRUE(has(lines[6]["message"].get<std::string>(), "ad_special_tokens: not a field"));
   for (const auto& line : lines) EXPECT_TRUE(line.contains("id")) << line.dump();
   EXPECT_EQ(lines[0]["id"], 1);
   EXPECT_FALSE(lines[0]["ok"].get<bool>());
