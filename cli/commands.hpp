@@ -24,6 +24,11 @@ inline CLI::Validator non_negative() {
       "NONNEGATIVE", "non_negative");
 }
 
+// For --now: a clock strftime_now can read, checked before anything renders (a template that
+// never calls strftime_now would not notice a bad one, and the probe would measure its failure
+// as the template's). Checked by the engine itself, so it takes what rendering takes.
+CLI::Validator iso_clock();
+
 // The first option given on `cmd`'s command line that the way it runs does not read, or "":
 // `reads` names the options read, and every option whose name starts with `read_prefix` is read
 // too (render's --max-* limits). Such an option is refused rather than ignored.

@@ -111,7 +111,7 @@ void add_probe(CLI::App& root, int& exit_code) {
                       "a checkpoint directory (tokenizer_config.json, chat_template.jinja, ...)");
   t->excludes(m);
   cmd->add_flag("--json", args->json, "print the whole profile as JSON");
-  cmd->add_option("--now", args->now, "strftime_now's clock (ISO 8601)");
+  cmd->add_option("--now", args->now, "strftime_now's clock (ISO 8601)")->check(iso_clock());
   cmd->add_option("--max-steps", args->max_steps,
                   "step limit of each render the probe and the parser derivation make")
       ->capture_default_str()

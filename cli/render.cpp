@@ -418,7 +418,8 @@ void add_render(CLI::App& root, int& exit_code) {
   cmd->add_option("--chat-template", args->chat_template,
                   "name of the model's template to use (e.g. tool_use, rag)");
   cmd->add_option("--now", args->now,
-                  "clock for strftime_now, e.g. 2026-08-19T10:00:00 (default: local time)");
+                  "clock for strftime_now, e.g. 2026-08-19T10:00:00 (default: local time)")
+      ->check(iso_clock());
   cmd->add_flag("--batch", args->batch,
                 "read oracle request lines on stdin, write result lines on stdout");
   cmd->add_option("--base-dir", args->base_dir,

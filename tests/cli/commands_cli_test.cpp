@@ -367,4 +367,23 @@ TEST_F(CommandsCli, ParseBatchSaysWhereABadLineGoesWrong) {
   EXPECT_EQ(lines[3]["ok"], true);
 }
 
+// --now is checked before anything renders: a template that never calls strftime_now would not
+// notice a bad clock, and the probe measured its failure as the template's (exit 0, renders: no).
+TEST_F(CommandsCli, ABadClockIsAUsageError) {
+  const std::string tmpl = "'" + kData + "/templates/meta-llama--Llama-3.2-3B-Instruct.jinja'";
+  const fs::path context =
+      write("ctx.json", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  for (const std::string& args :
+       {"probe --template " + tmpl + " --now garbage",
+        "render --template " + tmpl + " --context '" + context.string() + "' --now 2026-13-40"}) {
+    const auto r = run(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.out;
+    EXPECT_NE(r.err.find("--now: not a clock strftime_now reads"), std::string::npos) << r.err;
+  }
+  const auto good = run("render --template " + tmpl + " --context '" + context.string() +
+                        "' --now 2026-08-19T10:00:00");
+  ASSERT_EQ(good.status, 0) << good.err;
+  EXPECT_NE(good.out.find("19 Aug 2026"), std::string::npos);
+}
+
 }  // namespace
