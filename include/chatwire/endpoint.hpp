@@ -166,6 +166,8 @@ struct Message {                  // the final assistant message
 // written (nothing is dropped) but is not one a client can run: its finish reason is not
 // "tool_calls".
 bool calls_are_whole(const Message& message);
+// One call's arguments text is whole: a JSON object, or "" (no arguments).
+bool arguments_are_whole(std::string_view arguments);
 
 struct ToolCallDelta {
   std::size_t index = 0;  // the call's position in this response

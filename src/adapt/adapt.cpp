@@ -64,6 +64,8 @@ constexpr std::string_view kOpenAIParameters[] = {
     "modalities",
     "audio",
     "prediction",
+    "web_search_options",
+    "verbosity",
     "chat_template_kwargs",
     "add_generation_prompt",
     "documents",

@@ -879,14 +879,14 @@ bool Generation::call_limit_reached() const {
   return impl_->cut;
 }
 
+bool arguments_are_whole(std::string_view arguments) {
+  return arguments.empty() || json::parse(arguments, nullptr, false).is_object();
+}
+
 bool calls_are_whole(const Message& message) {
-  if (message.tool_calls.empty()) return false;
-  for (const auto& call : message.tool_calls) {
-    if (call.arguments.empty()) continue;
-    const json arguments = json::parse(call.arguments, nullptr, false);
-    if (!arguments.is_object()) return false;
-  }
-  return true;
+  return !message.tool_calls.empty() &&
+         std::all_of(message.tool_calls.begin(), message.tool_calls.end(),
+                     [](const ToolCall& call) { return arguments_are_whole(call.arguments); });
 }
 
 std::string_view Generation::finish_reason() const {

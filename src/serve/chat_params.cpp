@@ -46,6 +46,8 @@ struct UnservedField {
 constexpr UnservedField kUnservedFields[] = {
     {"audio", "audio output is not served by this gateway"},
     {"prediction", "predicted outputs are not served by this gateway"},
+    {"web_search_options", "web search is not served by this gateway"},
+    {"verbosity", "the model's verbosity is not controlled by this gateway"},
 };
 
 // logit_bias: OpenAI's {"token id": bias} with biases from -100 to 100, passed on to every
@@ -93,10 +95,6 @@ std::optional<Error> check_request_fields(const json& request,
                  "serve: send the functions as `tools` (and `function_call` as `tool_choice`)");
     if (key == "chat_template")
       return bad(key, "a served model has one template, chosen when the gateway loads it");
-    if (key == "web_search_options" || key == "verbosity")
-      return bad(key,
-                 "is an OpenAI parameter this gateway cannot serve (no web search, no "
-                 "control of the model's verbosity)");
     return bad(key,
                "is not a request field this gateway reads, and the model's chat template reads no "
                "variable of that name (a template variable may also go in chat_template_kwargs)");

@@ -304,8 +304,7 @@ Result<std::string> ChatRelay::finish() {
   out += sse(finish_chunk_body(head_, reason, take_pending_logprobs(), warnings));
   if (!last_choice()) return out;  // the next choice's chunks follow
   Usage total = usage_;
-  total.completion_tokens += earlier_.completion_tokens;
-  total.reasoning_tokens += earlier_.reasoning_tokens;
+  total.add_completion(earlier_);
   if (job_->params.include_usage) out += sse(usage_chunk_body(head_, total));
   out += "data: [DONE]\n\n";
   return out;

@@ -49,10 +49,7 @@ class ChatRelay {
   // stream (usage chunk, [DONE]).
   static Result<ChatRelay> start(const ChatJob& job, const Limits& limits, std::size_t choice = 0);
   // The completion tokens of the earlier choices, counted in the usage the last one reports.
-  void add_earlier_completion_tokens(const Usage& earlier) {
-    earlier_.completion_tokens += earlier.completion_tokens;
-    earlier_.reasoning_tokens += earlier.reasoning_tokens;
-  }
+  void add_earlier_completion_tokens(const Usage& earlier) { earlier_.add_completion(earlier); }
 
   // One `data:` payload of the backend's reply. Returns the text to send the client now:
   // SSE events when streaming (the first call starts with the role chunk), "" otherwise.

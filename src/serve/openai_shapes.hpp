@@ -43,6 +43,11 @@ struct Usage {
   // of the prompt tokens, those the backend reported served from its cache (unknown: not said).
   std::size_t reasoning_tokens = 0;
   std::optional<std::size_t> cached_tokens;
+  // n > 1: another choice's generated tokens (its prompt is the same one).
+  void add_completion(const Usage& other) {
+    completion_tokens += other.completion_tokens;
+    reasoning_tokens += other.reasoning_tokens;
+  }
 };
 
 // What the output parser reported about a choice (a call cut off, text that looked like a call,

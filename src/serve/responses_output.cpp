@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chatwire/endpoint.hpp"
 #include "serve/responses.hpp"
 
 namespace chatwire::serve {
@@ -42,10 +43,10 @@ json message_item(const std::string& id, const std::string& text) {
           {"content", json::array({text_part(text)})}};
 }
 // A call whose arguments are no JSON object (cut off by the output's end, or malformed) is
-// "incomplete": kept as written, but not one a client can run (endpoint::calls_are_whole).
+// "incomplete": kept as written, but not one a client can run.
 json call_item(const std::string& id, const json& call_id, const json& name,
                const std::string& arguments) {
-  const bool whole = arguments.empty() || json::parse(arguments, nullptr, false).is_object();
+  const bool whole = endpoint::arguments_are_whole(arguments);
   return {
       {"id", id},     {"type", "function_call"}, {"call_id", call_id},
       {"name", name}, {"arguments", arguments},  {"status", whole ? "completed" : "incomplete"}};

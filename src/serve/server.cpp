@@ -458,8 +458,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
           gathered["choices"].push_back(std::move(body["choices"][0]));
       }
     }
-    earlier.completion_tokens += relay->usage().completion_tokens;
-    earlier.reasoning_tokens += relay->usage().reasoning_tokens;
+    earlier.add_completion(relay->usage());
     active.backend = nullptr;
     if (choice + 1 < choices) call.reset();  // the last one is reset after the watcher ends
   }
