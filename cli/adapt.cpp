@@ -14,6 +14,7 @@ namespace {
 
 struct AdaptArgs {
   std::string template_file, model_dir, request_file, call_syntax;
+  std::string tokenizer_dir;  // --tokenizer: a template file's special tokens
   bool no_verify = false;
   bool render = false;  // print the rendered prompt instead of the context
 };
@@ -66,10 +67,22 @@ int run_adapt(const AdaptArgs& args) {
   adapt::Options options;
   options.call_syntax = args.call_syntax;
   options.special_tokens = target->special_tokens;
+  if (!args.tokenizer_dir.empty()) {
+    auto tokens = chat::Model::load(args.tokenizer_dir);
+    if (!tokens) {
+      Error error = tokens.error();
+      if (error.path.empty()) error.path = args.tokenizer_dir;
+      return fail(error);
+    }
+    options.special_tokens = tokens->special_tokens();
+  }
   // --render prints the verification render, so it always verifies.
   options.verify = !args.no_verify || args.render;
   auto adapted = adapt::adapt(*request, target->profile, *target->tmpl, options);
-  if (!adapted) return fail(adapted.error());
+  if (!adapted)
+    return fail(args.model_dir.empty() && args.tokenizer_dir.empty()
+                    ? with_special_tokens_hint(adapted.error())
+                    : adapted.error());
   if (args.render) {
     // The adapted request rendered with chatwire's engine (the render render_chat would make
     // from the context); issue 7's `render --adapt`.
@@ -94,6 +107,10 @@ void add_adapt(CLI::App& root, int& exit_code) {
   auto* t = cmd->add_option("--template", args->template_file, "chat template file (.jinja)");
   auto* m = cmd->add_option("--model", args->model_dir, "checkpoint directory");
   t->excludes(m);
+  cmd->add_option("--tokenizer", args->tokenizer_dir,
+                  "with --template: the special tokens (bos_token, eos_token, ...) of this "
+                  "directory's tokenizer_config.json (default: none, as render --template)")
+      ->excludes(m);
   cmd->add_option("--request", args->request_file, "OpenAI request JSON file ('-' = stdin)")
       ->required();
   cmd->add_option(

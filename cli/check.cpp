@@ -52,7 +52,7 @@ int run_one(const CheckArgs& args, const std::filesystem::path& path, bool model
   }
   adapt::Options options;
   options.call_syntax = args.call_syntax;
-  options.special_tokens = target->special_tokens;
+  options.special_tokens = target->measured_tokens;  // checked as the probe measured
   auto raw = adapt::check_raw(*target->tmpl, options);
   auto adapted = adapt::check(target->profile, *target->tmpl, options);
   if (all != nullptr) {

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "chatwire/error.hpp"
+
 namespace chatwire::cli {
 
 // For a count or limit read into an unsigned integer: CLI11 converts with strtoull, which takes
@@ -42,6 +44,17 @@ inline std::string first_unread_option(const CLI::App& cmd,
     if (std::find(reads.begin(), reads.end(), name) == reads.end()) return name;
   }
   return {};
+}
+
+// A template file is adapted without special tokens (its model is unknown; the probe's stand-ins
+// <s> and </s> are no model's). When a missing token is why it did not render, the message says
+// how to give the model's.
+inline Error with_special_tokens_hint(Error error) {
+  if (error.message.find("_token' is undefined") != std::string::npos)
+    error.message +=
+        " (a template file has no special tokens: give --tokenizer DIR for its "
+        "model's bos_token, eos_token, ...)";
+  return error;
 }
 
 // Each function registers one subcommand on `root`. Its callback runs the job and

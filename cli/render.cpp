@@ -353,12 +353,22 @@ int run_adapted(const RenderArgs& args) {
     return 1;
   }
   adapt::Options options;
-  options.special_tokens = target->special_tokens;
+  options.special_tokens = target->special_tokens;  // none for a template file, as in render_chat
+  if (!args.tokenizer_dir.empty()) {
+    auto tokens = chat::Model::load(args.tokenizer_dir);
+    if (!tokens) {
+      print_error(tokens.error());
+      return 1;
+    }
+    options.special_tokens = tokens->special_tokens();
+  }
   options.limits = args.limits;
   if (!args.now.empty()) options.now = args.now;
   auto adapted = adapt::adapt(*request, target->profile, *target->tmpl, options);
   if (!adapted) {
-    print_error(adapted.error());
+    print_error(args.model_dir.empty() && args.tokenizer_dir.empty()
+                    ? with_special_tokens_hint(adapted.error())
+                    : adapted.error());
     return 1;
   }
   for (const auto& a : adapted->adaptations)
@@ -376,7 +386,8 @@ struct RenderWay {
   std::vector<std::string_view> reads;
 };
 const RenderWay kBatchWay{"--batch", {"--batch", "--base-dir", "--repeat", "--no-validate"}};
-const RenderWay kAdaptWay{"--adapt", {"--adapt", "--request", "--model", "--template", "--now"}};
+const RenderWay kAdaptWay{
+    "--adapt", {"--adapt", "--request", "--model", "--template", "--now", "--tokenizer"}};
 const RenderWay kChatWay{
     "a chat request (--request)",
     {"--request", "--model", "--template", "--mode", "--chat-template", "--now", "--json",
@@ -393,7 +404,10 @@ std::string refused_option(const CLI::App& cmd, const RenderArgs& args) {
     return unread + " is not used with " + way.name;
   if (!args.model_dir.empty() && !args.template_file.empty())
     return "give one of --model DIR and --template FILE";
-  if (!args.tokenizer_dir.empty() && !args.tokenize) return "--tokenizer is read with --tokenize";
+  if (!args.tokenizer_dir.empty() && args.adapt && !args.model_dir.empty())
+    return "--tokenizer is read with --adapt --template (a --model directory has its own tokens)";
+  if (!args.tokenizer_dir.empty() && !args.tokenize && !args.adapt)
+    return "--tokenizer is read with --tokenize or --adapt --template";
   return {};
 }
 
@@ -443,7 +457,8 @@ void add_render(CLI::App& root, int& exit_code) {
       "return_assistant_tokens_mask=True) (with --json also output, generation, warnings)");
   cmd->add_option("--tokenizer", args->tokenizer_dir,
                   "with --tokenize: directory holding tokenizer.json (default: the --model "
-                  "directory)");
+                  "directory); with --template, its special tokens are the template's "
+                  "(bos_token, eos_token, ...), as transformers passes the tokenizer's");
   cmd->add_flag("--no-validate", args->no_validate,
                 "skip request validation (render what transformers would)");
   cmd->add_option("--max-steps", args->limits.max_steps, "evaluation steps per render")

@@ -42,7 +42,7 @@ std::vector<AdaptColumn> adapt_column(const std::filesystem::path& dir,
       continue;
     }
     adapt::Options options;
-    options.special_tokens = target->special_tokens;
+    options.special_tokens = target->measured_tokens;  // checked as the probe measured
     row.raw = adapt::check_raw(*target->tmpl, options).passed ? "pass" : "fail";
     auto checked = adapt::check(target->profile, *target->tmpl, options);
     row.adapted = checked.refused ? "refused" : checked.passed ? "pass" : "fail";

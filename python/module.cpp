@@ -558,8 +558,13 @@ py::object parse_response_py(const std::string& text, py::handle tmpl, py::handl
 }
 
 py::object adapt_request(py::handle request, const std::string& template_or_dir,
-                         const std::string& call_syntax, bool verify) {
+                         const std::string& call_syntax, bool verify, py::handle special_tokens) {
   nlohmann::ordered_json req = py_to_json(request, "request");
+  std::optional<nlohmann::ordered_json> tokens;
+  if (!special_tokens.is_none()) {
+    tokens = py_to_json(special_tokens, "special_tokens");
+    if (!tokens->is_object()) fail("TypeError", "special_tokens: expected a dict");
+  }
   nlohmann::ordered_json out;
   {
     py::gil_scoped_release release;
@@ -573,7 +578,13 @@ py::object adapt_request(py::handle request, const std::string& template_or_dir,
     }
     adapt::Options options;
     options.call_syntax = call_syntax;
+    // A file has no tokens of its own (the probe's stand-ins are no model's): the caller's.
     options.special_tokens = target.special_tokens;
+    if (tokens) {
+      if (is_dir(template_or_dir))
+        fail("ValueError", "special_tokens: a checkpoint directory has its own");
+      options.special_tokens = from_json(*tokens);
+    }
     options.verify = verify;
     auto adapted = unwrap(adapt::adapt(req, target.profile, *target.tmpl, options));
     nlohmann::ordered_json adaptations = nlohmann::ordered_json::array();
@@ -709,7 +720,8 @@ PYBIND11_MODULE(_chatwire, m) {
   m.def("parse_response", &parse_response_py, py::arg("text"), py::arg("response_template"),
         py::arg("prefix"), py::arg("tools"));
   m.def("adapt", &adapt_request, py::arg("request"), py::arg("template_or_dir"),
-        py::arg("call_syntax") = "", py::arg("verify") = true);
+        py::arg("call_syntax") = "", py::arg("verify") = true,
+        py::arg("special_tokens") = py::none());
 
   bind_endpoint(m);
 }

@@ -114,8 +114,12 @@ std::vector<SentinelResult> find_sentinels(std::string_view rendered);
 // ---------------------------------------------------------------------------------------
 struct Target {
   std::shared_ptr<const jinja::Template> tmpl;
-  Value special_tokens =
-      Value::empty_dict();  // a model's tokens; {bos "<s>", eos "</s>"} for a file
+  // The tokens a request is rendered with: a model's; none for a file, whose model is unknown
+  // (`render --template` passes none either). A caller with a tokenizer puts its tokens here.
+  Value special_tokens = Value::empty_dict();
+  // The tokens the profile was measured with: a model's; for a file the stand-ins {bos "<s>",
+  // eos "</s>"}, which are no model's and so never reach a request's context.
+  Value measured_tokens = Value::empty_dict();
   probe::Profile profile;
 };
 // A .jinja file, probed as probe::probe_file does.

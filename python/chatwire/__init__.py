@@ -503,8 +503,11 @@ def probe(template_or_dir, *, max_steps=None):
     return _probe(os.fspath(template_or_dir), max_steps=max_steps)
 
 
-def adapt(request, template_or_dir, call_syntax=None, verify=True):
+def adapt(request, template_or_dir, call_syntax=None, verify=True, special_tokens=None):
     """An OpenAI chat-completions request adapted to one template (a .jinja file or a
     checkpoint directory): ``{"context", "adaptations", "warnings", "rendered"}``.
-    Raises CannotRepresent when the template would still lose part of the request."""
-    return _adapt(request, os.fspath(template_or_dir), call_syntax or "", bool(verify))
+    Raises CannotRepresent when the template would still lose part of the request.
+    ``special_tokens``: for a .jinja file, the variables its model's tokenizer gives
+    (``{"bos_token": ..., "eos_token": ...}``); none by default (a directory has its own)."""
+    return _adapt(request, os.fspath(template_or_dir), call_syntax or "", bool(verify),
+                  special_tokens)

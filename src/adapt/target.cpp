@@ -12,10 +12,10 @@ Result<Target> load_template_file(const std::filesystem::path& file) {
   if (!tmpl) return tmpl.error();
   Target target;
   target.tmpl = std::make_shared<const jinja::Template>(std::move(tmpl).value());
-  // The tokens probe_source measures with, so the adapted context renders as measured.
-  target.special_tokens = Value::dict_unchecked(
+  // The tokens probe_source measures with (a template may need a bos_token to render at all).
+  target.measured_tokens = Value::dict_unchecked(
       {{Value("bos_token"), Value("<s>")}, {Value("eos_token"), Value("</s>")}});
-  target.profile = probe::probe_template(*target.tmpl, target.special_tokens);
+  target.profile = probe::probe_template(*target.tmpl, target.measured_tokens);
   target.profile.name = file.filename().string();
   return target;
 }
@@ -28,7 +28,8 @@ Result<Target> load_model_dir(const std::filesystem::path& dir) {
   Target target;
   target.tmpl = *tmpl;
   target.special_tokens = model->special_tokens();
-  target.profile = probe::probe_template(*target.tmpl, target.special_tokens);
+  target.measured_tokens = target.special_tokens;
+  target.profile = probe::probe_template(*target.tmpl, target.measured_tokens);
   target.profile.name = dir.filename().string();
   return target;
 }

@@ -52,7 +52,7 @@ const std::vector<Loaded>& templates() {
 
 adapt::Options options_for(const adapt::Target& t) {
   adapt::Options o;
-  o.special_tokens = t.special_tokens;
+  o.special_tokens = t.measured_tokens;  // adapted as the probe measured (a file: stand-ins)
   return o;
 }
 

@@ -223,3 +223,43 @@ TEST_F(RenderCli, AdaptRendersWhatTheTemplateWouldDrop) {
   EXPECT_NE(r.err.find("calls_as_text"), std::string::npos) << r.err;
   EXPECT_EQ(run("render --adapt --request '" + req.string() + "'").status, 2);
 }
+
+// A template file has no model, so its adapted context carries no special tokens: the probe
+// measures with stand-ins (<s>, </s>), which are no model's and must not reach the prompt (they
+// did: Llama 3.1's prompt began with <s>). --tokenizer DIR gives the model's; a template that
+// cannot render without them says how to give them.
+TEST_F(RenderCli, AdaptedTemplateFileRendersWithTheTokensGiven) {
+  auto req = write("hi.json", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  const std::string data = CHATWIRE_DATA_DIR;
+  const std::string llama = data + "/templates/meta-llama--Llama-3.1-8B-Instruct.jinja";
+  CliRun bare = run("render --adapt --template '" + llama + "' --request '" + req.string() + "'");
+  ASSERT_EQ(bare.status, 0) << bare.err;
+  EXPECT_TRUE(bare.out.starts_with("<|start_header_id|>system")) << bare.out;
+  CliRun plain =
+      run("render --template '" + llama + "' --request '" + req.string() + "' --mode reply");
+  EXPECT_EQ(plain.out, bare.out);  // as render --template renders it
+  CliRun context = run("adapt --template '" + llama + "' --request '" + req.string() + "'");
+  ASSERT_EQ(context.status, 0) << context.err;
+  EXPECT_FALSE(ordered_json::parse(context.out)["context"].contains("bos_token")) << context.out;
+  const std::string tokenizer = " --tokenizer '" + data + "/tokenizers/llama3_1'";
+  for (const std::string command : {"render --adapt", "adapt --render"}) {
+    CliRun given =
+        run(command + " --template '" + llama + "' --request '" + req.string() + "'" + tokenizer);
+    ASSERT_EQ(given.status, 0) << given.err;
+    EXPECT_TRUE(given.out.starts_with("<|begin_of_text|><|start_header_id|>system")) << given.out;
+  }
+  // --tokenizer beside --model (which has its own tokens) is refused, as is --tokenizer alone.
+  EXPECT_EQ(run("render --adapt --model '" + data + "/tokenizers/llama3_1' --request '" +
+                req.string() + "'" + tokenizer)
+                .status,
+            2);
+  EXPECT_EQ(
+      run("render --template '" + llama + "' --context '" + req.string() + "'" + tokenizer).status,
+      2);
+  const std::string monarch = data + "/templates/mlabonne--AlphaMonarch-7B.jinja";
+  CliRun needs =
+      run("render --adapt --template '" + monarch + "' --request '" + req.string() + "'");
+  EXPECT_EQ(needs.status, 1);
+  EXPECT_NE(needs.err.find("'bos_token' is undefined"), std::string::npos) << needs.err;
+  EXPECT_NE(needs.err.find("give --tokenizer DIR"), std::string::npos) << needs.err;
+}

@@ -69,14 +69,16 @@ def test_adapt_equals_the_oracle_check(golden):
     request = chatwire.sentinel_request()
     assert SENTINELS["system"] in request["messages"][0]["content"]
     template = DATA / "templates" / golden["template"]
+    # The oracle check renders with the probe's stand-in tokens (scripts/check-adapt-oracle).
+    tokens = {"bos_token": "<s>", "eos_token": "</s>"}
     if golden["adapted"] == "refused":
         with pytest.raises(chatwire.CannotRepresent) as info:
-            chatwire.adapt(request, template)
+            chatwire.adapt(request, template, special_tokens=tokens)
         assert isinstance(info.value, ValueError)
         assert f"CannotRepresent: {info.value}" == golden["reason"]
         count("adapt goldens: refused with a reason, as recorded", True)
         return
-    out = chatwire.adapt(request, template)
+    out = chatwire.adapt(request, template, special_tokens=tokens)
     assert [a["code"] for a in out["adaptations"]] == golden["adaptations"]
     assert golden["adapted"] == "pass"
     # The oracle rendered this context with every sentinel; chatwire's verification render
@@ -106,3 +108,20 @@ def test_probe_step_limit():
     assert "max_steps=1000" in profile["baseline"]["error"]
     assert chatwire.probe("{% for m in messages %}{{ m.content }}{% endfor %}",
                           max_steps=1000)["renders"]
+
+
+def test_adapt_template_file_takes_the_special_tokens_given():
+    # A file has no model: none by default (the probe's stand-in <s> is no model's), the
+    # caller's when given; a checkpoint directory has its own.
+    request = {"messages": [{"role": "user", "content": "hi"}]}
+    llama = DATA / "templates" / "meta-llama--Llama-3.1-8B-Instruct.jinja"
+    bare = chatwire.adapt(request, llama)
+    assert bare["rendered"].startswith("<|start_header_id|>system")
+    assert "bos_token" not in bare["context"]
+    given = chatwire.adapt(request, llama, special_tokens={"bos_token": "<|begin_of_text|>"})
+    assert given["rendered"].startswith("<|begin_of_text|><|start_header_id|>system")
+    assert given["context"]["bos_token"] == "<|begin_of_text|>"
+    with pytest.raises(ValueError):
+        chatwire.adapt(request, DATA / "models/jinja-file", special_tokens={"bos_token": "x"})
+    with pytest.raises(TypeError):
+        chatwire.adapt(request, llama, special_tokens=["<s>"])
