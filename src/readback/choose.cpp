@@ -78,6 +78,57 @@ parse::Syntax with_reasoning(const parse::Syntax& row, const std::string& open,
   return parse::make_syntax(d, row.name(), row.summary());
 }
 
+// The texts two parsers are compared on: every applicable round trip, cut at the turn's end and
+// whole (all the template renders after the prompt, as a caller that does not stop there passes
+// it), and the answer's text with a JSON object holding a "name" for its answer (an answer, no
+// call: a bare-JSON parser reads it as one).
+std::vector<RoundTrip> comparison_texts(const std::vector<RoundTrip>& trips) {
+  std::vector<RoundTrip> out;
+  for (const auto& t : trips) {
+    if (!t.applicable) continue;
+    out.push_back(t);
+    RoundTrip whole = t;
+    whole.generated = t.full.substr(t.turn_at);
+    if (whole.generated != t.generated) out.push_back(std::move(whole));
+    const std::size_t at = t.generated.find(t.expected.content);
+    if (t.kind != "answer" || t.expected.content.empty() || at == std::string::npos) continue;
+    RoundTrip json_answer = t;
+    json_answer.expected.content = R"({"name": "Bob", "age": 3})";
+    json_answer.generated.replace(at, t.expected.content.size(), json_answer.expected.content);
+    out.push_back(std::move(json_answer));
+  }
+  return out;
+}
+
+// The derived parser knows only what the template writes; a model also writes what its template
+// never shows (gpt-oss its recipient in the channel header, `<|channel|>commentary to=functions.f`,
+// beside the template's `<|start|>assistant to=functions.f<|channel|>commentary`). A table row
+// that reads every text the derived parser reads (comparison_texts), alone among the rows, is the
+// model's own format as the reference parsers read it, variants included, and replaces the
+// derived parser. Where several rows read them all (generic JSON rows beside the model's), none
+// is more the model's than another and the derived parser stays. Measured over the bundled
+// templates: see docs/readback.md ("The one row that reads it all").
+void prefer_the_one_row_that_reads_it_all(ParserChoice& choice, const std::string& open,
+                                          const std::string& close) {
+  const std::vector<RoundTrip> texts = comparison_texts(choice.trips);
+  std::vector<const RoundTrip*> read;  // the texts the derived parser reads
+  for (const auto& t : texts)
+    if (check(*choice.syntax, t, choice.options).empty()) read.push_back(&t);
+  std::optional<parse::Syntax> only;
+  for (const auto& info : parse::dialects()) {
+    auto row = parse::Syntax::named(info.name);
+    if (!row->has_tool_calls()) continue;
+    parse::Syntax candidate = with_reasoning(*row, open, close);
+    if (!check_all(candidate, read, choice.options).empty()) continue;
+    if (only) return;  // a second one
+    only = std::move(candidate);
+  }
+  if (!only) return;
+  choice.tried.push_back(
+      {"table (reads all the derived parser reads, the only row that does)", *only, ""});
+  choice.syntax = std::move(only);
+}
+
 // The text before the answer in the answer round trip, past any reasoning block: the opener the
 // template writes before a plain answer, when it is made of markers and words (no sentence of
 // the conversation).
@@ -342,6 +393,8 @@ ParserChoice choose_parser(const probe::RenderFunction& render, const probe::Pro
         read_turn_before_calls(choice, *content_calls, proven);
         if (choice.content_calls_read_back) proven.push_back(content_calls);
       }
+      // Before the layout is framed: framing is the chosen parser's.
+      prefer_the_one_row_that_reads_it_all(choice, open, close);
       // After the reasoning first: a turn with reasoning, content and calls has both.
       if (reasoning) frame_layout(choice, Layout::kAfterReasoning, *reasoning, proven);
       if (choice.content_calls_read_back)

@@ -1,5 +1,6 @@
-// `chatwire parse --template FILE` on every bundled template's own round-trip text: the command
-// a user runs gives the calls and reasoning back (the Done-when of the round trip, end to end).
+// `chatwire parse --template FILE --tools TOOLS` on every bundled template's own round-trip text:
+// the command a user runs gives the calls and reasoning back (the Done-when of the round trip,
+// end to end).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,9 @@ TEST(ParseTemplateCli, EveryBundledTemplateRoundTrip) {
   fs::path dir =
       fs::temp_directory_path() / ("chatwire-readback-cli-" + std::to_string(::getpid()));
   fs::create_directories(dir);
+  // The round trips' tools, as a caller passes the request's: an XML row types the values by
+  // their schema (without one, Qwen3-Coder's `3` is the string "3", as vLLM reads it).
+  std::ofstream(dir / "tools.json") << cw::readback::round_trip_tools_json().dump();
   std::size_t checked = 0, read_back = 0;
   for (const auto& e : fs::directory_iterator(fs::path(CHATWIRE_DATA_DIR) / "templates")) {
     if (e.path().extension() != ".jinja") continue;
@@ -44,6 +48,8 @@ TEST(ParseTemplateCli, EveryBundledTemplateRoundTrip) {
       cmd += CHATWIRE_CLI;
       cmd += "' parse --template '";
       cmd += e.path().string();
+      cmd += "' --tools '";
+      cmd += (dir / "tools.json").string();
       cmd += "' <'";
       cmd += (dir / "in.txt").string();
       cmd += "' >'";
