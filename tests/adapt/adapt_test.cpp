@@ -663,6 +663,79 @@ TEST(Adapt, CallsBesideContentAreFoundAfterTheTurnTheyFollow) {
             << " with the content as a turn of its own), " << refused << " refused\n";
 }
 
+// Two calls in one turn to the same function, with integer arguments: a template that writes only
+// the turn's first call (gpt-oss's: `{"sides": 6}<|call|>`, then both results) is refused naming
+// the second call, not passed because the name `roll` stands there once; on every bundled
+// template, adapting succeeds exactly when the render holds both calls between the question and
+// the first result.
+TEST(Adapt, EveryCallOfATurnIsVerified) {
+  const json request = json::parse(R"({"messages": [
+      {"role": "user", "content": "Roll two dice for me"},
+      {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_a", "type": "function", "function": {"name": "roll", "arguments": "{\"sides\": 6}"}},
+        {"id": "call_b", "type": "function", "function": {"name": "roll", "arguments": "{\"sides\": 20}"}}]},
+      {"role": "tool", "tool_call_id": "call_a", "content": "Rolled four"},
+      {"role": "tool", "tool_call_id": "call_b", "content": "Rolled seventeen"}],
+    "tools": [{"type": "function", "function": {"name": "roll", "description": "Roll a die.",
+      "parameters": {"type": "object", "properties": {"sides": {"type": "integer"}}}}}]})");
+  int adapted = 0, refused_naming_a_call = 0;
+  for (const auto& l : templates()) {
+    if (!l.target.profile.renders) continue;
+    auto a = run(l, request);
+    if (!a) {
+      refused_naming_a_call += a.error().path.rfind("messages[1].tool_calls", 0) == 0 ||
+                               a.error().message.find("a call to roll") != std::string::npos;
+      continue;
+    }
+    ++adapted;
+    // Both calls stand between the question and the first result, each with its value.
+    const std::string& r = a->rendered;
+    const std::size_t q = r.find("Roll two dice for me"), res = r.find("Rolled four");
+    ASSERT_NE(q, std::string::npos) << l.name;
+    const std::string turn = r.substr(q, res == std::string::npos ? std::string::npos : res - q);
+    std::size_t rolls = 0;
+    for (std::size_t at = turn.find("roll"); at != std::string::npos;
+         at = turn.find("roll", at + 1))
+      ++rolls;
+    EXPECT_GE(rolls, 2u) << l.name << ": " << turn;
+    EXPECT_NE(turn.find("20"), std::string::npos) << l.name << ": " << turn;
+  }
+  const Loaded* oss = nullptr;
+  for (const auto& l : templates())
+    if (l.name == "openai--gpt-oss-20b.jinja") oss = &l;
+  ASSERT_NE(oss, nullptr);
+  auto refused = run(*oss, request);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().type, "CannotRepresent");
+  EXPECT_EQ(refused.error().path, "messages[1].tool_calls[1].function.arguments.sides");
+  EXPECT_GT(adapted, 100);
+  std::cout << "two calls to one function in a turn: " << adapted << " adapted, "
+            << refused_naming_a_call << " refused naming a call\n";
+}
+
+// The pieces are looked for in the request's order, from where the last one was found, and in
+// the whole render when they are not there: a template that writes the system message after the
+// conversation still keeps it (found behind the cursor), and one that drops it does not.
+TEST(Adapt, PiecesWrittenOutOfOrderAreStillFound) {
+  const std::string last = R"({%- for m in messages if m.role != 'system' -%}
+<|{{ m.role }}|>{{ m.content }}
+{%- endfor -%}
+{%- for m in messages if m.role == 'system' %}<|system|>{{ m.content }}{% endfor -%}
+{%- if add_generation_prompt %}<|assistant|>{% endif -%})";
+  auto tmpl = chatwire::jinja::Template::compile(last);
+  ASSERT_TRUE(tmpl);
+  const auto profile = chatwire::probe::probe_template(*tmpl, chatwire::Value::empty_dict());
+  const json request = json::parse(R"({"messages": [
+      {"role": "system", "content": "Sys text here"},
+      {"role": "user", "content": "First question"},
+      {"role": "assistant", "content": "First answer"},
+      {"role": "user", "content": "Second question"}]})");
+  adapt::Options options;
+  auto a = adapt::adapt(request, profile, *tmpl, options);
+  ASSERT_TRUE(a) << a.error().to_string();
+  EXPECT_TRUE(a->rendered.ends_with("<|system|>Sys text here<|assistant|>")) << a->rendered;
+}
+
 // Every template passes, or is refused because no conversation renders at all; where the probe
 // found no baseline but a plain conversation renders, everything goes as text in plain turns.
 TEST(Adapt, RefusalsOnlyWhereNoConversationRenders) {
