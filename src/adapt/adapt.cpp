@@ -156,6 +156,75 @@ struct Work {
 // The passes, in the order they run.
 // ---------------------------------------------------------------------------------------
 
+// OpenAI's part types and the bare modality transformers' processors' templates test (vLLM
+// passes an `image_url` part to a template as `{"type": "image"}` for the same reason).
+constexpr std::pair<std::string_view, std::string_view> kMediaModalities[] = {
+    {"image_url", "image"},
+    {"input_audio", "audio"},
+    {"video_url", "video"},
+};
+
+// A content part that is no text (an image, audio) reaches the model only as the placeholder the
+// template writes for it, where the model's processor puts the media. The probe measured what the
+// template does with each part type (multimodal.parts). A part it does not write as a placeholder
+// goes as its bare modality where that is one (`image_url` as `{"type": "image"}`, the rest of the
+// part kept for the caller's processor); otherwise a part the template drops, writes out as data
+// (its JSON or Python repr, base64 and all), or a type it did not measure, would be lost or
+// garbled without a trace: refused, naming the part. A part the template raises on is left to the
+// render, whose error names it.
+Status media_parts(Work& w) {
+  const auto& measured = w.profile.multimodal.parts;
+  auto status_of = [&](std::string_view type) -> const probe::ContentPart* {
+    const auto it = std::find_if(measured.begin(), measured.end(),
+                                 [&](const probe::ContentPart& p) { return p.type == type; });
+    return it == measured.end() ? nullptr : &*it;
+  };
+  std::string changed;
+  for (std::size_t i = 0; i < w.messages.size(); ++i) {
+    json& m = w.messages[i];
+    if (!m.is_object() || !m.contains("content") || !m["content"].is_array()) continue;
+    json& parts = m["content"];
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      if (!parts[k].is_object()) continue;  // chat::validate names it
+      const std::string type = parts[k].value("type", "");
+      if (type == "text") continue;
+      const std::string path = msg_path(i) + ".content[" + std::to_string(k) + "]";
+      const probe::ContentPart* it = status_of(type);
+      if (it == nullptr || it->status != "placeholder")
+        for (const auto& [sent, modality] : kMediaModalities)
+          if (type == sent)
+            if (const probe::ContentPart* bare = status_of(modality);
+                bare && bare->status == "placeholder") {
+              parts[k]["type"] = std::string(modality);
+              changed += (changed.empty() ? "" : ", ") + path + " (" + type + " as " +
+                         std::string(modality) + ")";
+              it = bare;
+            }
+      if (it == nullptr)
+        return Error{"CannotRepresent",
+                     "a '" + type +
+                         "' content part: the probe measures image, image_url, audio, "
+                         "input_audio and video parts, so whether this template keeps it is "
+                         "not known",
+                     0, 0, path};
+      const std::string finding = "multimodal." + type + ": " + it->status;
+      if (it->status == "dropped")
+        return Error{"CannotRepresent",
+                     "this template drops '" + type + "' content parts (" + finding + ")", 0, 0,
+                     path};
+      if (it->status == "printed")
+        return Error{"CannotRepresent",
+                     "this template writes '" + type +
+                         "' content parts into the prompt as data, not as a media placeholder (" +
+                         finding + ")",
+                     0, 0, path};
+    }
+  }
+  if (!changed.empty())
+    w.record("media_part_types", "multimodal: the bare modality renders a placeholder", changed);
+  return kOk;
+}
+
 // "developer" is OpenAI's newer name for the system role; templates know "system".
 Status developer_as_system(Work& w) {
   std::string changed;
@@ -478,7 +547,16 @@ Status content_shapes(Work& w) {
       }
       m = std::move(with_content);
     }
-    if (m["content"].is_array() && !parts_ok) {
+    // A user message with media parts stays parts where the template renders a user message of
+    // parts (multimodal.text_parts, measured on that role): joining could not keep the media, and
+    // the placeholder needs the parts (Llama 3.2 Vision prints a system message's parts as a repr,
+    // so content_parts is lossy, yet writes <|image|> in a user message's).
+    const bool media_kept =
+        m["content"].is_array() && w.profile.multimodal.text_parts &&
+        m.value("role", "") == "user" &&
+        std::any_of(m["content"].begin(), m["content"].end(),
+                    [](const json& p) { return p.is_object() && p.value("type", "") != "text"; });
+    if (m["content"].is_array() && !parts_ok && !media_kept) {
       auto text = content_as_text(m, msg_path(i));
       if (!text) return text.error();
       m["content"] = *text;
@@ -697,6 +775,7 @@ struct AdaptationPass {
   Status (*run)(Work&);
 };
 constexpr AdaptationPass kAdaptations[] = {
+    {"media_parts", media_parts},
     {"developer_as_system", developer_as_system},
     {"tool_result_names", tool_result_names},
     {"drop_past_reasoning", drop_past_reasoning},

@@ -663,6 +663,51 @@ TEST(Adapt, CallsBesideContentAreFoundAfterTheTurnTheyFollow) {
             << " with the content as a turn of its own), " << refused << " refused\n";
 }
 
+// An image sent as OpenAI sends it (an `image_url` part beside text): on every bundled template it
+// is adapted with the template's measured placeholder for it in the prompt, where the template
+// writes one for `image_url` or, as vLLM passes it, for the bare `image` (media_part_types), or
+// refused naming the part; never dropped or written out as data (GLM-4.6 dropped it with no
+// warning, GigaChat 3 wrote the part's JSON, base64 and all, into the prompt).
+TEST(Adapt, AnImageIsKeptAsItsPlaceholderOrRefused) {
+  const json request = json::parse(R"({"messages": [{"role": "user", "content": [
+      {"type": "text", "text": "What is in this picture?"},
+      {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoZXDATAXZ"}}]}]})");
+  int kept = 0, as_bare = 0, refused = 0;
+  for (const auto& l : templates()) {
+    if (!l.target.profile.renders) continue;
+    auto a = run(l, request);
+    if (!a) {
+      ++refused;
+      if (a.error().message.find("renders no conversation") == std::string::npos) {
+        EXPECT_EQ(a.error().path, "messages[0].content[1]")
+            << l.name << ": " << a.error().to_string();
+      }
+      continue;
+    }
+    ++kept;
+    EXPECT_EQ(a->rendered.find("ZXDATAXZ"), std::string::npos) << l.name << ": " << a->rendered;
+    const bool bare = has_code(*a, "media_part_types");
+    as_bare += bare;
+    const std::string type = bare ? "image" : "image_url";
+    const auto& parts = l.target.profile.multimodal.parts;
+    const auto part =
+        std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.type == type; });
+    ASSERT_NE(part, parts.end()) << l.name;
+    EXPECT_EQ(part->status, "placeholder") << l.name;
+  }
+  const Loaded* glm = nullptr;
+  for (const auto& l : templates())
+    if (l.name == "zai-org--GLM-4.6.jinja") glm = &l;
+  ASSERT_NE(glm, nullptr);
+  auto dropped = run(*glm, request);
+  ASSERT_FALSE(dropped);
+  EXPECT_EQ(dropped.error().path, "messages[0].content[1]");
+  EXPECT_GT(kept, 10);
+  EXPECT_GT(as_bare, 5);
+  std::cout << "an image_url part: " << kept << " adapted (" << as_bare
+            << " as the bare image modality), " << refused << " refused\n";
+}
+
 // Two calls in one turn to the same function, with integer arguments: a template that writes only
 // the turn's first call (gpt-oss's: `{"sides": 6}<|call|>`, then both results) is refused naming
 // the second call, not passed because the name `roll` stands there once; on every bundled
