@@ -102,6 +102,23 @@ std::optional<Error> check_request_fields(const json& request,
   return std::nullopt;
 }
 
+std::optional<Error> check_media_parts(const json& request) {
+  const auto messages = request.find("messages");
+  if (messages == request.end() || !messages->is_array()) return std::nullopt;
+  for (std::size_t i = 0; i < messages->size(); ++i) {
+    const json& m = (*messages)[i];
+    if (!m.is_object() || !m.contains("content") || !m["content"].is_array()) continue;
+    const json& parts = m["content"];
+    for (std::size_t k = 0; k < parts.size(); ++k)
+      if (parts[k].is_object() && parts[k].value("type", "") != "text")
+        return bad("messages[" + std::to_string(i) + "].content[" + std::to_string(k) + "]",
+                   "is a '" + parts[k].value("type", "") +
+                       "' part: this gateway sends its backend a text prompt, which carries no "
+                       "media, so the model would not see it");
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> check_default_sampling(const json& sampling, const std::string& path) {
   if (!sampling.is_object()) return Error{"ConfigError", "must be an object", 0, 0, path};
   for (const auto& item : sampling.items()) {

@@ -46,6 +46,11 @@ Result<ChatParams> read_chat_params(json& request, const ModelConfig& model,
 std::optional<Error> check_request_fields(const json& request,
                                           const std::vector<std::string>& template_names);
 
+// A content part that is no text (an image, audio): the gateway sends its backend a text prompt
+// (/v1/completions, /generate), which carries no media, so the model would get the template's
+// placeholder without the image (or nothing). A 400 naming `messages[i].content[k]`.
+std::optional<Error> check_media_parts(const json& request);
+
 // A model's default_sampling (configuration): an object of the sampling fields a request may set,
 // each checked as in a request (type and range); an error names `path` and the key.
 std::optional<Error> check_default_sampling(const json& sampling, const std::string& path);

@@ -57,13 +57,19 @@ Result<ChatJob> plan_chat(const LoadedModels& models, std::string_view body,
                          "the model '" + name->get<std::string>() + "' is not served here",
                          "model");
   if (auto unread = check_request_fields(request, model->template_names)) return *unread;
+  if (auto media = check_media_parts(request)) return *media;
   auto params = read_chat_params(request, model->config, max_choices);
   if (!params) return params.error();
   auto prompt = endpoint::prepare(model->endpoint, request);
   if (!prompt) return prompt.error();
   prompt->call_ids = model->call_ids;
-  // A call the model writes anyway (its history holds calls) is the content it wrote.
-  if (params->tool_choice_none) prompt->tool_calls_allowed = false;
+  // A call the model writes anyway (its history holds calls) is the content it wrote. So is one
+  // written when the request offers no tools: the client has nothing to run it with (vLLM runs
+  // its tool parser only for a request with tools; OpenAI calls only the tools it is given).
+  const auto tools = request.find("tools");
+  const bool no_tools =
+      tools == request.end() || tools->is_null() || (tools->is_array() && tools->empty());
+  if (params->tool_choice_none || no_tools) prompt->tool_calls_allowed = false;
   // The client's stop strings end the message too, where the gateway reads the output: a backend
   // that stops at one still sends the ids of the tokens that hold it (llama.cpp sends each
   // token's id when it withholds the token's text), and the message is decoded from those ids.

@@ -705,6 +705,49 @@ TEST(ChatRelay, ToolChoiceNoneGivesCallMarkupAsContent) {
   EXPECT_EQ(choice["message"]["content"], call);
 }
 
+// A request that offers no tools gets a call the model writes anyway as the content it wrote,
+// finish_reason stop: the client has nothing to run it with (vLLM runs its tool parser only for a
+// request with tools; found by a review, where an empty request got `tool_calls` for
+// `delete_files`). The same reply with the tools offered is the call.
+TEST(ChatRelay, NoToolsOfferedGivesCallMarkupAsContent) {
+  auto models = qwen3();
+  const std::string call =
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+      "\"Paris\"}}\n</tool_call>";
+  for (const std::string tools : {"", R"(, "tools": null)", R"(, "tools": [])"}) {
+    auto job = cs::plan_chat(
+        models, R"({"model": "qwen3", "messages": [{"role": "user", "content": "weather?"}],
+                    "chat_template_kwargs": {"enable_thinking": false})" +
+                    tools + "}");
+    ASSERT_TRUE(job) << job.error().to_string();
+    auto out = relay(*job, llama_text_events({call}));
+    ASSERT_FALSE(out.error) << out.error->message;
+    const json choice = json::parse(out.text)["choices"][0];
+    EXPECT_EQ(choice["finish_reason"], "stop") << tools;
+    EXPECT_FALSE(choice["message"].contains("tool_calls")) << choice.dump();
+    EXPECT_EQ(choice["message"]["content"], call) << tools;
+  }
+  auto job =
+      cs::plan_chat(models, request(R"(, "chat_template_kwargs": {"enable_thinking": false})"));
+  ASSERT_TRUE(job) << job.error().to_string();
+  auto out = relay(*job, llama_text_events({call}));
+  ASSERT_FALSE(out.error) << out.error->message;
+  EXPECT_EQ(json::parse(out.text)["choices"][0]["finish_reason"], "tool_calls");
+}
+
+// A media part cannot reach a backend that takes a text prompt: a 400 naming the part (a
+// Responses input goes the same way, its path mapped back by responses_error_path).
+TEST(PlanChat, AMediaPartIsRefusedNamingIt) {
+  auto models = qwen3();
+  auto job = cs::plan_chat(models, R"({"model": "qwen3", "messages": [{"role": "user", "content": [
+      {"type": "text", "text": "What is this?"},
+      {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo"}}]}]})");
+  ASSERT_FALSE(job);
+  EXPECT_EQ(job.error().type, "RequestError");
+  EXPECT_EQ(job.error().path, "messages[0].content[1]");
+  EXPECT_NE(job.error().message.find("'image_url' part"), std::string::npos) << job.error().message;
+}
+
 // A call whose value quotes the turn-end marker in ordinary tokens is read whole; the stop id
 // after it ends the reply.
 TEST(ChatRelay, AQuotedTurnEndMarkerInACallIsNotTheEnd) {
