@@ -50,7 +50,39 @@ namespace {
 struct PyEncoding {
   std::vector<std::uint32_t> ids;
   std::vector<std::pair<std::size_t, std::size_t>> offsets;  // code points, as tokenizers
-  std::shared_ptr<const tokenize::Tokenizer> tokenizer;
+  std::shared_ptr<const tokenize::Tokenizer> tokenizer;      // none in an unpickled copy, which
+  std::vector<std::string> tokens;                           // carries its tokens and special mask
+  std::vector<std::uint8_t> special;
+
+  std::string token(std::size_t i) const {
+    return tokenizer ? tokenizer->id_to_token(ids[i]).value_or("") : tokens[i];
+  }
+  std::uint8_t is_special(std::size_t i) const {
+    return tokenizer ? tokenizer->is_special(ids[i]) : special[i];
+  }
+  // The pickled state (tokenizers' Encoding pickles too: a result crosses to a Dask or
+  // multiprocessing worker): ids, offsets, tokens (bytes) and the special-tokens mask.
+  py::tuple state() const {
+    py::list token_list;
+    std::vector<std::uint8_t> mask;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      token_list.append(py::bytes(token(i)));
+      mask.push_back(is_special(i));
+    }
+    return py::make_tuple(ids, offsets, token_list, mask);
+  }
+  static PyEncoding from_state(const py::tuple& t) {
+    if (t.size() != 4) throw std::runtime_error("Encoding: not a pickled state");
+    PyEncoding e;
+    e.ids = t[0].cast<std::vector<std::uint32_t>>();
+    e.offsets = t[1].cast<std::vector<std::pair<std::size_t, std::size_t>>>();
+    for (const auto& token : t[2].cast<py::list>()) e.tokens.push_back(token.cast<std::string>());
+    e.special = t[3].cast<std::vector<std::uint8_t>>();
+    if (e.tokens.size() != e.ids.size() || e.special.size() != e.ids.size() ||
+        e.offsets.size() != e.ids.size())
+      throw std::runtime_error("Encoding: not a pickled state");
+    return e;
+  }
 };
 
 // Byte offsets -> code point offsets, as the tokenizers binding converts them (the same rule
@@ -119,7 +151,7 @@ class PyTokenizer {
     options.add_special_tokens = add_special_tokens;
     options.with_offsets = true;
     auto enc = unwrap(tok_->encode(text, options));
-    return PyEncoding{std::move(enc.ids), char_offsets(text, enc.offsets), tok_};
+    return PyEncoding{std::move(enc.ids), char_offsets(text, enc.offsets), tok_, {}, {}};
   }
 
   PyEncoding encode(py::str text, bool add_special_tokens) const {
@@ -150,7 +182,8 @@ class PyTokenizer {
         options.with_offsets = true;
         auto enc = tok_->encode(texts[i], options);
         if (enc) {
-          out[i] = PyEncoding{std::move(enc->ids), char_offsets(texts[i], enc->offsets), tok_};
+          out[i] =
+              PyEncoding{std::move(enc->ids), char_offsets(texts[i], enc->offsets), tok_, {}, {}};
         } else {
           out[i] = std::move(enc.error());
         }
@@ -630,14 +663,15 @@ PYBIND11_MODULE(_chatwire, m) {
       .def_property_readonly("special_tokens_mask",
                              [](const PyEncoding& e) {
                                std::vector<std::uint8_t> mask;
-                               for (auto id : e.ids) mask.push_back(e.tokenizer->is_special(id));
+                               for (std::size_t i = 0; i < e.ids.size(); ++i)
+                                 mask.push_back(e.is_special(i));
                                return int_list(mask);
                              })
       .def_property_readonly("tokens",
                              [](const PyEncoding& e) {
                                py::list out;
-                               for (auto id : e.ids)
-                                 out.append(make_str(e.tokenizer->id_to_token(id).value_or("")));
+                               for (std::size_t i = 0; i < e.ids.size(); ++i)
+                                 out.append(make_str(e.token(i)));
                                return out;
                              })
       .def_property_readonly("offsets",
@@ -647,6 +681,8 @@ PYBIND11_MODULE(_chatwire, m) {
                                return out;
                              })
       .def("__len__", [](const PyEncoding& e) { return e.ids.size(); })
+      .def(py::pickle([](const PyEncoding& e) { return e.state(); },
+                      [](const py::tuple& t) { return PyEncoding::from_state(t); }))
       .def("__repr__", [](const PyEncoding& e) {
         return "Encoding(num_tokens=" + std::to_string(e.ids.size()) + ")";
       });

@@ -34,6 +34,7 @@ def tokenize_lines(lines, model_dir, options, line_numbers=None):
     set_num_threads(options.get("threads", 1))
     key = options.get("messages_key", "messages")
     tools_key = options.get("tools_key")
+    documents_key = options.get("documents_key")
     rows, bad = [], {}
     for i, line in enumerate(lines):
         try:
@@ -51,10 +52,14 @@ def tokenize_lines(lines, model_dir, options, line_numbers=None):
     batch = {key: [rows[i][key] for i in good]}
     if tools_key:
         batch[tools_key] = [rows[i].get(tools_key) for i in good]
+    if documents_key:
+        batch[documents_key] = [rows[i].get(documents_key) for i in good]
     out = sft.tokenize_batch(batch, model_dir, key, tools_key=tools_key,
-                             mode=options.get("mode", "training"),
+                             documents_key=documents_key, mode=options.get("mode", "training"),
                              labels=options.get("labels", False), error_column="error",
-                             now=options.get("now"), chat_template=options.get("chat_template"))
+                             now=options.get("now"), chat_template=options.get("chat_template"),
+                             template_kwargs=options.get("template_kwargs"),
+                             validate=options.get("validate", True))
     names = [n for n in ("input_ids", "attention_mask", "assistant_masks", "labels") if n in out]
     result = [None] * len(rows)
     for j, i in enumerate(good):
@@ -67,7 +72,9 @@ def tokenize_lines(lines, model_dir, options, line_numbers=None):
         result = [{"line": number, **row} for number, row in zip(line_numbers, result)]
     text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
                    for r in result)
-    return text.encode("utf-8")
+    # A lone surrogate (JSON's "\ud800" is valid input, and a template may echo it into its
+    # error) goes out as the same JSON escape, not as a UnicodeEncodeError that ends the job.
+    return text.encode("utf-8", errors="backslashreplace")
 
 
 def partitions(path, rows):
@@ -89,8 +96,9 @@ def partitions(path, rows):
 
 def run(args, log=sys.stderr):
     options = {"messages_key": args.messages_key, "tools_key": args.tools_key,
-               "mode": args.mode, "labels": args.labels, "now": args.now,
-               "chat_template": args.chat_template, "threads": args.threads}
+               "documents_key": args.documents_key, "mode": args.mode, "labels": args.labels,
+               "now": args.now, "chat_template": args.chat_template, "threads": args.threads,
+               "template_kwargs": args.template_kwargs, "validate": not args.no_validate}
     model_dir = os.path.abspath(args.model)
     start = time.perf_counter()
     n_rows = n_errors = n_parts = 0
@@ -141,6 +149,17 @@ def run(args, log=sys.stderr):
     return 0
 
 
+def json_object(text):
+    """--template-kwargs: a JSON object, or an argparse error naming what it is."""
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object of template variables")
+    return value
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m chatwire.preprocess", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -159,6 +178,12 @@ def main(argv=None):
                    help="chatwire threads per partition task (default 1: one per worker)")
     p.add_argument("--messages-key", default="messages")
     p.add_argument("--tools-key", default=None, help="per-row tools field")
+    p.add_argument("--documents-key", default=None, help="per-row documents field")
+    p.add_argument("--template-kwargs", default=None, type=json_object,
+                   help='extra template variables for every row, a JSON object '
+                        '(e.g. \'{"enable_thinking": false}\')')
+    p.add_argument("--no-validate", action="store_true",
+                   help="skip request validation (render what transformers would)")
     p.add_argument("--mode", choices=["training", "reply", "prefill"], default="training")
     p.add_argument("--chat-template", default=None, help="template name (or source)")
     p.add_argument("--labels", action="store_true", help="add labels (-100 outside assistant)")
@@ -166,6 +191,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.partition_rows < 1:
         p.error("--partition-rows must be at least 1")
+    if args.labels and args.mode == "prefill":
+        p.error("--labels needs assistant masks, which --mode prefill does not give")
     return run(args)
 
 

@@ -56,6 +56,12 @@ def tokenize_batch(batch, model_dir, messages_key="messages", *, tools_key=None,
     tok = load(model_dir, now, validate)
     if mode not in ("training", "reply", "prefill"):
         raise ValueError(f"mode must be 'training', 'reply' or 'prefill', got {mode!r}")
+    if labels and mode == "prefill":
+        # Every label would be -100 (nothing to train on: a NaN or zero loss, not an error row
+        # per row): prefill gives no assistant masks, as transformers refuses them there.
+        raise ValueError("labels=True needs assistant masks, which mode='prefill' does not give "
+                         "(transformers refuses return_assistant_tokens_mask with "
+                         "continue_final_message)")
     conversations = _column(batch, messages_key)
     n = len(conversations)
     tools = _column(batch, tools_key) if tools_key else [None] * n
@@ -91,7 +97,7 @@ def tokenize_batch(batch, model_dir, messages_key="messages", *, tools_key=None,
         else:
             ids, mask = value, [0] * len(value)
         # (Prefill masks are all zeros by design: transformers gives none.)
-        if labels and mode != "prefill" and not any(mask):
+        if labels and not any(mask):
             why = next((w for w in info or () if "generation" in w),
                        "the template leaves the row's assistant turns out of the masks")
             error_row(f"ValueError: no assistant tokens to train on ({why})")

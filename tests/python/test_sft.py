@@ -127,10 +127,11 @@ def test_labels_refuse_rows_with_nothing_to_train_on():
     with pytest.warns(UserWarning, match="no {% generation %} blocks"):
         kept = sft.tokenize_batch({"messages": [conversation]}, plain)
     assert kept["chatwire_error"] == [None] and kept["input_ids"][0]
-    # Prefill masks are zeros by design: labels there are all -100, no error.
-    prefill = sft.tokenize_batch({"messages": [conversation]}, MODEL, labels=True, mode="prefill",
-                                 now=NOW)
-    assert prefill["chatwire_error"] == [None] and set(prefill["labels"][0]) == {-100}
+    # Prefill gives no masks (transformers refuses them there): labels would all be -100, a NaN
+    # or zero loss for every row, so the combination is refused before any row is read.
+    with pytest.raises(ValueError, match="mode='prefill'"):
+        sft.tokenize_batch({"messages": [conversation]}, MODEL, labels=True, mode="prefill",
+                           now=NOW)
     # A row of a template with generation blocks whose assistant turn is absent: an error too.
     out = sft.tokenize_batch({"messages": [[{"role": "user", "content": "Hi"}]]}, MODEL,
                              labels=True, now=NOW)
@@ -149,6 +150,56 @@ def test_preprocess_line_nested_too_deep_is_its_rows_error():
     assert len(rows) == 3
     assert rows[0]["error"] is None and rows[2]["error"] is None
     assert rows[1]["error"].startswith("RecursionError") and rows[1]["input_ids"] == []
+
+
+def test_preprocess_error_with_a_lone_surrogate_stays_in_its_row():
+    # JSON's "\ud800" is valid input, and a template may echo it into its error: the row's error
+    # goes out as the same JSON escape (it raised UnicodeEncodeError, which ended the whole job).
+    import json
+    from chatwire.preprocess import tokenize_lines
+    template = ("{% for m in messages %}{% if m.role != 'user' %}"
+                "{{ raise_exception('Unknown role: ' + m.role) }}{% endif %}{{ m.content }}"
+                "{% endfor %}")
+    good = json.dumps({"messages": [{"role": "user", "content": "ok"}]}).encode()
+    bad = b'{"messages": [{"role": "\\ud800", "content": "x"}]}'
+    out = tokenize_lines([good, bad, good], MODEL, {"now": NOW, "chat_template": template})
+    rows = [json.loads(line) for line in out.decode("utf-8").splitlines()]
+    assert [r["error"] is None for r in rows] == [True, False, True]
+    assert "Unknown role: \ud800" in rows[1]["error"] and rows[1]["input_ids"] == []
+
+
+def test_preprocess_reaches_the_batch_options():
+    # --template-kwargs, --documents-key and --no-validate reach tokenize_batch, as in-process.
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    from chatwire.preprocess import tokenize_lines
+    dict_tool = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+                              {"role": "tool", "content": {"temp": 22}},
+                              {"role": "assistant", "content": "b"}]}
+    line = json.dumps(dict_tool).encode()
+    refused = json.loads(tokenize_lines([line], MODEL, {"now": NOW}))
+    assert refused["error"].startswith("RequestError: messages[2].content")
+    taken = json.loads(tokenize_lines([line], MODEL, {"now": NOW, "validate": False}))
+    expected = sft.tokenize_batch({"messages": [dict_tool["messages"]]}, MODEL, now=NOW,
+                                  validate=False)
+    assert taken["error"] is None and taken["input_ids"] == expected["input_ids"][0]
+    think = {"messages": TRAINING[0]["chat"]["messages"]}
+    kwargs = {"enable_thinking": False, "zx_variable": 1}
+    row = json.loads(tokenize_lines([json.dumps(think).encode()], MODEL,
+                                    {"now": NOW, "template_kwargs": kwargs}))
+    assert row["input_ids"] == sft.tokenize_batch({"messages": [think["messages"]]}, MODEL,
+                                                  now=NOW, template_kwargs=kwargs)["input_ids"][0]
+    with tempfile.TemporaryDirectory() as d:
+        run = subprocess.run([sys.executable, "-m", "chatwire.preprocess", "--model", MODEL,
+                              "--input", f"{d}/in", "--output", f"{d}/out", "--single-process",
+                              "--template-kwargs", "[1]"], capture_output=True, text=True)
+        assert run.returncode == 2 and "JSON object" in run.stderr
+        run = subprocess.run([sys.executable, "-m", "chatwire.preprocess", "--model", MODEL,
+                              "--input", f"{d}/in", "--output", f"{d}/out", "--single-process",
+                              "--labels", "--mode", "prefill"], capture_output=True, text=True)
+        assert run.returncode == 2 and "--labels" in run.stderr
 
 
 class _Raising(collections.abc.Mapping):

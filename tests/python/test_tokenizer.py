@@ -217,6 +217,14 @@ def test_auto_tokenizer_members_a_training_script_uses():
         copy = pickle.loads(pickle.dumps(made))
         assert copy.encode("Hello world").ids == made.encode("Hello world").ids
         assert copy.get_vocab_size() == made.get_vocab_size()
+    # So does an Encoding (tokenizers' does: encode_batch results come back from Dask or
+    # multiprocessing workers), with every field, its tokens and special mask carried along.
+    for encoding in [raw.encode("<|begin_of_text|>Hello wörld 😀")] + raw.encode_batch(["a", ""]):
+        copy = pickle.loads(pickle.dumps(encoding))
+        for field in ("ids", "tokens", "offsets", "special_tokens_mask", "attention_mask",
+                      "type_ids"):
+            assert getattr(copy, field) == getattr(encoding, field), field
+        assert len(copy) == len(encoding)
     # tokenizers' encode(sequence, pair=None, ...): None is no pair, not add_special_tokens.
     assert raw.encode("hi", None).ids == raw.encode("hi").ids
     with pytest.raises(NotImplementedError):
