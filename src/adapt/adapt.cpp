@@ -138,6 +138,7 @@ struct Work {
   const CallSyntax* syntax = nullptr;  // chosen lazily
   Adapted out;
   bool taught = false;  // the prompt shows the model calls in `syntax` (not the template's)
+  json kwargs = json::object();  // the request's template variables (request_kwargs)
 
   void record(std::string code, std::string finding, std::string detail) {
     out.adaptations.push_back({std::move(code), std::move(finding), std::move(detail)});
@@ -270,9 +271,29 @@ Status tool_result_names(Work& w) {
   return kOk;
 }
 
-// Reasoning of assistant turns before the last user message is always dropped: the model
-// never saw it in training, and a few templates replay it (reasoning.history_kept).
+// The template variable the request sets that the probe measured to render a past turn's
+// reasoning at that value (thinking_controls: GLM-4.7's clear_thinking false, Qwen3.6's
+// preserve_thinking true), or "".
+std::string kwarg_keeping_past_reasoning(const Work& w) {
+  for (const auto& control : w.profile.thinking_controls.controls) {
+    const auto it = w.kwargs.find(control.name);
+    if (it == w.kwargs.end() || !it->is_boolean()) continue;
+    const probe::ControlValue& at = it->get<bool>() ? control.true_value : control.false_value;
+    if (at.past_reasoning && !at.error) return control.name + "=" + it->dump();
+  }
+  return {};
+}
+
+// Reasoning of assistant turns before the last user message is dropped: the model never saw it
+// in training, and a few templates replay it (reasoning.history_kept). Unless the request asks
+// the template to keep it, with a variable measured to do so: then it is the caller's choice,
+// and the template's own.
 Status drop_past_reasoning(Work& w) {
+  if (const std::string kept = kwarg_keeping_past_reasoning(w); !kept.empty()) {
+    w.out.warnings.push_back("past reasoning kept: the request sets " + kept +
+                             ", which the probe measured to render it");
+    return kOk;
+  }
   std::size_t last_user = 0;
   bool any_user = false;
   for (std::size_t i = 0; i < w.messages.size(); ++i)
@@ -1109,8 +1130,10 @@ bool flag(const json& request, const char* key, bool absent) {
 Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& profile,
                                   const jinja::Template& tmpl, const Options& options,
                                   const json* tools_as_text) {
-  Work w{profile, options, json::array(), nullptr, nullptr, Adapted{}, false};
+  Work w{profile, options, json::array(), nullptr, nullptr, Adapted{}, false, json::object()};
   w.messages = request["messages"];
+  if (auto kwargs = to_json(request_kwargs(request)); kwargs && kwargs->is_object())
+    w.kwargs = std::move(*kwargs);
   for (auto& m : w.messages)
     if (m.contains("tool_calls") && m["tool_calls"].is_null()) m.erase("tool_calls");
   if (request.contains("tools") && request["tools"].is_array() && !request["tools"].empty())

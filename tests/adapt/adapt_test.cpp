@@ -708,6 +708,38 @@ TEST(Adapt, AnImageIsKeptAsItsPlaceholderOrRefused) {
             << " as the bare image modality), " << refused << " refused\n";
 }
 
+// Past reasoning is dropped, unless the request sets a template variable the probe measured to
+// render it (GLM-4.7's clear_thinking false, Qwen3.6's preserve_thinking true): then the caller
+// asked the template itself to keep it, and it is kept, with a warning (it was dropped anyway).
+TEST(Adapt, PastReasoningKeptWhereTheRequestAsksTheTemplateTo) {
+  json request = json::parse(R"({"messages": [
+      {"role": "user", "content": "Q1"},
+      {"role": "assistant", "content": "A1", "reasoning_content": "ZXPASTREASONINGXZ"},
+      {"role": "user", "content": "Q2"}]})");
+  int kept = 0;
+  for (const auto& l : templates()) {
+    for (const auto& control : l.target.profile.thinking_controls.controls)
+      for (const bool value : {true, false}) {
+        const auto& at = value ? control.true_value : control.false_value;
+        if (!at.past_reasoning || at.error) continue;
+        json asked = request;
+        asked["chat_template_kwargs"] = {{control.name, value}};
+        auto a = run(l, asked);
+        ASSERT_TRUE(a) << l.name << ": " << a.error().to_string();
+        EXPECT_NE(a->rendered.find("ZXPASTREASONINGXZ"), std::string::npos)
+            << l.name << " " << control.name << "=" << value;
+        EXPECT_FALSE(has_code(*a, "drop_past_reasoning")) << l.name;
+        ++kept;
+      }
+    auto plain = run(l, request);
+    if (plain) {
+      EXPECT_EQ(plain->rendered.find("ZXPASTREASONINGXZ"), std::string::npos) << l.name;
+    }
+  }
+  EXPECT_GT(kept, 1);
+  std::cout << "past reasoning kept where a measured variable asks: " << kept << " cases\n";
+}
+
 // Two calls in one turn to the same function, with integer arguments: a template that writes only
 // the turn's first call (gpt-oss's: `{"sides": 6}<|call|>`, then both results) is refused naming
 // the second call, not passed because the name `roll` stands there once; on every bundled
