@@ -356,7 +356,15 @@ Status arguments_shape(Work& w) {
       json& call = m["tool_calls"][j];
       json& fn = call.contains("function") ? call["function"] : call;
       std::string path = msg_path(i) + ".tool_calls[" + std::to_string(j) + "].function.arguments";
-      if (!fn.contains("arguments")) fn["arguments"] = want_dict ? json::object() : json("{}");
+      // Absent, null or empty arguments are no arguments: `{}` (vLLM turns "" and None into {}
+      // too; a call to a function without parameters is often sent so).
+      if (!fn.contains("arguments") || fn["arguments"].is_null() ||
+          (fn["arguments"].is_string() &&
+           fn["arguments"].get_ref<const std::string&>().find_first_not_of(" \t\r\n") ==
+               std::string::npos)) {
+        fn["arguments"] = want_dict ? json::object() : json("{}");
+        continue;
+      }
       json& args = fn["arguments"];
       if (want_dict && args.is_string()) {
         json parsed = json::parse(args.get<std::string>(), nullptr, false);
@@ -551,7 +559,7 @@ bool null_call_content_renders(const probe::Profile& profile) {
 Status content_shapes(Work& w) {
   const bool parts_ok = convention_renders(w.profile, "content_parts");
   const bool null_ok = null_call_content_renders(w.profile);
-  std::string joined, nulled;
+  std::string joined, nulled, nulled_plain;
   for (std::size_t i = 0; i < w.messages.size(); ++i) {
     json& m = w.messages[i];
     // An assistant turn may leave content out (OpenAI: optional beside tool_calls); that is
@@ -582,9 +590,16 @@ Status content_shapes(Work& w) {
       if (!text) return text.error();
       m["content"] = *text;
       joined += (joined.empty() ? "" : ", ") + msg_path(i);
-    } else if (m["content"].is_null() && !null_ok) {
+    } else if (m["content"].is_null()) {
+      // null_call_content measures a turn with calls; a message with none has nothing else to
+      // say, and a template writes its null as Python's `None` (Llama 3.1 does): vLLM passes
+      // such content as "".
+      const bool calls =
+          m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
+      if (calls && null_ok) continue;
       m["content"] = "";
-      nulled += (nulled.empty() ? "" : ", ") + msg_path(i);
+      (calls ? nulled : nulled_plain) +=
+          ((calls ? nulled : nulled_plain).empty() ? "" : ", ") + msg_path(i);
     }
   }
   if (!joined.empty())
@@ -593,6 +608,9 @@ Status content_shapes(Work& w) {
   if (!nulled.empty())
     w.record("null_content_to_empty", convention_finding(w.profile, "null_call_content"),
              nulled + ": null content passed as \"\"");
+  if (!nulled_plain.empty())
+    w.record("null_content_to_empty", "a message without calls: null content is None to a template",
+             nulled_plain + ": null content passed as \"\", as vLLM passes it");
   return kOk;
 }
 

@@ -740,6 +740,50 @@ TEST(Adapt, PastReasoningKeptWhereTheRequestAsksTheTemplateTo) {
   std::cout << "past reasoning kept where a measured variable asks: " << kept << " cases\n";
 }
 
+// Null content on a message without calls is "" (a template writes null as Python's `None`:
+// Llama 3.1 rendered "None" three times), and empty arguments are `{}`, as vLLM passes both; on
+// every bundled template the adapted prompt holds no "None" and the call without arguments.
+TEST(Adapt, NullContentAndEmptyArgumentsAreWhatVllmPasses) {
+  const json request = json::parse(R"({"messages": [
+      {"role": "system", "content": null},
+      {"role": "user", "content": "What time is it?"},
+      {"role": "assistant", "content": null},
+      {"role": "user", "content": "Please check."},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "get_time", "arguments": ""}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "12:00"}],
+    "tools": [{"type": "function", "function": {"name": "get_time", "description": "The time.",
+      "parameters": {"type": "object", "properties": {}}}}]})");
+  int adapted = 0;
+  for (const auto& l : templates()) {
+    if (!l.target.profile.renders) continue;
+    auto a = run(l, request);
+    if (!a) {
+      // Refused for what the template cannot take (alternation, a system message), never for
+      // the empty arguments.
+      EXPECT_EQ(a.error().message.find("arguments"), std::string::npos)
+          << l.name << ": " << a.error().to_string();
+      continue;
+    }
+    ++adapted;
+    // Up to the calls turn, whose null content is passed as the probe measured it renders (a
+    // few templates write it as `None` there too: see docs/adapt.md).
+    const std::size_t calls_turn = a->rendered.find("Please check.");
+    ASSERT_NE(calls_turn, std::string::npos) << l.name;
+    EXPECT_EQ(a->rendered.substr(0, calls_turn).find("None"), std::string::npos)
+        << l.name << ": " << a->rendered;
+  }
+  const Loaded* llama = nullptr;
+  for (const auto& l : templates())
+    if (l.name == "meta-llama--Llama-3.1-8B-Instruct.jinja") llama = &l;
+  ASSERT_NE(llama, nullptr);
+  auto a = run(*llama, request);
+  ASSERT_TRUE(a) << a.error().to_string();
+  EXPECT_TRUE(has_code(*a, "null_content_to_empty"));
+  EXPECT_GT(adapted, 100);
+  std::cout << "null content and empty arguments: " << adapted << " adapted\n";
+}
+
 // Two calls in one turn to the same function, with integer arguments: a template that writes only
 // the turn's first call (gpt-oss's: `{"sides": 6}<|call|>`, then both results) is refused naming
 // the second call, not passed because the name `roll` stands there once; on every bundled
