@@ -936,12 +936,32 @@ struct RenderRetry {
   std::string_view code;
   std::string_view cause;
   json null_as;  // null content passed as this (the null-content rows)
-  std::string (*rewrite)(const probe::Profile&, json& messages) = nullptr;  // the other rows
+  // The other rows: what they changed in the messages or the tools ("" = nothing).
+  std::string (*rewrite)(const probe::Profile&, json& messages, json& tools) = nullptr;
 
-  std::string apply(const probe::Profile& profile, json& messages) const {
-    return rewrite != nullptr ? rewrite(profile, messages) : null_content_as(messages, null_as);
+  std::string apply(const probe::Profile& profile, json& messages, json& tools) const {
+    return rewrite != nullptr ? rewrite(profile, messages, tools)
+                              : null_content_as(messages, null_as);
   }
 };
+
+// A function without a description gets "" (OpenAI's tools may omit it; gpt-oss's templates read
+// it unguarded and raise). Where the template renders without, nothing is added.
+std::string add_tool_descriptions(const probe::Profile&, json&, json& tools) {
+  std::string changed;
+  if (!tools.is_array()) return changed;
+  for (std::size_t k = 0; k < tools.size(); ++k) {
+    json& tool = tools[k];
+    if (!tool.is_object()) continue;
+    const bool nested = tool.contains("function") && tool["function"].is_object();
+    json& fn = nested ? tool["function"] : tool;
+    if (!fn.contains("name") || fn.contains("description")) continue;
+    fn["description"] = "";
+    changed += (changed.empty() ? "" : ", ") + std::string("tools[") + std::to_string(k) + "]" +
+               (nested ? ".function" : "") + ".description";
+  }
+  return changed.empty() ? changed : changed + " passed as \"\"";
+}
 const RenderRetry kRenderRetries[] = {
     // The probe measured null call content on a turn that still had its reasoning; with past
     // reasoning dropped, some templates index into the content (None[0].thinking): "", then one
@@ -952,9 +972,10 @@ const RenderRetry kRenderRetries[] = {
     // The probe's OpenAI-style and 9-alphanumeric ids both render, but the request's own ids
     // may not (vLLM's mistral_parallel template wants at least 9 characters: `call_1` raises).
     {"short_call_ids", "with the request's call ids", json(),
-     [](const probe::Profile& p, json& m) {
+     [](const probe::Profile& p, json& m, json&) {
        return convention_renders(p, "short_call_id") ? shorten_call_ids(m) : std::string();
      }},
+    {"tool_descriptions", "without a tool's description", json(), add_tool_descriptions},
 };
 
 // A render that succeeded after retries: the rows applied in table order, each with what it
@@ -967,6 +988,7 @@ struct RetriedRender {
   };
   std::vector<Applied> applied;
   json messages;
+  json tools;
   chat::ChatRequest request;
   chat::ChatResult rendered;
 };
@@ -976,11 +998,13 @@ struct RetriedRender {
 // request can need both (null content and its own short ids). Combinations of fewer rows are
 // tried first, then in table order (the order of their rows' table positions); one where a row
 // changes nothing is skipped (the smaller one was tried). With c codes of r rows each this is
-// (r+1)^c - 1 renders at most, only for a request whose render raised (3 rows today: 5).
+// (r+1)^c - 1 renders at most, only for a request whose render raised (4 rows of 3 codes today:
+// 11).
 std::optional<RetriedRender> render_retried(const probe::Profile& profile,
                                             const jinja::Template& tmpl,
                                             const chat::ChatRequest& request, const json& messages,
-                                            const std::string& raised, const Value& special_tokens,
+                                            const json& tools, const std::string& raised,
+                                            const Value& special_tokens,
                                             const chat::RenderOptions& render_options) {
   constexpr std::size_t kRows = std::size(kRenderRetries);
   // A combination: the table positions of its rows, ascending, at most one per code.
@@ -1005,11 +1029,11 @@ std::optional<RetriedRender> render_retried(const probe::Profile& profile,
   std::map<std::vector<std::size_t>, std::string> errors{{{}, raised}};  // of the tried ones
   for (const auto& combination : combinations) {
     if (combination.empty()) continue;  // the render that failed
-    RetriedRender out{{}, messages, request, {}};
+    RetriedRender out{{}, messages, tools, request, {}};
     bool each_changed = true;
     for (std::size_t k = 0; k < combination.size() && each_changed; ++k) {
       const RenderRetry& row = kRenderRetries[combination[k]];
-      std::string changed = row.apply(profile, out.messages);
+      std::string changed = row.apply(profile, out.messages, out.tools);
       each_changed = !changed.empty();
       auto without = combination;
       without.erase(without.begin() + static_cast<std::ptrdiff_t>(k));
@@ -1019,6 +1043,7 @@ std::optional<RetriedRender> render_retried(const probe::Profile& profile,
     }
     if (!each_changed) continue;
     out.request.messages = from_json(out.messages);
+    out.request.tools = from_json(out.tools);
     auto retried = chat::render(tmpl, out.request, special_tokens, render_options);
     if (!retried) {
       errors[combination] = retried.error().to_string();
@@ -1188,6 +1213,7 @@ Result<AdaptedRequest> adapt_impl(const json& request, const probe::Profile& pro
   if (!rendered)
     if (auto retried =
             render_retried(profile, tmpl, chat_request, rendered_messages,
+                           tools_as_text != nullptr ? *tools_as_text : w.tools,
                            rendered.error().to_string(), options.special_tokens, render_options)) {
       for (auto& applied : retried->applied) {
         out.adaptations.push_back({std::string(applied.row->code),

@@ -784,6 +784,36 @@ TEST(Adapt, NullContentAndEmptyArgumentsAreWhatVllmPasses) {
   std::cout << "null content and empty arguments: " << adapted << " adapted\n";
 }
 
+// OpenAI's tools may omit a function's description; gpt-oss's templates read it unguarded and
+// raised (a review found the Endpoint refusing such requests). On every bundled template the
+// sentinel request without its tool descriptions adapts wherever the request with them does,
+// with `tool_descriptions` ("" passed) only where the render raised without.
+TEST(Adapt, AToolWithoutADescriptionAdaptsWhereOneWithItDoes) {
+  json without = adapt::sentinel_request();
+  for (auto& tool : without["tools"]) tool["function"].erase("description");
+  int adapted = 0, filled = 0;
+  for (const auto& l : templates()) {
+    if (!l.target.profile.renders) continue;
+    auto with = run(l, adapt::sentinel_request());
+    auto a = run(l, without);
+    EXPECT_EQ(static_cast<bool>(with), static_cast<bool>(a))
+        << l.name << ": " << (a ? "" : a.error().to_string());
+    if (!a) continue;
+    ++adapted;
+    filled += has_code(*a, "tool_descriptions");
+  }
+  const Loaded* oss = nullptr;
+  for (const auto& l : templates())
+    if (l.name == "openai--gpt-oss-20b.jinja") oss = &l;
+  ASSERT_NE(oss, nullptr);
+  auto a = run(*oss, without);
+  ASSERT_TRUE(a) << a.error().to_string();
+  EXPECT_TRUE(has_code(*a, "tool_descriptions"));
+  EXPECT_GT(filled, 0);
+  std::cout << "tools without descriptions: " << adapted << " adapted, " << filled
+            << " with \"\" passed\n";
+}
+
 // Two calls in one turn to the same function, with integer arguments: a template that writes only
 // the turn's first call (gpt-oss's: `{"sides": 6}<|call|>`, then both results) is refused naming
 // the second call, not passed because the name `roll` stands there once; on every bundled
