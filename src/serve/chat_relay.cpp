@@ -266,6 +266,7 @@ Result<std::string> ChatRelay::on_event(std::string_view data) {
     generated_ids_ += chunk->ids.size();
     out = emit(generation_.push(chunk->ids));
   } else {
+    generated_text_ += chunk->text;
     out = emit(generation_.push_text(chunk->text));
   }
   // A stop the backend did not stop at, or parallel_tool_calls false and a second call began:
@@ -285,6 +286,12 @@ Result<std::string> ChatRelay::finish() {
   std::string out = std::move(*tail);
   const endpoint::Message& message = generation_.message();
   usage_.completion_tokens = ids_seen_ ? generated_ids_ : backend_completion_tokens_.value_or(0);
+  // Text without ids and no count from the backend (the gateway ended the reply before the
+  // backend's usage event: a stop it did not honour, a second call with parallel_tool_calls
+  // false): the text's tokens, as the tokenizer encodes them (0 was reported).
+  if (!ids_seen_ && !backend_completion_tokens_ && !generated_text_.empty())
+    if (const tokenize::Tokenizer* tok = job_->model->endpoint.tokenizer())
+      if (auto ids = tok->encode_ids(generated_text_)) usage_.completion_tokens = ids->size();
   usage_.reasoning_tokens = generation_.reasoning_tokens();
   const std::string_view reason =
       finish_reason(endpoint::calls_are_whole(message), *backend_finish_);

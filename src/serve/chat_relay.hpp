@@ -92,6 +92,8 @@ class ChatRelay {
   std::size_t completion_bytes_ = 0;
   std::size_t generated_ids_ = 0;
   bool ids_seen_ = false;
+  // The text a backend sent without ids (counted by the tokenizer where it reports no count).
+  std::string generated_text_;
   std::optional<std::size_t> backend_completion_tokens_;
   std::optional<std::string> backend_finish_;
   StreamState stream_state_;

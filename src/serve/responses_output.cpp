@@ -25,21 +25,23 @@ std::string random_id(std::string_view prefix) {
 }
 
 // The items, complete.
-json reasoning_item(const std::string& id, const std::string& text) {
+// `cut`: the output's token limit ended the response inside this item, the last one (OpenAI
+// marks it "incomplete", as the response).
+json reasoning_item(const std::string& id, const std::string& text, bool cut = false) {
   return {{"id", id},
           {"type", "reasoning"},
           {"summary", json::array()},
           {"content", json::array({{{"type", "reasoning_text"}, {"text", text}}})},
-          {"status", "completed"}};
+          {"status", cut ? "incomplete" : "completed"}};
 }
 json text_part(const std::string& text) {
   return {{"type", "output_text"}, {"text", text}, {"annotations", json::array()}};
 }
-json message_item(const std::string& id, const std::string& text) {
+json message_item(const std::string& id, const std::string& text, bool cut = false) {
   return {{"id", id},
           {"type", "message"},
           {"role", "assistant"},
-          {"status", "completed"},
+          {"status", cut ? "incomplete" : "completed"},
           {"content", json::array({text_part(text)})}};
 }
 // A call whose arguments are no JSON object (cut off by the output's end, or malformed) is
@@ -164,7 +166,8 @@ std::string ResponsesWriter::close_item(const OpenItem& open) {
                   {"output_index", open.index},
                   {"content_index", 0},
                   {"part", std::move(part)}});
-    item = message ? message_item(id, open.text) : reasoning_item(id, open.text);
+    const bool cut = finish_reason_ == "length" && open.index + 1 == output_.size();
+    item = message ? message_item(id, open.text, cut) : reasoning_item(id, open.text, cut);
   }
   out +=
       event({{"type", "response.output_item.done"}, {"output_index", open.index}, {"item", item}});
@@ -307,6 +310,9 @@ Result<std::string> ResponsesWriter::from_completion(std::string_view completion
       output_.push_back(call_item(random_id("fc_"), call["id"], call["function"]["name"],
                                   call["function"].value("arguments", std::string("{}"))));
   finish_reason_ = choice.value("finish_reason", std::string());
+  // Cut by the token limit inside its last item (a call's own status says whether it is whole).
+  if (finish_reason_ == "length" && !output_.empty() && output_.back()["type"] != "function_call")
+    output_.back()["status"] = "incomplete";
   if (auto w = choice.find("warnings"); w != choice.end()) warnings_ = *w;
   if (auto u = c.find("usage"); u != c.end() && u->is_object()) usage_ = usage_of(*u);
   return response(finish_reason_ == "length" ? "incomplete" : "completed")

@@ -362,6 +362,9 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
     }
     return out + *events;
   };
+  // HTTP/1.0 has no chunked coding (RFC 9112 6.1: a server sends Transfer-Encoding only to a
+  // 1.1 request): the stream's end is the connection's, which is closed after it.
+  const bool chunked = version >= 11;
   auto send_chunk = [&](const std::string& relay_text) -> net::awaitable<bool> {
     const std::string text = client_text(relay_text);
     if (text.empty() || !client_ok) co_return client_ok;
@@ -373,15 +376,18 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
       res.set(http::field::content_type, "text/event-stream");
       res.set(http::field::cache_control, "no-cache");
       set_answer_headers(res, s, config);
-      res.keep_alive(keep_alive);
-      res.chunked(true);
+      res.keep_alive(keep_alive && chunked);
+      res.chunked(chunked);
       http::response_serializer<http::empty_body> sr{res};
       co_await http::async_write_header(s.stream, sr, net::redirect_error(kAwait, ec));
       headers_sent = true;
       if (ec) co_return client_ok = false;
     }
-    const auto chunk = http::make_chunk(net::buffer(text));
-    co_await net::async_write(s.stream, chunk, net::redirect_error(kAwait, ec));
+    if (chunked)
+      co_await net::async_write(s.stream, http::make_chunk(net::buffer(text)),
+                                net::redirect_error(kAwait, ec));
+    else
+      co_await net::async_write(s.stream, net::buffer(text), net::redirect_error(kAwait, ec));
     if (ec) client_ok = false;
     co_return client_ok;
   };
@@ -508,7 +514,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
           }
           co_await send_chunk(last);
         }
-        if (client_ok) {
+        if (client_ok && chunked) {
           beast::error_code ec;
           WriteDeadline deadline(s.stream, config.timeouts.client_write_ms);
           const auto chunk_last = http::make_chunk_last();
@@ -541,7 +547,7 @@ net::awaitable<bool> Server::Impl::chat(Session& s, const std::string& body, uns
   active.backend = nullptr;
   s.chat = nullptr;
   call.reset();
-  co_return client_ok && !active.client_gone;
+  co_return client_ok && !active.client_gone && (chunked || !headers_sent);
 }
 
 net::awaitable<void> Server::Impl::serve(Session& s) {

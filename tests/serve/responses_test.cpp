@@ -363,6 +363,8 @@ TEST(ResponsesWriter, ALengthStopIsIncompleteAndAFailureIsAnErrorThenFailed) {
   const json r = json::parse(*body);
   EXPECT_EQ(r["status"], "incomplete");
   EXPECT_EQ(r["incomplete_details"], json::parse(R"({"reason": "max_output_tokens"})"));
+  // The message the limit cut is incomplete too, as OpenAI marks it (it said completed).
+  EXPECT_EQ(r["output"].back()["status"], "incomplete");
 
   cs::ResponsesWriter streamed(request, "m", 1);
   auto sse = streamed.on_chat_sse(chunk(R"({"content":"Hel"})") + chunk("{}", "\"length\"") +
@@ -370,6 +372,11 @@ TEST(ResponsesWriter, ALengthStopIsIncompleteAndAFailureIsAnErrorThenFailed) {
   ASSERT_TRUE(sse);
   EXPECT_EQ(events_of(*sse).back()["type"], "response.incomplete");
   EXPECT_EQ(events_of(*sse).back()["response"]["status"], "incomplete");
+  EXPECT_EQ(events_of(*sse).back()["response"]["output"].back()["status"], "incomplete");
+  for (const auto& e : events_of(*sse))
+    if (e["type"] == "response.output_item.done") {
+      EXPECT_EQ(e["item"]["status"], "incomplete");
+    }
 
   cs::ResponsesWriter failing(request, "m", 1);
   cs::HttpError e;

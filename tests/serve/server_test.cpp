@@ -623,6 +623,35 @@ TEST(Server, AClientExpecting100ContinueGetsItThenTheAnswer) {
   EXPECT_NE(in.find(R"("count":2)"), std::string::npos) << in;
 }
 
+// An HTTP/1.0 client gets its stream without chunked coding, which 1.0 does not have (RFC 9112
+// 6.1: it read the chunk sizes as part of the events), ended by the connection's close, also
+// when it asked to keep the connection alive.
+TEST(Server, AnHttp10StreamIsNotChunkedAndEndsWithTheConnection) {
+  ct::FakeBackend backend(ct::Fault::none, {"Hello", " there"});
+  RunningServer server(config_for(backend));
+  const int fd = connect_to(server.port());
+  ASSERT_GE(fd, 0);
+  const std::string body = chat(true);
+  ct::send_all(fd,
+               "POST /v1/chat/completions HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n"
+               "Content-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body);
+  timeval wait{5, 0};  // a connection kept open (as before) fails the test, not hangs it
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  char buf[4096];
+  std::string in;
+  ssize_t m;
+  while ((m = ::recv(fd, buf, sizeof buf, 0)) > 0) in.append(buf, static_cast<std::size_t>(m));
+  ::close(fd);
+  ASSERT_TRUE(in.starts_with("HTTP/1.0 200")) << in;
+  const auto head_end = in.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos);
+  const std::string head = in.substr(0, head_end), events = in.substr(head_end + 4);
+  EXPECT_EQ(head.find("Transfer-Encoding"), std::string::npos) << head;
+  EXPECT_TRUE(events.starts_with("data: {")) << events;
+  EXPECT_TRUE(events.ends_with("data: [DONE]\n\n")) << events;
+}
+
 TEST(Server, StopCancelsOpenStreamsAfterTheGracePeriodWithAnErrorEvent) {
   ct::FakeBackend backend(ct::Fault::stall);
   cs::Config config = config_for(backend);
