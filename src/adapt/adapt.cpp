@@ -720,62 +720,104 @@ Status definitions_into_system(Work& w) {
   return kOk;
 }
 
-// No system role: the system text goes in front of the first user turn.
+// Content as a list of parts: a string as one text part.
+json as_parts(const json& content) {
+  if (content.is_array()) return content;
+  return json::array({json{{"type", "text"}, {"text", content.is_string() ? content : json("")}}});
+}
+
+// `text` put before a message's content: joined as text, or, where the content holds parts that
+// are no text (an image), as a text part in front of them (the parts stay, for the placeholder).
+Status prepend_text(json& m, const std::string& text, const std::string& path) {
+  auto joined = content_as_text(m, path);
+  if (joined) {
+    m["content"] = text + "\n\n" + *joined;
+    return kOk;
+  }
+  if (!m["content"].is_array()) return joined.error();
+  json parts = m["content"];
+  parts.insert(parts.begin(), json{{"type", "text"}, {"text", text + "\n\n"}});
+  m["content"] = std::move(parts);
+  return kOk;
+}
+
+// No system role: each system message's text goes in front of the user turn that follows it, so
+// a late instruction stays where it was given (all of them went before the first question, a
+// review found: "from now on answer in French" before Q1 and A1); one after the last user turn
+// becomes a user turn of its own there.
 Status system_into_user(Work& w) {
   if (w.profile.system.supported) return kOk;
-  std::string system_text;
+  std::string pending;
   std::string changed;
   json kept = json::array();
   for (std::size_t i = 0; i < w.messages.size(); ++i) {
-    const json& m = w.messages[i];
-    if (m.value("role", "") == "system") {
+    json m = w.messages[i];
+    const std::string role = m.value("role", "");
+    if (role == "system") {
       auto text = content_as_text(m, msg_path(i));
       if (!text) return text.error();
-      if (!system_text.empty()) system_text += "\n\n";
-      system_text += *text;
+      if (!pending.empty()) pending += "\n\n";
+      pending += *text;
       changed += (changed.empty() ? "" : ", ") + msg_path(i);
-    } else {
-      kept.push_back(m);
+      continue;
     }
+    if (role == "user" && !pending.empty()) {
+      if (auto st = prepend_text(m, pending, msg_path(i)); !st) return st.error();
+      pending.clear();
+    }
+    kept.push_back(std::move(m));
   }
   if (changed.empty()) return kOk;
-  auto first_user = std::find_if(kept.begin(), kept.end(),
-                                 [](const json& m) { return m.value("role", "") == "user"; });
-  if (first_user == kept.end()) {
-    kept.insert(kept.begin(), json{{"role", "user"}, {"content", system_text}});
-  } else {
-    auto text = content_as_text(*first_user, "messages");
-    if (!text) return text.error();
-    (*first_user)["content"] = system_text + "\n\n" + *text;
-  }
+  if (!pending.empty()) kept.push_back(json{{"role", "user"}, {"content", pending}});
   w.messages = std::move(kept);
   w.record("system_into_user",
            "system.supported: false" +
                (w.profile.system.error.empty() ? "" : " (" + w.profile.system.error + ")"),
-           changed + ": system text merged into the first user turn");
+           changed + ": system text merged into the user turn after it");
   return kOk;
 }
 
-// Strict user/assistant alternation: consecutive turns of one side merged.
+// Strict user/assistant alternation: consecutive turns of one side merged, as text, or as the
+// parts of both where one holds parts that are no text and the template renders parts.
 Status merge_for_alternation(Work& w) {
   if (!w.profile.alternation.required) return kOk;
+  const bool parts_ok =
+      convention_renders(w.profile, "content_parts") || w.profile.multimodal.text_parts;
   json merged = json::array();
-  std::size_t merges = 0;
+  std::size_t merges = 0, merged_from = 0;  // the index merged.back() came from
   for (std::size_t i = 0; i < w.messages.size(); ++i) {
     const json& m = w.messages[i];
     std::string role = m.value("role", "");
     if (!merged.empty() && merged.back().value("role", "") == role &&
         (role == "user" || role == "assistant") && !m.contains("tool_calls") &&
         !merged.back().contains("tool_calls")) {
-      auto a = content_as_text(merged.back(), "messages");
+      auto a = content_as_text(merged.back(), msg_path(merged_from));
       auto b = content_as_text(m, msg_path(i));
-      if (!a) return a.error();
-      if (!b) return b.error();
-      merged.back()["content"] = *a + "\n\n" + *b;
+      if (a && b) {
+        merged.back()["content"] = *a + "\n\n" + *b;
+      } else if (parts_ok) {
+        // The text at the seam joined into one part, as the text turns are joined.
+        json parts = as_parts(merged.back()["content"]);
+        json more = as_parts(m.contains("content") ? m["content"] : json(nullptr));
+        auto is_text = [](const json& p) {
+          return p.is_object() && p.value("type", "") == "text" && p.contains("text") &&
+                 p["text"].is_string();
+        };
+        if (!parts.empty() && !more.empty() && is_text(parts.back()) && is_text(more.front())) {
+          parts.back()["text"] = parts.back()["text"].get<std::string>() + "\n\n" +
+                                 more.front()["text"].get<std::string>();
+          more.erase(more.begin());
+        }
+        for (auto& part : more) parts.push_back(std::move(part));
+        merged.back()["content"] = std::move(parts);
+      } else {
+        return a ? b.error() : a.error();
+      }
       ++merges;
       continue;
     }
     merged.push_back(m);
+    merged_from = i;
   }
   if (merges == 0) return kOk;
   w.messages = std::move(merged);

@@ -814,6 +814,52 @@ TEST(Adapt, AToolWithoutADescriptionAdaptsWhereOneWithItDoes) {
             << " with \"\" passed\n";
 }
 
+// Without a system role, a late system message goes in front of the user turn after it, not
+// before the first question (a review found "from now on answer in French" moved before Q1 and
+// A1); on every bundled template without one, the late text stands between A1 and Q2.
+TEST(Adapt, ALateSystemMessageStaysWhereItWasGiven) {
+  const json request = json::parse(R"({"messages": [
+      {"role": "system", "content": "ZXFIRSTXZ"}, {"role": "user", "content": "ZXQ1XZ"},
+      {"role": "assistant", "content": "ZXA1XZ"}, {"role": "system", "content": "ZXLATEXZ"},
+      {"role": "user", "content": "ZXQ2XZ"}]})");
+  int checked = 0;
+  for (const auto& l : templates()) {
+    if (!l.target.profile.renders || l.target.profile.system.supported) continue;
+    auto a = run(l, request);
+    if (!a) continue;  // (the alternation or a content shape it cannot take: named elsewhere)
+    ASSERT_TRUE(has_code(*a, "system_into_user")) << l.name;
+    const std::string& r = a->rendered;
+    const auto first = r.find("ZXFIRSTXZ"), q1 = r.find("ZXQ1XZ"), a1 = r.find("ZXA1XZ"),
+               late = r.find("ZXLATEXZ"), q2 = r.find("ZXQ2XZ");
+    ASSERT_TRUE(first != std::string::npos && late != std::string::npos) << l.name << ": " << r;
+    EXPECT_LT(first, q1) << l.name;
+    EXPECT_LT(a1, late) << l.name << ": " << r;
+    EXPECT_LT(late, q2) << l.name << ": " << r;
+    ++checked;
+  }
+  EXPECT_GT(checked, 5);
+  std::cout << "a late system message in place: " << checked
+            << " templates without a system role\n";
+}
+
+// Two user turns merged for a template that alternates strictly, the first with an image: the
+// parts are merged (the text at the seam joined), where they were refused naming `messages`.
+TEST(Adapt, TurnsWithMediaAreMergedAsParts) {
+  const json request = json::parse(R"({"messages": [
+      {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Look at this."}]},
+      {"role": "user", "content": "What is it?"}]})");
+  const Loaded* gemma = nullptr;
+  for (const auto& l : templates())
+    if (l.name == "google--gemma-3-it.jinja") gemma = &l;
+  ASSERT_NE(gemma, nullptr);
+  ASSERT_TRUE(gemma->target.profile.alternation.required);
+  auto a = run(*gemma, request);
+  ASSERT_TRUE(a) << a.error().to_string();
+  EXPECT_TRUE(has_code(*a, "merge_for_alternation"));
+  EXPECT_NE(a->rendered.find("<start_of_image>Look at this.\n\nWhat is it?"), std::string::npos)
+      << a->rendered;
+}
+
 // Two calls in one turn to the same function, with integer arguments: a template that writes only
 // the turn's first call (gpt-oss's: `{"sides": 6}<|call|>`, then both results) is refused naming
 // the second call, not passed because the name `roll` stands there once; on every bundled
