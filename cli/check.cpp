@@ -47,7 +47,7 @@ int run_one(const CheckArgs& args, const std::filesystem::path& path, bool model
       (*all)[name] = {{"error", target.error().to_string()}};
       return 1;
     }
-    std::cerr << "chatwire check: " << target.error().to_string() << "\n";
+    std::cerr << "chatwire check: " << naming(target.error(), path.string()).to_string() << "\n";
     return 1;
   }
   adapt::Options options;
@@ -82,6 +82,12 @@ int run_all(const CheckArgs& args) {
       entries.push_back(e.path());
   }
   std::sort(entries.begin(), entries.end());
+  // Nothing to check is no pass (a mistyped directory would otherwise exit 0).
+  if (entries.empty()) {
+    std::cerr << "chatwire check: " << args.all_dir
+              << " holds no .jinja file and no model directory\n";
+    return 1;
+  }
   json all = json::object();
   // A directory that does not load (no chat template, broken config) is counted apart: there
   // is no template to adapt for, which is not a failure of the adapter.
@@ -123,7 +129,9 @@ int run_card(const CheckArgs& args) {
   const bool model = !args.model_dir.empty();
   auto card = capability_card(model ? args.model_dir : args.template_file, model);
   if (!card) {
-    std::cerr << "chatwire check --card: " << card.error().to_string() << "\n";
+    std::cerr << "chatwire check --card: "
+              << naming(card.error(), model ? args.model_dir : args.template_file).to_string()
+              << "\n";
     return 1;
   }
   const std::string text = card->dump(1, ' ', false, json::error_handler_t::replace) + "\n";

@@ -57,6 +57,13 @@ inline Error with_special_tokens_hint(Error error) {
   return error;
 }
 
+// An error of a template file or model directory names it where the error itself names no field
+// (a syntax error's line and column are the file's).
+inline Error naming(Error error, const std::string& where) {
+  if (error.path.empty()) error.path = where;
+  return error;
+}
+
 // Each function registers one subcommand on `root`. Its callback runs the job and
 // stores the process exit code in `exit_code` (0 success, 1 failure, 2 usage).
 void add_render(CLI::App& root, int& exit_code);

@@ -324,7 +324,11 @@ void add_parse(CLI::App& root, int& exit_code) {
       auto loaded = !args->model_dir.empty() ? readback::choose_parser_model(args->model_dir)
                                              : readback::choose_parser_file(args->template_path);
       if (!loaded) {
-        std::fprintf(stderr, "chatwire parse: %s\n", loaded.error().to_string().c_str());
+        std::fprintf(
+            stderr, "chatwire parse: %s\n",
+            naming(loaded.error(), !args->model_dir.empty() ? args->model_dir : args->template_path)
+                .to_string()
+                .c_str());
         exit_code = 1;
         return;
       }

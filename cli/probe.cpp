@@ -130,7 +130,10 @@ void add_probe(CLI::App& root, int& exit_code) {
     auto loaded = template_file->empty() ? readback::choose_parser_model(*model_dir, options)
                                          : readback::choose_parser_file(*template_file, options);
     if (!loaded) {
-      std::fprintf(stderr, "chatwire probe: %s\n", loaded.error().to_string().c_str());
+      std::fprintf(stderr, "chatwire probe: %s\n",
+                   naming(loaded.error(), template_file->empty() ? *model_dir : *template_file)
+                       .to_string()
+                       .c_str());
       exit_code = 1;
       return;
     }

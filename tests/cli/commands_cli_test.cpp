@@ -44,6 +44,32 @@ TEST_F(CommandsCli, ADirectoryIsNoTemplateFile) {
   }
 }
 
+// A template file's syntax error names the file in every command that reads one (probe, check
+// and parse gave only the line and column).
+TEST_F(CommandsCli, ATemplatesSyntaxErrorNamesItsFile) {
+  auto bad = write("bad.jinja", "{% if %}");
+  auto request = write("r.json", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  const std::string file = quoted(bad.string());
+  for (const std::string& args :
+       {"probe --template " + file, "check --template " + file,
+        "check --template " + file + " --card", "parse --template " + file,
+        "adapt --template " + file + " --request '" + request.string() + "'"}) {
+    CliRun r = run(args, request.string());
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_TRUE(has(r.err, "TemplateSyntaxError: " + bad.string() + ": ")) << args << "\n" << r.err;
+  }
+}
+
+// check --all on a directory with nothing to check is no pass: exit 1 naming it (it printed an
+// empty table and exited 0, so a mistyped directory passed).
+TEST_F(CommandsCli, CheckAllOfNothingIsAFailure) {
+  const auto empty = dir_ / "empty";
+  fs::create_directories(empty);
+  CliRun r = run("check --all " + quoted(empty.string()));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.err, "holds no .jinja file")) << r.err;
+}
+
 // A template that never ends (a device) stops at the file limit with an error naming the file.
 TEST_F(CommandsCli, AnEndlessTemplateStopsAtTheFileLimit) {
   CliRun r = run("probe --template /dev/zero");
