@@ -1115,6 +1115,14 @@ def probe_template(source, special_tokens=SPECIAL_TOKENS):
             lost = [k for k in baseline["kept"] if S[k] not in f_out]
             if value == "parts" and TEXT_PART_LEAK in f_out:
                 lost.append("text_parts_printed_as_repr")
+            # Arguments in a form no model emits: a dict printed as Python's repr, or a JSON
+            # string written into JSON as a string, its quotes escaped.
+            if axis == "arguments" and value == "dict" and \
+                    f"'{ARGUMENT_KEY}': '{S['call_argument']}'" in f_out:
+                lost.append("arguments_printed_as_repr")
+            if axis == "arguments" and value == "string" and \
+                    f'\\"{ARGUMENT_KEY}\\": \\"{S["call_argument"]}' in f_out:
+                lost.append("arguments_double_encoded")
             conventions[key] = {"status": "lossy", "lost": lost} if lost else {"status": "ok"}
     profile["conventions"] = conventions
 

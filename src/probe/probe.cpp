@@ -1525,6 +1525,16 @@ Profile probe_with(const SpanRenderFunction& render, const std::vector<std::stri
             if (!has(*f.output, k)) c.lost.emplace_back(name_of(k));
           if (c.value == "parts" && text::contains(*f.output, kTextPartLeak))
             c.lost.emplace_back("text_parts_printed_as_repr");
+          // Arguments the sentinel survives in, in a form no model emits: a dict printed as
+          // Python's repr ({'zxcity': '..'}: vLLM's phi4_mini template), or a JSON string written
+          // into JSON as a string, its quotes escaped ("{\"zxcity\": ..}": Llama 3.1's).
+          const std::string key(kArgumentKey), value(S(Sentinel::call_argument));
+          if (c.axis == "arguments" && c.value == "dict" &&
+              text::contains(*f.output, "'" + key + "': '" + value + "'"))
+            c.lost.emplace_back("arguments_printed_as_repr");
+          if (c.axis == "arguments" && c.value == "string" &&
+              text::contains(*f.output, "\\\"" + key + "\\\": \\\"" + value))
+            c.lost.emplace_back("arguments_double_encoded");
           c.status = c.lost.empty() ? Status::ok : Status::lossy;
         }
       }
