@@ -72,6 +72,13 @@ const Loaded* pick(const std::function<bool(const chatwire::probe::Profile&)>& p
   return nullptr;
 }
 
+// The bundled template of that file name, or nullptr.
+const Loaded* named(std::string_view name) {
+  for (const auto& l : templates())
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
 // Adapts the sentinel request for the template picked by `pred`, expects `code` among the
 // adaptations and every sentinel to survive.
 void expect_adaptation(const std::function<bool(const chatwire::probe::Profile&)>& pred,
@@ -695,9 +702,7 @@ TEST(Adapt, AnImageIsKeptAsItsPlaceholderOrRefused) {
     ASSERT_NE(part, parts.end()) << l.name;
     EXPECT_EQ(part->status, "placeholder") << l.name;
   }
-  const Loaded* glm = nullptr;
-  for (const auto& l : templates())
-    if (l.name == "zai-org--GLM-4.6.jinja") glm = &l;
+  const Loaded* glm = named("zai-org--GLM-4.6.jinja");
   ASSERT_NE(glm, nullptr);
   auto dropped = run(*glm, request);
   ASSERT_FALSE(dropped);
@@ -773,9 +778,7 @@ TEST(Adapt, NullContentAndEmptyArgumentsAreWhatVllmPasses) {
     EXPECT_EQ(a->rendered.substr(0, calls_turn).find("None"), std::string::npos)
         << l.name << ": " << a->rendered;
   }
-  const Loaded* llama = nullptr;
-  for (const auto& l : templates())
-    if (l.name == "meta-llama--Llama-3.1-8B-Instruct.jinja") llama = &l;
+  const Loaded* llama = named("meta-llama--Llama-3.1-8B-Instruct.jinja");
   ASSERT_NE(llama, nullptr);
   auto a = run(*llama, request);
   ASSERT_TRUE(a) << a.error().to_string();
@@ -802,9 +805,7 @@ TEST(Adapt, AToolWithoutADescriptionAdaptsWhereOneWithItDoes) {
     ++adapted;
     filled += has_code(*a, "tool_descriptions");
   }
-  const Loaded* oss = nullptr;
-  for (const auto& l : templates())
-    if (l.name == "openai--gpt-oss-20b.jinja") oss = &l;
+  const Loaded* oss = named("openai--gpt-oss-20b.jinja");
   ASSERT_NE(oss, nullptr);
   auto a = run(*oss, without);
   ASSERT_TRUE(a) << a.error().to_string();
@@ -848,9 +849,7 @@ TEST(Adapt, TurnsWithMediaAreMergedAsParts) {
   const json request = json::parse(R"({"messages": [
       {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Look at this."}]},
       {"role": "user", "content": "What is it?"}]})");
-  const Loaded* gemma = nullptr;
-  for (const auto& l : templates())
-    if (l.name == "google--gemma-3-it.jinja") gemma = &l;
+  const Loaded* gemma = named("google--gemma-3-it.jinja");
   ASSERT_NE(gemma, nullptr);
   ASSERT_TRUE(gemma->target.profile.alternation.required);
   auto a = run(*gemma, request);
@@ -897,9 +896,7 @@ TEST(Adapt, EveryCallOfATurnIsVerified) {
     EXPECT_GE(rolls, 2u) << l.name << ": " << turn;
     EXPECT_NE(turn.find("20"), std::string::npos) << l.name << ": " << turn;
   }
-  const Loaded* oss = nullptr;
-  for (const auto& l : templates())
-    if (l.name == "openai--gpt-oss-20b.jinja") oss = &l;
+  const Loaded* oss = named("openai--gpt-oss-20b.jinja");
   ASSERT_NE(oss, nullptr);
   auto refused = run(*oss, request);
   ASSERT_FALSE(refused);
