@@ -1161,8 +1161,22 @@ Result<AdaptedRequest> adapt_request(const json& request, const probe::Profile& 
                  "unknown call syntax '" + options.call_syntax + "' (known: " + known + ")", 0, 0,
                  "call_syntax"};
   }
-  if (!profile.renders) return plain_text_fallback(request, profile, tmpl, options);
-  return adapt_impl(request, profile, tmpl, options, nullptr);
+  auto adapted = !profile.renders ? plain_text_fallback(request, profile, tmpl, options)
+                                  : adapt_impl(request, profile, tmpl, options, nullptr);
+  // OpenAI's optional `name` of a participant: metadata most templates never write. Not a
+  // refusal (the conversation is whole), but not dropped without a word either.
+  if (adapted && adapted->rendered)
+    for (std::size_t i = 0; i < request["messages"].size(); ++i) {
+      const json& m = request["messages"][i];
+      if (!m.is_object() || m.value("role", "") == "tool") continue;  // tool_result_names
+      const auto name = m.find("name");
+      if (name == m.end() || !name->is_string() || name->get_ref<const std::string&>().empty())
+        continue;
+      if (adapted->rendered->text.find(name->get_ref<const std::string&>()) == std::string::npos)
+        adapted->warnings.push_back(msg_path(i) + ".name ('" + name->get<std::string>() +
+                                    "') is not written by this template");
+    }
+  return adapted;
 }
 
 Result<AdaptedRequest> adapt_request(std::string_view request_json, const probe::Profile& profile,

@@ -859,6 +859,23 @@ TEST(Adapt, TurnsWithMediaAreMergedAsParts) {
       << a->rendered;
 }
 
+// A participant's `name` (OpenAI's optional field) that the template does not write is a
+// warning naming it: the conversation is whole, but it was dropped without a word before.
+TEST(Adapt, AParticipantsNameTheTemplateDropsIsAWarning) {
+  const json request = json::parse(R"({"messages": [
+      {"role": "user", "name": "zxalicexz", "content": "I like red"},
+      {"role": "assistant", "content": "Noted."},
+      {"role": "user", "name": "zxbobxz", "content": "I like blue"}]})");
+  const Loaded* llama = named("meta-llama--Llama-3.1-8B-Instruct.jinja");
+  ASSERT_NE(llama, nullptr);
+  auto a = run(*llama, request);
+  ASSERT_TRUE(a) << a.error().to_string();
+  EXPECT_EQ(a->rendered.find("zxalicexz"), std::string::npos);
+  EXPECT_EQ(a->warnings, (std::vector<std::string>{
+                             "messages[0].name ('zxalicexz') is not written by this template",
+                             "messages[2].name ('zxbobxz') is not written by this template"}));
+}
+
 // Two calls in one turn to the same function, with integer arguments: a template that writes only
 // the turn's first call (gpt-oss's: `{"sides": 6}<|call|>`, then both results) is refused naming
 // the second call, not passed because the name `roll` stands there once; on every bundled
