@@ -144,7 +144,11 @@ bool survives_in_order(std::string_view text, InOrder& render) {
 
 // How many times `name` stands in `window` as a name (not inside a longer identifier).
 std::size_t name_occurrences(std::string_view name, std::string_view window) {
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  // OpenAI's function names hold letters, digits, '_' and '-': `roll` inside `roll-2` is not
+  // `roll` (a '.' before a name is a namespace: `functions.roll`).
+  auto ident = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  };
   std::size_t n = 0;
   for (std::size_t at = window.find(name); at != std::string_view::npos;
        at = window.find(name, at + 1)) {
@@ -170,10 +174,13 @@ namespace {
 // often as the turn calls it, and its integer values too: gpt-oss's template writes only a turn's
 // first call, and the second one's name is the first one's (`roll` twice, `{"sides": 6}` and
 // `{"sides": 20}`). The window is placed where the message before occurs once.
+// They are counted in that window without the turn's own content, which may name them ("a d20
+// with roll").
 struct TurnCalls {
-  std::vector<Piece> pieces;                 // names and string argument values
-  std::vector<Piece> numbers;                // integer argument values, as JSON writes them
-  std::map<std::string, std::size_t> names;  // how often the turn calls each name
+  std::vector<Piece> pieces;   // names and string argument values
+  std::vector<Piece> numbers;  // integer argument values, as JSON writes them
+  std::map<std::string, std::vector<std::string>> names;  // each name's calls (their paths)
+  std::string content;  // the turn's own text (message_text), stripped
 };
 
 void number_pieces(const json& value, const std::string& path, std::vector<Piece>& out) {
@@ -187,23 +194,32 @@ void number_pieces(const json& value, const std::string& path, std::vector<Piece
   }
 }
 
-// The pieces of `window` (from `after`) a turn's calls miss, by path.
+// The render from `after` to `until` without the turn's own content (its first occurrence).
+std::string calls_window(std::string_view rendered, std::size_t after, std::size_t until,
+                         const std::string& content) {
+  std::string out(rendered.substr(after, until - after));
+  if (const auto at = content.empty() ? std::string::npos : out.find(content);
+      at != std::string::npos)
+    out.erase(at, content.size());
+  return out;
+}
+
+// The pieces a turn's calls miss in `window` (calls_window), by path.
 std::vector<std::string> missing_in(const TurnCalls& turn, std::string_view window,
-                                    std::size_t after, bool anywhere_too,
-                                    std::string_view rendered) {
+                                    bool anywhere_too, std::string_view rendered) {
   std::vector<std::string> out;
   for (const auto& piece : turn.pieces) {
     std::string_view t = strip(piece.text);
-    if (t.empty() || find_piece(t, window, after)) continue;
+    if (t.empty() || find_piece(t, window)) continue;
     // Not found anywhere, it is lost anyway (the survivors' check names it).
     if (!anywhere_too || find_piece(t, rendered)) out.push_back(piece.path);
   }
-  const std::string_view in = window.substr(std::min(after, window.size()));
   for (const auto& piece : turn.numbers)
-    if (name_occurrences(piece.text, in) == 0) out.push_back(piece.path);
-  for (const auto& [name, count] : turn.names)
-    if (name_occurrences(name, in) < count)
-      out.push_back("a call to " + name + " (" + std::to_string(count) + " in the turn)");
+    if (name_occurrences(piece.text, window) == 0) out.push_back(piece.path);
+  // The first call of a name beyond as many as stand there is the one lost.
+  for (const auto& [name, calls] : turn.names)
+    if (const std::size_t written = name_occurrences(name, window); written < calls.size())
+      out.push_back(calls[written]);
   return out;
 }
 
@@ -215,21 +231,14 @@ Status verify_survivors(const json& request, std::string_view rendered,
   // searches each (one per piece not found).
   constexpr std::size_t kLostNamed = 16;
   const json& messages = request["messages"];
-  // Where each message's text stands, found in order (the fast placement of call windows).
-  std::vector<Found> placed(messages.size());
-  {
-    InOrder order(rendered);
-    for (std::size_t i = 0; i < messages.size(); ++i)
-      if (const std::string text(strip(message_text(messages[i]))); !text.empty())
-        placed[i] = order.find(text);
-  }
   std::vector<Piece> pieces;
-  std::vector<std::string> lost_calls;  // call pieces not where their turn is
+  std::vector<TurnCalls> turns(messages.size());
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const json& m = messages[i];
     std::string path = "messages[" + std::to_string(i) + "]";
     if (m.contains("content")) text_pieces(m["content"], path + ".content", pieces);
-    TurnCalls turn;
+    TurnCalls& turn = turns[i];
+    turn.content = std::string(strip(message_text(m)));
     if (m.contains("tool_calls") && m["tool_calls"].is_array())
       for (std::size_t j = 0; j < m["tool_calls"].size(); ++j) {
         const json& call = m["tool_calls"][j];
@@ -239,7 +248,7 @@ Status verify_survivors(const json& request, std::string_view rendered,
         if (fn.contains("name") && fn["name"].is_string()) {
           const std::string& name = fn["name"].get_ref<const std::string&>();
           turn.pieces.push_back({cpath + ".name", name});
-          if (!strip(name).empty()) ++turn.names[std::string(strip(name))];
+          if (!strip(name).empty()) turn.names[std::string(strip(name))].push_back(cpath + ".name");
         }
         if (fn.contains("arguments")) {
           json args = fn["arguments"];
@@ -252,8 +261,24 @@ Status verify_survivors(const json& request, std::string_view rendered,
         }
       }
     pieces.insert(pieces.end(), turn.pieces.begin(), turn.pieces.end());
-    if (i == 0 || (turn.pieces.empty() && turn.names.empty())) continue;
-    if (lost_calls.size() >= kLostNamed) continue;
+  }
+  // Where each message's text stands, found in order (the fast placement of call windows); a
+  // turn's call pieces are found too, so that the next message is looked for after them (a
+  // tool result repeating a call's argument would be found inside the call).
+  std::vector<Found> placed(messages.size());
+  {
+    InOrder order(rendered);
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      if (!turns[i].content.empty()) placed[i] = order.find(turns[i].content);
+      for (const auto& piece : turns[i].pieces)
+        if (std::string_view t = strip(piece.text); !t.empty()) order.find(t);
+    }
+  }
+  std::vector<std::string> lost_calls;  // call pieces not where their turn is
+  for (std::size_t i = 1; i < messages.size(); ++i) {
+    const TurnCalls& turn = turns[i];
+    if (turn.pieces.empty() && turn.names.empty()) continue;
+    if (lost_calls.size() >= kLostNamed) break;
     // First the window between the messages around the turn as found in order: a turn whose
     // calls all stand there stands in the rule's window too (which holds it). Only when
     // something is missing is the window placed as the rule says, with whole-render searches.
@@ -262,7 +287,8 @@ Status verify_survivors(const json& request, std::string_view rendered,
       std::size_t until = rendered.size();
       if (i + 1 < messages.size() && placed[i + 1]) until = placed[i + 1].at;
       if (until >= after &&
-          missing_in(turn, rendered.substr(0, until), after, false, rendered).empty())
+          missing_in(turn, calls_window(rendered, after, until, turn.content), false, rendered)
+              .empty())
         continue;
     }
     const Found at = found_once_only(message_text(messages[i - 1]), rendered, 0);
@@ -272,7 +298,8 @@ Status verify_survivors(const json& request, std::string_view rendered,
     if (i + 1 < messages.size())
       if (const Found next = found_once_only(message_text(messages[i + 1]), rendered, after))
         until = next.at;
-    for (auto& lost : missing_in(turn, rendered.substr(0, until), after, true, rendered))
+    for (auto& lost :
+         missing_in(turn, calls_window(rendered, after, until, turn.content), true, rendered))
       lost_calls.push_back(std::move(lost));
   }
   if (check_tool_descriptions && request.contains("tools") && request["tools"].is_array())

@@ -919,6 +919,22 @@ TEST(Adapt, EveryCallOfATurnIsVerified) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().type, "CannotRepresent");
   EXPECT_EQ(refused.error().path, "messages[1].tool_calls[1].function.arguments.sides");
+  // Counted without the turn's own text, which may name the call and its value (the review of
+  // this check found it passed then), and a name inside a longer one (`roll-2`) is not the name.
+  json mentioned = request;
+  mentioned["messages"][1]["content"] = "Rolling a d6 with roll, then a d20 with roll: sides 20.";
+  auto still = run(*oss, mentioned);
+  ASSERT_FALSE(still);
+  EXPECT_EQ(still.error().path, "messages[1].tool_calls[1].function.arguments.sides");
+  json hyphen = request;
+  hyphen["messages"][1]["tool_calls"][0]["function"]["name"] = "roll-2";
+  hyphen["tools"].push_back(hyphen["tools"][0]);
+  hyphen["tools"][1]["function"]["name"] = "roll-2";
+  auto longer = run(*oss, hyphen);
+  ASSERT_FALSE(longer);
+  EXPECT_NE(longer.error().message.find("messages[1].tool_calls[1].function.name"),
+            std::string::npos)
+      << longer.error().to_string();
   EXPECT_GT(adapted, 100);
   std::cout << "two calls to one function in a turn: " << adapted << " adapted, "
             << refused_naming_a_call << " refused naming a call\n";
