@@ -109,12 +109,18 @@ std::optional<Error> check_media_parts(const json& request) {
     const json& m = (*messages)[i];
     if (!m.is_object() || !m.contains("content") || !m["content"].is_array()) continue;
     const json& parts = m["content"];
-    for (std::size_t k = 0; k < parts.size(); ++k)
-      if (parts[k].is_object() && parts[k].value("type", "") != "text")
-        return bad("messages[" + std::to_string(i) + "].content[" + std::to_string(k) + "]",
-                   "is a '" + parts[k].value("type", "") +
-                       "' part: this gateway sends its backend a text prompt, which carries no "
-                       "media, so the model would not see it");
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      // A part without a string type is the request validation's to name; text and an
+      // assistant's refusal are text.
+      if (!parts[k].is_object() || !parts[k].contains("type") || !parts[k]["type"].is_string())
+        continue;
+      const std::string& type = parts[k]["type"].get_ref<const std::string&>();
+      if (type == "text" || type == "refusal") continue;
+      return bad("messages[" + std::to_string(i) + "].content[" + std::to_string(k) + "]",
+                 "is a '" + type +
+                     "' part: this gateway sends its backend a text prompt, which carries no "
+                     "media, so the model would not see it");
+    }
   }
   return std::nullopt;
 }

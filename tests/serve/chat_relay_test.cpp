@@ -754,6 +754,12 @@ TEST(PlanChat, AMediaPartIsRefusedNamingIt) {
   EXPECT_EQ(job.error().type, "RequestError");
   EXPECT_EQ(job.error().path, "messages[0].content[1]");
   EXPECT_NE(job.error().message.find("'image_url' part"), std::string::npos) << job.error().message;
+  // A part whose type is no string is named by the request's validation, as before the check.
+  auto bad_type =
+      cs::plan_chat(models, R"({"model": "qwen3", "messages": [{"role": "user", "content": [
+          {"type": 5, "text": "x"}]}]})");
+  ASSERT_FALSE(bad_type);
+  EXPECT_EQ(bad_type.error().path, "messages[0].content[0].type") << bad_type.error().to_string();
 }
 
 // A call whose value quotes the turn-end marker in ordinary tokens is read whole; the stop id
