@@ -100,14 +100,44 @@ std::vector<RoundTrip> comparison_texts(const std::vector<RoundTrip>& trips) {
   return out;
 }
 
+// Answers that look like something else: a call-shaped object bare and in a Markdown fence, a
+// pythonic call list, a block in think tags. A bare-JSON or pythonic row reads some as calls, a
+// row with think tags the last as reasoning, where the derived parser may read them as the
+// answer (a review found EXAONE 4, Granite 4, LFM2 and Llama 4's JSON template changing such
+// answers once their rows were chosen).
+std::vector<RoundTrip> lookalike_answers(const std::vector<RoundTrip>& trips) {
+  static const char* const kAnswers[] = {
+      R"({"name": "x", "arguments": {}})",
+      "```json\n{\"name\": \"x\", \"arguments\": {}}\n```",
+      R"([get_weather(city="Paris")])",
+      "<think>\nhmm\n</think>\n\nHi.",
+  };
+  std::vector<RoundTrip> out;
+  for (const auto& t : trips) {
+    const std::size_t at = t.generated.find(t.expected.content);
+    if (!t.applicable || t.kind != "answer" || t.expected.content.empty() ||
+        at == std::string::npos)
+      continue;
+    for (const char* answer : kAnswers) {
+      RoundTrip other = t;
+      other.expected.content = answer;
+      other.generated.replace(at, t.expected.content.size(), answer);
+      out.push_back(std::move(other));
+    }
+  }
+  return out;
+}
+
 // The derived parser knows only what the template writes; a model also writes what its template
 // never shows (gpt-oss its recipient in the channel header, `<|channel|>commentary to=functions.f`,
 // beside the template's `<|start|>assistant to=functions.f<|channel|>commentary`). A table row
 // that reads every text the derived parser reads (comparison_texts), alone among the rows, is the
 // model's own format as the reference parsers read it, variants included, and replaces the
-// derived parser. Where several rows read them all (generic JSON rows beside the model's), none
-// is more the model's than another and the derived parser stays. Measured over the bundled
-// templates: see docs/readback.md ("The one row that reads it all").
+// derived parser, provided it also reads the look-alike answers the derived parser reads as
+// answers (lookalike_answers: a row that would turn such an answer into a call or reasoning
+// stays out, and the derived parser stays). Where several rows read them all (generic JSON rows
+// beside the model's), none is more the model's than another and the derived parser stays.
+// Measured over the bundled templates: see docs/readback.md ("The one row that reads it all").
 void prefer_the_one_row_that_reads_it_all(ParserChoice& choice, const std::string& open,
                                           const std::string& close) {
   const std::vector<RoundTrip> texts = comparison_texts(choice.trips);
@@ -124,6 +154,11 @@ void prefer_the_one_row_that_reads_it_all(ParserChoice& choice, const std::strin
     only = std::move(candidate);
   }
   if (!only) return;
+  const std::vector<RoundTrip> lookalikes = lookalike_answers(choice.trips);
+  for (const auto& t : lookalikes)
+    if (check(*choice.syntax, t, choice.options).empty() &&
+        !check(*only, t, choice.options).empty())
+      return;
   choice.tried.push_back(
       {"table (reads all the derived parser reads, the only row that does)", *only, ""});
   choice.syntax = std::move(only);

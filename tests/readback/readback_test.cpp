@@ -473,6 +473,31 @@ TEST(Readback, TheOneRowThatReadsItAllIsTheModels) {
       "the one row that reads it all: %zu templates, %zu of them listed, all their model's\n",
       chosen, listed);
   EXPECT_GT(listed, 30u);
+  // A row chosen so reads each look-alike answer (a call-shaped JSON bare or fenced, a pythonic
+  // list, a think block) as the answer wherever the derived parser did (a review found EXAONE 4,
+  // Granite 4, LFM2 and Llama 4's JSON template turning them into calls or reasoning).
+  std::size_t lookalikes = 0;
+  for (const auto& [name, o] : outcomes()) {
+    if (!o.choice.syntax || o.choice.syntax->name() == "derived") continue;
+    const auto* at = find_trip(o.choice, "answer");
+    if (!at || !at->applicable || at->expected.content.empty()) continue;
+    const std::size_t where = at->generated.find(at->expected.content);
+    if (where == std::string::npos) continue;
+    for (const char* answer :
+         {R"({"name": "x", "arguments": {}})", "```json\n{\"name\": \"x\", \"arguments\": {}}\n```",
+          R"([get_weather(city="Paris")])", "<think>\nhmm\n</think>\n\nHi."}) {
+      cw::readback::RoundTrip t = *at;
+      t.generated.replace(where, at->expected.content.size(), answer);
+      t.expected.content = answer;
+      auto derived = read_trip(t.generated, t, o.choice.tried.front().syntax, o.choice.options);
+      if (!derived || !cw::readback::compare(derived->message, t).empty()) continue;
+      auto chosen = read_trip(t.generated, t, *o.choice.syntax, o.choice.options);
+      ASSERT_TRUE(chosen) << name;
+      EXPECT_EQ(cw::readback::compare(chosen->message, t), "") << name << ": " << answer;
+      ++lookalikes;
+    }
+  }
+  std::printf("look-alike answers read as the answer by the chosen rows: %zu\n", lookalikes);
   // gpt-oss writes its recipient in the channel header as well as in the role header (the
   // Harmony documentation's own example); its template writes only the second. Read as the
   // harmony row reads it, both give the call.
